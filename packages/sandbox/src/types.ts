@@ -1,0 +1,52 @@
+// The Sandbox interface: where the agent's commands run. Backends: local (this issue),
+// bwrap and docker (later). File paths given to a sandbox are relative to its workspace.
+
+export type SandboxKind = "local" | "bwrap" | "docker";
+
+export interface ExecOptions {
+  /** Working directory relative to the workspace root (default: the root). */
+  cwd?: string;
+  /** Extra environment variables for this command. */
+  env?: Record<string, string>;
+  /** Kill the whole process tree after this many milliseconds (default 60,000). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Bytes kept per stream (head and tail); the middle is dropped and `truncated` set. */
+  maxOutputBytes?: number;
+  stdin?: string;
+  onStdout?: (chunk: string) => void;
+  onStderr?: (chunk: string) => void;
+}
+
+export interface ExecResult {
+  stdout: string;
+  stderr: string;
+  /** null when the process was killed by a signal. */
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  aborted: boolean;
+  truncated: boolean;
+  durationMs: number;
+}
+
+export interface Sandbox {
+  readonly id: string;
+  readonly kind: SandboxKind;
+  /** Host path of the workspace this sandbox works in. */
+  readonly workspace: string;
+  /** False for `local`: commands run as the user, with the user's rights. */
+  readonly isolated: boolean;
+  exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+  readFile(path: string): Promise<Buffer>;
+  writeFile(path: string, data: string | Uint8Array): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+export interface SandboxOptions {
+  kind: SandboxKind;
+  /** Host folder that becomes the sandbox's workspace. */
+  workspace: string;
+  /** Extra environment for every command (after scrubbing). */
+  env?: Record<string, string>;
+}
