@@ -1,0 +1,40 @@
+#!/usr/bin/env node
+// `npm run eval [-- --task NAME ...] [-- hands flags]`: runs the regression set with the
+// configured model (same settings as `hands`: OPENAI_BASE_URL, --model, …) and reports.
+import { rmSync } from "node:fs";
+import { checkTask, loadTasks, prepareWorkspace, runHands, snapshotUnchanged } from "./lib.mjs";
+
+const argv = process.argv.slice(2);
+const only = [];
+const handsArgs = [];
+let keep = false;
+for (let i = 0; i < argv.length; i++) {
+  if (argv[i] === "--task") only.push(argv[++i]);
+  else if (argv[i] === "--keep") keep = true;
+  else handsArgs.push(argv[i]);
+}
+
+const tasks = loadTasks(only.length ? only : undefined);
+let passed = 0;
+let failed = 0;
+for (const task of tasks) {
+  const ws = prepareWorkspace(task);
+  const before = snapshotUnchanged(task, ws);
+  const started = Date.now();
+  const run = await runHands(task, ws, { args: handsArgs });
+  const failures = checkTask(task, ws, run.result, before);
+  const secs = ((Date.now() - started) / 1000).toFixed(1);
+  const steps = run.result?.steps ?? "?";
+  if (failures.length === 0) {
+    passed++;
+    console.log(`PASS ${task.name} (${steps} steps, ${secs} s)`);
+  } else {
+    failed++;
+    console.log(`FAIL ${task.name} (${steps} steps, ${secs} s)\n  ${failures.join("\n  ")}`);
+    if (!run.result) console.log(run.stderr.trim().split("\n").slice(-5).join("\n"));
+  }
+  if (keep) console.log(`  workspace kept: ${ws}`);
+  else rmSync(ws, { recursive: true, force: true });
+}
+console.log(`eval: ${passed} passed, ${failed} failed`);
+process.exitCode = failed ? 1 : 0;

@@ -1,0 +1,213 @@
+// The agent loop: a state machine over messages. Each transition is one model call and the
+// tool results it causes. It stops on a final answer, the step limit, the token budget, an
+// abort, or an error — and the result always says which.
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import type { Message, ModelResponse, Provider, ToolCall, Usage } from "@hands/llm";
+import type { Sandbox } from "@hands/sandbox";
+import type { AgentEvent, AgentEventInput, AgentEventListener, RunStatus } from "./events.js";
+import { buildSystemPrompt } from "./prompt.js";
+import { ToolRegistry } from "./registry.js";
+import { runToolCalls } from "./scheduler.js";
+import type { Tool, ToolContext } from "./tools/types.js";
+import { addUsage, emptyUsage } from "./usage.js";
+
+export interface AgentOptions {
+  provider: Provider;
+  /** Real path of the workspace root. */
+  workspace: string;
+  tools: Tool[];
+  /** Creates the task's sandbox session; called at most once, on the first command. */
+  createSandbox: () => Promise<Sandbox>;
+  maxSteps?: number;
+  /** Stop once this many tokens (input + output, summed over steps) have been used. */
+  maxTokens?: number;
+  /** Replaces the built-in system prompt entirely. */
+  systemPrompt?: string;
+  /** Appended to the built-in system prompt (e.g. AGENTS.md). */
+  instructions?: string;
+  /** Where capped tool outputs are saved in full (readable by the model). */
+  outputDir?: string;
+  maxOutputChars?: number;
+  runId?: string;
+}
+
+export interface RunOptions {
+  signal?: AbortSignal;
+  onEvent?: AgentEventListener;
+}
+
+export interface RunResult {
+  runId: string;
+  status: RunStatus;
+  answer: string;
+  reason?: string;
+  steps: number;
+  usage: Usage;
+  durationMs: number;
+  messages: Message[];
+}
+
+/** Identical calls in a row before the model is told it is going in circles. */
+const REPEAT_WARNING_AFTER = 3;
+/** Empty replies tolerated before the run ends with what it has. */
+const MAX_EMPTY_REPLIES = 2;
+
+export class Agent {
+  readonly registry: ToolRegistry;
+  constructor(private readonly options: AgentOptions) {
+    this.registry = new ToolRegistry(options.tools);
+  }
+
+  async run(task: string, runOptions: RunOptions = {}): Promise<RunResult> {
+    const opts = this.options;
+    const runId = opts.runId ?? randomUUID();
+    const maxSteps = opts.maxSteps ?? 50;
+    const started = performance.now();
+    const usage = emptyUsage();
+    const listener = runOptions.onEvent;
+    const emit = (event: AgentEventInput) => listener?.({ ...event, time: Date.now() } as AgentEvent);
+
+    // One controller for the run, so tools see an abort from the caller.
+    const controller = new AbortController();
+    const outer = runOptions.signal;
+    const onAbort = () => controller.abort(outer?.reason);
+    if (outer?.aborted) controller.abort(outer.reason);
+    else outer?.addEventListener("abort", onAbort, { once: true });
+    const signal = controller.signal;
+
+    let sandbox: Promise<Sandbox> | undefined;
+    const outputDir = opts.outputDir ? join(opts.outputDir, runId) : undefined;
+    const ctx: ToolContext = {
+      workspace: opts.workspace,
+      readRoots: opts.outputDir ? [opts.outputDir] : [],
+      sandbox: () => {
+        sandbox ??= opts.createSandbox();
+        return sandbox;
+      },
+      signal,
+    };
+
+    const system = opts.systemPrompt ?? buildSystemPrompt({ workspace: opts.workspace, instructions: opts.instructions });
+    const messages: Message[] = [
+      { role: "system", content: system },
+      { role: "user", content: task },
+    ];
+    let chars = system.length + task.length;
+    const push = (m: Message) => {
+      messages.push(m);
+      chars += messageChars(m);
+    };
+
+    emit({
+      type: "run_start",
+      runId,
+      task,
+      provider: opts.provider.name,
+      model: opts.provider.model,
+      workspace: opts.workspace,
+      maxSteps,
+    });
+
+    let step = 0;
+    let emptyReplies = 0;
+    let lastCallKey = "";
+    let repeats = 0;
+    const finish = (status: RunStatus, answer: string, reason?: string): RunResult => {
+      const durationMs = performance.now() - started;
+      emit({ type: "result", status, answer, ...(reason ? { reason } : {}), steps: step, usage, durationMs });
+      return { runId, status, answer, ...(reason ? { reason } : {}), steps: step, usage, durationMs, messages };
+    };
+
+    try {
+      while (step < maxSteps) {
+        if (signal.aborted) return finish("aborted", "", "aborted by the user");
+        step++;
+        emit({ type: "model_request", step, messageCount: messages.length, chars });
+        let response: ModelResponse;
+        try {
+          response = await opts.provider.complete({
+            messages,
+            tools: this.registry.schemas(),
+            signal,
+            onEvent: (e) => {
+              if (e.type === "text_delta") emit({ type: "text_delta", step, text: e.text });
+              else if (e.type === "retry")
+                emit({ type: "model_retry", step, attempt: e.attempt, delayMs: e.delayMs, error: e.error });
+            },
+          });
+        } catch (err) {
+          if (signal.aborted) return finish("aborted", "", "aborted by the user");
+          return finish("error", "", `model call failed: ${(err as Error)?.message ?? String(err)}`);
+        }
+        addUsage(usage, response.usage);
+        const toolCalls = response.message.toolCalls ?? [];
+        emit({
+          type: "model_response",
+          step,
+          content: response.message.content,
+          toolCalls,
+          finishReason: response.finishReason,
+          usage: response.usage,
+          durationMs: response.durationMs,
+        });
+        push(response.message);
+
+        if (response.correction) {
+          emit({ type: "correction", step, text: response.correction });
+          push({ role: "user", content: response.correction });
+        } else if (toolCalls.length === 0) {
+          const answer = response.message.content.trim();
+          if (answer || emptyReplies >= MAX_EMPTY_REPLIES) return finish("done", answer);
+          emptyReplies++;
+          const nudge =
+            "Your reply was empty. Continue the task with a tool call, or give your final answer as text.";
+          emit({ type: "correction", step, text: nudge });
+          push({ role: "user", content: nudge });
+        } else {
+          const results = await runToolCalls(toolCalls, {
+            registry: this.registry,
+            ctx,
+            step,
+            emit,
+            ...(outputDir ? { outputDir } : {}),
+            ...(opts.maxOutputChars ? { maxOutputChars: opts.maxOutputChars } : {}),
+          });
+          for (const r of results) {
+            let content = r.output;
+            const key = callKey(r.call);
+            repeats = key === lastCallKey ? repeats + 1 : 1;
+            lastCallKey = key;
+            if (repeats >= REPEAT_WARNING_AFTER) {
+              content += `\n\nNOTE: this is the same ${r.call.name} call ${repeats} times in a row. Its result will not change; try a different approach.`;
+            }
+            push({ role: "tool", toolCallId: r.call.id, name: r.call.name, content, ...(r.isError ? { isError: true } : {}) });
+          }
+          if (signal.aborted) return finish("aborted", "", "aborted by the user");
+        }
+
+        if (opts.maxTokens && usage.inputTokens + usage.outputTokens >= opts.maxTokens) {
+          return finish(
+            "token_budget",
+            "",
+            `token budget of ${opts.maxTokens} reached (${usage.inputTokens + usage.outputTokens} used)`,
+          );
+        }
+      }
+      return finish("max_steps", "", `stopped after the step limit of ${maxSteps} steps without a final answer`);
+    } finally {
+      outer?.removeEventListener("abort", onAbort);
+      if (sandbox) await sandbox.then((s) => s.destroy()).catch(() => {});
+    }
+  }
+}
+
+function callKey(call: ToolCall): string {
+  return `${call.name}\u0000${call.arguments}`;
+}
+
+function messageChars(m: Message): number {
+  let n = m.content.length;
+  if (m.role === "assistant" && m.toolCalls) for (const c of m.toolCalls) n += c.name.length + c.arguments.length;
+  return n;
+}

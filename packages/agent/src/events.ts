@@ -1,0 +1,67 @@
+// One typed event stream per run: the CLI's live view, --json output and the trace writer
+// all consume these.
+import type { FinishReason, ToolCall, Usage } from "@hands/llm";
+
+export type RunStatus = "done" | "max_steps" | "token_budget" | "error" | "aborted";
+
+interface Base {
+  /** Milliseconds since the epoch. */
+  time: number;
+}
+
+export type AgentEvent =
+  | (Base & {
+      type: "run_start";
+      runId: string;
+      task: string;
+      provider: string;
+      model: string;
+      workspace: string;
+      maxSteps: number;
+    })
+  | (Base & { type: "model_request"; step: number; messageCount: number; chars: number })
+  | (Base & { type: "text_delta"; step: number; text: string })
+  | (Base & { type: "model_retry"; step: number; attempt: number; delayMs: number; error: string })
+  | (Base & {
+      type: "model_response";
+      step: number;
+      content: string;
+      toolCalls: ToolCall[];
+      finishReason: FinishReason;
+      usage: Usage;
+      durationMs: number;
+    })
+  | (Base & { type: "correction"; step: number; text: string })
+  | (Base & { type: "tool_start"; step: number; callId: string; name: string; args: unknown })
+  | (Base & {
+      type: "tool_end";
+      step: number;
+      callId: string;
+      name: string;
+      isError: boolean;
+      /** The text the model receives (already capped). */
+      output: string;
+      /** Size of the tool's full output before capping. */
+      resultChars: number;
+      truncated: boolean;
+      /** Where the full output was saved when it was capped. */
+      fullOutputPath?: string;
+      durationMs: number;
+      data?: Record<string, unknown>;
+    })
+  | (Base & {
+      type: "result";
+      status: RunStatus;
+      answer: string;
+      /** Why the run ended, in words (always set for statuses other than done). */
+      reason?: string;
+      steps: number;
+      usage: Usage;
+      durationMs: number;
+    });
+
+export type AgentEventType = AgentEvent["type"];
+/** Distributes over the union so each event keeps its own fields. */
+type WithoutTime<E> = E extends unknown ? Omit<E, "time"> : never;
+export type AgentEventInput = WithoutTime<AgentEvent>;
+export type AgentEventListener = (event: AgentEvent) => void;

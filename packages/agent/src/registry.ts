@@ -1,0 +1,86 @@
+// The tool registry: turns a model's tool call into a validated invocation, or into an
+// error the model can act on (unknown tool → the valid names; bad arguments → the schema).
+import type { ToolCall, ToolSchema } from "@hands/llm";
+import { Ajv, type ValidateFunction } from "ajv";
+import type { Tool } from "./tools/types.js";
+
+export type PreparedCall =
+  | { ok: true; tool: Tool; args: Record<string, unknown> }
+  | { ok: false; error: string };
+
+export class ToolRegistry {
+  private readonly tools = new Map<string, Tool>();
+  private readonly validators = new Map<string, ValidateFunction>();
+  private ajv: Ajv | undefined;
+
+  constructor(tools: Iterable<Tool>) {
+    for (const tool of tools) {
+      if (this.tools.has(tool.name)) throw new Error(`duplicate tool name: ${tool.name}`);
+      this.tools.set(tool.name, tool);
+    }
+  }
+
+  get names(): string[] {
+    return [...this.tools.keys()];
+  }
+
+  get(name: string): Tool | undefined {
+    return this.tools.get(name);
+  }
+
+  schemas(): ToolSchema[] {
+    return [...this.tools.values()].map((t) => ({
+      name: t.name,
+      description: t.description,
+      parameters: t.parameters,
+    }));
+  }
+
+  prepare(call: ToolCall): PreparedCall {
+    const tool = this.tools.get(call.name);
+    if (!tool) {
+      return {
+        ok: false,
+        error: `ERROR: unknown tool "${call.name}". Valid tools: ${this.names.join(", ")}.`,
+      };
+    }
+    let args: unknown;
+    const raw = call.arguments.trim();
+    try {
+      args = raw === "" ? {} : JSON.parse(raw);
+    } catch (err) {
+      return {
+        ok: false,
+        error: `ERROR: the arguments for ${tool.name} are not valid JSON (${(err as Error).message}). Send one JSON object matching: ${JSON.stringify(tool.parameters)}`,
+      };
+    }
+    if (typeof args !== "object" || args === null || Array.isArray(args)) {
+      return {
+        ok: false,
+        error: `ERROR: the arguments for ${tool.name} must be a JSON object matching: ${JSON.stringify(tool.parameters)}`,
+      };
+    }
+    const validate = this.validator(tool);
+    if (!validate(args)) {
+      const problems = (validate.errors ?? [])
+        .map((e) => `${e.instancePath || "arguments"} ${e.message ?? "is invalid"}`)
+        .join("; ");
+      return {
+        ok: false,
+        error: `ERROR: invalid arguments for ${tool.name}: ${problems}. Expected: ${JSON.stringify(tool.parameters)}`,
+      };
+    }
+    return { ok: true, tool, args: args as Record<string, unknown> };
+  }
+
+  // Schemas compile on first use: start-up stays fast and unused tools cost nothing.
+  private validator(tool: Tool): ValidateFunction {
+    let v = this.validators.get(tool.name);
+    if (!v) {
+      this.ajv ??= new Ajv({ allErrors: true, strict: false, coerceTypes: false });
+      v = this.ajv.compile(tool.parameters);
+      this.validators.set(tool.name, v);
+    }
+    return v;
+  }
+}

@@ -1,0 +1,111 @@
+// Command-line parsing for `hands [options] "<task>"`. Flag names are an interface other
+// tools rely on: keep them.
+import { parseArgs } from "node:util";
+
+export interface CliArgs {
+  task?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  model?: string;
+  provider?: string;
+  cwd?: string;
+  maxSteps?: number;
+  maxTokens?: number;
+  json: boolean;
+  trace?: string;
+  sandbox?: string;
+  quiet: boolean;
+  color?: boolean;
+  help: boolean;
+  version: boolean;
+}
+
+export class UsageError extends Error {}
+
+export const HELP = `Usage: hands [options] "<task>"
+
+Runs one task to the end in the workspace, without asking anything.
+The live view goes to stderr, the final answer to stdout.
+
+Model:
+  --provider NAME     openai | anthropic | react (text protocol for models without tool calling)
+  --base-url URL      OpenAI-compatible endpoint (env OPENAI_BASE_URL)
+  --api-key KEY       API key (env OPENAI_API_KEY; for anthropic ANTHROPIC_API_KEY)
+  --model NAME        model name (env HANDS_MODEL)
+
+Run:
+  --cwd DIR           workspace (default: the current directory)
+  --max-steps N       step limit (default 50)
+  --max-tokens N      token budget for the whole run (input + output)
+  --sandbox KIND      where commands run: local (default)
+  --trace FILE        JSONL trace file (default: under the data directory)
+  --json              one JSON event per line on stdout; the last line is the result
+  --quiet             no live view on stderr
+  --no-color          plain output
+
+  -h, --help          this help
+  -v, --version       the version
+
+Without a configured model, hands looks for a local OpenAI-compatible server
+(Ollama on :11434, llama.cpp / vLLM on :8080 and :8000) and uses it.
+Settings also come from .hands/config.json (project) and ~/.config/hands/config.json (user).
+Exit code: 0 done; 1 error; 2 usage or configuration; 3 step limit; 4 token budget; 130 aborted.`;
+
+function positiveInt(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${name} must be a positive whole number, got "${value}"`);
+  return n;
+}
+
+export function parseCliArgs(argv: string[]): CliArgs {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (err) {
+    throw new UsageError((err as Error).message.replace(/^TypeError \[[A-Z_]+\]: /, ""));
+  }
+  const v = parsed.values;
+  const task = parsed.positionals.join(" ").trim();
+  return {
+    ...(task ? { task } : {}),
+    ...(v["base-url"] ? { baseUrl: v["base-url"] } : {}),
+    ...(v["api-key"] ? { apiKey: v["api-key"] } : {}),
+    ...(v.model ? { model: v.model } : {}),
+    ...(v.provider ? { provider: v.provider } : {}),
+    ...(v.cwd ? { cwd: v.cwd } : {}),
+    ...(v["max-steps"] !== undefined ? { maxSteps: positiveInt("--max-steps", v["max-steps"]) } : {}),
+    ...(v["max-tokens"] !== undefined ? { maxTokens: positiveInt("--max-tokens", v["max-tokens"]) } : {}),
+    ...(v.trace ? { trace: v.trace } : {}),
+    ...(v.sandbox ? { sandbox: v.sandbox } : {}),
+    json: v.json ?? false,
+    quiet: v.quiet ?? false,
+    ...(v["no-color"] ? { color: false } : {}),
+    help: v.help ?? false,
+    version: v.version ?? false,
+  };
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      "base-url": { type: "string" },
+      "api-key": { type: "string" },
+      model: { type: "string" },
+      provider: { type: "string" },
+      cwd: { type: "string" },
+      "max-steps": { type: "string" },
+      "max-tokens": { type: "string" },
+      json: { type: "boolean" },
+      trace: { type: "string" },
+      sandbox: { type: "string" },
+      quiet: { type: "boolean" },
+      "no-color": { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+      version: { type: "boolean", short: "v" },
+    },
+  });
+}

@@ -1,0 +1,100 @@
+// Resolves settings with the documented precedence:
+// flags > environment > project .hands/config.json > user ~/.config/hands/config.json.
+import { readFileSync } from "node:fs";
+import type { CliArgs } from "./args.js";
+import { UsageError } from "./args.js";
+import { projectConfigPath, userConfigPath } from "./paths.js";
+
+export type ProviderName = "openai" | "anthropic" | "react";
+const PROVIDERS: ProviderName[] = ["openai", "anthropic", "react"];
+const SANDBOXES = ["local"];
+
+export interface FileConfig {
+  provider?: string;
+  model?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  maxSteps?: number;
+  maxTokens?: number;
+  sandbox?: string;
+}
+
+export interface Settings {
+  provider: ProviderName;
+  model?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  maxSteps: number;
+  maxTokens?: number;
+  sandbox: string;
+  /** Where each setting that matters for troubleshooting came from. */
+  sources: { baseUrl?: string; model?: string };
+}
+
+export function readConfigFile(path: string): FileConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return {};
+  }
+  try {
+    const value = JSON.parse(text);
+    if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error("not a JSON object");
+    return value as FileConfig;
+  } catch (err) {
+    throw new UsageError(`cannot read ${path}: ${(err as Error).message}`);
+  }
+}
+
+export function resolveSettings(args: CliArgs, workspace: string, env: NodeJS.ProcessEnv = process.env): Settings {
+  const user = readConfigFile(userConfigPath(env));
+  const project = readConfigFile(projectConfigPath(workspace));
+  const pick = <K extends keyof FileConfig>(key: K): FileConfig[K] => project[key] ?? user[key];
+
+  const provider = (args.provider ?? env.HANDS_PROVIDER ?? pick("provider") ?? "openai") as ProviderName;
+  if (!PROVIDERS.includes(provider)) {
+    throw new UsageError(`unknown provider "${provider}"; use one of: ${PROVIDERS.join(", ")}`);
+  }
+  const sandbox = args.sandbox ?? env.HANDS_SANDBOX ?? pick("sandbox") ?? "local";
+  if (!SANDBOXES.includes(sandbox)) {
+    throw new UsageError(`unknown sandbox "${sandbox}"; available here: ${SANDBOXES.join(", ")}`);
+  }
+
+  const sources: Settings["sources"] = {};
+  let baseUrl: string | undefined;
+  if (args.baseUrl) [baseUrl, sources.baseUrl] = [args.baseUrl, "--base-url"];
+  else if (provider === "anthropic" && env.ANTHROPIC_BASE_URL)
+    [baseUrl, sources.baseUrl] = [env.ANTHROPIC_BASE_URL, "ANTHROPIC_BASE_URL"];
+  else if (provider !== "anthropic" && env.OPENAI_BASE_URL)
+    [baseUrl, sources.baseUrl] = [env.OPENAI_BASE_URL, "OPENAI_BASE_URL"];
+  else if (pick("baseUrl")) [baseUrl, sources.baseUrl] = [pick("baseUrl"), "config"];
+
+  let model: string | undefined;
+  if (args.model) [model, sources.model] = [args.model, "--model"];
+  else if (env.HANDS_MODEL) [model, sources.model] = [env.HANDS_MODEL, "HANDS_MODEL"];
+  else if (pick("model")) [model, sources.model] = [pick("model"), "config"];
+
+  const apiKey =
+    args.apiKey ?? (provider === "anthropic" ? env.ANTHROPIC_API_KEY : env.OPENAI_API_KEY) ?? pick("apiKey");
+  const maxSteps = args.maxSteps ?? numberSetting("HANDS_MAX_STEPS", env.HANDS_MAX_STEPS) ?? pick("maxSteps") ?? 50;
+  const maxTokens = args.maxTokens ?? numberSetting("HANDS_MAX_TOKENS", env.HANDS_MAX_TOKENS) ?? pick("maxTokens");
+
+  return {
+    provider,
+    ...(model ? { model } : {}),
+    ...(baseUrl ? { baseUrl } : {}),
+    ...(apiKey ? { apiKey } : {}),
+    maxSteps,
+    ...(maxTokens ? { maxTokens } : {}),
+    sandbox,
+    sources,
+  };
+}
+
+function numberSetting(name: string, value: string | undefined): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${name} must be a positive whole number, got "${value}"`);
+  return n;
+}

@@ -1,0 +1,85 @@
+// The live view on stderr: one readable line per thought, tool call and result.
+import type { AgentEvent } from "@hands/agent";
+
+export interface Style {
+  dim(s: string): string;
+  bold(s: string): string;
+  red(s: string): string;
+  green(s: string): string;
+  yellow(s: string): string;
+  cyan(s: string): string;
+}
+
+const wrap = (open: number, close: number) => (s: string) => `\x1b[${open}m${s}\x1b[${close}m`;
+export const COLOR: Style = {
+  dim: wrap(2, 22),
+  bold: wrap(1, 22),
+  red: wrap(31, 39),
+  green: wrap(32, 39),
+  yellow: wrap(33, 39),
+  cyan: wrap(36, 39),
+};
+const id = (s: string) => s;
+export const PLAIN: Style = { dim: id, bold: id, red: id, green: id, yellow: id, cyan: id };
+
+/** The argument that says what a call is about (path, pattern, command…), on one line. */
+export function mainArgument(name: string, args: unknown): string {
+  if (typeof args !== "object" || args === null) return oneLine(String(args ?? ""), 80);
+  const a = args as Record<string, unknown>;
+  const preferred = ["path", "pattern", "command", "code"].find((k) => typeof a[k] === "string");
+  const value = preferred ? (a[preferred] as string) : Object.values(a).find((v) => typeof v === "string");
+  if (name === "list_dir" && value === undefined) return ".";
+  return oneLine(typeof value === "string" ? value : "", 80);
+}
+
+export function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function formatMs(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+export class LiveView {
+  constructor(
+    private readonly write: (text: string) => void,
+    private readonly style: Style,
+  ) {}
+
+  readonly onEvent = (e: AgentEvent): void => {
+    const s = this.style;
+    switch (e.type) {
+      case "run_start":
+        this.write(s.dim(`hands · ${e.provider} · ${e.model} · ${e.workspace}\n`));
+        break;
+      case "model_retry":
+        this.write(s.yellow(`  ↻ model call failed (${e.error}); retry ${e.attempt} in ${formatMs(e.delayMs)}\n`));
+        break;
+      case "model_response":
+        // A thought that comes with tool calls; a final answer goes to stdout instead.
+        if (e.toolCalls.length > 0 && e.content.trim()) this.write(s.dim(`● ${oneLine(e.content, 200)}\n`));
+        break;
+      case "correction":
+        this.write(s.yellow(`  ! ${oneLine(e.text, 160)}\n`));
+        break;
+      case "tool_start":
+        this.write(`${s.cyan("→")} ${s.bold(e.name)} ${mainArgument(e.name, e.args)}\n`);
+        break;
+      case "tool_end": {
+        const mark = e.isError ? s.red("✗") : s.green("✓");
+        const first = oneLine(e.output.split("\n").find((l) => l.trim()) ?? "", 100);
+        this.write(`  ${mark} ${e.isError ? s.red(first) : s.dim(first)} ${s.dim(`· ${formatMs(e.durationMs)}`)}\n`);
+        break;
+      }
+      case "result": {
+        const tokens = e.usage.inputTokens + e.usage.outputTokens;
+        const cost = e.usage.costUsd ? ` · $${e.usage.costUsd.toFixed(4)}` : "";
+        const summary = `${e.steps} step${e.steps === 1 ? "" : "s"} · ${tokens.toLocaleString("en")} tokens${cost} · ${formatMs(e.durationMs)}`;
+        if (e.status === "done") this.write(s.green(`✔ done · ${summary}\n`));
+        else this.write(s.red(`✘ ${e.status}: ${e.reason ?? ""} · ${summary}\n`));
+        break;
+      }
+    }
+  };
+}
