@@ -7,11 +7,17 @@ export interface LocalServer {
   models: string[];
 }
 
-export const LOCAL_SERVERS = [
+const USUAL_LOCAL_SERVERS = [
   { baseUrl: "http://127.0.0.1:11434/v1", label: "Ollama" },
   { baseUrl: "http://127.0.0.1:8080/v1", label: "llama.cpp / vLLM" },
   { baseUrl: "http://127.0.0.1:8000/v1", label: "vLLM / llama.cpp" },
 ];
+
+/** The usual ports, or HANDS_LOCAL_SERVERS (comma-separated base URLs) for servers elsewhere. */
+export function localServerCandidates(env: NodeJS.ProcessEnv = process.env): { baseUrl: string; label: string }[] {
+  const custom = env.HANDS_LOCAL_SERVERS?.split(",").map((u) => u.trim()).filter(Boolean);
+  return custom?.length ? custom.map((baseUrl) => ({ baseUrl, label: "local" })) : USUAL_LOCAL_SERVERS;
+}
 
 /** GET {baseUrl}/models; undefined when the server does not answer like an OpenAI endpoint. */
 export async function listModels(baseUrl: string, apiKey?: string, timeoutMs = 1500): Promise<string[] | undefined> {
@@ -29,9 +35,9 @@ export async function listModels(baseUrl: string, apiKey?: string, timeoutMs = 1
   }
 }
 
-/** Probes the usual local ports at once; the first in LOCAL_SERVERS order that answers wins. */
+/** Probes the usual local ports at once; the first in candidate order that answers wins. */
 export async function findLocalServer(
-  candidates = LOCAL_SERVERS,
+  candidates = localServerCandidates(),
   timeoutMs = 600,
 ): Promise<LocalServer | undefined> {
   const answers = await Promise.all(candidates.map((c) => listModels(c.baseUrl, undefined, timeoutMs)));
@@ -45,7 +51,7 @@ export async function findLocalServer(
 export function noModelHelp(): string {
   return [
     "hands: no model is configured, and no local model server answered",
-    `(looked at ${LOCAL_SERVERS.map((s) => s.baseUrl).join(", ")}).`,
+    `(looked at ${localServerCandidates().map((s) => s.baseUrl).join(", ")}).`,
     "",
     "Configure one of:",
     "  an OpenAI-compatible endpoint (OpenAI, DeepSeek, Qwen, vLLM, llama.cpp, Ollama…):",

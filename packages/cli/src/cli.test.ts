@@ -1,0 +1,181 @@
+// End-to-end tests of the `hands` command: a real child process, a real HTTP model server
+// speaking the OpenAI (or Anthropic) wire format, real files on disk.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { startScriptedServer } from "@hands/llm";
+
+const BIN = fileURLToPath(new URL("../bin/hands.js", import.meta.url));
+const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-cli-test-")));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** An environment with no model settings, so tests choose exactly what the CLI sees. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!/^(OPENAI_|ANTHROPIC_|HANDS_)/.test(k)) env[k] = v;
+  }
+  return {
+    ...env,
+    HANDS_DATA_DIR: join(scratch, "data"),
+    XDG_CONFIG_HOME: join(scratch, "config"),
+    NO_COLOR: "1",
+    ...extra,
+  };
+}
+
+function hands(args: string[], env = cleanEnv()): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function workspace(): string {
+  return mkdtempSync(join(scratch, "ws-"));
+}
+
+const FIB_SCRIPT = [
+  {
+    content: "I will write fib.py.",
+    toolCalls: [
+      {
+        name: "write_file",
+        arguments: { path: "fib.py", content: "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n\nprint(fib(10))\n" },
+      },
+    ],
+  },
+  { content: "Run it.", toolCalls: [{ name: "run_command", arguments: { command: "python3 fib.py" } }] },
+  { content: "55" },
+];
+
+describe("hands (one-shot)", () => {
+  test("writes the file, runs it, shows the steps on stderr and the answer on stdout", async () => {
+    const server = await startScriptedServer(FIB_SCRIPT);
+    const ws = workspace();
+    const r = await hands(
+      ["--model", "qwen2.5-coder", "--cwd", ws, "create fib.py that prints fib(10), run it, tell me the output"],
+      cleanEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-test" }),
+    );
+    await server.close();
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "55\n");
+    assert.match(r.stderr, /● I will write fib\.py\./);
+    assert.match(r.stderr, /→ write_file fib\.py/);
+    assert.match(r.stderr, /→ run_command python3 fib\.py/);
+    assert.match(r.stderr, /✔ done · 3 steps/);
+    assert.ok(existsSync(join(ws, "fib.py")));
+    // The model saw the command's real output.
+    const third = server.requests[2]!.body as { messages: { role: string; content: string }[] };
+    assert.match(third.messages.at(-1)!.content, /55/);
+    // A trace was written under the data directory.
+    const traces = readdirSync(join(scratch, "data", "traces"));
+    assert.ok(traces.length >= 1);
+  });
+
+  test("--json prints one event per line and ends with the result", async () => {
+    const server = await startScriptedServer(FIB_SCRIPT);
+    const ws = workspace();
+    const trace = join(ws, "..", "trace-json.jsonl");
+    const r = await hands(
+      ["--json", "--trace", trace, "--base-url", server.url, "--api-key", "k", "--model", "m", "--cwd", ws, "fib"],
+      cleanEnv(),
+    );
+    await server.close();
+    assert.equal(r.code, 0, r.stderr);
+    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const last = events.at(-1);
+    assert.equal(last.type, "result");
+    assert.equal(last.status, "done");
+    assert.equal(last.answer, "55");
+    assert.equal(last.steps, 3);
+    assert.equal(typeof last.usage.inputTokens, "number");
+    assert.ok(events.some((e) => e.type === "tool_end" && e.name === "run_command" && /55/.test(e.output)));
+    const traced = readFileSync(trace, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(traced.at(-1).type, "result");
+    assert.ok(traced.some((e) => e.type === "model_request" && e.messageCount === 2));
+  });
+
+  test("the step limit gives exit code 3 and says why", async () => {
+    const server = await startScriptedServer(() => ({ toolCalls: [{ name: "list_dir", arguments: {} }] }));
+    const r = await hands(
+      ["--max-steps", "2", "--base-url", server.url, "--api-key", "k", "--model", "m", "--cwd", workspace(), "x"],
+    );
+    await server.close();
+    assert.equal(r.code, 3);
+    assert.match(r.stderr, /max_steps: stopped after the step limit of 2 steps/);
+    assert.equal(r.stdout, "");
+  });
+
+  test("a model endpoint that keeps failing gives a clear error, exit 1, no stack trace", async () => {
+    const server = await startScriptedServer(() => ({ status: 500, body: "upstream exploded" }));
+    const r = await hands(["--base-url", server.url, "--api-key", "k", "--model", "m", "--cwd", workspace(), "x"]);
+    await server.close();
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /error: model call failed: .*500/);
+    assert.doesNotMatch(r.stderr, /\n\s+at .*\.js:\d+/);
+  });
+
+  test("no model configured and no local server: exact instructions, exit 2", async () => {
+    const r = await hands(["--cwd", workspace(), "x"], cleanEnv({ HANDS_LOCAL_SERVERS: "http://127.0.0.1:9/v1" }));
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /no model is configured/);
+    assert.match(r.stderr, /export OPENAI_BASE_URL=/);
+    assert.doesNotMatch(r.stderr, /\n\s+at /);
+  });
+
+  test("no model configured but a local server answers: it is used, and the CLI says so", async () => {
+    const server = await startScriptedServer([{ content: "hello from local" }]);
+    const r = await hands(["--cwd", workspace(), "x"], cleanEnv({ HANDS_LOCAL_SERVERS: `http://127.0.0.1:9/v1,${server.url}` }));
+    await server.close();
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "hello from local\n");
+    assert.match(r.stderr, new RegExp(`using the local server at ${server.url.replace(/[/.]/g, "\\$&")} with model`));
+  });
+
+  test("--provider react drives the text protocol over the same endpoint", async () => {
+    const server = await startScriptedServer([
+      { content: 'Thought: make the file\nAction: write_file\nAction Input: {"path": "r.txt", "content": "react ok",}' },
+      { content: "Thought: done\nFinal Answer: wrote r.txt" },
+    ]);
+    const ws = workspace();
+    const r = await hands(["--provider", "react", "--base-url", server.url, "--api-key", "k", "--model", "m", "--cwd", ws, "x"]);
+    await server.close();
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "wrote r.txt\n");
+    assert.equal(readFileSync(join(ws, "r.txt"), "utf8"), "react ok");
+  });
+
+  test("bad flags and values are usage errors with exit 2", async () => {
+    const unknown = await hands(["--frobnicate", "x"]);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /hands: .*--frobnicate/);
+    const steps = await hands(["--max-steps", "zero", "x"]);
+    assert.equal(steps.code, 2);
+    assert.match(steps.stderr, /--max-steps must be a positive whole number/);
+    const provider = await hands(["--provider", "llama", "--cwd", workspace(), "x"]);
+    assert.equal(provider.code, 2);
+    assert.match(provider.stderr, /unknown provider "llama"/);
+    const cwd = await hands(["--cwd", join(scratch, "nope"), "x"]);
+    assert.equal(cwd.code, 2);
+    assert.match(cwd.stderr, /workspace folder does not exist/);
+  });
+
+  test("--help and --version", async () => {
+    const help = await hands(["--help"]);
+    assert.equal(help.code, 0);
+    for (const flag of ["--base-url", "--api-key", "--model", "--provider", "--cwd", "--max-steps", "--json", "--trace"]) {
+      assert.ok(help.stdout.includes(flag), `help mentions ${flag}`);
+    }
+    const version = await hands(["--version"]);
+    assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
+  });
+});
