@@ -1,0 +1,50 @@
+// Lazy loading of web-tree-sitter and of the grammars: nothing is loaded when this module is
+// imported; the runtime is initialised on first use and one parser per language is cached.
+import { createRequire } from "node:module";
+import type { Parser } from "web-tree-sitter";
+import { languageInfo } from "./languages.js";
+
+type TreeSitterModule = typeof import("web-tree-sitter");
+
+const require = createRequire(import.meta.url);
+
+let runtime: Promise<TreeSitterModule> | undefined;
+const parsers = new Map<string, Promise<Parser>>();
+
+function loadRuntime(): Promise<TreeSitterModule> {
+  runtime ??= (async () => {
+    const mod = await import("web-tree-sitter");
+    const wasmPath = require.resolve("web-tree-sitter/tree-sitter.wasm");
+    await mod.Parser.init({ locateFile: () => wasmPath });
+    return mod;
+  })().catch((err: unknown) => {
+    runtime = undefined;
+    throw err;
+  });
+  return runtime;
+}
+
+/** Absolute path of a language's grammar .wasm inside its installed npm package. */
+export function grammarWasmPath(language: string): string {
+  const info = languageInfo(language);
+  if (!info) throw new Error(`unsupported language: ${language}`);
+  return require.resolve(`${info.grammarPackage}/${info.wasmFile}`);
+}
+
+/** The cached parser of a language, loading the runtime and grammar on first use. */
+export function getParser(language: string): Promise<Parser> {
+  let parser = parsers.get(language);
+  if (!parser) {
+    parser = (async () => {
+      const wasm = grammarWasmPath(language);
+      const mod = await loadRuntime();
+      const lang = await mod.Language.load(wasm);
+      const p = new mod.Parser();
+      p.setLanguage(lang);
+      return p;
+    })();
+    parsers.set(language, parser);
+    parser.catch(() => parsers.delete(language));
+  }
+  return parser;
+}

@@ -1,0 +1,146 @@
+// code_outline: the structure of a source file (classes, functions, methods, types…) with line
+// ranges and signatures, from a real parser (tree-sitter). Lets the model see a file's shape
+// before reading it, then read only the lines it needs.
+import { readFile, stat } from "node:fs/promises";
+import path from "node:path";
+import {
+  countSymbols,
+  describeSupportedLanguages,
+  formatSymbols,
+  languageForPath,
+  parseOutline,
+} from "../outline/index.js";
+import { resolveInWorkspace } from "./paths.js";
+import type { Tool, ToolResult } from "./types.js";
+
+/** Files larger than this are refused (2 MB). */
+export const OUTLINE_MAX_BYTES = 2 * 1024 * 1024;
+/** At most this many symbol lines are shown to the model; `data` has them all. */
+export const OUTLINE_MAX_LINES = 2000;
+
+function fail(message: string, data?: Record<string, unknown>): ToolResult {
+  return { output: `ERROR: ${message}`, isError: true, ...(data ? { data } : {}) };
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function countLines(text: string): number {
+  if (text.length === 0) return 0;
+  const n = text.split("\n").length;
+  return text.endsWith("\n") ? n - 1 : n;
+}
+
+/** The path as the model should see it: relative to the workspace when inside it. */
+function displayPath(workspace: string, abs: string): string {
+  const rel = path.relative(workspace, abs);
+  if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) return abs;
+  return rel.split(path.sep).join("/");
+}
+
+export const codeOutlineTool: Tool<{ path: string }> = {
+  name: "code_outline",
+  description:
+    "Show the structure of a source file without reading all of it: its classes, functions, methods, " +
+    "interfaces, structs, enums, traits/impls, type aliases and exported constants, each with a short " +
+    "signature and its line range [start-end], nested symbols indented under their parent. Use it first " +
+    "on a file you have not seen (especially a long one) to find where things are, then call read_file " +
+    "with offset/limit on just the lines you need. Built on a real parser, so it is reliable even for " +
+    "files with syntax errors (it then says so). Languages: Python, JavaScript, TypeScript/TSX, Go, Rust, " +
+    "Java, C, C++ (chosen by file extension).",
+  parameters: {
+    type: "object",
+    properties: {
+      path: {
+        type: "string",
+        description: "Path of the source file, relative to the workspace root (or absolute inside it).",
+      },
+    },
+    required: ["path"],
+    additionalProperties: false,
+  },
+  readOnly: true,
+
+  async execute(args, ctx) {
+    const userPath = args.path;
+    let abs: string;
+    try {
+      abs = await resolveInWorkspace(ctx, userPath);
+    } catch (err) {
+      return fail(errorMessage(err));
+    }
+
+    let size: number;
+    try {
+      const st = await stat(abs);
+      if (st.isDirectory()) {
+        return fail(`${userPath} is a directory, not a file; use list_dir to see what it contains.`);
+      }
+      if (!st.isFile()) return fail(`${userPath} is not a regular file.`);
+      size = st.size;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "ENOTDIR") return fail(`file not found: ${userPath}`);
+      return fail(`cannot read ${userPath}: ${errorMessage(err)}`);
+    }
+
+    const language = languageForPath(userPath) ?? languageForPath(abs);
+    if (!language) {
+      return fail(
+        `code_outline does not support the file type of ${userPath}. Supported languages (by extension): ` +
+          `${describeSupportedLanguages()}. Use read_file or grep for other files.`,
+      );
+    }
+    if (size > OUTLINE_MAX_BYTES) {
+      return fail(
+        `${userPath} is too big to outline (${size} bytes > 2 MB); use grep to find definitions in it.`,
+      );
+    }
+
+    let buffer: Buffer;
+    try {
+      buffer = await readFile(abs);
+    } catch (err) {
+      return fail(`cannot read ${userPath}: ${errorMessage(err)}`);
+    }
+    if (buffer.subarray(0, 8192).includes(0)) {
+      return fail(`${userPath} looks like a binary file (it contains NUL bytes); cannot outline it.`);
+    }
+    if (ctx.signal.aborted) return fail("aborted");
+
+    const source = buffer.toString("utf8");
+    let result: Awaited<ReturnType<typeof parseOutline>>;
+    try {
+      result = await parseOutline(source, language);
+    } catch (err) {
+      return fail(`could not parse ${userPath} as ${language}: ${errorMessage(err)}`);
+    }
+
+    const shown = displayPath(ctx.workspace, abs);
+    const lineCount = countLines(source);
+    const lines = [`${shown} (${language}, ${lineCount} lines)`];
+    if (result.hasErrors) {
+      const where = result.firstErrorLine ? ` (first near line ${result.firstErrorLine})` : "";
+      lines.push(`note: the file has syntax errors${where}; this outline is best-effort.`);
+    }
+    if (result.symbols.length === 0) {
+      lines.push("(no classes, functions or other symbols found)");
+    } else {
+      lines.push(...formatSymbols(result.symbols, { maxLines: OUTLINE_MAX_LINES }));
+    }
+
+    return {
+      output: lines.join("\n"),
+      data: {
+        path: shown,
+        language,
+        lineCount,
+        hasErrors: result.hasErrors,
+        ...(result.firstErrorLine ? { firstErrorLine: result.firstErrorLine } : {}),
+        symbolCount: countSymbols(result.symbols),
+        symbols: result.symbols,
+      },
+    };
+  },
+};
