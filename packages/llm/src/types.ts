@@ -54,6 +54,10 @@ export interface Usage {
 export type StreamEvent =
   | { type: "text_delta"; text: string }
   | { type: "tool_call_delta"; index: number; id?: string; name?: string; argumentsDelta?: string }
+  /**
+   * A failed attempt will be retried after `delayMs`. `attempt` is the retry number (1 = first retry).
+   * Deltas already streamed by the failed attempt are void: consumers should discard them.
+   */
   | { type: "retry"; attempt: number; delayMs: number; error: string };
 
 export interface ModelRequest {
@@ -62,6 +66,8 @@ export interface ModelRequest {
   signal?: AbortSignal;
   maxTokens?: number;
   temperature?: number;
+  /** Stop sequences (used by the ReAct protocol to stop before a hallucinated "Observation:"). */
+  stop?: string[];
   /** Receives deltas and retry notices as they happen. */
   onEvent?: (event: StreamEvent) => void;
 }

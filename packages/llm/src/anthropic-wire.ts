@@ -1,0 +1,116 @@
+// Translation between our messages and Anthropic's messages API.
+import type {
+  ContentBlockParam,
+  MessageParam,
+  StopReason,
+  Tool,
+} from "@anthropic-ai/sdk/resources/messages/messages";
+import type { FinishReason, Message, ToolSchema, Usage } from "./types.js";
+
+/** Anthropic only accepts [a-zA-Z0-9_-] in tool_use ids; ids from other providers may differ. */
+export function anthropicId(id: string): string {
+  return id.replace(/[^a-zA-Z0-9_-]/g, "_") || "id";
+}
+
+function parseInput(args: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(args || "{}");
+    return value && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
+  } catch {
+    // The model produced broken JSON earlier; the API insists on an object.
+    return {};
+  }
+}
+
+/**
+ * Splits out the system prompt and converts the rest. Tool results go into user turns as
+ * tool_result blocks; consecutive same-role turns merge, as the API expects alternation.
+ */
+export function toAnthropic(messages: readonly Message[]): { system: string; messages: MessageParam[] } {
+  const system: string[] = [];
+  const out: { role: "user" | "assistant"; content: ContentBlockParam[] }[] = [];
+  const push = (role: "user" | "assistant", blocks: ContentBlockParam[]) => {
+    if (blocks.length === 0) return;
+    const last = out[out.length - 1];
+    if (last && last.role === role) last.content.push(...blocks);
+    else out.push({ role, content: blocks });
+  };
+  for (const m of messages) {
+    if (m.role === "system") system.push(m.content);
+    else if (m.role === "user") push("user", [{ type: "text", text: m.content }]);
+    else if (m.role === "tool") {
+      push("user", [
+        {
+          type: "tool_result",
+          tool_use_id: anthropicId(m.toolCallId),
+          content: m.content,
+          ...(m.isError ? { is_error: true } : {}),
+        },
+      ]);
+    } else {
+      const blocks: ContentBlockParam[] = [];
+      if (m.content.trim()) blocks.push({ type: "text", text: m.content });
+      for (const call of m.toolCalls ?? []) {
+        blocks.push({
+          type: "tool_use",
+          id: anthropicId(call.id),
+          name: call.name,
+          input: parseInput(call.arguments),
+        });
+      }
+      push("assistant", blocks);
+    }
+  }
+  // tool_result blocks must come first in their user turn.
+  for (const turn of out) {
+    if (turn.role === "user") {
+      turn.content.sort((a, b) => Number(b.type === "tool_result") - Number(a.type === "tool_result"));
+    }
+  }
+  return { system: system.join("\n\n"), messages: out };
+}
+
+export function toAnthropicTools(tools: readonly ToolSchema[]): Tool[] {
+  return tools.map((t) => ({
+    name: t.name,
+    description: t.description,
+    input_schema: { type: "object", ...t.parameters } as Tool["input_schema"],
+  }));
+}
+
+export function fromAnthropicStop(reason: StopReason | string | null | undefined): FinishReason {
+  switch (reason) {
+    case "end_turn":
+    case "stop_sequence":
+      return "stop";
+    case "tool_use":
+      return "tool_calls";
+    case "max_tokens":
+    case "model_context_window_exceeded":
+      return "length";
+    case "refusal":
+      return "content_filter";
+    default:
+      return "other";
+  }
+}
+
+interface WireUsage {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+}
+
+/** Anthropic counts cache reads and writes apart from input_tokens; we report the total input. */
+export function fromAnthropicUsage(usage: WireUsage): Usage {
+  const cached = usage.cache_read_input_tokens ?? 0;
+  const result: Usage = {
+    inputTokens: (usage.input_tokens ?? 0) + cached + (usage.cache_creation_input_tokens ?? 0),
+    outputTokens: usage.output_tokens ?? 0,
+  };
+  if (usage.cache_read_input_tokens != null) result.cachedInputTokens = cached;
+  return result;
+}

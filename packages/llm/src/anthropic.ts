@@ -1,0 +1,201 @@
+// Anthropic's messages API with tool use and streaming. The SDK is imported on first use:
+// it takes ~120 ms to load and most runs never touch it.
+import type Anthropic from "@anthropic-ai/sdk";
+import type { MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/messages/messages";
+import { fromAnthropicStop, fromAnthropicUsage, toAnthropic, toAnthropicTools } from "./anthropic-wire.js";
+import { type ModelPrice, withCost } from "./pricing.js";
+import { type CallContext, protocolError, type RetryOptions, summarize, withRetry } from "./retry.js";
+import type { ModelRequest, ModelResponse, Provider, ToolCall, Usage } from "./types.js";
+
+export interface AnthropicProviderOptions {
+  model: string;
+  /** Default $ANTHROPIC_API_KEY. */
+  apiKey?: string;
+  /** Default https://api.anthropic.com. A trailing /v1 is dropped (the SDK adds it). */
+  baseURL?: string;
+  /** Retries after the first attempt (default 3). */
+  maxRetries?: number;
+  pricing?: ModelPrice;
+  /** Default true. */
+  stream?: boolean;
+  timeoutMs?: number;
+  extraHeaders?: Record<string, string>;
+  /** Required by the API; used when a request sets none (default 8192). */
+  maxTokens?: number;
+  retry?: Pick<RetryOptions, "baseDelayMs" | "maxDelayMs" | "sleep" | "random">;
+}
+
+interface RawResult {
+  content: string;
+  toolCalls: ToolCall[];
+  stop: string | null;
+  usage: Usage;
+}
+
+export class AnthropicProvider implements Provider {
+  readonly name = "anthropic";
+  readonly model: string;
+  readonly baseURL: string;
+  private client?: Promise<Anthropic>;
+
+  constructor(private readonly options: AnthropicProviderOptions) {
+    this.model = options.model;
+    this.baseURL = (options.baseURL ?? "https://api.anthropic.com").replace(/\/+$/, "").replace(/\/v1$/, "");
+  }
+
+  private getClient(): Promise<Anthropic> {
+    this.client ??= import("@anthropic-ai/sdk").then(
+      ({ default: Client }) =>
+        new Client({
+          baseURL: this.baseURL,
+          apiKey: this.options.apiKey ?? process.env.ANTHROPIC_API_KEY ?? "no-key",
+          maxRetries: 0,
+          timeout: this.options.timeoutMs ?? 600_000,
+          defaultHeaders: this.options.extraHeaders,
+          logLevel: "off",
+        }),
+    );
+    return this.client;
+  }
+
+  async complete(request: ModelRequest): Promise<ModelResponse> {
+    const started = performance.now();
+    const client = await this.getClient();
+    const { system, messages } = toAnthropic(request.messages);
+    const params: MessageCreateParamsBase = {
+      model: this.model,
+      max_tokens: request.maxTokens ?? this.options.maxTokens ?? 8192,
+      messages,
+      ...(system ? { system } : {}),
+      ...(request.tools.length ? { tools: toAnthropicTools(request.tools) } : {}),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.stop?.length ? { stop_sequences: request.stop } : {}),
+    };
+    const context: CallContext = {
+      provider: this.name,
+      endpoint: `${this.baseURL}/v1/messages`,
+      baseURL: this.baseURL,
+      model: this.model,
+    };
+    const streaming = this.options.stream ?? true;
+    const raw = await withRetry(
+      () => (streaming ? this.streamOnce(client, params, request) : this.jsonOnce(client, params, request)),
+      {
+        ...this.options.retry,
+        maxAttempts: (this.options.maxRetries ?? 3) + 1,
+        ...(request.signal ? { signal: request.signal } : {}),
+        onRetry: (info) => request.onEvent?.({ type: "retry", ...info }),
+        context,
+      },
+    );
+    let finishReason = fromAnthropicStop(raw.stop);
+    if (raw.toolCalls.length > 0 && finishReason === "stop") finishReason = "tool_calls";
+    return {
+      message: {
+        role: "assistant",
+        content: raw.content,
+        ...(raw.toolCalls.length ? { toolCalls: raw.toolCalls } : {}),
+      },
+      usage: withCost(raw.usage, this.model, this.options.pricing),
+      finishReason,
+      durationMs: performance.now() - started,
+    };
+  }
+
+  private async jsonOnce(
+    client: Anthropic,
+    params: MessageCreateParamsBase,
+    request: ModelRequest,
+  ): Promise<RawResult> {
+    const message: unknown = await client.messages.create(
+      { ...params, stream: false },
+      request.signal ? { signal: request.signal } : {},
+    );
+    const blocks = (message as { content?: unknown } | null)?.content;
+    if (!message || typeof message !== "object" || !Array.isArray(blocks)) {
+      const shown = typeof message === "string" ? message : JSON.stringify(message) || "(empty)";
+      throw protocolError(`expected a message object, got: ${summarize(shown, 200)}`);
+    }
+    const m = message as Anthropic.Message;
+    let content = "";
+    const toolCalls: ToolCall[] = [];
+    for (const block of m.content) {
+      if (block.type === "text") content += block.text;
+      else if (block.type === "tool_use") {
+        toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
+      }
+    }
+    if (content) request.onEvent?.({ type: "text_delta", text: content });
+    return { content, toolCalls, stop: m.stop_reason, usage: fromAnthropicUsage(m.usage ?? {}) };
+  }
+
+  private async streamOnce(
+    client: Anthropic,
+    params: MessageCreateParamsBase,
+    request: ModelRequest,
+  ): Promise<RawResult> {
+    const stream = await client.messages.create(
+      { ...params, stream: true },
+      request.signal ? { signal: request.signal } : {},
+    );
+    const emit = request.onEvent;
+    let content = "";
+    let stop: string | null = null;
+    // message_delta repeats the counts cumulatively and may leave input counts null.
+    const wireUsage: Record<string, number | null | undefined> = {};
+    const mergeUsage = (u: object | null | undefined) => {
+      for (const [key, value] of Object.entries(u ?? {}))
+        if (typeof value === "number") wireUsage[key] = value;
+    };
+    let started = false;
+    let stopped = false;
+    const calls: ToolCall[] = [];
+    // Content block index -> position in `calls` (text and tool blocks share one index space).
+    const toolIndex = new Map<number, number>();
+    for await (const event of stream) {
+      switch (event.type) {
+        case "message_start":
+          started = true;
+          mergeUsage(event.message.usage);
+          break;
+        case "content_block_start":
+          if (event.content_block.type === "tool_use") {
+            const { id, name } = event.content_block;
+            toolIndex.set(event.index, calls.length);
+            emit?.({ type: "tool_call_delta", index: calls.length, id, name });
+            calls.push({ id, name, arguments: "" });
+          } else if (event.content_block.type === "text" && event.content_block.text) {
+            content += event.content_block.text;
+            emit?.({ type: "text_delta", text: event.content_block.text });
+          }
+          break;
+        case "content_block_delta":
+          if (event.delta.type === "text_delta") {
+            content += event.delta.text;
+            emit?.({ type: "text_delta", text: event.delta.text });
+          } else if (event.delta.type === "input_json_delta") {
+            const index = toolIndex.get(event.index);
+            const call = index === undefined ? undefined : calls[index];
+            if (call && index !== undefined) {
+              call.arguments += event.delta.partial_json;
+              emit?.({ type: "tool_call_delta", index, argumentsDelta: event.delta.partial_json });
+            }
+          }
+          break;
+        case "message_delta":
+          stop = event.delta.stop_reason ?? stop;
+          mergeUsage(event.usage);
+          break;
+        case "message_stop":
+          stopped = true;
+          break;
+      }
+    }
+    if (!started) throw protocolError("the server answered 200 but the event stream held no data");
+    if (!stopped && stop === null) {
+      throw protocolError("the event stream ended before the response was complete", true, "connection");
+    }
+    for (const call of calls) call.arguments ||= "{}";
+    return { content, toolCalls: calls, stop, usage: fromAnthropicUsage(wireUsage) };
+  }
+}

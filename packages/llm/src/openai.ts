@@ -1,0 +1,224 @@
+// OpenAI-compatible chat completions (OpenAI, DeepSeek, vLLM, llama.cpp, Ollama, LM Studio …)
+// through the official client, with streaming, native tool calls, and recovery of tool calls
+// that local models print as text.
+import type OpenAI from "openai";
+import type { ChatCompletionChunk, ChatCompletionCreateParamsBase } from "openai/resources/chat/completions";
+import {
+  fromOpenAIFinish,
+  fromOpenAIUsage,
+  maxTokensParam,
+  toOpenAIMessages,
+  toOpenAITools,
+} from "./openai-wire.js";
+import { type ModelPrice, withCost } from "./pricing.js";
+import { type CallContext, protocolError, type RetryOptions, summarize, withRetry } from "./retry.js";
+import { extractTextToolCallsWithRest } from "./text-tool-calls.js";
+import type { FinishReason, ModelRequest, ModelResponse, Provider, ToolCall, Usage } from "./types.js";
+
+export interface OpenAIProviderOptions {
+  model: string;
+  /** Default https://api.openai.com/v1. */
+  baseURL?: string;
+  /** Default $OPENAI_API_KEY; local servers accept any value. */
+  apiKey?: string;
+  /** Retries after the first attempt (default 3). */
+  maxRetries?: number;
+  /** Price override for this model (else the built-in table, else no cost). */
+  pricing?: ModelPrice;
+  /** Server-sent events (default true). */
+  stream?: boolean;
+  /** Per-attempt timeout (default 10 minutes). */
+  timeoutMs?: number;
+  extraHeaders?: Record<string, string>;
+  /** Default max output tokens when a request sets none (default: the server's). */
+  maxTokens?: number;
+  /** Recover tool calls printed as text when there are no native ones (default true). */
+  textToolCalls?: boolean;
+  /** Backoff tuning, mostly for tests. */
+  retry?: Pick<RetryOptions, "baseDelayMs" | "maxDelayMs" | "sleep" | "random">;
+}
+
+/** What one attempt produced, before text tool-call recovery and costing. */
+interface RawResult {
+  content: string;
+  toolCalls: ToolCall[];
+  finish: string | null;
+  usage: Usage;
+}
+
+let generatedIds = 0;
+
+export class OpenAIProvider implements Provider {
+  readonly name = "openai";
+  readonly model: string;
+  readonly baseURL: string;
+  private client?: Promise<OpenAI>;
+
+  constructor(private readonly options: OpenAIProviderOptions) {
+    this.model = options.model;
+    this.baseURL = (options.baseURL ?? "https://api.openai.com/v1").replace(/\/+$/, "");
+  }
+
+  private getClient(): Promise<OpenAI> {
+    // Loaded on first use: importing the SDK costs ~60 ms that a CLI start should not pay.
+    this.client ??= import("openai").then(
+      ({ default: Client }) =>
+        new Client({
+          baseURL: this.baseURL,
+          apiKey: this.options.apiKey ?? process.env.OPENAI_API_KEY ?? "no-key",
+          maxRetries: 0,
+          timeout: this.options.timeoutMs ?? 600_000,
+          defaultHeaders: this.options.extraHeaders,
+          logLevel: "off",
+        }),
+    );
+    return this.client;
+  }
+
+  async complete(request: ModelRequest): Promise<ModelResponse> {
+    const started = performance.now();
+    const client = await this.getClient();
+    const maxTokens = request.maxTokens ?? this.options.maxTokens;
+    const params: ChatCompletionCreateParamsBase = {
+      model: this.model,
+      messages: toOpenAIMessages(request.messages),
+      ...(request.tools.length ? { tools: toOpenAITools(request.tools) } : {}),
+      ...(maxTokens !== undefined ? maxTokensParam(this.model, maxTokens) : {}),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.stop?.length ? { stop: request.stop } : {}),
+    };
+    const context: CallContext = {
+      provider: this.name,
+      endpoint: `${this.baseURL}/chat/completions`,
+      baseURL: this.baseURL,
+      model: this.model,
+    };
+    const streaming = this.options.stream ?? true;
+    const raw = await withRetry(
+      () => (streaming ? this.streamOnce(client, params, request) : this.jsonOnce(client, params, request)),
+      {
+        ...this.options.retry,
+        maxAttempts: (this.options.maxRetries ?? 3) + 1,
+        ...(request.signal ? { signal: request.signal } : {}),
+        onRetry: (info) => request.onEvent?.({ type: "retry", ...info }),
+        context,
+      },
+    );
+    return this.finish(raw, request, started);
+  }
+
+  private finish(raw: RawResult, request: ModelRequest, started: number): ModelResponse {
+    let { content, toolCalls } = raw;
+    let finishReason: FinishReason = fromOpenAIFinish(raw.finish);
+    if (toolCalls.length === 0 && request.tools.length > 0 && this.options.textToolCalls !== false) {
+      const found = extractTextToolCallsWithRest(
+        content,
+        request.tools.map((t) => t.name),
+      );
+      if (found) {
+        content = found.rest;
+        toolCalls = found.calls;
+      }
+    }
+    if (toolCalls.length > 0 && finishReason === "stop") finishReason = "tool_calls";
+    return {
+      message: { role: "assistant", content, ...(toolCalls.length ? { toolCalls } : {}) },
+      usage: withCost(raw.usage, this.model, this.options.pricing),
+      finishReason,
+      durationMs: performance.now() - started,
+    };
+  }
+
+  private async jsonOnce(
+    client: OpenAI,
+    params: ChatCompletionCreateParamsBase,
+    request: ModelRequest,
+  ): Promise<RawResult> {
+    const completion: unknown = await client.chat.completions.create(
+      { ...params, stream: false },
+      request.signal ? { signal: request.signal } : {},
+    );
+    const choices = (completion as { choices?: unknown } | null)?.choices;
+    if (!completion || typeof completion !== "object" || !Array.isArray(choices)) {
+      const shown = typeof completion === "string" ? completion : JSON.stringify(completion) || "(empty)";
+      throw protocolError(`expected a chat completion object, got: ${summarize(shown, 200)}`);
+    }
+    const c = completion as OpenAI.Chat.Completions.ChatCompletion;
+    const choice = c.choices[0];
+    if (!choice) throw protocolError("the response has no choices");
+    const content = choice.message?.content ?? "";
+    if (content) request.onEvent?.({ type: "text_delta", text: content });
+    const toolCalls: ToolCall[] = [];
+    for (const call of choice.message?.tool_calls ?? []) {
+      if (call.type !== "function") continue;
+      toolCalls.push({
+        id: call.id || `call_gen_${++generatedIds}`,
+        name: call.function.name,
+        arguments: call.function.arguments || "{}",
+      });
+    }
+    return { content, toolCalls, finish: choice.finish_reason, usage: fromOpenAIUsage(c.usage) };
+  }
+
+  private async streamOnce(
+    client: OpenAI,
+    params: ChatCompletionCreateParamsBase,
+    request: ModelRequest,
+  ): Promise<RawResult> {
+    const stream = await client.chat.completions.create(
+      { ...params, stream: true, stream_options: { include_usage: true } },
+      request.signal ? { signal: request.signal } : {},
+    );
+    const emit = request.onEvent;
+    let content = "";
+    let finish: string | null = null;
+    let usage: ChatCompletionChunk["usage"];
+    let chunks = 0;
+    // Parallel tool calls arrive interleaved by index; names and ids come once, arguments in pieces.
+    const calls = new Map<number, { id: string; name: string; arguments: string }>();
+    for await (const chunk of stream) {
+      chunks++;
+      if (chunk.usage) usage = chunk.usage;
+      const choice = chunk.choices?.[0];
+      if (!choice) continue;
+      const delta = choice.delta;
+      if (delta?.content) {
+        content += delta.content;
+        emit?.({ type: "text_delta", text: delta.content });
+      }
+      for (const tc of delta?.tool_calls ?? []) {
+        const index = tc.index ?? 0;
+        let entry = calls.get(index);
+        if (!entry) {
+          entry = { id: "", name: "", arguments: "" };
+          calls.set(index, entry);
+        }
+        if (tc.id && !entry.id) entry.id = tc.id;
+        if (tc.function?.name && !entry.name) entry.name = tc.function.name;
+        if (tc.function?.arguments) entry.arguments += tc.function.arguments;
+        emit?.({
+          type: "tool_call_delta",
+          index,
+          ...(tc.id ? { id: tc.id } : {}),
+          ...(tc.function?.name ? { name: tc.function.name } : {}),
+          ...(tc.function?.arguments ? { argumentsDelta: tc.function.arguments } : {}),
+        });
+      }
+      if (choice.finish_reason) finish = choice.finish_reason;
+    }
+    if (chunks === 0) {
+      throw protocolError("the server answered 200 but the event stream held no data");
+    }
+    if (finish === null) {
+      throw protocolError("the event stream ended before the response was complete", true, "connection");
+    }
+    const toolCalls = [...calls.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, c]) => ({
+        id: c.id || `call_gen_${++generatedIds}`,
+        name: c.name,
+        arguments: c.arguments || "{}",
+      }));
+    return { content, toolCalls, finish, usage: fromOpenAIUsage(usage) };
+  }
+}

@@ -1,0 +1,458 @@
+// A real HTTP server speaking OpenAI's chat-completions and Anthropic's messages wire formats,
+// answering from a script. Tests and benchmarks run the real providers against it, so only the
+// model is fake, never the protocol.
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface ServerToolCall {
+  id?: string;
+  name: string;
+  arguments: string | Record<string, unknown>;
+}
+
+export interface ServerTurn {
+  content?: string;
+  toolCalls?: ServerToolCall[];
+  /** Default: estimated from the request and reply sizes (4 characters a token). */
+  usage?: { inputTokens?: number; outputTokens?: number; cachedInputTokens?: number };
+  /** OpenAI wire value; mapped for Anthropic. Default "tool_calls" with calls, else "stop". */
+  finishReason?: "stop" | "tool_calls" | "length" | "content_filter";
+  /** Answer with this HTTP status and an error body in the endpoint's format. */
+  status?: number;
+  headers?: Record<string, string>;
+  errorMessage?: string;
+  /** Send this body verbatim instead (garbage tests), with `contentType` (default text/plain). */
+  body?: string;
+  contentType?: string;
+  /** Streaming: send this many SSE events, then destroy the connection. */
+  cutAfterEvents?: number;
+  /** Streaming: send this many SSE events, then end the response cleanly (no finish, no [DONE]). */
+  endAfterEvents?: number;
+  /** Wait before answering. */
+  delayMs?: number;
+  /** Characters per text / argument delta (default 12). */
+  chunkSize?: number;
+  /** Stream parallel tool-call argument pieces round-robin instead of one call after another. */
+  interleaveToolCalls?: boolean;
+}
+
+export interface RecordedHttpRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** Parsed JSON body (undefined for GET or unparsable bodies). */
+  body: any;
+}
+
+export type ServerScript =
+  | ServerTurn[]
+  | ((request: RecordedHttpRequest, index: number) => ServerTurn | Promise<ServerTurn>);
+
+export interface ScriptedServerOptions {
+  script: ServerScript;
+  /** Model id reported by GET /v1/models (default "scripted-model"). */
+  model?: string;
+}
+
+export interface ScriptedServer {
+  /** OpenAI-style base URL, e.g. http://127.0.0.1:PORT/v1. */
+  url: string;
+  /** Origin without /v1, e.g. http://127.0.0.1:PORT (what the Anthropic SDK wants). */
+  origin: string;
+  port: number;
+  /** Every request received, in order. */
+  requests: RecordedHttpRequest[];
+  close(): Promise<void>;
+}
+
+type Protocol = "openai" | "anthropic";
+
+const encodeCall = (c: ServerToolCall) =>
+  typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments);
+
+function pieces(text: string, size: number): string[] {
+  if (text.length <= size) return [text];
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+function usageOf(turn: ServerTurn, rawBodyLength: number) {
+  const outChars =
+    (turn.content ?? "").length + (turn.toolCalls ?? []).reduce((n, c) => n + encodeCall(c).length, 0);
+  return {
+    input: turn.usage?.inputTokens ?? Math.ceil(rawBodyLength / 4),
+    output: turn.usage?.outputTokens ?? Math.max(1, Math.ceil(outChars / 4)),
+    cached: turn.usage?.cachedInputTokens,
+  };
+}
+
+function finishOf(turn: ServerTurn): string {
+  return turn.finishReason ?? (turn.toolCalls?.length ? "tool_calls" : "stop");
+}
+
+// ---- OpenAI chat completions -------------------------------------------------------------
+
+function openaiUsage(u: ReturnType<typeof usageOf>) {
+  return {
+    prompt_tokens: u.input,
+    completion_tokens: u.output,
+    total_tokens: u.input + u.output,
+    ...(u.cached !== undefined ? { prompt_tokens_details: { cached_tokens: u.cached } } : {}),
+  };
+}
+
+function openaiJson(turn: ServerTurn, model: string, id: string, usage: ReturnType<typeof usageOf>): string {
+  const calls = turn.toolCalls ?? [];
+  return JSON.stringify({
+    id,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: "assistant",
+          content: turn.content ?? (calls.length ? null : ""),
+          ...(calls.length
+            ? {
+                tool_calls: calls.map((c, i) => ({
+                  id: c.id ?? `call_${id}_${i}`,
+                  type: "function",
+                  function: { name: c.name, arguments: encodeCall(c) },
+                })),
+              }
+            : {}),
+        },
+        logprobs: null,
+        finish_reason: finishOf(turn),
+      },
+    ],
+    usage: openaiUsage(usage),
+  });
+}
+
+function openaiEvents(
+  turn: ServerTurn,
+  model: string,
+  id: string,
+  usage: ReturnType<typeof usageOf>,
+  includeUsage: boolean,
+): string[] {
+  const created = Math.floor(Date.now() / 1000);
+  const size = turn.chunkSize ?? 12;
+  const chunk = (choices: unknown[], extra?: object) =>
+    `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices, ...extra })}\n\n`;
+  const delta = (d: object, finish: string | null = null) =>
+    chunk([{ index: 0, delta: d, logprobs: null, finish_reason: finish }]);
+  const events = [delta({ role: "assistant", content: "" })];
+  for (const piece of turn.content ? pieces(turn.content, size) : []) events.push(delta({ content: piece }));
+  const calls = turn.toolCalls ?? [];
+  const perCall = calls.map((c, i) => {
+    const head = {
+      index: i,
+      id: c.id ?? `call_${id}_${i}`,
+      type: "function",
+      function: { name: c.name, arguments: "" },
+    };
+    return [head, ...pieces(encodeCall(c), size).map((p) => ({ index: i, function: { arguments: p } }))];
+  });
+  if (turn.interleaveToolCalls) {
+    for (let step = 0; perCall.some((p) => p.length > step); step++) {
+      for (const p of perCall) if (p[step]) events.push(delta({ tool_calls: [p[step]] }));
+    }
+  } else {
+    for (const p of perCall) for (const d of p) events.push(delta({ tool_calls: [d] }));
+  }
+  events.push(delta({}, finishOf(turn)));
+  if (includeUsage) events.push(chunk([], { usage: openaiUsage(usage) }));
+  events.push("data: [DONE]\n\n");
+  return events;
+}
+
+// ---- Anthropic messages ------------------------------------------------------------------
+
+const ANTHROPIC_STOP: Record<string, string> = {
+  stop: "end_turn",
+  tool_calls: "tool_use",
+  length: "max_tokens",
+  content_filter: "refusal",
+};
+
+function anthropicUsage(u: ReturnType<typeof usageOf>) {
+  // Anthropic reports cache reads apart from input_tokens.
+  const cached = u.cached ?? 0;
+  return {
+    input_tokens: u.input - cached,
+    output_tokens: u.output,
+    cache_read_input_tokens: cached,
+    cache_creation_input_tokens: 0,
+  };
+}
+
+function anthropicBlocks(turn: ServerTurn, id: string) {
+  const blocks: Array<Record<string, unknown>> = [];
+  if (turn.content) blocks.push({ type: "text", text: turn.content });
+  (turn.toolCalls ?? []).forEach((c, i) => {
+    blocks.push({
+      type: "tool_use",
+      id: c.id ?? `toolu_${id}_${i}`,
+      name: c.name,
+      input: JSON.parse(encodeCall(c)),
+    });
+  });
+  return blocks;
+}
+
+function anthropicJson(
+  turn: ServerTurn,
+  model: string,
+  id: string,
+  usage: ReturnType<typeof usageOf>,
+): string {
+  return JSON.stringify({
+    id,
+    type: "message",
+    role: "assistant",
+    model,
+    content: anthropicBlocks(turn, id),
+    stop_reason: ANTHROPIC_STOP[finishOf(turn)] ?? "end_turn",
+    stop_sequence: null,
+    usage: anthropicUsage(usage),
+  });
+}
+
+function anthropicEvents(
+  turn: ServerTurn,
+  model: string,
+  id: string,
+  usage: ReturnType<typeof usageOf>,
+): string[] {
+  const size = turn.chunkSize ?? 12;
+  const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  const start = anthropicUsage(usage);
+  const events = [
+    ev("message_start", {
+      message: {
+        id,
+        type: "message",
+        role: "assistant",
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...start, output_tokens: 1 },
+      },
+    }),
+  ];
+  let index = 0;
+  if (turn.content) {
+    events.push(ev("content_block_start", { index, content_block: { type: "text", text: "" } }));
+    for (const p of pieces(turn.content, size)) {
+      events.push(ev("content_block_delta", { index, delta: { type: "text_delta", text: p } }));
+    }
+    events.push(ev("content_block_stop", { index }));
+    index++;
+  }
+  (turn.toolCalls ?? []).forEach((c, i) => {
+    const block = { type: "tool_use", id: c.id ?? `toolu_${id}_${i}`, name: c.name, input: {} };
+    events.push(ev("content_block_start", { index, content_block: block }));
+    for (const p of pieces(encodeCall(c), size)) {
+      events.push(ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: p } }));
+    }
+    events.push(ev("content_block_stop", { index }));
+    index++;
+  });
+  events.push(
+    ev("message_delta", {
+      delta: { stop_reason: ANTHROPIC_STOP[finishOf(turn)] ?? "end_turn", stop_sequence: null },
+      usage: { output_tokens: usage.output },
+    }),
+  );
+  events.push(ev("message_stop", {}));
+  return events;
+}
+
+// ---- HTTP plumbing -----------------------------------------------------------------------
+
+function errorBody(protocol: Protocol, status: number, message: string): string {
+  if (protocol === "anthropic") {
+    const type = status === 401 ? "authentication_error" : status === 429 ? "rate_limit_error" : "api_error";
+    return JSON.stringify({ type: "error", error: { type, message } });
+  }
+  return JSON.stringify({
+    error: { message, type: status >= 500 ? "server_error" : "invalid_request_error", code: null },
+  });
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+/** Starts the server on 127.0.0.1 with a free port. */
+export async function startScriptedServer(
+  scriptOrOptions: ServerScript | ScriptedServerOptions,
+): Promise<ScriptedServer> {
+  const options: ScriptedServerOptions =
+    Array.isArray(scriptOrOptions) || typeof scriptOrOptions === "function"
+      ? { script: scriptOrOptions }
+      : scriptOrOptions;
+  const { script } = options;
+  const modelId = options.model ?? "scripted-model";
+  const requests: RecordedHttpRequest[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+  let turns = 0;
+  let ids = 0;
+
+  const send = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
+    res.writeHead(status, {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body),
+      ...headers,
+    });
+    res.end(body);
+  };
+
+  const answer = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    protocol: Protocol,
+    record: RecordedHttpRequest,
+    rawLength: number,
+  ) => {
+    const index = turns++;
+    let turn: ServerTurn | undefined;
+    if (Array.isArray(script)) turn = script[index];
+    else turn = await script(record, index);
+    if (!turn) {
+      const total = Array.isArray(script) ? script.length : 0;
+      return send(
+        res,
+        400,
+        errorBody(
+          protocol,
+          400,
+          `scripted server: the script has run out (${total} turns, request #${index + 1})`,
+        ),
+      );
+    }
+    if (turn.delayMs) {
+      const t = turn;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          resolve();
+        }, t.delayMs);
+        timers.add(timer);
+      });
+      if (req.destroyed || res.destroyed) return;
+    }
+    const headers = turn.headers ?? {};
+    if (turn.body !== undefined) {
+      return send(res, turn.status ?? 200, turn.body, {
+        "content-type": turn.contentType ?? "text/plain",
+        ...headers,
+      });
+    }
+    if (turn.status && turn.status >= 300) {
+      return send(
+        res,
+        turn.status,
+        errorBody(protocol, turn.status, turn.errorMessage ?? `scripted error ${turn.status}`),
+        headers,
+      );
+    }
+    const id = `${protocol === "openai" ? "chatcmpl" : "msg"}_${++ids}`;
+    const usage = usageOf(turn, rawLength);
+    const body = record.body as { stream?: boolean; stream_options?: { include_usage?: boolean } };
+    if (!body.stream) {
+      const json =
+        protocol === "openai"
+          ? openaiJson(turn, modelId, id, usage)
+          : anthropicJson(turn, modelId, id, usage);
+      return send(res, turn.status ?? 200, json, headers);
+    }
+    const events =
+      protocol === "openai"
+        ? openaiEvents(turn, modelId, id, usage, body.stream_options?.include_usage === true)
+        : anthropicEvents(turn, modelId, id, usage);
+    res.writeHead(turn.status ?? 200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      ...headers,
+    });
+    if (turn.cutAfterEvents !== undefined) {
+      // Flush what we have, then drop the connection mid-stream.
+      res.write(events.slice(0, turn.cutAfterEvents).join(""), () => res.socket?.destroy());
+      return;
+    }
+    const sent = turn.endAfterEvents !== undefined ? events.slice(0, turn.endAfterEvents) : events;
+    res.end(sent.join(""));
+  };
+
+  const server = createServer((req, res) => {
+    const path = (req.url ?? "/").split("?")[0]!;
+    readBody(req)
+      .then(async (raw) => {
+        let body: unknown;
+        try {
+          body = raw ? JSON.parse(raw) : undefined;
+        } catch {
+          body = undefined;
+        }
+        const record: RecordedHttpRequest = { method: req.method ?? "GET", path, headers: req.headers, body };
+        requests.push(record);
+        if (req.method === "GET" && path === "/v1/models") {
+          return send(
+            res,
+            200,
+            JSON.stringify({
+              object: "list",
+              data: [{ id: modelId, object: "model", created: 0, owned_by: "scripted" }],
+            }),
+          );
+        }
+        const protocol: Protocol | undefined =
+          req.method === "POST" && path === "/v1/chat/completions"
+            ? "openai"
+            : req.method === "POST" && path === "/v1/messages"
+              ? "anthropic"
+              : undefined;
+        if (!protocol) return send(res, 404, errorBody("openai", 404, `no route for ${req.method} ${path}`));
+        if (!body || typeof body !== "object")
+          return send(res, 400, errorBody(protocol, 400, "request body is not JSON"));
+        await answer(req, res, protocol, record, raw.length);
+      })
+      .catch((err: unknown) => {
+        if (!res.headersSent)
+          send(res, 500, errorBody("openai", 500, `scripted server failed: ${String(err)}`));
+        else res.destroy();
+      });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const origin = `http://127.0.0.1:${port}`;
+  return {
+    url: `${origin}/v1`,
+    origin,
+    port,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const timer of timers) clearTimeout(timer);
+        timers.clear();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
