@@ -206,6 +206,8 @@ describe("LocalSandbox", () => {
     assert.ok(r.stdout.startsWith("hello world\nhello world\n"));
     assert.match(r.stdout, /\[… 19\d{7} bytes of output truncated …\]/);
     assert.equal(r.stderr, "done\n");
+    assert.equal(r.stdoutBytes, 200_000_000);
+    assert.equal(r.stderrBytes, 5);
     assert.ok(growth < 60 * 1024 * 1024, `rss grew by ${growth}`);
     assert.ok(elapsed < 15_000, `took ${elapsed}`);
   });

@@ -219,6 +219,8 @@ export class LocalSandbox implements Sandbox {
           aborted,
           truncated: out.truncated || err.truncated,
           durationMs: Math.round(performance.now() - start),
+          stdoutBytes: out.totalBytes,
+          stderrBytes: err.totalBytes,
         });
       };
 

@@ -28,6 +28,10 @@ export interface ExecResult {
   aborted: boolean;
   truncated: boolean;
   durationMs: number;
+  /** Total bytes the command wrote to stdout (including any dropped middle). */
+  stdoutBytes?: number;
+  /** Total bytes the command wrote to stderr (including any dropped middle). */
+  stderrBytes?: number;
 }
 
 export interface Sandbox {

@@ -1,0 +1,61 @@
+// Shared error results for the file tools.
+import { readdir } from "node:fs/promises";
+import { basename, dirname } from "node:path";
+import { displayPath, PathError } from "../paths.js";
+import type { ToolContext, ToolResult } from "../types.js";
+import { editDistance } from "./text.js";
+
+export function errorResult(message: string, data?: Record<string, unknown>): ToolResult {
+  return { output: `ERROR: ${message}`, isError: true, ...(data ? { data } : {}) };
+}
+
+/** Turns an exception into a model-readable error result. */
+export function exceptionResult(e: unknown, what: string): ToolResult {
+  if (e instanceof PathError) return errorResult(e.message);
+  const err = e as NodeJS.ErrnoException;
+  if (err?.code === "EACCES" || err?.code === "EPERM") return errorResult(`permission denied: ${what}`);
+  if (err?.code === "ENOENT") return errorResult(`file not found: ${what}`);
+  if (err?.code === "ENOTDIR") return errorResult(`a parent of ${what} is a file, not a folder`);
+  if (err?.code === "EISDIR") return errorResult(`${what} is a directory`);
+  return errorResult(`${what}: ${err?.message ?? String(e)}`);
+}
+
+/** Up to `max` names in the folder of `abs` that look like its name. */
+export async function similarNames(abs: string, max = 3): Promise<string[]> {
+  const dir = dirname(abs);
+  const want = basename(abs).toLowerCase();
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return [];
+  }
+  const scored = names
+    .map((n) => {
+      const lower = n.toLowerCase();
+      let score = editDistance(lower, want);
+      const stemA = lower.replace(/\.[^.]*$/, "");
+      const stemB = want.replace(/\.[^.]*$/, "");
+      if (stemA === stemB) score = Math.min(score, 1);
+      else if (stemA.length >= 3 && stemB.length >= 3 && (stemA.includes(stemB) || stemB.includes(stemA)))
+        score = Math.min(score, 2);
+      return { n, score };
+    })
+    .filter((s) => s.score <= Math.max(2, Math.floor(want.length / 3)))
+    .sort((a, b) => a.score - b.score || (a.n < b.n ? -1 : 1));
+  return scored.slice(0, max).map((s) => s.n);
+}
+
+/** "ERROR: file not found: <path>" plus similar names in that folder, if any. */
+export async function notFoundResult(ctx: ToolContext, userPath: string, abs: string): Promise<ToolResult> {
+  const similar = await similarNames(abs);
+  let msg = `file not found: ${userPath}`;
+  if (similar.length > 0) {
+    const dir = displayPath(ctx, dirname(abs));
+    const shown = similar.map((n) => (dir === "." ? n : `${dir}/${n}`));
+    msg += `\nSimilar names in that folder: ${shown.join(", ")}`;
+  } else {
+    msg += "\nUse list_dir or glob to find the right path.";
+  }
+  return errorResult(msg, { path: displayPath(ctx, abs), similar });
+}

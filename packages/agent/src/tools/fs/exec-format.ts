@@ -1,0 +1,77 @@
+// Shared by run_command and execute_python: run through the sandbox and format the result.
+import type { ExecResult } from "@hands/sandbox";
+import type { ToolContext, ToolResult } from "../types.js";
+import { errorResult } from "./errors.js";
+import { humanSize } from "./text.js";
+
+export const EXEC_DEFAULT_TIMEOUT_S = 60;
+export const EXEC_MAX_TIMEOUT_S = 600;
+/** Bytes kept per stream (head + tail) for the model; the loop caps the text further. */
+export const EXEC_MAX_OUTPUT_BYTES = 512 * 1024;
+
+export function timeoutSeconds(requested: unknown): number {
+  const n = typeof requested === "number" && Number.isFinite(requested) ? requested : EXEC_DEFAULT_TIMEOUT_S;
+  return Math.min(EXEC_MAX_TIMEOUT_S, Math.max(1, n));
+}
+
+export function formatExecResult(r: ExecResult, timeoutS: number): string {
+  const lines: string[] = [];
+  if (r.timedOut) {
+    lines.push(
+      `exit code: none — TIMED OUT after ${timeoutS} s; the command and every process it started were killed. If it legitimately needs longer, pass a larger timeout (max ${EXEC_MAX_TIMEOUT_S}); if it waits for input, make it non-interactive.`,
+    );
+  } else if (r.aborted) {
+    lines.push("exit code: none — ABORTED; the command and every process it started were killed.");
+  } else if (r.exitCode === null) {
+    lines.push(`exit code: none — killed by signal ${r.signal ?? "?"}`);
+  } else {
+    lines.push(`exit code: ${r.exitCode}`);
+  }
+  const stdout = r.stdout.replace(/\n$/, "");
+  const stderr = r.stderr.replace(/\n$/, "");
+  if (stdout !== "") lines.push("stdout:", stdout);
+  if (stderr !== "") lines.push("stderr:", stderr);
+  if (stdout === "" && stderr === "") lines.push("(no output)");
+  if (r.truncated) {
+    const total = (r.stdoutBytes ?? 0) + (r.stderrBytes ?? 0);
+    lines.push(
+      `(output truncated: ${total > 0 ? `${humanSize(total)} were printed; ` : ""}only the first and last ${humanSize(EXEC_MAX_OUTPUT_BYTES / 2)} of each stream are shown — redirect to a file and grep/read it if you need the middle.)`,
+    );
+  }
+  return lines.join("\n");
+}
+
+export async function runInSandbox(
+  ctx: ToolContext,
+  command: string,
+  timeoutS: number,
+  extra: { stdin?: string; label: string },
+): Promise<ToolResult> {
+  let result: ExecResult;
+  try {
+    const sandbox = await ctx.sandbox();
+    result = await sandbox.exec(command, {
+      timeoutMs: Math.round(timeoutS * 1000),
+      signal: ctx.signal,
+      maxOutputBytes: EXEC_MAX_OUTPUT_BYTES,
+      ...(extra.stdin !== undefined ? { stdin: extra.stdin } : {}),
+    });
+  } catch (e) {
+    return errorResult(`could not run the ${extra.label}: ${(e as Error).message}`);
+  }
+  // A command that ran and failed is a normal result (the exit code says it); isError is for
+  // "could not run at all".
+  return {
+    output: formatExecResult(result, timeoutS),
+    data: {
+      exitCode: result.exitCode,
+      signal: result.signal,
+      timedOut: result.timedOut,
+      aborted: result.aborted,
+      truncated: result.truncated,
+      durationMs: result.durationMs,
+      stdoutBytes: result.stdoutBytes ?? Buffer.byteLength(result.stdout),
+      stderrBytes: result.stderrBytes ?? Buffer.byteLength(result.stderr),
+    },
+  };
+}

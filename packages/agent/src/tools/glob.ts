@@ -1,0 +1,149 @@
+// glob: find files by name pattern, respecting .gitignore.
+import type { Stats } from "node:fs";
+import { lstat, stat } from "node:fs/promises";
+import picomatch from "picomatch";
+import { errorResult, exceptionResult, notFoundResult } from "./fs/errors.js";
+import { fmtInt } from "./fs/text.js";
+import { walkFiles } from "./fs/walk.js";
+import { displayPath, resolveInWorkspace } from "./paths.js";
+import type { Tool, ToolContext, ToolResult } from "./types.js";
+
+export type GlobArgs = {
+  pattern: string;
+  path?: string;
+};
+
+export const GLOB_MAX_RESULTS = 1000;
+/** Files examined at most (protects against enormous trees). */
+export const GLOB_MAX_SCANNED = 200_000;
+
+/** True when the pattern explicitly names node_modules (then it is searched). */
+export function mentionsNodeModules(pattern: string): boolean {
+  return pattern.split("/").some((seg) => seg.includes("node_modules"));
+}
+
+export const globTool: Tool<GlobArgs> = {
+  name: "glob",
+  description: [
+    "Find files by name with a glob pattern (picomatch syntax: `*` within one folder level, `**` across levels, `{a,b}` alternatives), matched against paths relative to `path` (default: the workspace root).",
+    "Examples: `**/*.ts` (all TypeScript files), `src/**/*.test.ts`, `*.json` (top level only — a pattern without `/` does not search subfolders; use `**/` for that), `**/{package,tsconfig}.json`.",
+    "Respects .gitignore files (root and nested), never looks inside .git, and skips node_modules unless the pattern names it.",
+    `Returns matching file paths relative to the workspace root (ready for read_file), newest modification first, at most ${fmtInt(GLOB_MAX_RESULTS)}.`,
+    "Use grep to search file contents.",
+  ].join(" "),
+  parameters: {
+    type: "object",
+    properties: {
+      pattern: { type: "string", description: "Glob pattern, e.g. `**/*.py` or `src/**/index.{ts,js}`." },
+      path: {
+        type: "string",
+        description: "Folder to search in, relative to the workspace root (default: the workspace root).",
+      },
+    },
+    required: ["pattern"],
+    additionalProperties: false,
+  },
+  readOnly: true,
+  async execute(args: GlobArgs, ctx: ToolContext): Promise<ToolResult> {
+    const pattern = typeof args.pattern === "string" ? args.pattern.trim() : "";
+    if (pattern === "") return errorResult("pattern must be a non-empty glob pattern such as **/*.ts");
+    if (pattern.startsWith("/")) {
+      return errorResult(
+        "pattern must be relative (it is matched against paths relative to `path`); put the folder in `path` instead.",
+      );
+    }
+    const userPath = args.path ?? ".";
+    let base: string;
+    try {
+      base = await resolveInWorkspace(ctx, userPath);
+    } catch (e) {
+      return exceptionResult(e, userPath);
+    }
+    try {
+      let st: Stats;
+      try {
+        st = await stat(base);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === "ENOENT") return notFoundResult(ctx, userPath, base);
+        throw e;
+      }
+      if (!st.isDirectory()) return errorResult(`${displayPath(ctx, base)} is a file, not a folder.`);
+
+      const clean = pattern.replace(/^\.\//, "");
+      let isMatch: (p: string) => boolean;
+      try {
+        isMatch = picomatch(clean, { dot: true });
+      } catch (e) {
+        return errorResult(`invalid glob pattern ${JSON.stringify(pattern)}: ${(e as Error).message}`);
+      }
+      // Only walk folders that can contain matches: below the pattern's static prefix, and no
+      // deeper than its number of segments when it has no "**".
+      const staticBase = picomatch.scan(clean).base;
+      const maxSegments = clean.includes("**") || clean.includes("{") ? Infinity : clean.split("/").length;
+      const enterDir = (rel: string) =>
+        rel.split("/").length < maxSegments &&
+        (staticBase === "" ||
+          staticBase.startsWith(`${rel}/`) ||
+          rel === staticBase ||
+          rel.startsWith(`${staticBase}/`));
+
+      const matches: { path: string; mtime: number }[] = [];
+      let scanned = 0;
+      let total = 0;
+      let stoppedEarly = false;
+      for await (const f of walkFiles({
+        workspace: ctx.workspace,
+        base,
+        includeNodeModules: mentionsNodeModules(clean),
+        signal: ctx.signal,
+        enterDir,
+      })) {
+        if (++scanned > GLOB_MAX_SCANNED) {
+          stoppedEarly = true;
+          break;
+        }
+        if (!isMatch(f.rel)) continue;
+        total++;
+        let mtime = 0;
+        try {
+          mtime = (await lstat(f.abs)).mtimeMs;
+        } catch {
+          mtime = 0;
+        }
+        matches.push({ path: displayPath(ctx, f.abs), mtime });
+      }
+      if (ctx.signal.aborted) return errorResult("glob was aborted.");
+      matches.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+      const shown = matches.slice(0, GLOB_MAX_RESULTS);
+      const where = displayPath(ctx, base);
+      if (shown.length === 0) {
+        let msg = `No files match ${JSON.stringify(pattern)} in ${where === "." ? "the workspace" : where}.`;
+        if (!clean.includes("/") && !clean.startsWith("**")) {
+          msg += ` A pattern without "/" only matches files directly in that folder; try "**/${clean}" to search subfolders.`;
+        }
+        msg += " (.gitignore'd files and node_modules are not searched.)";
+        return { output: msg, data: { pattern, path: where, count: 0, files: [] } };
+      }
+      const lines = shown.map((m) => m.path);
+      if (total > shown.length) {
+        lines.push(
+          `… ${fmtInt(total - shown.length)} more files not shown (${fmtInt(total)} matched); use a narrower pattern or path.`,
+        );
+      }
+      if (stoppedEarly)
+        lines.push(`(search stopped after ${fmtInt(GLOB_MAX_SCANNED)} files; narrow the path.)`);
+      return {
+        output: lines.join("\n"),
+        data: {
+          pattern,
+          path: where,
+          count: total,
+          files: shown.map((m) => m.path),
+          truncated: total > shown.length,
+        },
+      };
+    } catch (e) {
+      return exceptionResult(e, userPath);
+    }
+  },
+};

@@ -1,0 +1,231 @@
+// grep: search file contents with a JavaScript regular expression.
+import type { Stats } from "node:fs";
+import { readFile, realpath, stat } from "node:fs/promises";
+import picomatch from "picomatch";
+import { errorResult, exceptionResult, notFoundResult } from "./fs/errors.js";
+import { fmtInt, looksBinary } from "./fs/text.js";
+import { walkFiles } from "./fs/walk.js";
+import { mentionsNodeModules } from "./glob.js";
+import { displayPath, isInsideRoot, resolveInWorkspace } from "./paths.js";
+import type { Tool, ToolContext, ToolResult } from "./types.js";
+
+export type GrepArgs = {
+  pattern: string;
+  path?: string;
+  glob?: string;
+  ignore_case?: boolean;
+};
+
+export const GREP_MAX_MATCHES = 200;
+/** Files larger than this are skipped. */
+export const GREP_MAX_FILE_BYTES = 4 * 1024 * 1024;
+/** Longest line text shown per match. */
+export const GREP_MAX_LINE_CHARS = 300;
+/** Matches counted at most (the count beyond the shown ones stops here). */
+const GREP_MAX_COUNTED = 100_000;
+
+/** Shows the part of a long line around the match. */
+function clipAround(line: string, col: number): string {
+  if (line.length <= GREP_MAX_LINE_CHARS) return line;
+  const start = Math.max(0, Math.min(col - 80, line.length - GREP_MAX_LINE_CHARS));
+  const end = start + GREP_MAX_LINE_CHARS;
+  return `${start > 0 ? "…" : ""}${line.slice(start, end)}${end < line.length ? "…" : ""}`;
+}
+
+interface LineMatch {
+  line: number;
+  text: string;
+}
+
+/** Every line of `text` with a match (one entry per line), scanning the text once. */
+export function matchLines(text: string, re: RegExp, max: number): { matches: LineMatch[]; count: number } {
+  const matches: LineMatch[] = [];
+  let count = 0;
+  let lineNo = 1;
+  let lineStart = 0;
+  let scan = 0;
+  re.lastIndex = 0;
+  for (;;) {
+    const m = re.exec(text);
+    if (!m) break;
+    const idx = m.index;
+    for (;;) {
+      const nl = text.indexOf("\n", scan);
+      if (nl === -1 || nl >= idx) break;
+      lineNo++;
+      lineStart = nl + 1;
+      scan = nl + 1;
+    }
+    let lineEnd = text.indexOf("\n", idx);
+    if (lineEnd === -1) lineEnd = text.length;
+    count++;
+    if (matches.length < max) {
+      let line = text.slice(lineStart, lineEnd);
+      if (line.endsWith("\r")) line = line.slice(0, -1);
+      matches.push({ line: lineNo, text: clipAround(line, idx - lineStart) });
+    }
+    if (lineEnd >= text.length) break;
+    re.lastIndex = lineEnd + 1; // one result per line
+  }
+  return { matches, count };
+}
+
+export const grepTool: Tool<GrepArgs> = {
+  name: "grep",
+  description: [
+    'Search the contents of files in the workspace with a JavaScript regular expression (e.g. `function\\s+load`, `TODO|FIXME`, `import .* from "react"`). Escape regex characters for literal text (`\\(`, `\\.`).',
+    "Output: one line per matching line, as `path:line:text` (paths relative to the workspace root; long lines are clipped around the match).",
+    `Searches \`path\` (a folder or one file; default the whole workspace), respects .gitignore, skips .git, node_modules, binary files and files over ${GREP_MAX_FILE_BYTES / (1024 * 1024)} MB.`,
+    "`glob` filters which files are searched: `*.ts` matches by file name at any depth, a pattern with `/` (e.g. `src/**/*.py`) matches paths relative to `path`.",
+    `At most ${GREP_MAX_MATCHES} matches are shown. Use it to find definitions and usages, then read_file around the line numbers.`,
+  ].join(" "),
+  parameters: {
+    type: "object",
+    properties: {
+      pattern: { type: "string", description: "JavaScript regular expression (without slashes or flags)." },
+      path: {
+        type: "string",
+        description:
+          "Folder or file to search, relative to the workspace root (default: the workspace root).",
+      },
+      glob: {
+        type: "string",
+        description: "Only search files matching this glob, e.g. `*.ts` or `src/**/*.{js,jsx}`.",
+      },
+      ignore_case: { type: "boolean", description: "Case-insensitive search (default false)." },
+    },
+    required: ["pattern"],
+    additionalProperties: false,
+  },
+  readOnly: true,
+  async execute(args: GrepArgs, ctx: ToolContext): Promise<ToolResult> {
+    if (typeof args.pattern !== "string" || args.pattern === "") {
+      return errorResult("pattern must be a non-empty regular expression.");
+    }
+    let re: RegExp;
+    try {
+      re = new RegExp(args.pattern, args.ignore_case ? "gmi" : "gm");
+    } catch (e) {
+      return errorResult(
+        `invalid regular expression ${JSON.stringify(args.pattern)}: ${(e as Error).message.replace(/^Invalid regular expression: /, "")}. Escape special characters (\\( \\[ \\. \\*) to search for them literally.`,
+      );
+    }
+    let fileFilter: ((rel: string) => boolean) | undefined;
+    if (args.glob !== undefined && args.glob.trim() !== "") {
+      const g = args.glob.trim().replace(/^\.\//, "");
+      try {
+        const m = picomatch(g, { dot: true, basename: !g.includes("/") });
+        fileFilter = (rel) => m(rel);
+      } catch (e) {
+        return errorResult(`invalid glob ${JSON.stringify(args.glob)}: ${(e as Error).message}`);
+      }
+    }
+    const userPath = args.path ?? ".";
+    let base: string;
+    try {
+      base = await resolveInWorkspace(ctx, userPath);
+    } catch (e) {
+      return exceptionResult(e, userPath);
+    }
+    try {
+      let st: Stats;
+      try {
+        st = await stat(base);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === "ENOENT") return notFoundResult(ctx, userPath, base);
+        throw e;
+      }
+
+      const out: string[] = [];
+      let total = 0;
+      let filesWithMatches = 0;
+      let searched = 0;
+      let skippedLarge = 0;
+      const roots = [ctx.workspace, ...ctx.readRoots];
+
+      const searchFile = async (abs: string, isSymlink: boolean) => {
+        let real = abs;
+        if (isSymlink) {
+          try {
+            real = await realpath(abs);
+          } catch {
+            return; // broken link
+          }
+          if (!roots.some((r) => isInsideRoot(r, real))) return; // leads outside: never read it
+        }
+        let size: number;
+        try {
+          const s = await stat(real);
+          if (!s.isFile()) return;
+          size = s.size;
+        } catch {
+          return;
+        }
+        if (size > GREP_MAX_FILE_BYTES) {
+          skippedLarge++;
+          return;
+        }
+        let buf: Buffer;
+        try {
+          buf = await readFile(real);
+        } catch {
+          return;
+        }
+        if (looksBinary(buf)) return;
+        searched++;
+        const room = Math.max(0, GREP_MAX_MATCHES - out.length);
+        const { matches, count } = matchLines(buf.toString("utf8"), re, room);
+        if (count === 0) return;
+        filesWithMatches++;
+        total += count;
+        const shown = displayPath(ctx, abs);
+        for (const m of matches) out.push(`${shown}:${m.line}:${m.text}`);
+      };
+
+      if (st.isFile()) {
+        await searchFile(base, false);
+      } else {
+        for await (const f of walkFiles({
+          workspace: ctx.workspace,
+          base,
+          includeNodeModules: args.glob !== undefined && mentionsNodeModules(args.glob),
+          signal: ctx.signal,
+        })) {
+          if (fileFilter && !fileFilter(f.rel)) continue;
+          await searchFile(f.abs, f.isSymlink);
+          if (total >= GREP_MAX_COUNTED) break;
+        }
+      }
+      if (ctx.signal.aborted) return errorResult("grep was aborted.");
+
+      const where = displayPath(ctx, base);
+      const data = {
+        pattern: args.pattern,
+        path: where,
+        matches: total,
+        files: filesWithMatches,
+        searched,
+        skippedLarge,
+        truncated: total > out.length,
+      };
+      if (total === 0) {
+        let msg = `No matches for /${args.pattern}/${args.ignore_case ? "i" : ""} in ${where === "." ? "the workspace" : where} (${fmtInt(searched)} files searched`;
+        if (skippedLarge > 0)
+          msg += `, ${skippedLarge} files over ${GREP_MAX_FILE_BYTES / (1024 * 1024)} MB skipped`;
+        msg += ").";
+        return { output: msg, data };
+      }
+      if (total > out.length) {
+        const counted = total >= GREP_MAX_COUNTED ? `at least ${fmtInt(total)}` : fmtInt(total);
+        out.push(
+          `… ${fmtInt(total - out.length)}${total >= GREP_MAX_COUNTED ? "+" : ""} more matches not shown (${counted} in ${fmtInt(filesWithMatches)} files); narrow the pattern, path or glob.`,
+        );
+      }
+      if (skippedLarge > 0)
+        out.push(`(${skippedLarge} files over ${GREP_MAX_FILE_BYTES / (1024 * 1024)} MB were skipped.)`);
+      return { output: out.join("\n"), data };
+    } catch (e) {
+      return exceptionResult(e, userPath);
+    }
+  },
+};

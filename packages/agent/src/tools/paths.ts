@@ -1,0 +1,105 @@
+// Workspace confinement for the file tools: every path the model gives is resolved to a real
+// absolute path inside the workspace (or, for reads, inside one of ctx.readRoots), with
+// symlinks resolved so that none of them can lead outside.
+import { realpathSync } from "node:fs";
+import { lstat, realpath } from "node:fs/promises";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import type { ToolContext } from "./types.js";
+
+/** A path the model may not use; the message is written for the model. */
+export class PathError extends Error {
+  override name = "PathError";
+}
+
+export type PathContext = Pick<ToolContext, "workspace" | "readRoots">;
+
+/** True when `p` is `root` or lies below it. Compares against root + separator (so /ws_evil is not in /ws). */
+export function isInsideRoot(root: string, p: string): boolean {
+  if (p === root) return true;
+  return p.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
+function realRoot(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return resolve(p);
+  }
+}
+
+/**
+ * Resolves a path given by the model to a real absolute path.
+ *
+ * - Relative paths are relative to the workspace root; absolute paths must lie inside the
+ *   workspace (or, unless `forWrite`, inside one of `ctx.readRoots`).
+ * - The longest existing prefix is realpath'd, so symlinks (the file itself or any parent
+ *   folder) that lead outside are refused; a path that does not exist yet is checked through
+ *   its nearest existing parent.
+ * - NUL bytes, `..` escapes and broken symlinks are refused.
+ *
+ * Throws PathError with a message the model can act on.
+ */
+export async function resolveInWorkspace(
+  ctx: PathContext,
+  userPath: string,
+  options: { forWrite?: boolean } = {},
+): Promise<string> {
+  if (typeof userPath !== "string") throw new PathError("path must be a string");
+  if (userPath.includes("\0")) throw new PathError(`path contains a NUL byte: ${JSON.stringify(userPath)}`);
+  const workspace = realRoot(ctx.workspace);
+  const roots = options.forWrite ? [workspace] : [workspace, ...ctx.readRoots.map(realRoot)];
+  const trimmed = userPath.trim() === "" ? "." : userPath;
+  const candidate = isAbsolute(trimmed) ? resolve(trimmed) : resolve(workspace, trimmed);
+
+  const outside = () =>
+    new PathError(
+      `path is outside the workspace: ${userPath}. ${
+        options.forWrite
+          ? "Only files inside the workspace can be written"
+          : "Only files inside the workspace can be read"
+      } (workspace root: ${workspace}); use a path relative to the workspace root.`,
+    );
+  // Lexical check first (catches `..` escapes and absolute paths elsewhere).
+  if (!roots.some((r) => isInsideRoot(r, candidate))) throw outside();
+
+  // Find the longest existing prefix (lstat: a symlink counts as existing and gets resolved).
+  let existing = candidate;
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      await lstat(existing);
+      break;
+    } catch {
+      const parent = dirname(existing);
+      if (parent === existing) break;
+      rest.unshift(relative(parent, existing));
+      existing = parent;
+    }
+  }
+  let real: string;
+  try {
+    real = await realpath(existing);
+  } catch {
+    throw new PathError(`path goes through a broken symbolic link: ${userPath}`);
+  }
+  const full = rest.length > 0 ? join(real, ...rest) : real;
+  if (!roots.some((r) => isInsideRoot(r, full))) {
+    throw new PathError(
+      `path resolves (through a symbolic link) to ${full}, which is outside the workspace: ${userPath}.`,
+    );
+  }
+  return full;
+}
+
+/** A path for messages: relative to the workspace when inside it ("." for the root), else absolute. */
+export function displayPath(ctx: Pick<ToolContext, "workspace">, abs: string): string {
+  const workspace = realRoot(ctx.workspace);
+  if (isInsideRoot(workspace, abs)) return relative(workspace, abs).split(sep).join("/") || ".";
+  return abs;
+}
+
+/** True when the path (absolute, inside the workspace) is inside a `.git` folder or is one. */
+export function isInGitInternals(ctx: Pick<ToolContext, "workspace">, abs: string): boolean {
+  const rel = relative(realRoot(ctx.workspace), abs);
+  return rel.split(sep).includes(".git");
+}

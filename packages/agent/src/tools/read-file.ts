@@ -1,0 +1,196 @@
+// read_file: numbered lines of a text file, paged by line (offset/limit).
+import type { Stats } from "node:fs";
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import { StringDecoder } from "node:string_decoder";
+import { errorResult, exceptionResult, notFoundResult } from "./fs/errors.js";
+import { clipLine, fileLooksBinary, fmtInt, humanSize, numbered } from "./fs/text.js";
+import { displayPath, resolveInWorkspace } from "./paths.js";
+import type { Tool, ToolContext, ToolResult } from "./types.js";
+
+export const READ_DEFAULT_LIMIT = 2000;
+export const READ_MAX_LIMIT = 10_000;
+export const READ_MAX_LINE_CHARS = 2000;
+
+export type ReadFileArgs = {
+  path: string;
+  offset?: number;
+  limit?: number;
+};
+
+interface Slice {
+  lines: string[];
+  /** Full length (chars, approximate for very long lines) of each kept line. */
+  lengths: number[];
+  totalLines: number;
+}
+
+/**
+ * Streams the file once: keeps lines [offset, offset + limit) (each capped so one giant line
+ * cannot blow memory) and counts all lines.
+ */
+async function readLineSlice(
+  path: string,
+  offset: number,
+  limit: number,
+  signal?: AbortSignal,
+): Promise<Slice> {
+  const first = offset; // 1-based
+  const last = offset + limit - 1;
+  const keepBytes = READ_MAX_LINE_CHARS * 4 + 8; // enough bytes for READ_MAX_LINE_CHARS chars
+  const lines: string[] = [];
+  const lengths: number[] = [];
+  let lineNo = 1;
+  let cur: Buffer[] = [];
+  let curBytes = 0;
+  let curTotal = 0;
+  let pending = false; // bytes seen since the last newline
+
+  const keep = (chunk: Buffer) => {
+    curTotal += chunk.length;
+    if (curBytes < keepBytes) {
+      const piece = chunk.subarray(0, keepBytes - curBytes);
+      cur.push(piece);
+      curBytes += piece.length;
+    }
+  };
+  const endLine = () => {
+    if (lineNo >= first && lineNo <= last) {
+      let text = new StringDecoder("utf8").write(Buffer.concat(cur));
+      if (curTotal === curBytes && text.endsWith("\r")) text = text.slice(0, -1);
+      lines.push(text);
+      lengths.push(curTotal === curBytes ? text.length : Math.max(text.length, curTotal));
+    }
+    lineNo++;
+    cur = [];
+    curBytes = 0;
+    curTotal = 0;
+  };
+
+  const stream = createReadStream(path, { highWaterMark: 256 * 1024, ...(signal ? { signal } : {}) });
+  for await (const raw of stream) {
+    const chunk = raw as Buffer;
+    let pos = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, pos);
+      if (nl === -1) {
+        const rest = chunk.subarray(pos);
+        if (rest.length > 0) {
+          if (lineNo >= first && lineNo <= last) keep(rest);
+          pending = true;
+        }
+        break;
+      }
+      if (lineNo >= first && lineNo <= last) keep(chunk.subarray(pos, nl));
+      endLine();
+      pending = false;
+      pos = nl + 1;
+      if (pos === chunk.length) break;
+    }
+  }
+  if (pending) endLine();
+  return { lines, lengths, totalLines: lineNo - 1 };
+}
+
+export const readFileTool: Tool<ReadFileArgs> = {
+  name: "read_file",
+  description: [
+    "Read a text file from the workspace. Returns numbered lines like `cat -n` (line number, tab, text).",
+    "The numbers are for reference only — they are not part of the file; never copy them into edit_file's old_string.",
+    `Reads up to ${fmtInt(READ_DEFAULT_LIMIT)} lines by default. For large files, page with \`offset\` (1-based line to start at) and \`limit\`; the output ends with the exact call that reads on when lines remain.`,
+    `Lines longer than ${fmtInt(READ_MAX_LINE_CHARS)} characters are clipped.`,
+    "Always read a file (or the relevant part of it) before editing it. Use list_dir/glob to find files and grep to locate code, then read the lines you need.",
+    "Binary files and folders cannot be read with this tool.",
+  ].join(" "),
+  parameters: {
+    type: "object",
+    properties: {
+      path: {
+        type: "string",
+        description: "File path, relative to the workspace root (or absolute inside it).",
+      },
+      offset: {
+        type: "integer",
+        minimum: 1,
+        description:
+          "1-based line number to start reading at (default 1). Use the value suggested at the end of a previous read to continue.",
+      },
+      limit: {
+        type: "integer",
+        minimum: 1,
+        maximum: READ_MAX_LIMIT,
+        description: `Maximum number of lines to return (default ${READ_DEFAULT_LIMIT}).`,
+      },
+    },
+    required: ["path"],
+    additionalProperties: false,
+  },
+  readOnly: true,
+  async execute(args: ReadFileArgs, ctx: ToolContext): Promise<ToolResult> {
+    let abs: string;
+    try {
+      abs = await resolveInWorkspace(ctx, args.path);
+    } catch (e) {
+      return exceptionResult(e, args.path);
+    }
+    const shown = displayPath(ctx, abs);
+    let st: Stats;
+    try {
+      st = await stat(abs);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return notFoundResult(ctx, args.path, abs);
+      return exceptionResult(e, args.path);
+    }
+    if (st.isDirectory()) {
+      return errorResult(`${shown} is a directory, not a file. Use list_dir to see what it contains.`, {
+        path: shown,
+      });
+    }
+    if (!st.isFile()) return errorResult(`${shown} is not a regular file.`, { path: shown });
+    if (st.size === 0) return { output: "(empty file)", data: { path: shown, linesShown: 0, totalLines: 0 } };
+    try {
+      if (await fileLooksBinary(abs)) {
+        return errorResult(
+          `${shown} is a binary file (${humanSize(st.size)}, ${fmtInt(st.size)} bytes); read_file shows text files only.`,
+          { path: shown, binary: true, size: st.size },
+        );
+      }
+      const offset = Math.max(1, Math.floor(args.offset ?? 1));
+      const limit = Math.min(READ_MAX_LIMIT, Math.max(1, Math.floor(args.limit ?? READ_DEFAULT_LIMIT)));
+      const slice = await readLineSlice(abs, offset, limit, ctx.signal);
+      if (slice.lines.length === 0) {
+        return errorResult(
+          `offset ${offset} is past the end of ${shown}, which has ${fmtInt(slice.totalLines)} lines.`,
+          { path: shown, totalLines: slice.totalLines },
+        );
+      }
+      const out = slice.lines.map((line, i) => {
+        const full = slice.lengths[i] ?? line.length;
+        const text =
+          full > line.length || line.length > READ_MAX_LINE_CHARS
+            ? `${line.slice(0, READ_MAX_LINE_CHARS)} … [line clipped: ${fmtInt(full)} chars]`
+            : clipLine(line, READ_MAX_LINE_CHARS);
+        return numbered(offset + i, text);
+      });
+      const endLine = offset + slice.lines.length - 1;
+      const remaining = slice.totalLines - endLine;
+      if (remaining > 0) {
+        out.push(
+          `… ${fmtInt(remaining)} more line${remaining === 1 ? "" : "s"} (file has ${fmtInt(slice.totalLines)}); call read_file with offset=${endLine + 1} to continue.`,
+        );
+      }
+      return {
+        output: out.join("\n"),
+        data: {
+          path: shown,
+          startLine: offset,
+          endLine,
+          linesShown: slice.lines.length,
+          totalLines: slice.totalLines,
+        },
+      };
+    } catch (e) {
+      return exceptionResult(e, args.path);
+    }
+  },
+};

@@ -1,0 +1,81 @@
+// write_file: create or overwrite a whole file, atomically.
+import { writeFileAtomic } from "./fs/atomic.js";
+import { errorResult, exceptionResult } from "./fs/errors.js";
+import { capForData, snapshot } from "./fs/snapshot.js";
+import { countLines, fmtInt } from "./fs/text.js";
+import { displayPath, isInGitInternals, resolveInWorkspace } from "./paths.js";
+import type { Tool, ToolContext, ToolResult } from "./types.js";
+
+export type WriteFileArgs = {
+  path: string;
+  content: string;
+};
+
+export const writeFileTool: Tool<WriteFileArgs> = {
+  name: "write_file",
+  description: [
+    "Create a new file, or replace the entire content of an existing file, in the workspace. Parent folders are created as needed.",
+    "The write is atomic: the file is either fully written or left as it was.",
+    "Write the complete file content — nothing is merged. To change part of an existing file, prefer edit_file (smaller, safer); if you must overwrite an existing file, read it first.",
+    "After writing code, run it or its tests (run_command / execute_python) to verify it works.",
+    "Files inside .git/ cannot be written.",
+  ].join(" "),
+  parameters: {
+    type: "object",
+    properties: {
+      path: {
+        type: "string",
+        description: "File path, relative to the workspace root (or absolute inside it).",
+      },
+      content: { type: "string", description: "The complete new content of the file." },
+    },
+    required: ["path", "content"],
+    additionalProperties: false,
+  },
+  readOnly: false,
+  async execute(args: WriteFileArgs, ctx: ToolContext): Promise<ToolResult> {
+    if (typeof args.content !== "string") return errorResult("content must be a string");
+    let abs: string;
+    try {
+      abs = await resolveInWorkspace(ctx, args.path, { forWrite: true });
+    } catch (e) {
+      return exceptionResult(e, args.path);
+    }
+    const shown = displayPath(ctx, abs);
+    if (isInGitInternals(ctx, abs)) {
+      return errorResult(
+        `refusing to write inside .git/ (${shown}); use git commands through run_command instead.`,
+      );
+    }
+    if (abs === ctx.workspace) return errorResult("path is the workspace root folder, not a file.");
+    try {
+      const before = await snapshot(abs);
+      if (before.exists && !before.isFile) {
+        return errorResult(`${shown} exists and is not a regular file (it is probably a folder).`);
+      }
+      await writeFileAtomic(abs, args.content);
+      const bytes = Buffer.byteLength(args.content);
+      const lines = countLines(args.content);
+      const unchanged = before.text !== undefined && before.text === args.content;
+      const verb = before.exists ? (unchanged ? "Rewrote (content unchanged)" : "Overwrote") : "Created";
+      const was =
+        before.exists && before.text !== undefined ? `; it had ${fmtInt(countLines(before.text))} lines` : "";
+      const data: Record<string, unknown> = {
+        path: shown,
+        created: !before.exists,
+        bytes,
+        lines,
+      };
+      if (before.text !== undefined) data["before"] = before.text;
+      else if (before.exists) data["beforeTooLarge"] = true;
+      const after = capForData(args.content);
+      if (after !== undefined) data["after"] = after;
+      return {
+        output: `${verb} ${shown}: ${fmtInt(bytes)} bytes, ${fmtInt(lines)} lines${was}.`,
+        data,
+      };
+    } catch (e) {
+      return exceptionResult(e, args.path);
+    }
+  },
+};
