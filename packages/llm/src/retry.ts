@@ -152,7 +152,9 @@ export function classifyError(err: unknown): ErrorInfo {
     };
   }
   const e = (err ?? {}) as { name?: unknown; status?: unknown; headers?: unknown; message?: unknown };
-  const name = typeof e.name === "string" ? e.name : (err as object)?.constructor?.name;
+  // The SDKs do not always set `name`; their class names are stable.
+  const names = [e.name, (err as object | null)?.constructor?.name];
+  const isA = (n: string) => names.includes(n);
   if (typeof e.status === "number") {
     const status = e.status;
     const retryAfterMs = parseRetryAfter(e.headers);
@@ -166,7 +168,7 @@ export function classifyError(err: unknown): ErrorInfo {
   }
   const code = errorCode(err);
   const message = typeof e.message === "string" ? e.message : String(err);
-  if (name === "APIConnectionTimeoutError" || code === "ETIMEDOUT" || code?.endsWith("_TIMEOUT")) {
+  if (isA("APIConnectionTimeoutError") || code === "ETIMEDOUT" || code?.endsWith("_TIMEOUT")) {
     return { kind: "timeout", retryable: true, message: `timed out${code ? ` (${code})` : ""}`, code };
   }
   if (code === "ECONNREFUSED") {
@@ -175,16 +177,28 @@ export function classifyError(err: unknown): ErrorInfo {
   if (code === "ENOTFOUND") {
     return { kind: "connection", retryable: false, message: "host not found (ENOTFOUND)", code };
   }
+  if (code === "UND_ERR_SOCKET" || code === "ECONNRESET") {
+    return {
+      kind: "connection",
+      retryable: true,
+      message: `the connection closed unexpectedly (${code})`,
+      code,
+    };
+  }
   if (code && RETRYABLE_CODES.has(code)) {
     return { kind: "connection", retryable: true, message: `connection failed (${code})`, code };
   }
-  if (name === "APIConnectionError" || /^(terminated|fetch failed)$/i.test(message)) {
+  if (isA("APIConnectionError") || /^(terminated|fetch failed)$/i.test(message)) {
     return { kind: "connection", retryable: true, message: `connection error: ${message}`, code };
   }
   if (err instanceof SyntaxError) {
     return { kind: "malformed", retryable: false, message: `malformed response: ${summarize(message)}` };
   }
-  return { kind: "other", retryable: false, message: summarize(message || String(name)) };
+  return {
+    kind: "other",
+    retryable: false,
+    message: summarize(message || String(names[1] ?? "unknown error")),
+  };
 }
 
 function hint(info: ErrorInfo, context: CallContext): string {
