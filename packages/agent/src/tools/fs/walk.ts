@@ -93,7 +93,14 @@ export async function* walkFiles(options: WalkOptions): AsyncGenerator<WalkEntry
       if (m) matchers.push(m);
     }
     const baseRel = parts.join("/");
-    if (baseRel !== "" && isIgnored(matchers.slice(0, -1), baseRel, true)) {
+    if (
+      baseRel !== "" &&
+      isIgnored(
+        matchers.filter((m) => m.dir !== baseRel),
+        baseRel,
+        true,
+      )
+    ) {
       // Explicitly asked for an ignored folder: keep only its own (and deeper) rules.
       matchers = matchers.filter((m) => m.dir === baseRel);
     }
