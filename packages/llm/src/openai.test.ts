@@ -372,7 +372,10 @@ describe("OpenAIProvider failures", () => {
         provider({ maxRetries: 1 }).complete({ messages: USER, tools: [] }),
         (err: unknown) => {
           assert.ok(err instanceof ModelError);
-          assert.match(err.message, /failed after 2 attempts: (connection|the event stream)/);
+          assert.match(
+            err.message,
+            /failed after 2 attempts: (the connection closed unexpectedly|the event stream ended)/,
+          );
           return true;
         },
       );
