@@ -226,6 +226,33 @@ describe("AnthropicProvider over HTTP", () => {
     });
   });
 
+  test("a stalled stream times out with a clear error", async () => {
+    await withServer([{ content: "abcdefgh", chunkSize: 2, stallAfterEvents: 3 }], async (provider) => {
+      await assert.rejects(
+        provider({ timeoutMs: 150, maxRetries: 0 }).complete({
+          messages: [{ role: "user", content: "x" }],
+          tools: [],
+        }),
+        /failed: timed out: no data from the server for 150 ms\. Hint: the server did not answer in time/,
+      );
+    });
+  });
+
+  test("aborting a streaming request rejects with AbortError", async () => {
+    await withServer([{ content: "abcdefgh", chunkSize: 2, stallAfterEvents: 3 }], async (provider) => {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 50);
+      await assert.rejects(
+        provider().complete({
+          messages: [{ role: "user", content: "x" }],
+          tools: [],
+          signal: controller.signal,
+        }),
+        { name: "AbortError" },
+      );
+    });
+  });
+
   test("a stream cut mid-way is retried", async () => {
     await withServer(
       [{ content: "aaaaaaaaaaaaaaaaaaaa", chunkSize: 2, cutAfterEvents: 4 }, { content: "whole" }],

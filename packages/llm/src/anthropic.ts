@@ -3,6 +3,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/messages/messages";
 import { fromAnthropicStop, fromAnthropicUsage, toAnthropic, toAnthropicTools } from "./anthropic-wire.js";
+import { type IdleWatch, idleWatch } from "./idle.js";
 import { type ModelPrice, withCost } from "./pricing.js";
 import { type CallContext, protocolError, type RetryOptions, summarize, withRetry } from "./retry.js";
 import type { ModelRequest, ModelResponse, Provider, ToolCall, Usage } from "./types.js";
@@ -134,10 +135,27 @@ export class AnthropicProvider implements Provider {
     params: MessageCreateParamsBase,
     request: ModelRequest,
   ): Promise<RawResult> {
-    const stream = await client.messages.create(
-      { ...params, stream: true },
-      request.signal ? { signal: request.signal } : {},
-    );
+    const timeoutMs = this.options.timeoutMs ?? 600_000;
+    const watch = idleWatch(timeoutMs, request.signal);
+    try {
+      return await this.readStream(client, params, request, watch);
+    } catch (err) {
+      if (watch.expired && !request.signal?.aborted) {
+        throw protocolError(`timed out: no data from the server for ${timeoutMs} ms`, true, "timeout");
+      }
+      throw err;
+    } finally {
+      watch.dispose();
+    }
+  }
+
+  private async readStream(
+    client: Anthropic,
+    params: MessageCreateParamsBase,
+    request: ModelRequest,
+    watch: IdleWatch,
+  ): Promise<RawResult> {
+    const stream = await client.messages.create({ ...params, stream: true }, { signal: watch.signal });
     const emit = request.onEvent;
     let content = "";
     let stop: string | null = null;
@@ -153,6 +171,7 @@ export class AnthropicProvider implements Provider {
     // Content block index -> position in `calls` (text and tool blocks share one index space).
     const toolIndex = new Map<number, number>();
     for await (const event of stream) {
+      watch.touch();
       switch (event.type) {
         case "message_start":
           started = true;
@@ -191,6 +210,7 @@ export class AnthropicProvider implements Provider {
           break;
       }
     }
+    if (watch.expired) throw new Error("idle timeout");
     if (!started) throw protocolError("the server answered 200 but the event stream held no data");
     if (!stopped && stop === null) {
       throw protocolError("the event stream ended before the response was complete", true, "connection");

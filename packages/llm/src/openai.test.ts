@@ -421,6 +421,26 @@ describe("OpenAIProvider failures", () => {
     });
   });
 
+  test("a stream that stalls mid-way times out instead of hanging, and is retried", async () => {
+    await withServer(
+      [{ content: "abcdefgh", chunkSize: 2, stallAfterEvents: 2 }, { content: "fresh" }],
+      async ({ provider, requests }) => {
+        const events: StreamEvent[] = [];
+        const started = performance.now();
+        const res = await provider({ timeoutMs: 200, maxRetries: 1 }).complete({
+          messages: USER,
+          tools: [],
+          onEvent: (e) => events.push(e),
+        });
+        assert.equal(res.message.content, "fresh");
+        assert.equal(requests.length, 2);
+        const retry = events.find((e) => e.type === "retry");
+        assert.equal(retry?.type === "retry" && retry.error, "timed out: no data from the server for 200 ms");
+        assert.ok(performance.now() - started < 2000);
+      },
+    );
+  });
+
   test("aborting stops a pending request at once", async () => {
     await withServer([{ content: "slow", delayMs: 5000 }], async ({ provider }) => {
       const controller = new AbortController();
@@ -431,6 +451,28 @@ describe("OpenAIProvider failures", () => {
       });
       assert.ok(performance.now() - started < 1000);
     });
+  });
+
+  test("aborting mid-stream rejects with AbortError, not a retry", async () => {
+    await withServer(
+      [{ content: "abcdefgh", chunkSize: 2, stallAfterEvents: 2 }],
+      async ({ provider, requests }) => {
+        const controller = new AbortController();
+        const events: StreamEvent[] = [];
+        const pending = provider().complete({
+          messages: USER,
+          tools: [],
+          signal: controller.signal,
+          onEvent: (e) => {
+            events.push(e);
+            if (e.type === "text_delta") controller.abort();
+          },
+        });
+        await assert.rejects(pending, { name: "AbortError" });
+        assert.equal(requests.length, 1);
+        assert.equal(events.filter((e) => e.type === "retry").length, 0);
+      },
+    );
   });
 
   test("aborting stops a backoff at once", async () => {

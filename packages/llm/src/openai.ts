@@ -3,6 +3,7 @@
 // that local models print as text.
 import type OpenAI from "openai";
 import type { ChatCompletionChunk, ChatCompletionCreateParamsBase } from "openai/resources/chat/completions";
+import { type IdleWatch, idleWatch } from "./idle.js";
 import {
   fromOpenAIFinish,
   fromOpenAIUsage,
@@ -165,9 +166,30 @@ export class OpenAIProvider implements Provider {
     params: ChatCompletionCreateParamsBase,
     request: ModelRequest,
   ): Promise<RawResult> {
+    const timeoutMs = this.options.timeoutMs ?? 600_000;
+    const watch = idleWatch(timeoutMs, request.signal);
+    try {
+      return await this.readStream(client, params, request, watch);
+    } catch (err) {
+      // The SDK reports our own idle abort as a user abort; name it for what it is.
+      if (watch.expired && !request.signal?.aborted) {
+        throw protocolError(`timed out: no data from the server for ${timeoutMs} ms`, true, "timeout");
+      }
+      throw err;
+    } finally {
+      watch.dispose();
+    }
+  }
+
+  private async readStream(
+    client: OpenAI,
+    params: ChatCompletionCreateParamsBase,
+    request: ModelRequest,
+    watch: IdleWatch,
+  ): Promise<RawResult> {
     const stream = await client.chat.completions.create(
       { ...params, stream: true, stream_options: { include_usage: true } },
-      request.signal ? { signal: request.signal } : {},
+      { signal: watch.signal },
     );
     const emit = request.onEvent;
     let content = "";
@@ -177,6 +199,7 @@ export class OpenAIProvider implements Provider {
     // Parallel tool calls arrive interleaved by index; names and ids come once, arguments in pieces.
     const calls = new Map<number, { id: string; name: string; arguments: string }>();
     for await (const chunk of stream) {
+      watch.touch();
       chunks++;
       if (chunk.usage) usage = chunk.usage;
       const choice = chunk.choices?.[0];
@@ -206,6 +229,7 @@ export class OpenAIProvider implements Provider {
       }
       if (choice.finish_reason) finish = choice.finish_reason;
     }
+    if (watch.expired) throw new Error("idle timeout");
     if (chunks === 0) {
       throw protocolError("the server answered 200 but the event stream held no data");
     }

@@ -168,7 +168,7 @@ describe("scripted server", () => {
         console.log(
           `200 steps: ${wall.toFixed(0)} ms wall, ${((used.user + used.system) / 1000).toFixed(0)} ms CPU`,
         );
-      assert.ok(wall < 2000, `200 steps took ${wall.toFixed(0)} ms`);
+      assert.ok(wall < 5000, `200 steps took ${wall.toFixed(0)} ms`);
       assert.ok((used.user + used.system) / 1000 / 200 < 10, "CPU per step");
     } finally {
       await server.close();

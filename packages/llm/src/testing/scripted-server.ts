@@ -28,6 +28,8 @@ export interface ServerTurn {
   cutAfterEvents?: number;
   /** Streaming: send this many SSE events, then end the response cleanly (no finish, no [DONE]). */
   endAfterEvents?: number;
+  /** Streaming: send this many SSE events, then go silent, keeping the connection open. */
+  stallAfterEvents?: number;
   /** Wait before answering. */
   delayMs?: number;
   /** Characters per text / argument delta (default 12). */
@@ -390,6 +392,10 @@ export async function startScriptedServer(
     if (turn.cutAfterEvents !== undefined) {
       // Flush what we have, then drop the connection mid-stream.
       res.write(events.slice(0, turn.cutAfterEvents).join(""), () => res.socket?.destroy());
+      return;
+    }
+    if (turn.stallAfterEvents !== undefined) {
+      res.write(events.slice(0, turn.stallAfterEvents).join(""));
       return;
     }
     const sent = turn.endAfterEvents !== undefined ? events.slice(0, turn.endAfterEvents) : events;
