@@ -6,16 +6,19 @@ import type { Message, StreamEvent } from "./types.js";
 const USER: Message[] = [{ role: "user", content: "hi" }];
 
 describe("ScriptedProvider", () => {
-  test("plays turns in order, emits events, records requests", async () => {
-    const provider = new ScriptedProvider([
-      { content: "one", usage: { inputTokens: 3, outputTokens: 1 } },
-      {
-        toolCalls: [
-          { name: "read_file", arguments: { path: "a" } },
-          { id: "fixed", name: "x", arguments: "{}" },
-        ],
-      },
-    ]);
+  test("plays turns in order, emits events when asked, records requests", async () => {
+    const provider = new ScriptedProvider(
+      [
+        { content: "one", usage: { inputTokens: 3, outputTokens: 1 } },
+        {
+          toolCalls: [
+            { name: "read_file", arguments: { path: "a" } },
+            { id: "fixed", name: "x", arguments: "{}" },
+          ],
+        },
+      ],
+      { emitEvents: true },
+    );
     const events: StreamEvent[] = [];
     const messages = [...USER];
     const a = await provider.complete({ messages, tools: [], onEvent: (e) => events.push(e) });
@@ -23,17 +26,31 @@ describe("ScriptedProvider", () => {
     assert.equal(a.message.content, "one");
     assert.equal(a.finishReason, "stop");
     assert.deepEqual(a.usage, { inputTokens: 3, outputTokens: 1 });
-    const b = await provider.complete({ messages, tools: [], maxTokens: 5 });
+    const b = await provider.complete({ messages, tools: [], maxTokens: 5, onEvent: (e) => events.push(e) });
     assert.deepEqual(b.message.toolCalls, [
       { id: "call_1", name: "read_file", arguments: '{"path":"a"}' },
       { id: "fixed", name: "x", arguments: "{}" },
     ]);
     assert.equal(b.finishReason, "tool_calls");
-    assert.deepEqual(events, [{ type: "text_delta", text: "one" }]);
+    assert.deepEqual(events, [
+      { type: "text_delta", text: "one" },
+      { type: "tool_call_delta", index: 0, id: "call_1", name: "read_file", argumentsDelta: '{"path":"a"}' },
+      { type: "tool_call_delta", index: 1, id: "fixed", name: "x", argumentsDelta: "{}" },
+    ]);
     assert.equal(provider.requests.length, 2);
     assert.equal(provider.requests[0]!.messages.length, 1, "recorded a copy");
     assert.equal(provider.requests[1]!.maxTokens, 5);
     assert.equal(provider.remaining, 0);
+  });
+
+  test("no events by default", async () => {
+    const events: StreamEvent[] = [];
+    await new ScriptedProvider([{ content: "quiet" }]).complete({
+      messages: USER,
+      tools: [],
+      onEvent: (e) => events.push(e),
+    });
+    assert.deepEqual(events, []);
   });
 
   test("function steps see the request", async () => {

@@ -19,6 +19,11 @@ export interface ScriptedProviderOptions {
   model?: string;
   /** Simulated latency per turn, in ms (honours the abort signal). */
   delayMs?: number;
+  /**
+   * Emit text_delta / tool_call_delta events like a streaming provider (default false, so
+   * event-sequence assertions above the model stay short).
+   */
+  emitEvents?: boolean;
 }
 
 /** A request as recorded: the arrays are copied, so later mutation by the caller does not show. */
@@ -65,7 +70,8 @@ export class ScriptedProvider implements Provider {
     if (turn.error !== undefined) throw typeof turn.error === "string" ? new Error(turn.error) : turn.error;
 
     const content = turn.content ?? "";
-    if (content) request.onEvent?.({ type: "text_delta", text: content });
+    const emit = this.options.emitEvents ? request.onEvent : undefined;
+    if (content) emit?.({ type: "text_delta", text: content });
     const toolCalls: ToolCall[] = (turn.toolCalls ?? []).map((c, index) => {
       const args = typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments);
       const call = { id: c.id ?? `call_${++this.ids}`, name: c.name, arguments: args };
