@@ -31,7 +31,12 @@ export function startFakeModel({ steps, file }) {
       count++;
       const usage = { prompt_tokens: 100 * count, completion_tokens: 20, total_tokens: 100 * count + 20 };
       if (count < steps) {
-        const call = { index: 0, id: `call_${count}`, type: "function", function: { name: "read_file", arguments: "" } };
+        const call = {
+          index: 0,
+          id: `call_${count}`,
+          type: "function",
+          function: { name: "read_file", arguments: "" },
+        };
         sse(res, [
           chunk({ role: "assistant", content: "Reading the file again." }),
           chunk({ tool_calls: [call] }),
@@ -40,7 +45,11 @@ export function startFakeModel({ steps, file }) {
           chunk(null, null, usage),
         ]);
       } else {
-        sse(res, [chunk({ role: "assistant", content: "Done." }), chunk({}, "stop"), chunk(null, null, usage)]);
+        sse(res, [
+          chunk({ role: "assistant", content: "Done." }),
+          chunk({}, "stop"),
+          chunk(null, null, usage),
+        ]);
       }
     });
   });

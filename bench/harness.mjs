@@ -17,7 +17,10 @@ const runs = Number(argv[argv.indexOf("--runs") + 1] || 7) || 7;
 const asJson = argv.includes("--json");
 
 // The file every step reads: 60 lines of ordinary code, ~2.4 KB.
-const FILE_TEXT = Array.from({ length: 60 }, (_, i) => `def function_${i}(x):  # line ${i + 1} of the sample\n`).join("");
+const FILE_TEXT = Array.from(
+  { length: 60 },
+  (_, i) => `def function_${i}(x):  # line ${i + 1} of the sample\n`,
+).join("");
 
 async function runOnce(steps) {
   const ws = mkdtempSync(join(tmpdir(), "hands-bench-"));
@@ -27,8 +30,24 @@ async function runOnce(steps) {
   const started = performance.now();
   const child = spawn(
     process.execPath,
-    ["--import", join(here, "rss-probe.mjs"), cli, "--json", "--quiet", "--base-url", model.url, "--model", "bench",
-      "--api-key", "sk-bench", "--cwd", ws, "--max-steps", String(steps + 5), "read sample.py over and over"],
+    [
+      "--import",
+      join(here, "rss-probe.mjs"),
+      cli,
+      "--json",
+      "--quiet",
+      "--base-url",
+      model.url,
+      "--model",
+      "bench",
+      "--api-key",
+      "sk-bench",
+      "--cwd",
+      ws,
+      "--max-steps",
+      String(steps + 5),
+      "read sample.py over and over",
+    ],
     { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, HANDS_DATA_DIR: join(ws, ".data") } },
   );
   let out = "";

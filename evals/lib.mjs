@@ -2,7 +2,7 @@
 // Tasks run through the real `hands` command; only the model differs (real or scripted).
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -69,16 +69,22 @@ export function checkTask(task, workspace, result, before) {
   const failures = [];
   const check = task.check;
   if (!result) failures.push("no result event (the run crashed)");
-  else if (result.status !== "done") failures.push(`run ended with status ${result.status}: ${result.reason ?? ""}`);
+  else if (result.status !== "done")
+    failures.push(`run ended with status ${result.status}: ${result.reason ?? ""}`);
   if (check.answerIncludes && !(result?.answer ?? "").includes(check.answerIncludes)) {
-    failures.push(`answer does not include "${check.answerIncludes}": ${JSON.stringify(result?.answer ?? "")}`);
+    failures.push(
+      `answer does not include "${check.answerIncludes}": ${JSON.stringify(result?.answer ?? "")}`,
+    );
   }
   if (check.command) {
     const command = check.command.replaceAll("{evals}", EVALS_DIR);
     const r = spawnSync("bash", ["-c", command], { cwd: workspace, encoding: "utf8", timeout: 60_000 });
-    if (r.status !== 0) failures.push(`\`${check.command}\` exited ${r.status}: ${(r.stdout + r.stderr).trim().slice(-500)}`);
+    if (r.status !== 0)
+      failures.push(`\`${check.command}\` exited ${r.status}: ${(r.stdout + r.stderr).trim().slice(-500)}`);
     else if (check.stdoutEquals !== undefined && r.stdout.trim() !== check.stdoutEquals) {
-      failures.push(`\`${check.command}\` printed ${JSON.stringify(r.stdout.trim())}, expected ${JSON.stringify(check.stdoutEquals)}`);
+      failures.push(
+        `\`${check.command}\` printed ${JSON.stringify(r.stdout.trim())}, expected ${JSON.stringify(check.stdoutEquals)}`,
+      );
     }
   }
   for (const file of check.unchanged ?? []) {

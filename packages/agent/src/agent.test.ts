@@ -4,11 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { ModelError, type Provider, ScriptedProvider } from "@hands/llm";
-import { type AgentOptions, Agent } from "./agent.js";
+import { Agent, type AgentOptions } from "./agent.js";
 import type { AgentEvent } from "./events.js";
 import { MAX_TOOL_OUTPUT_CHARS } from "./output-cap.js";
-import { TraceWriter } from "./trace.js";
 import type { Tool } from "./tools/types.js";
+import { TraceWriter } from "./trace.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -76,7 +76,7 @@ function makeTools(log: string[]): Tool[] {
 function setup(provider: Provider, extra: Partial<AgentOptions> = {}) {
   const workspace = realpathSync(mkdtempSync(join(tmpdir(), "hands-agent-")));
   const log: string[] = [];
-  let destroyed = 0;
+  const destroyed = 0;
   const agent = new Agent({
     provider,
     workspace,
@@ -152,7 +152,10 @@ describe("agent loop", () => {
     const r = await t.agent.run("x");
     assert.equal(r.status, "done");
     const [unknown, badJson, badSchema, notObject] = toolMessages(r);
-    assert.match(unknown!, /^ERROR: unknown tool "teleport"\. Valid tools: echo, slow_read, slow_write, boom, huge/);
+    assert.match(
+      unknown!,
+      /^ERROR: unknown tool "teleport"\. Valid tools: echo, slow_read, slow_write, boom, huge/,
+    );
     assert.match(badJson!, /^ERROR: the arguments for echo are not valid JSON .*"required":\["text"\]/);
     assert.match(badSchema!, /^ERROR: invalid arguments for echo: .*required property 'text'/);
     assert.match(notObject!, /^ERROR: the arguments for echo must be a JSON object/);
@@ -160,7 +163,9 @@ describe("agent loop", () => {
   });
 
   test("a tool that throws becomes an ERROR observation and the loop goes on", async () => {
-    const t = setup(new ScriptedProvider([{ toolCalls: [{ name: "boom", arguments: {} }] }, { content: "ok" }]));
+    const t = setup(
+      new ScriptedProvider([{ toolCalls: [{ name: "boom", arguments: {} }] }, { content: "ok" }]),
+    );
     const r = await t.agent.run("x", { onEvent: t.onEvent });
     assert.equal(r.status, "done");
     assert.equal(toolMessages(r)[0], "ERROR: boom failed: disk on fire");
@@ -196,9 +201,12 @@ describe("agent loop", () => {
   });
 
   test("the step limit stops the run with status max_steps and says why", async () => {
-    const t = setup(new ScriptedProvider(() => ({ toolCalls: [{ name: "echo", arguments: { text: "again" } }] })), {
-      maxSteps: 4,
-    });
+    const t = setup(
+      new ScriptedProvider(() => ({ toolCalls: [{ name: "echo", arguments: { text: "again" } }] })),
+      {
+        maxSteps: 4,
+      },
+    );
     const r = await t.agent.run("loop forever");
     assert.equal(r.status, "max_steps");
     assert.equal(r.steps, 4);
@@ -267,7 +275,9 @@ describe("agent loop", () => {
   });
 
   test("huge outputs are capped with head and tail, and saved in full where the model can read them", async () => {
-    const t = setup(new ScriptedProvider([{ toolCalls: [{ name: "huge", arguments: {} }] }, { content: "ok" }]));
+    const t = setup(
+      new ScriptedProvider([{ toolCalls: [{ name: "huge", arguments: {} }] }, { content: "ok" }]),
+    );
     const r = await t.agent.run("x", { onEvent: t.onEvent });
     const out = toolMessages(r)[0]!;
     assert.ok(out.length <= MAX_TOOL_OUTPUT_CHARS, `capped output is ${out.length} chars`);
@@ -287,10 +297,22 @@ describe("agent loop", () => {
     const trace = new TraceWriter(join(t.workspace, "trace", "run.jsonl"));
     await t.agent.run("x", { onEvent: trace.write });
     trace.close();
-    const lines = readFileSync(trace.path, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const lines = readFileSync(trace.path, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     assert.deepEqual(
       lines.map((l) => l.type),
-      ["run_start", "model_request", "model_response", "tool_start", "tool_end", "model_request", "model_response", "result"],
+      [
+        "run_start",
+        "model_request",
+        "model_response",
+        "tool_start",
+        "tool_end",
+        "model_request",
+        "model_response",
+        "result",
+      ],
     );
     const toolEnd = lines[4];
     assert.equal(toolEnd.name, "echo");

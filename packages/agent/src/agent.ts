@@ -88,7 +88,8 @@ export class Agent {
       signal,
     };
 
-    const system = opts.systemPrompt ?? buildSystemPrompt({ workspace: opts.workspace, instructions: opts.instructions });
+    const system =
+      opts.systemPrompt ?? buildSystemPrompt({ workspace: opts.workspace, instructions: opts.instructions });
     const messages: Message[] = [
       { role: "system", content: system },
       { role: "user", content: task },
@@ -116,7 +117,16 @@ export class Agent {
     const finish = (status: RunStatus, answer: string, reason?: string): RunResult => {
       const durationMs = performance.now() - started;
       emit({ type: "result", status, answer, ...(reason ? { reason } : {}), steps: step, usage, durationMs });
-      return { runId, status, answer, ...(reason ? { reason } : {}), steps: step, usage, durationMs, messages };
+      return {
+        runId,
+        status,
+        answer,
+        ...(reason ? { reason } : {}),
+        steps: step,
+        usage,
+        durationMs,
+        messages,
+      };
     };
 
     try {
@@ -181,7 +191,13 @@ export class Agent {
             if (repeats >= REPEAT_WARNING_AFTER) {
               content += `\n\nNOTE: this is the same ${r.call.name} call ${repeats} times in a row. Its result will not change; try a different approach.`;
             }
-            push({ role: "tool", toolCallId: r.call.id, name: r.call.name, content, ...(r.isError ? { isError: true } : {}) });
+            push({
+              role: "tool",
+              toolCallId: r.call.id,
+              name: r.call.name,
+              content,
+              ...(r.isError ? { isError: true } : {}),
+            });
           }
           if (signal.aborted) return finish("aborted", "", "aborted by the user");
         }
@@ -194,7 +210,11 @@ export class Agent {
           );
         }
       }
-      return finish("max_steps", "", `stopped after the step limit of ${maxSteps} steps without a final answer`);
+      return finish(
+        "max_steps",
+        "",
+        `stopped after the step limit of ${maxSteps} steps without a final answer`,
+      );
     } finally {
       outer?.removeEventListener("abort", onAbort);
       if (sandbox) await sandbox.then((s) => s.destroy()).catch(() => {});
@@ -208,6 +228,7 @@ function callKey(call: ToolCall): string {
 
 function messageChars(m: Message): number {
   let n = m.content.length;
-  if (m.role === "assistant" && m.toolCalls) for (const c of m.toolCalls) n += c.name.length + c.arguments.length;
+  if (m.role === "assistant" && m.toolCalls)
+    for (const c of m.toolCalls) n += c.name.length + c.arguments.length;
   return n;
 }

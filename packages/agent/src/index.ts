@@ -4,6 +4,6 @@ export * from "./output-cap.js";
 export * from "./prompt.js";
 export * from "./registry.js";
 export * from "./scheduler.js";
-export * from "./trace.js";
 export * from "./tools/index.js";
 export type * from "./tools/types.js";
+export * from "./trace.js";

@@ -45,7 +45,11 @@ export async function runToolCalls(calls: ToolCall[], opts: SchedulerOptions): P
   return results;
 }
 
-async function runOne(call: ToolCall, prepared: PreparedCall, opts: SchedulerOptions): Promise<ToolCallResult> {
+async function runOne(
+  call: ToolCall,
+  prepared: PreparedCall,
+  opts: SchedulerOptions,
+): Promise<ToolCallResult> {
   const { step, emit, ctx } = opts;
   const started = performance.now();
   emit({

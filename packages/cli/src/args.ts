@@ -54,7 +54,8 @@ Exit code: 0 done; 1 error; 2 usage or configuration; 3 step limit; 4 token budg
 function positiveInt(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${name} must be a positive whole number, got "${value}"`);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new UsageError(`${name} must be a positive whole number, got "${value}"`);
   return n;
 }
 

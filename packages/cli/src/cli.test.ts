@@ -2,7 +2,7 @@
 // speaking the OpenAI (or Anthropic) wire format, real files on disk.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -28,7 +28,10 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   };
 }
 
-function hands(args: string[], env = cleanEnv()): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function hands(
+  args: string[],
+  env = cleanEnv(),
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
@@ -49,7 +52,10 @@ const FIB_SCRIPT = [
     toolCalls: [
       {
         name: "write_file",
-        arguments: { path: "fib.py", content: "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n\nprint(fib(10))\n" },
+        arguments: {
+          path: "fib.py",
+          content: "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n\nprint(fib(10))\n",
+        },
       },
     ],
   },
@@ -62,7 +68,13 @@ describe("hands (one-shot)", () => {
     const server = await startScriptedServer(FIB_SCRIPT);
     const ws = workspace();
     const r = await hands(
-      ["--model", "qwen2.5-coder", "--cwd", ws, "create fib.py that prints fib(10), run it, tell me the output"],
+      [
+        "--model",
+        "qwen2.5-coder",
+        "--cwd",
+        ws,
+        "create fib.py that prints fib(10), run it, tell me the output",
+      ],
       cleanEnv({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-test" }),
     );
     await server.close();
@@ -86,12 +98,28 @@ describe("hands (one-shot)", () => {
     const ws = workspace();
     const trace = join(ws, "..", "trace-json.jsonl");
     const r = await hands(
-      ["--json", "--trace", trace, "--base-url", server.url, "--api-key", "k", "--model", "m", "--cwd", ws, "fib"],
+      [
+        "--json",
+        "--trace",
+        trace,
+        "--base-url",
+        server.url,
+        "--api-key",
+        "k",
+        "--model",
+        "m",
+        "--cwd",
+        ws,
+        "fib",
+      ],
       cleanEnv(),
     );
     await server.close();
     assert.equal(r.code, 0, r.stderr);
-    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const events = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     const last = events.at(-1);
     assert.equal(last.type, "result");
     assert.equal(last.status, "done");
@@ -99,16 +127,29 @@ describe("hands (one-shot)", () => {
     assert.equal(last.steps, 3);
     assert.equal(typeof last.usage.inputTokens, "number");
     assert.ok(events.some((e) => e.type === "tool_end" && e.name === "run_command" && /55/.test(e.output)));
-    const traced = readFileSync(trace, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const traced = readFileSync(trace, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     assert.equal(traced.at(-1).type, "result");
     assert.ok(traced.some((e) => e.type === "model_request" && e.messageCount === 2));
   });
 
   test("the step limit gives exit code 3 and says why", async () => {
     const server = await startScriptedServer(() => ({ toolCalls: [{ name: "list_dir", arguments: {} }] }));
-    const r = await hands(
-      ["--max-steps", "2", "--base-url", server.url, "--api-key", "k", "--model", "m", "--cwd", workspace(), "x"],
-    );
+    const r = await hands([
+      "--max-steps",
+      "2",
+      "--base-url",
+      server.url,
+      "--api-key",
+      "k",
+      "--model",
+      "m",
+      "--cwd",
+      workspace(),
+      "x",
+    ]);
     await server.close();
     assert.equal(r.code, 3);
     assert.match(r.stderr, /max_steps: stopped after the step limit of 2 steps/);
@@ -116,8 +157,18 @@ describe("hands (one-shot)", () => {
   });
 
   test("a model endpoint that keeps failing gives a clear error, exit 1, no stack trace", async () => {
-    const server = await startScriptedServer(() => ({ status: 500, body: "upstream exploded" }));
-    const r = await hands(["--base-url", server.url, "--api-key", "k", "--model", "m", "--cwd", workspace(), "x"]);
+    const server = await startScriptedServer(() => ({ status: 500, errorMessage: "upstream exploded" }));
+    const r = await hands([
+      "--base-url",
+      server.url,
+      "--api-key",
+      "k",
+      "--model",
+      "m",
+      "--cwd",
+      workspace(),
+      "x",
+    ]);
     await server.close();
     assert.equal(r.code, 1);
     assert.match(r.stderr, /error: model call failed: .*500/);
@@ -125,7 +176,10 @@ describe("hands (one-shot)", () => {
   });
 
   test("no model configured and no local server: exact instructions, exit 2", async () => {
-    const r = await hands(["--cwd", workspace(), "x"], cleanEnv({ HANDS_LOCAL_SERVERS: "http://127.0.0.1:9/v1" }));
+    const r = await hands(
+      ["--cwd", workspace(), "x"],
+      cleanEnv({ HANDS_LOCAL_SERVERS: "http://127.0.0.1:9/v1" }),
+    );
     assert.equal(r.code, 2);
     assert.match(r.stderr, /no model is configured/);
     assert.match(r.stderr, /export OPENAI_BASE_URL=/);
@@ -134,20 +188,41 @@ describe("hands (one-shot)", () => {
 
   test("no model configured but a local server answers: it is used, and the CLI says so", async () => {
     const server = await startScriptedServer([{ content: "hello from local" }]);
-    const r = await hands(["--cwd", workspace(), "x"], cleanEnv({ HANDS_LOCAL_SERVERS: `http://127.0.0.1:9/v1,${server.url}` }));
+    const r = await hands(
+      ["--cwd", workspace(), "x"],
+      cleanEnv({ HANDS_LOCAL_SERVERS: `http://127.0.0.1:9/v1,${server.url}` }),
+    );
     await server.close();
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, "hello from local\n");
-    assert.match(r.stderr, new RegExp(`using the local server at ${server.url.replace(/[/.]/g, "\\$&")} with model`));
+    assert.match(
+      r.stderr,
+      new RegExp(`using the local server at ${server.url.replace(/[/.]/g, "\\$&")} with model`),
+    );
   });
 
   test("--provider react drives the text protocol over the same endpoint", async () => {
     const server = await startScriptedServer([
-      { content: 'Thought: make the file\nAction: write_file\nAction Input: {"path": "r.txt", "content": "react ok",}' },
+      {
+        content:
+          'Thought: make the file\nAction: write_file\nAction Input: {"path": "r.txt", "content": "react ok",}',
+      },
       { content: "Thought: done\nFinal Answer: wrote r.txt" },
     ]);
     const ws = workspace();
-    const r = await hands(["--provider", "react", "--base-url", server.url, "--api-key", "k", "--model", "m", "--cwd", ws, "x"]);
+    const r = await hands([
+      "--provider",
+      "react",
+      "--base-url",
+      server.url,
+      "--api-key",
+      "k",
+      "--model",
+      "m",
+      "--cwd",
+      ws,
+      "x",
+    ]);
     await server.close();
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, "wrote r.txt\n");
@@ -172,7 +247,16 @@ describe("hands (one-shot)", () => {
   test("--help and --version", async () => {
     const help = await hands(["--help"]);
     assert.equal(help.code, 0);
-    for (const flag of ["--base-url", "--api-key", "--model", "--provider", "--cwd", "--max-steps", "--json", "--trace"]) {
+    for (const flag of [
+      "--base-url",
+      "--api-key",
+      "--model",
+      "--provider",
+      "--cwd",
+      "--max-steps",
+      "--json",
+      "--trace",
+    ]) {
       assert.ok(help.stdout.includes(flag), `help mentions ${flag}`);
     }
     const version = await hands(["--version"]);

@@ -40,14 +40,19 @@ export function readConfigFile(path: string): FileConfig {
   }
   try {
     const value = JSON.parse(text);
-    if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error("not a JSON object");
+    if (typeof value !== "object" || value === null || Array.isArray(value))
+      throw new Error("not a JSON object");
     return value as FileConfig;
   } catch (err) {
     throw new UsageError(`cannot read ${path}: ${(err as Error).message}`);
   }
 }
 
-export function resolveSettings(args: CliArgs, workspace: string, env: NodeJS.ProcessEnv = process.env): Settings {
+export function resolveSettings(
+  args: CliArgs,
+  workspace: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Settings {
   const user = readConfigFile(userConfigPath(env));
   const project = readConfigFile(projectConfigPath(workspace));
   const pick = <K extends keyof FileConfig>(key: K): FileConfig[K] => project[key] ?? user[key];
@@ -77,8 +82,10 @@ export function resolveSettings(args: CliArgs, workspace: string, env: NodeJS.Pr
 
   const apiKey =
     args.apiKey ?? (provider === "anthropic" ? env.ANTHROPIC_API_KEY : env.OPENAI_API_KEY) ?? pick("apiKey");
-  const maxSteps = args.maxSteps ?? numberSetting("HANDS_MAX_STEPS", env.HANDS_MAX_STEPS) ?? pick("maxSteps") ?? 50;
-  const maxTokens = args.maxTokens ?? numberSetting("HANDS_MAX_TOKENS", env.HANDS_MAX_TOKENS) ?? pick("maxTokens");
+  const maxSteps =
+    args.maxSteps ?? numberSetting("HANDS_MAX_STEPS", env.HANDS_MAX_STEPS) ?? pick("maxSteps") ?? 50;
+  const maxTokens =
+    args.maxTokens ?? numberSetting("HANDS_MAX_TOKENS", env.HANDS_MAX_TOKENS) ?? pick("maxTokens");
 
   return {
     provider,
@@ -95,6 +102,7 @@ export function resolveSettings(args: CliArgs, workspace: string, env: NodeJS.Pr
 function numberSetting(name: string, value: string | undefined): number | undefined {
   if (value === undefined || value === "") return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${name} must be a positive whole number, got "${value}"`);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new UsageError(`${name} must be a positive whole number, got "${value}"`);
   return n;
 }

@@ -14,13 +14,21 @@ const USUAL_LOCAL_SERVERS = [
 ];
 
 /** The usual ports, or HANDS_LOCAL_SERVERS (comma-separated base URLs) for servers elsewhere. */
-export function localServerCandidates(env: NodeJS.ProcessEnv = process.env): { baseUrl: string; label: string }[] {
-  const custom = env.HANDS_LOCAL_SERVERS?.split(",").map((u) => u.trim()).filter(Boolean);
+export function localServerCandidates(
+  env: NodeJS.ProcessEnv = process.env,
+): { baseUrl: string; label: string }[] {
+  const custom = env.HANDS_LOCAL_SERVERS?.split(",")
+    .map((u) => u.trim())
+    .filter(Boolean);
   return custom?.length ? custom.map((baseUrl) => ({ baseUrl, label: "local" })) : USUAL_LOCAL_SERVERS;
 }
 
 /** GET {baseUrl}/models; undefined when the server does not answer like an OpenAI endpoint. */
-export async function listModels(baseUrl: string, apiKey?: string, timeoutMs = 1500): Promise<string[] | undefined> {
+export async function listModels(
+  baseUrl: string,
+  apiKey?: string,
+  timeoutMs = 1500,
+): Promise<string[] | undefined> {
   try {
     const res = await fetch(`${baseUrl.replace(/\/+$/, "")}/models`, {
       signal: AbortSignal.timeout(timeoutMs),
@@ -51,7 +59,9 @@ export async function findLocalServer(
 export function noModelHelp(): string {
   return [
     "hands: no model is configured, and no local model server answered",
-    `(looked at ${localServerCandidates().map((s) => s.baseUrl).join(", ")}).`,
+    `(looked at ${localServerCandidates()
+      .map((s) => s.baseUrl)
+      .join(", ")}).`,
     "",
     "Configure one of:",
     "  an OpenAI-compatible endpoint (OpenAI, DeepSeek, Qwen, vLLM, llama.cpp, Ollama…):",

@@ -54,7 +54,9 @@ export class LiveView {
         this.write(s.dim(`hands · ${e.provider} · ${e.model} · ${e.workspace}\n`));
         break;
       case "model_retry":
-        this.write(s.yellow(`  ↻ model call failed (${e.error}); retry ${e.attempt} in ${formatMs(e.delayMs)}\n`));
+        this.write(
+          s.yellow(`  ↻ model call failed (${e.error}); retry ${e.attempt} in ${formatMs(e.delayMs)}\n`),
+        );
         break;
       case "model_response":
         // A thought that comes with tool calls; a final answer goes to stdout instead.
@@ -69,7 +71,9 @@ export class LiveView {
       case "tool_end": {
         const mark = e.isError ? s.red("✗") : s.green("✓");
         const first = oneLine(e.output.split("\n").find((l) => l.trim()) ?? "", 100);
-        this.write(`  ${mark} ${e.isError ? s.red(first) : s.dim(first)} ${s.dim(`· ${formatMs(e.durationMs)}`)}\n`);
+        this.write(
+          `  ${mark} ${e.isError ? s.red(first) : s.dim(first)} ${s.dim(`· ${formatMs(e.durationMs)}`)}\n`,
+        );
         break;
       }
       case "result": {

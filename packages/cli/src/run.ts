@@ -2,10 +2,10 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Agent, type AgentEvent, type RunStatus, TraceWriter, builtinTools } from "@hands/agent";
+import { Agent, type AgentEvent, builtinTools, type RunStatus, TraceWriter } from "@hands/agent";
 import { createProvider } from "@hands/llm";
 import { createSandbox } from "@hands/sandbox";
-import { HELP, UsageError, parseCliArgs } from "./args.js";
+import { HELP, parseCliArgs, UsageError } from "./args.js";
 import { resolveSettings } from "./config.js";
 import { findLocalServer, listModels, noModelHelp } from "./discover.js";
 import { dataDir } from "./paths.js";
@@ -67,13 +67,15 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     }
     baseUrl = local.baseUrl;
     model ??= local.models[0];
-    if (!model) throw new UsageError(`the ${local.label} server at ${local.baseUrl} lists no models; pass --model.`);
+    if (!model)
+      throw new UsageError(`the ${local.label} server at ${local.baseUrl} lists no models; pass --model.`);
     say(`No model configured: using the ${local.label} server at ${local.baseUrl} with model ${model}.`);
   } else if (!model) {
     if (baseUrl) {
       const models = await listModels(baseUrl, apiKey);
       model = models?.[0];
-      if (!model) throw new UsageError(`no --model given and ${baseUrl}/models lists none; pass --model NAME.`);
+      if (!model)
+        throw new UsageError(`no --model given and ${baseUrl}/models lists none; pass --model NAME.`);
       say(`No model given: using ${model}, the first listed by ${baseUrl}.`);
     } else {
       model = "gpt-4.1-mini";
@@ -150,6 +152,8 @@ async function readStdin(): Promise<string> {
 }
 
 function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
   return pkg.version;
 }
