@@ -11,7 +11,8 @@ import { fileURLToPath } from "node:url";
 import { startFakeModel } from "./fake-model-server.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const cli = join(here, "..", "packages", "cli", "dist", "main.js");
+// The bin as users run it (its shebang sets node's flags).
+const cli = join(here, "..", "packages", "cli", "bin", "hands.js");
 const argv = process.argv.slice(2);
 const runs = Number(argv[argv.indexOf("--runs") + 1] || 7) || 7;
 const asJson = argv.includes("--json");
@@ -29,11 +30,8 @@ async function runOnce(steps) {
   const model = await startFakeModel({ steps, file: "sample.py" });
   const started = performance.now();
   const child = spawn(
-    process.execPath,
+    cli,
     [
-      "--import",
-      join(here, "rss-probe.mjs"),
-      cli,
       "--json",
       "--quiet",
       "--base-url",
@@ -48,7 +46,15 @@ async function runOnce(steps) {
       String(steps + 5),
       "read sample.py over and over",
     ],
-    { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, HANDS_DATA_DIR: join(ws, ".data") } },
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: {
+        ...process.env,
+        HANDS_DATA_DIR: join(ws, ".data"),
+        HANDS_BENCH_RSS_FILE: rssFile,
+        NODE_OPTIONS: `--import=${join(here, "rss-probe.mjs")}`,
+      },
+    },
   );
   let out = "";
   let err = "";

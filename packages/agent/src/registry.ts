@@ -12,6 +12,7 @@ export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
   private readonly validators = new Map<string, ValidateFunction>();
   private ajv: Ajv | undefined;
+  private schemaList: ToolSchema[] | undefined;
 
   constructor(tools: Iterable<Tool>) {
     for (const tool of tools) {
@@ -28,12 +29,14 @@ export class ToolRegistry {
     return this.tools.get(name);
   }
 
+  /** The same array every call (the tool set is fixed), so providers can cache its encoding. */
   schemas(): ToolSchema[] {
-    return [...this.tools.values()].map((t) => ({
+    this.schemaList ??= [...this.tools.values()].map((t) => ({
       name: t.name,
       description: t.description,
       parameters: t.parameters,
     }));
+    return this.schemaList;
   }
 
   prepare(call: ToolCall): PreparedCall {

@@ -3,6 +3,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/messages/messages";
 import { fromAnthropicStop, fromAnthropicUsage, toAnthropic, toAnthropicTools } from "./anthropic-wire.js";
+import { nodeFetch } from "./http-fetch.js";
 import { type IdleWatch, idleWatch } from "./idle.js";
 import { type ModelPrice, withCost } from "./pricing.js";
 import { type CallContext, protocolError, type RetryOptions, summarize, withRetry } from "./retry.js";
@@ -54,6 +55,7 @@ export class AnthropicProvider implements Provider {
           timeout: this.options.timeoutMs ?? 600_000,
           defaultHeaders: this.options.extraHeaders,
           logLevel: "off",
+          fetch: nodeFetch,
         }),
     );
     return this.client;

@@ -6,28 +6,30 @@ import type {
 import type { FinishReason, Message, ToolSchema, Usage } from "./types.js";
 
 export function toOpenAIMessages(messages: readonly Message[]): ChatCompletionMessageParam[] {
-  return messages.map((m): ChatCompletionMessageParam => {
-    switch (m.role) {
-      case "system":
-      case "user":
-        return { role: m.role, content: m.content };
-      case "tool":
-        return { role: "tool", tool_call_id: m.toolCallId, content: m.content };
-      case "assistant":
-        if (!m.toolCalls?.length) return { role: "assistant", content: m.content };
-        return {
-          role: "assistant",
-          // Some servers reject "" next to tool calls; null is the canonical "no text".
-          content: m.content || null,
-          tool_calls: m.toolCalls.map((c) => ({
-            id: c.id,
-            type: "function" as const,
-            function: { name: c.name, arguments: c.arguments || "{}" },
-          })),
-        };
-    }
-    throw new Error(`unknown message role: ${(m as { role: string }).role}`);
-  });
+  return messages.map(toOpenAIMessage);
+}
+
+export function toOpenAIMessage(m: Message): ChatCompletionMessageParam {
+  switch (m.role) {
+    case "system":
+    case "user":
+      return { role: m.role, content: m.content };
+    case "tool":
+      return { role: "tool", tool_call_id: m.toolCallId, content: m.content };
+    case "assistant":
+      if (!m.toolCalls?.length) return { role: "assistant", content: m.content };
+      return {
+        role: "assistant",
+        // Some servers reject "" next to tool calls; null is the canonical "no text".
+        content: m.content || null,
+        tool_calls: m.toolCalls.map((c) => ({
+          id: c.id,
+          type: "function" as const,
+          function: { name: c.name, arguments: c.arguments || "{}" },
+        })),
+      };
+  }
+  throw new Error(`unknown message role: ${(m as { role: string }).role}`);
 }
 
 export function toOpenAITools(tools: readonly ToolSchema[]): ChatCompletionFunctionTool[] {

@@ -2,19 +2,25 @@
 // through the official client, with streaming, native tool calls, and recovery of tool calls
 // that local models print as text.
 import type OpenAI from "openai";
-import type { ChatCompletionChunk, ChatCompletionCreateParamsBase } from "openai/resources/chat/completions";
+import type { ChatCompletionChunk } from "openai/resources/chat/completions";
+import { nodeFetch } from "./http-fetch.js";
 import { type IdleWatch, idleWatch } from "./idle.js";
 import {
   fromOpenAIFinish,
   fromOpenAIUsage,
   maxTokensParam,
-  toOpenAIMessages,
+  toOpenAIMessage,
   toOpenAITools,
 } from "./openai-wire.js";
 import { type ModelPrice, withCost } from "./pricing.js";
+import { RequestBodyEncoder } from "./request-body.js";
 import { type CallContext, protocolError, type RetryOptions, summarize, withRetry } from "./retry.js";
 import { extractTextToolCallsWithRest } from "./text-tool-calls.js";
 import type { FinishReason, ModelRequest, ModelResponse, Provider, ToolCall, Usage } from "./types.js";
+
+/** Builds the request body (a JSON buffer) with the given extra top-level fields. */
+type BodyOf = (extra: Record<string, unknown>) => Buffer;
+const JSON_HEADERS = { "content-type": "application/json" };
 
 export interface OpenAIProviderOptions {
   model: string;
@@ -54,6 +60,7 @@ export class OpenAIProvider implements Provider {
   readonly model: string;
   readonly baseURL: string;
   private client?: Promise<OpenAI>;
+  private readonly encoder = new RequestBodyEncoder(toOpenAIMessage);
 
   constructor(private readonly options: OpenAIProviderOptions) {
     this.model = options.model;
@@ -71,6 +78,7 @@ export class OpenAIProvider implements Provider {
           timeout: this.options.timeoutMs ?? 600_000,
           defaultHeaders: this.options.extraHeaders,
           logLevel: "off",
+          fetch: nodeFetch,
         }),
     );
     return this.client;
@@ -80,13 +88,23 @@ export class OpenAIProvider implements Provider {
     const started = performance.now();
     const client = await this.getClient();
     const maxTokens = request.maxTokens ?? this.options.maxTokens;
-    const params: ChatCompletionCreateParamsBase = {
+    const fields: Record<string, unknown> = {
       model: this.model,
-      messages: toOpenAIMessages(request.messages),
-      ...(request.tools.length ? { tools: toOpenAITools(request.tools) } : {}),
       ...(maxTokens !== undefined ? maxTokensParam(this.model, maxTokens) : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.stop?.length ? { stop: request.stop } : {}),
+    };
+    const tools = request.tools.length
+      ? { key: request.tools, wire: () => toOpenAITools(request.tools) }
+      : undefined;
+    const bodies: Buffer[] = [];
+    const body = (extra: Record<string, unknown>) => {
+      const b = this.encoder.encode({ ...fields, ...extra }, request.messages, tools);
+      bodies.push(b);
+      return b;
+    };
+    const done = (ok: boolean) => {
+      for (const b of bodies.splice(0)) this.encoder.release(b, ok);
     };
     const context: CallContext = {
       provider: this.name,
@@ -96,7 +114,17 @@ export class OpenAIProvider implements Provider {
     };
     const streaming = this.options.stream ?? true;
     const raw = await withRetry(
-      () => (streaming ? this.streamOnce(client, params, request) : this.jsonOnce(client, params, request)),
+      () =>
+        (streaming ? this.streamOnce(client, body, request) : this.jsonOnce(client, body, request)).then(
+          (r) => {
+            done(true);
+            return r;
+          },
+          (e: unknown) => {
+            done(false);
+            throw e;
+          },
+        ),
       {
         ...this.options.retry,
         maxAttempts: (this.options.maxRetries ?? 3) + 1,
@@ -130,15 +158,12 @@ export class OpenAIProvider implements Provider {
     };
   }
 
-  private async jsonOnce(
-    client: OpenAI,
-    params: ChatCompletionCreateParamsBase,
-    request: ModelRequest,
-  ): Promise<RawResult> {
-    const completion: unknown = await client.chat.completions.create(
-      { ...params, stream: false },
-      request.signal ? { signal: request.signal } : {},
-    );
+  private async jsonOnce(client: OpenAI, body: BodyOf, request: ModelRequest): Promise<RawResult> {
+    const completion: unknown = await client.post("/chat/completions", {
+      body: body({ stream: false }),
+      headers: JSON_HEADERS,
+      ...(request.signal ? { signal: request.signal } : {}),
+    });
     const choices = (completion as { choices?: unknown } | null)?.choices;
     if (!completion || typeof completion !== "object" || !Array.isArray(choices)) {
       const shown = typeof completion === "string" ? completion : JSON.stringify(completion) || "(empty)";
@@ -161,15 +186,11 @@ export class OpenAIProvider implements Provider {
     return { content, toolCalls, finish: choice.finish_reason, usage: fromOpenAIUsage(c.usage) };
   }
 
-  private async streamOnce(
-    client: OpenAI,
-    params: ChatCompletionCreateParamsBase,
-    request: ModelRequest,
-  ): Promise<RawResult> {
+  private async streamOnce(client: OpenAI, body: BodyOf, request: ModelRequest): Promise<RawResult> {
     const timeoutMs = this.options.timeoutMs ?? 600_000;
     const watch = idleWatch(timeoutMs, request.signal);
     try {
-      return await this.readStream(client, params, request, watch);
+      return await this.readStream(client, body, request, watch);
     } catch (err) {
       // The SDK reports our own idle abort as a user abort; name it for what it is.
       if (watch.expired && !request.signal?.aborted) {
@@ -183,14 +204,16 @@ export class OpenAIProvider implements Provider {
 
   private async readStream(
     client: OpenAI,
-    params: ChatCompletionCreateParamsBase,
+    body: BodyOf,
     request: ModelRequest,
     watch: IdleWatch,
   ): Promise<RawResult> {
-    const stream = await client.chat.completions.create(
-      { ...params, stream: true, stream_options: { include_usage: true } },
-      { signal: watch.signal },
-    );
+    const stream = (await client.post("/chat/completions", {
+      body: body({ stream: true, stream_options: { include_usage: true } }),
+      headers: JSON_HEADERS,
+      stream: true,
+      signal: watch.signal,
+    })) as unknown as AsyncIterable<ChatCompletionChunk>;
     const emit = request.onEvent;
     let content = "";
     let finish: string | null = null;

@@ -62,6 +62,17 @@ export async function resolveInWorkspace(
   // Lexical check first (catches `..` escapes and absolute paths elsewhere).
   if (!roots.some((r) => isInsideRoot(r, candidate))) throw outside();
 
+  // Common case first: the path exists, and one realpath resolves it.
+  const direct = await realpath(candidate).catch(() => undefined);
+  if (direct !== undefined) {
+    if (!roots.some((r) => isInsideRoot(r, direct))) {
+      throw new PathError(
+        `path resolves (through a symbolic link) to ${direct}, which is outside the workspace: ${userPath}.`,
+      );
+    }
+    return direct;
+  }
+
   // Find the longest existing prefix (lstat: a symlink counts as existing and gets resolved).
   let existing = candidate;
   const rest: string[] = [];

@@ -1,16 +1,18 @@
 // read_file: numbered lines of a text file, paged by line (offset/limit).
 import type { Stats } from "node:fs";
-import { createReadStream } from "node:fs";
+import { createReadStream, readFileSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import { StringDecoder } from "node:string_decoder";
 import { errorResult, exceptionResult, notFoundResult } from "./fs/errors.js";
-import { clipLine, fileLooksBinary, fmtInt, humanSize, numbered } from "./fs/text.js";
+import { clipLine, fileLooksBinary, fmtInt, humanSize, looksBinary, numbered } from "./fs/text.js";
 import { displayPath, resolveInWorkspace } from "./paths.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 
 export const READ_DEFAULT_LIMIT = 2000;
 export const READ_MAX_LIMIT = 10_000;
 export const READ_MAX_LINE_CHARS = 2000;
+/** Files up to this size are read in one call; larger ones are streamed. */
+const WHOLE_READ_BYTES = 1024 * 1024;
 
 export type ReadFileArgs = {
   path: string;
@@ -23,6 +25,28 @@ interface Slice {
   /** Full length (chars, approximate for very long lines) of each kept line. */
   lengths: number[];
   totalLines: number;
+}
+
+/** The same slice as readLineSlice, from text already in memory (the common, small-file case). */
+function sliceText(text: string, offset: number, limit: number): Slice {
+  const lines: string[] = [];
+  const lengths: number[] = [];
+  const last = offset + limit - 1;
+  let lineNo = 0;
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf("\n", start);
+    if (end === -1) end = text.length;
+    lineNo++;
+    if (lineNo >= offset && lineNo <= last) {
+      let line = text.slice(start, end);
+      if (line.endsWith("\r")) line = line.slice(0, -1);
+      lines.push(line);
+      lengths.push(line.length);
+    }
+    start = end + 1;
+  }
+  return { lines, lengths, totalLines: lineNo };
 }
 
 /**
@@ -149,7 +173,10 @@ export const readFileTool: Tool<ReadFileArgs> = {
     if (!st.isFile()) return errorResult(`${shown} is not a regular file.`, { path: shown });
     if (st.size === 0) return { output: "(empty file)", data: { path: shown, linesShown: 0, totalLines: 0 } };
     try {
-      if (await fileLooksBinary(abs)) {
+      // Small files: one synchronous read (cheaper than a thread-pool round trip for a local
+      // file this size) serves both the binary check and the slice.
+      const whole = st.size <= WHOLE_READ_BYTES ? readFileSync(abs) : undefined;
+      if (whole ? looksBinary(whole) : await fileLooksBinary(abs)) {
         return errorResult(
           `${shown} is a binary file (${humanSize(st.size)}, ${fmtInt(st.size)} bytes); read_file shows text files only.`,
           { path: shown, binary: true, size: st.size },
@@ -157,7 +184,9 @@ export const readFileTool: Tool<ReadFileArgs> = {
       }
       const offset = Math.max(1, Math.floor(args.offset ?? 1));
       const limit = Math.min(READ_MAX_LIMIT, Math.max(1, Math.floor(args.limit ?? READ_DEFAULT_LIMIT)));
-      const slice = await readLineSlice(abs, offset, limit, ctx.signal);
+      const slice = whole
+        ? sliceText(whole.toString("utf8"), offset, limit)
+        : await readLineSlice(abs, offset, limit, ctx.signal);
       if (slice.lines.length === 0) {
         return errorResult(
           `offset ${offset} is past the end of ${shown}, which has ${fmtInt(slice.totalLines)} lines.`,
