@@ -5,7 +5,7 @@
 // fall back to the global fetch.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
-import { Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 
 const agents = {
@@ -25,6 +25,26 @@ function decoded(res: IncomingMessage): Readable {
     default:
       return res;
   }
+}
+
+/** A plain push-based web stream: much lighter per chunk than Readable.toWeb's byte stream. */
+function toWebStream(source: Readable): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      source.on("data", (chunk: Buffer) => {
+        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length));
+        if ((controller.desiredSize ?? 1) <= 0) source.pause(); // back-pressure: pull() resumes
+      });
+      source.once("end", () => controller.close());
+      source.once("error", (err) => controller.error(err));
+    },
+    pull() {
+      source.resume();
+    },
+    cancel(reason) {
+      source.destroy(reason instanceof Error ? reason : undefined);
+    },
+  });
 }
 
 function toHeaders(res: IncomingMessage): Headers {
@@ -63,7 +83,7 @@ export const nodeFetch: typeof fetch = (input, init) => {
         const status = res.statusCode ?? 500;
         const noBody = method === "HEAD" || status === 204 || status === 304;
         if (noBody) res.resume();
-        const stream = noBody ? null : (Readable.toWeb(decoded(res)) as ReadableStream<Uint8Array>);
+        const stream = noBody ? null : toWebStream(decoded(res));
         resolve(
           new Response(stream, { status, statusText: res.statusMessage ?? "", headers: toHeaders(res) }),
         );

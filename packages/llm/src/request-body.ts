@@ -1,24 +1,24 @@
-// Serialises a chat-completions request body, reusing each message's encoded JSON from earlier
-// steps. History messages never change once appended, so a long session pays JSON.stringify and
-// UTF-8 encoding only for what is new; the rest is a memcpy. (The body must still be sent whole:
-// the API is stateless.) Encoding parts separately also matters because one non-Latin-1
-// character anywhere would otherwise make the whole joined string two-byte and slow to encode.
+// Serialises a chat-completions request body. The history is append-only (messages never change
+// once appended), so a session's bodies share a growing prefix: the messages are kept encoded in
+// one reusable buffer and each request only encodes and appends what is new, then rewrites the
+// short tail. Per-step cost stays proportional to the new content, not to the whole history
+// (the body still has to be sent whole: the API is stateless). Encoding messages one by one also
+// avoids one non-Latin-1 character making a whole joined string two-byte and slow to encode.
 import type { Message } from "./types.js";
 
 type Encode = (m: Message) => unknown;
 
-const COMMA = Buffer.from(",");
-const MESSAGES_END = Buffer.from("]");
-const BODY_END = Buffer.from("}");
+const COMMA = 0x2c;
 
 export class RequestBodyEncoder {
+  /** Encoded JSON per message, for bodies built outside the shared buffer. */
   private readonly cache = new WeakMap<Message, Buffer>();
-  /**
-   * One body buffer reused from request to request: bodies grow to hundreds of KB, and a fresh
-   * one per step is external memory that V8 frees only at its next GC, so peak RSS would grow
-   * with the session. Lent out by encode(), returned by release() once the request is done.
-   */
-  private pool: Buffer | undefined;
+  private buf = Buffer.alloc(0);
+  /** The messages whose JSON sits in `buf` after `head`, in order, ending at byte `end`. */
+  private encoded: Message[] = [];
+  private head = "";
+  private end = 0;
+  /** The body currently lent to a request; a concurrent request builds its own copy. */
   private lent: Buffer | undefined;
   private toolsKey: unknown;
   private toolsJson: Buffer = Buffer.alloc(0);
@@ -34,45 +34,91 @@ export class RequestBodyEncoder {
     messages: readonly Message[],
     tools?: { key: unknown; wire: () => unknown },
   ): Buffer {
-    const head = JSON.stringify(fields);
-    const parts: Buffer[] = [Buffer.from(`${head.length > 2 ? `${head.slice(0, -1)},` : "{"}"messages":[`)];
-    for (let i = 0; i < messages.length; i++) {
-      const m = messages[i]!;
-      let json = this.cache.get(m);
-      if (json === undefined) {
-        json = Buffer.from(JSON.stringify(this.encodeMessage(m)));
-        this.cache.set(m, json);
-      }
-      if (i > 0) parts.push(COMMA);
-      parts.push(json);
+    const fieldsJson = JSON.stringify(fields);
+    const head = `${fieldsJson.length > 2 ? `${fieldsJson.slice(0, -1)},` : "{"}"messages":[`;
+    if (tools && tools.key !== this.toolsKey) {
+      this.toolsKey = tools.key;
+      this.toolsJson = Buffer.from(`,"tools":${JSON.stringify(tools.wire())}`);
     }
-    parts.push(MESSAGES_END);
-    if (tools) {
-      if (tools.key !== this.toolsKey) {
-        this.toolsKey = tools.key;
-        this.toolsJson = Buffer.from(`,"tools":${JSON.stringify(tools.wire())}`);
-      }
-      parts.push(this.toolsJson);
+    const tail = tools ? this.toolsJson : undefined;
+    if (this.lent) return this.standalone(head, messages, tail);
+
+    let from = this.sharedPrefix(head, messages);
+    if (from === 0) {
+      this.head = head;
+      this.encoded = [];
+      this.end = this.put(Buffer.from(head), 0);
     }
-    parts.push(BODY_END);
-    let size = 0;
-    for (const p of parts) size += p.length;
-    if (this.lent) return Buffer.concat(parts, size); // another request is still using the pool
-    if (!this.pool || this.pool.length < size)
-      this.pool = Buffer.allocUnsafe(Math.max(size, (this.pool?.length ?? 0) * 1.5) | 0);
-    let at = 0;
-    for (const p of parts) at += p.copy(this.pool, at);
-    this.lent = this.pool.subarray(0, size);
+    for (; from < messages.length; from++) {
+      const m = messages[from]!;
+      if (from > 0) this.end = this.putByte(COMMA, this.end);
+      this.end = this.put(this.json(m), this.end);
+      this.encoded.push(m);
+    }
+    let at = this.putByte(0x5d /* ] */, this.end);
+    if (tail) at = this.put(tail, at);
+    at = this.putByte(0x7d /* } */, at);
+    this.lent = this.buf.subarray(0, at);
     return this.lent;
   }
 
   /**
    * The request that sent `body` has finished, its bytes fully sent. `reusable: false` (after a
-   * failure, when a socket might still be reading it) drops the pooled buffer instead.
+   * failure, when a socket might still be reading it) drops the shared buffer instead.
    */
   release(body: Buffer, reusable: boolean): void {
     if (body !== this.lent) return;
-    if (!reusable) this.pool = undefined;
+    if (!reusable) {
+      this.buf = Buffer.alloc(0);
+      this.encoded = [];
+    }
     this.lent = undefined;
+  }
+
+  /** How many leading messages are already encoded in `buf` under the same head. */
+  private sharedPrefix(head: string, messages: readonly Message[]): number {
+    const n = this.encoded.length;
+    if (head !== this.head || n === 0 || n > messages.length) return 0;
+    for (let i = n - 1; i >= 0; i--) if (messages[i] !== this.encoded[i]) return 0;
+    return n;
+  }
+
+  private json(m: Message): Buffer {
+    let json = this.cache.get(m);
+    if (json === undefined) {
+      json = Buffer.from(JSON.stringify(this.encodeMessage(m)));
+      this.cache.set(m, json);
+    }
+    return json;
+  }
+
+  private reserve(size: number): void {
+    if (size <= this.buf.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(size, Math.floor(this.buf.length * 1.5), 64 * 1024));
+    this.buf.copy(grown, 0, 0, this.end);
+    this.buf = grown;
+  }
+
+  private put(bytes: Buffer, at: number): number {
+    this.reserve(at + bytes.length);
+    return at + bytes.copy(this.buf, at);
+  }
+
+  private putByte(byte: number, at: number): number {
+    this.reserve(at + 1);
+    this.buf[at] = byte;
+    return at + 1;
+  }
+
+  private standalone(head: string, messages: readonly Message[], tail: Buffer | undefined): Buffer {
+    const parts: Buffer[] = [Buffer.from(head)];
+    messages.forEach((m, i) => {
+      if (i > 0) parts.push(Buffer.from(","));
+      parts.push(this.json(m));
+    });
+    parts.push(Buffer.from("]"));
+    if (tail) parts.push(tail);
+    parts.push(Buffer.from("}"));
+    return Buffer.concat(parts);
   }
 }
