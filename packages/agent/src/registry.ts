@@ -1,7 +1,8 @@
 // The tool registry: turns a model's tool call into a validated invocation, or into an
 // error the model can act on (unknown tool → the valid names; bad arguments → the schema).
 import type { ToolCall, ToolSchema } from "@hands/llm";
-import { Ajv, type ValidateFunction } from "ajv";
+import { createRequire } from "node:module";
+import type { Ajv as AjvType, ValidateFunction } from "ajv";
 import type { Tool } from "./tools/types.js";
 
 export type PreparedCall =
@@ -11,7 +12,7 @@ export type PreparedCall =
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
   private readonly validators = new Map<string, ValidateFunction>();
-  private ajv: Ajv | undefined;
+  private ajv: AjvType | undefined;
   private schemaList: ToolSchema[] | undefined;
 
   constructor(tools: Iterable<Tool>) {
@@ -80,7 +81,11 @@ export class ToolRegistry {
   private validator(tool: Tool): ValidateFunction {
     let v = this.validators.get(tool.name);
     if (!v) {
-      this.ajv ??= new Ajv({ allErrors: true, strict: false, coerceTypes: false });
+      // Loaded on first validation: ajv costs ~25 ms to import, which start-up should not pay.
+      if (!this.ajv) {
+        const { Ajv } = createRequire(import.meta.url)("ajv") as typeof import("ajv");
+        this.ajv = new Ajv({ allErrors: true, strict: false, coerceTypes: false });
+      }
       v = this.ajv.compile(tool.parameters);
       this.validators.set(tool.name, v);
     }
