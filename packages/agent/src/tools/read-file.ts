@@ -1,7 +1,6 @@
 // read_file: numbered lines of a text file, paged by line (offset/limit).
 import type { Stats } from "node:fs";
-import { createReadStream, readFileSync } from "node:fs";
-import { stat } from "node:fs/promises";
+import { createReadStream, readFileSync, statSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import { errorResult, exceptionResult, notFoundResult } from "./fs/errors.js";
 import { clipLine, fileLooksBinary, fmtInt, humanSize, looksBinary, numbered } from "./fs/text.js";
@@ -160,7 +159,7 @@ export const readFileTool: Tool<ReadFileArgs> = {
     const shown = displayPath(ctx, abs);
     let st: Stats;
     try {
-      st = await stat(abs);
+      st = statSync(abs); // one syscall; cheaper than a thread-pool round trip
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === "ENOENT") return notFoundResult(ctx, args.path, abs);
       return exceptionResult(e, args.path);
