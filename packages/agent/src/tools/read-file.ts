@@ -1,10 +1,8 @@
-// read_file: numbered lines of a text file, paged by line (offset/limit).
-import type { Stats } from "node:fs";
-import { createReadStream, readFileSync, statSync } from "node:fs";
+import { createReadStream, readFileSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
-import { errorResult, exceptionResult, notFoundResult } from "./fs/errors.js";
+import { errorResult, exceptionResult, resolveOrError, statOrError } from "./fs/errors.js";
 import { clipLine, fileLooksBinary, fmtInt, humanSize, looksBinary, numbered } from "./fs/text.js";
-import { displayPath, resolveInWorkspace } from "./paths.js";
+import { displayPath } from "./paths.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 
 export const READ_DEFAULT_LIMIT = 2000;
@@ -150,20 +148,11 @@ export const readFileTool: Tool<ReadFileArgs> = {
   },
   readOnly: true,
   async execute(args: ReadFileArgs, ctx: ToolContext): Promise<ToolResult> {
-    let abs: string;
-    try {
-      abs = await resolveInWorkspace(ctx, args.path);
-    } catch (e) {
-      return exceptionResult(e, args.path);
-    }
+    const abs = await resolveOrError(ctx, args.path);
+    if (typeof abs !== "string") return abs;
     const shown = displayPath(ctx, abs);
-    let st: Stats;
-    try {
-      st = statSync(abs); // one syscall; cheaper than a thread-pool round trip
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "ENOENT") return notFoundResult(ctx, args.path, abs);
-      return exceptionResult(e, args.path);
-    }
+    const st = statOrError(ctx, args.path, abs);
+    if (st instanceof Promise) return st;
     if (st.isDirectory()) {
       return errorResult(`${shown} is a directory, not a file. Use list_dir to see what it contains.`, {
         path: shown,
