@@ -15,7 +15,7 @@ import {
   numbered,
   splitLines,
 } from "./fs/text.js";
-import { displayPath } from "./paths.js";
+import { displayPath, FILE_PATH_PARAM } from "./paths.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 
 export type EditFileArgs = {
@@ -196,10 +196,7 @@ export const editFileTool: Tool<EditFileArgs> = {
   parameters: {
     type: "object",
     properties: {
-      path: {
-        type: "string",
-        description: "File path, relative to the workspace root (or absolute inside it).",
-      },
+      path: FILE_PATH_PARAM,
       old_string: {
         type: "string",
         description: "The exact text to replace (empty only to create a new file or fill an empty one).",

@@ -5,6 +5,12 @@ import { isAbsolute, relative, resolve, sep } from "node:path";
 import { isInside, realPathOf, realpathOrSelf } from "@hands/sandbox";
 import type { ToolContext } from "./types.js";
 
+/** The `path` parameter of the tools that take one file. */
+export const FILE_PATH_PARAM = {
+  type: "string",
+  description: "File path, relative to the workspace root (or absolute inside it).",
+};
+
 /** A path the model may not use; the message is written for the model. */
 export class PathError extends Error {
   override name = "PathError";

@@ -2,7 +2,7 @@ import { createReadStream, readFileSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import { errorResult, exceptionResult, resolveOrError, statOrError } from "./fs/errors.js";
 import { clipLine, fileLooksBinary, fmtInt, humanSize, looksBinary, numbered } from "./fs/text.js";
-import { displayPath } from "./paths.js";
+import { displayPath, FILE_PATH_PARAM } from "./paths.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 
 export const READ_DEFAULT_LIMIT = 2000;
@@ -126,10 +126,7 @@ export const readFileTool: Tool<ReadFileArgs> = {
   parameters: {
     type: "object",
     properties: {
-      path: {
-        type: "string",
-        description: "File path, relative to the workspace root (or absolute inside it).",
-      },
+      path: FILE_PATH_PARAM,
       offset: {
         type: "integer",
         minimum: 1,

@@ -3,7 +3,7 @@ import { writeFileAtomic } from "./fs/atomic.js";
 import { errorResult, exceptionResult, writeTargetOrError } from "./fs/errors.js";
 import { capForData, snapshot } from "./fs/snapshot.js";
 import { countLines, fmtInt } from "./fs/text.js";
-import { displayPath } from "./paths.js";
+import { displayPath, FILE_PATH_PARAM } from "./paths.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 
 export type WriteFileArgs = {
@@ -23,10 +23,7 @@ export const writeFileTool: Tool<WriteFileArgs> = {
   parameters: {
     type: "object",
     properties: {
-      path: {
-        type: "string",
-        description: "File path, relative to the workspace root (or absolute inside it).",
-      },
+      path: FILE_PATH_PARAM,
       content: { type: "string", description: "The complete new content of the file." },
     },
     required: ["path", "content"],
