@@ -83,6 +83,7 @@ describe("hands (one-shot)", () => {
     assert.match(r.stderr, /● I will write fib\.py\./);
     assert.match(r.stderr, /→ write_file fib\.py/);
     assert.match(r.stderr, /→ run_command python3 fib\.py/);
+    assert.match(r.stderr, /✓ exit code: 0 · 55 · \d+ ms/);
     assert.match(r.stderr, /✔ done · 3 steps/);
     assert.ok(existsSync(join(ws, "fib.py")));
     // The model saw the command's real output.
