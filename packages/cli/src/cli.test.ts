@@ -230,6 +230,32 @@ describe("hands (one-shot)", () => {
     assert.equal(readFileSync(join(ws, "r.txt"), "utf8"), "react ok");
   });
 
+  test("Ctrl-C stops the run cleanly: status aborted, exit 130", async () => {
+    const server = await startScriptedServer([{ content: "slow", delayMs: 10_000 }]);
+    const child = spawn(
+      process.execPath,
+      [BIN, "--json", "--base-url", server.url, "--api-key", "k", "--model", "m", "--cwd", workspace(), "x"],
+      { env: cleanEnv(), stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stdout = "";
+    let interrupted = false;
+    child.stdout.on("data", (d) => {
+      stdout += d;
+      if (!interrupted && /"type":"model_request"/.test(stdout)) {
+        interrupted = true;
+        child.kill("SIGINT");
+      }
+    });
+    const started = Date.now();
+    const code = await new Promise((r) => child.on("close", r));
+    await server.close();
+    assert.equal(code, 130);
+    assert.ok(Date.now() - started < 5000, "stopped without waiting for the model");
+    const last = JSON.parse(stdout.trim().split("\n").at(-1)!);
+    assert.equal(last.type, "result");
+    assert.equal(last.status, "aborted");
+  });
+
   test("bad flags and values are usage errors with exit 2", async () => {
     const unknown = await hands(["--frobnicate", "x"]);
     assert.equal(unknown.code, 2);
