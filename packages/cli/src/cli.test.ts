@@ -2,7 +2,15 @@
 // speaking the OpenAI (or Anthropic) wire format, real files on disk.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -228,6 +236,36 @@ describe("hands (one-shot)", () => {
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, "wrote r.txt\n");
     assert.equal(readFileSync(join(ws, "r.txt"), "utf8"), "react ok");
+  });
+
+  test("--provider anthropic speaks the Messages API", async () => {
+    const server = await startScriptedServer([
+      { content: "Listing.", toolCalls: [{ name: "list_dir", arguments: {} }] },
+      { content: "The folder has a.txt." },
+    ]);
+    const ws = workspace();
+    writeFileSync(join(ws, "a.txt"), "hi");
+    const r = await hands(
+      [
+        "--provider",
+        "anthropic",
+        "--base-url",
+        server.origin,
+        "--model",
+        "claude-test",
+        "--cwd",
+        ws,
+        "what is here?",
+      ],
+      cleanEnv({ ANTHROPIC_API_KEY: "sk-ant-test" }),
+    );
+    await server.close();
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "The folder has a.txt.\n");
+    assert.ok(server.requests.every((q) => q.path === "/v1/messages"));
+    assert.equal(server.requests[0]!.headers["x-api-key"], "sk-ant-test");
+    const second = server.requests[1]!.body as { messages: { role: string; content: unknown }[] };
+    assert.match(JSON.stringify(second.messages.at(-1)), /tool_result.*a\.txt/);
   });
 
   test("Ctrl-C stops the run cleanly: status aborted, exit 130", async () => {
