@@ -1,6 +1,7 @@
 export * from "./agent.js";
 export * from "./approval.js";
 export * from "./events.js";
+export * from "./mcp/client.js";
 export * from "./output-cap.js";
 export * from "./policy/index.js";
 export * from "./prompt.js";

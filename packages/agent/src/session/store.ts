@@ -15,11 +15,13 @@ export interface SessionMeta {
   model?: string;
 }
 
-type Line =
+export type SessionLine =
   | ({ type: "session" } & SessionMeta)
   | { type: "message"; time: number; message: Message }
   | { type: "usage"; time: number; usage: Usage }
-  | { type: "turn"; time: number; status: string; steps: number };
+  | { type: "turn"; time: number; status: string; steps: number }
+  /** The conversation was summarised: these messages replace everything before. */
+  | { type: "compact"; time: number; messages: Message[] };
 
 export interface LoadedSession {
   meta: SessionMeta;
@@ -119,7 +121,7 @@ export class SessionWriter {
     this.fd = openSync(path, "a");
   }
 
-  append(line: Line): void {
+  append(line: SessionLine): void {
     if (this.fd === undefined) return;
     writeSync(this.fd, `${JSON.stringify(line)}\n`);
   }
@@ -150,9 +152,9 @@ export function parseSession(text: string, mtime = Date.now()): LoadedSession {
   const lines = text.split("\n");
   for (const raw of lines) {
     if (!raw.trim()) continue;
-    let line: Line;
+    let line: SessionLine;
     try {
-      line = JSON.parse(raw) as Line;
+      line = JSON.parse(raw) as SessionLine;
     } catch {
       continue; // a line torn by a crash
     }
@@ -166,6 +168,7 @@ export function parseSession(text: string, mtime = Date.now()): LoadedSession {
       };
     else if (line.type === "message") messages.push(line.message);
     else if (line.type === "usage") addUsage(usage, line.usage);
+    else if (line.type === "compact") messages.splice(0, messages.length, ...line.messages);
     if ("time" in line && typeof line.time === "number") updated = line.time;
   }
   if (!meta) throw new Error("not a session file (no session line)");
