@@ -1,6 +1,7 @@
 // The interactive mode driven for real: `hands` in a tmux pseudo-terminal, keys typed with
 // send-keys, the screen read with capture-pane, the model scripted over HTTP, files checked on disk.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -44,7 +45,12 @@ function env(server: ScriptedServer, data: string): Record<string, string> {
   };
 }
 
-async function start(script: Parameters<typeof startScriptedServer>[0], args: string[] = [], ws?: string) {
+async function start(
+  script: Parameters<typeof startScriptedServer>[0],
+  args: string[] = [],
+  ws?: string,
+  ready: RegExp = /^› ?$/m,
+) {
   assert.ok(hasTmux(), "tmux is needed for these tests: run scripts/test-env-interactive.sh");
   const server = await startScriptedServer(script);
   const workspace = ws ?? mkdtempSync(join(scratch, "ws-"));
@@ -52,7 +58,7 @@ async function start(script: Parameters<typeof startScriptedServer>[0], args: st
   const tmux = new TmuxSession();
   open.push({ tmux, server });
   tmux.start([process.execPath, BIN, "--model", "scripted-model", ...args], workspace, env(server, data));
-  await tmux.waitFor(/^› ?$/m);
+  await tmux.waitFor(ready);
   return { server, workspace, data, tmux };
 }
 
@@ -165,5 +171,167 @@ describe("interactive hands in a terminal", { timeout: 60_000 }, () => {
       [["mcp__calc__add", "allow", "user"]],
     );
     assert.equal(readdirSync(join(data, "sessions")).length, 1);
+  });
+
+  test("--plan: a read-only plan, accepted, then executed with the todo checklist in the status line", async () => {
+    const { server, workspace, tmux } = await start(
+      [
+        { content: "", toolCalls: [{ name: "list_dir", arguments: {} }] },
+        { content: "Plan:\n- [ ] Create greet.py\n- [ ] Run it" },
+        {
+          content: "",
+          toolCalls: [
+            {
+              name: "todo",
+              arguments: {
+                items: [
+                  { text: "Create greet.py", status: "in_progress" },
+                  { text: "Run it", status: "pending" },
+                ],
+              },
+            },
+            { name: "write_file", arguments: { path: "greet.py", content: "print('hi')\n" } },
+          ],
+        },
+        {
+          content: "",
+          toolCalls: [
+            {
+              name: "todo",
+              arguments: {
+                items: [
+                  { text: "Create greet.py", status: "done" },
+                  { text: "Run it", status: "done" },
+                ],
+              },
+            },
+          ],
+        },
+        { content: "Greeted." },
+      ],
+      ["--plan", "--approval", "auto", "say hi in python"],
+      undefined,
+      /\[a\]ccept/,
+    );
+    await tmux.waitFor(/Plan:\n {2}1\. \[ \] Create greet\.py\n {2}2\. \[ \] Run it[\s\S]*\[a\]ccept/);
+    const planTools = (server.requests.find((r) => r.method === "POST")?.body?.tools as any[]).map(
+      (t) => t.function.name,
+    );
+    assert.ok(
+      planTools.includes("read_file") &&
+        !planTools.includes("write_file") &&
+        !planTools.includes("run_command"),
+    );
+    assert.equal(existsSync(join(workspace, "greet.py")), false);
+    tmux.type("a");
+    const screen = await tmux.waitFor(/Greeted\.[\s\S]*todo 2\/2/);
+    assert.match(screen, /✓ todo/);
+    assert.equal(readFileSync(join(workspace, "greet.py"), "utf8"), "print('hi')\n");
+    const execRequest = server.requests.filter((r) => r.method === "POST")[2]?.body?.messages as any[];
+    assert.match(String(execRequest.at(-1).content), /1\. Create greet\.py\n2\. Run it/);
+  });
+
+  test("Ctrl-C stops the running step and keeps the session; twice at the prompt quits", async () => {
+    const { tmux, server } = await start(
+      [
+        { content: "", toolCalls: [{ name: "run_command", arguments: { command: "sleep 30" } }] },
+        { content: "second answer" },
+      ],
+      ["--approval", "auto"],
+    );
+    tmux.type("wait a while");
+    await tmux.waitFor(/⋯ run_command sleep 30/);
+    tmux.keys("C-c");
+    await tmux.waitFor(/Stopping…[\s\S]*aborted[\s\S]*^› ?$/m);
+    tmux.type("and now?");
+    await tmux.waitFor(/second answer/);
+    const msgs = server.requests.filter((r) => r.method === "POST")[1]?.body?.messages as any[];
+    assert.deepEqual(
+      msgs.map((m) => m.role),
+      ["system", "user", "assistant", "tool", "user"],
+    );
+    tmux.keys("C-c");
+    await tmux.waitFor(/Ctrl-C again to quit/);
+    tmux.keys("C-c");
+    await tmux.waitFor(/\[exited 0\]/);
+  });
+});
+
+describe("interactive hands in a pipe", () => {
+  test("-i reads requests and answers from stdin and writes plain text (no colours, no spinner)", async () => {
+    const server = await startScriptedServer([
+      { content: "", toolCalls: [{ name: "write_file", arguments: { path: "p.txt", content: "piped\n" } }] },
+      { content: "Wrote p.txt." },
+    ]);
+    const ws = mkdtempSync(join(scratch, "ws-"));
+    const data = join(scratch, "pipe-data");
+    try {
+      const out = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+        const child = spawn(process.execPath, [BIN, "-i", "--model", "scripted-model"], {
+          cwd: ws,
+          env: env(server, data),
+          stdio: ["pipe", "pipe", "pipe"],
+        });
+        let stdout = "";
+        child.stdout.on("data", (d) => (stdout += d));
+        child.on("close", (code) => resolve({ code, stdout }));
+        child.stdin.end("write p.txt\ny\n/cost\n");
+      });
+      assert.equal(out.code, 0);
+      assert.doesNotMatch(out.stdout, /\x1b/);
+      assert.match(out.stdout, /\+piped/);
+      assert.match(out.stdout, /Wrote p\.txt\./);
+      assert.match(out.stdout, /Tokens: .* in .* out/);
+      assert.equal(readFileSync(join(ws, "p.txt"), "utf8"), "piped\n");
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("hands init writes a starter AGENTS.md that the next session loads; hands sessions lists sessions", async () => {
+    const ws = mkdtempSync(join(scratch, "ws-"));
+    writeFileSync(
+      join(ws, "package.json"),
+      JSON.stringify({ name: "demo", scripts: { test: "node --test" } }),
+    );
+    const run = (args: string[], extra: Record<string, string> = {}) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [BIN, ...args], {
+          cwd: ws,
+          env: {
+            PATH: process.env.PATH ?? "",
+            HOME: scratch,
+            HANDS_DATA_DIR: join(scratch, "init-data"),
+            ...extra,
+          },
+          stdio: ["pipe", "pipe", "pipe"],
+        });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (d) => (stdout += d));
+        child.stderr.on("data", (d) => (stderr += d));
+        child.on("close", (code) => resolve({ code, stdout, stderr }));
+        child.stdin.end();
+      });
+    assert.equal((await run(["init"])).code, 0);
+    const agentsMd = readFileSync(join(ws, "AGENTS.md"), "utf8");
+    assert.match(agentsMd, /package demo/);
+    assert.match(agentsMd, /`npm run test` \(node --test\)/);
+    assert.equal((await run(["init"])).code, 2, "init does not overwrite without --force");
+    assert.match((await run(["sessions"])).stdout, /No sessions in this workspace/);
+
+    const server = await startScriptedServer([{ content: "ok" }]);
+    try {
+      const r = await run(["--model", "scripted-model", "hello there"], {
+        OPENAI_BASE_URL: server.url,
+        OPENAI_API_KEY: "k",
+      });
+      assert.equal(r.code, 0);
+      const system = server.requests.find((q) => q.method === "POST")?.body?.messages[0].content as string;
+      assert.match(system, /Project instructions from .*AGENTS\.md/);
+      assert.match(system, /package demo/);
+    } finally {
+      await server.close();
+    }
   });
 });
