@@ -214,7 +214,7 @@ describe("interactive hands in a terminal", { timeout: 60_000 }, () => {
       /\[a\]ccept/,
     );
     await tmux.waitFor(/Plan:\n {2}1\. \[ \] Create greet\.py\n {2}2\. \[ \] Run it[\s\S]*\[a\]ccept/);
-    const planTools = (server.requests.find((r) => r.method === "POST")?.body?.tools as any[]).map(
+    const planTools = ((server.requests.find((r) => r.method === "POST")?.body?.tools ?? []) as any[]).map(
       (t) => t.function.name,
     );
     assert.ok(
