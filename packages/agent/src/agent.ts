@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { Message, ModelResponse, Provider, ToolCall, Usage } from "@hands/llm";
 import type { Sandbox } from "@hands/sandbox";
+import type { ApproveHook } from "./approval.js";
 import type { AgentEvent, AgentEventInput, AgentEventListener, RunStatus } from "./events.js";
 import { buildSystemPrompt } from "./prompt.js";
 import { ToolRegistry } from "./registry.js";
@@ -30,11 +31,20 @@ export interface AgentOptions {
   outputDir?: string;
   maxOutputChars?: number;
   runId?: string;
+  /** Asked before each call of a tool that is not read-only (approvals, command policy). */
+  approve?: ApproveHook;
 }
 
 export interface RunOptions {
   signal?: AbortSignal;
   onEvent?: AgentEventListener;
+  /**
+   * The conversation so far (a multi-turn session): the task continues it as a new user
+   * message. System messages in it are replaced by the current system prompt.
+   */
+  history?: Message[];
+  /** Called with each message added to the conversation (the task first), e.g. to save a session. */
+  onMessage?: (message: Message) => void;
 }
 
 export interface RunResult {
@@ -90,15 +100,19 @@ export class Agent {
 
     const system =
       opts.systemPrompt ?? buildSystemPrompt({ workspace: opts.workspace, instructions: opts.instructions });
-    const messages: Message[] = [
-      { role: "system", content: system },
-      { role: "user", content: task },
-    ];
-    let chars = system.length + task.length;
+    const messages: Message[] = [{ role: "system", content: system }];
+    let chars = system.length;
+    for (const m of runOptions.history ?? []) {
+      if (m.role === "system") continue;
+      messages.push(m);
+      chars += messageChars(m);
+    }
     const push = (m: Message) => {
       messages.push(m);
       chars += messageChars(m);
+      runOptions.onMessage?.(m);
     };
+    push({ role: "user", content: task });
 
     emit({
       type: "run_start",
@@ -180,6 +194,7 @@ export class Agent {
             ctx,
             step,
             emit,
+            ...(opts.approve ? { approve: opts.approve } : {}),
             ...(outputDir ? { outputDir } : {}),
             ...(opts.maxOutputChars ? { maxOutputChars: opts.maxOutputChars } : {}),
           });

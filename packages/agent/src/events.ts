@@ -2,6 +2,8 @@
 // all consume these.
 import type { FinishReason, ToolCall, Usage } from "@hands/llm";
 
+export type ApprovalSource = "mode" | "policy" | "user" | "session";
+
 export type RunStatus = "done" | "max_steps" | "token_budget" | "error" | "aborted";
 
 interface Base {
@@ -33,6 +35,18 @@ export type AgentEvent =
     })
   | (Base & { type: "correction"; step: number; text: string })
   | (Base & { type: "tool_start"; step: number; callId: string; name: string; args: unknown })
+  /** A decision on a call that writes or runs something (see AgentOptions.approve). */
+  | (Base & {
+      type: "approval";
+      step: number;
+      callId: string;
+      name: string;
+      allow: boolean;
+      /** Who decided: the approval mode, a policy rule, the user, or an earlier "always". */
+      source: ApprovalSource;
+      rule?: string;
+      reason?: string;
+    })
   | (Base & {
       type: "tool_end";
       step: number;

@@ -1,9 +1,14 @@
 export * from "./agent.js";
+export * from "./approval.js";
 export * from "./events.js";
+export * from "./mcp/client.js";
 export * from "./output-cap.js";
+export * from "./policy/index.js";
 export * from "./prompt.js";
 export * from "./registry.js";
 export * from "./scheduler.js";
+export * from "./session/index.js";
 export * from "./tools/index.js";
+export * from "./tools/todo.js";
 export type * from "./tools/types.js";
 export * from "./trace.js";

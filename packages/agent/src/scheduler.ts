@@ -1,6 +1,7 @@
 // Runs one turn's tool calls: consecutive read-only calls run in parallel, anything that
 // writes or runs a command runs alone, in the order the model gave. Results keep that order.
 import type { ToolCall } from "@hands/llm";
+import type { ApproveHook } from "./approval.js";
 import type { AgentEventInput } from "./events.js";
 import { capOutput } from "./output-cap.js";
 import type { PreparedCall, ToolRegistry } from "./registry.js";
@@ -20,6 +21,8 @@ export interface SchedulerOptions {
   outputDir?: string;
   maxOutputChars?: number;
   emit: (event: AgentEventInput) => void;
+  /** Asked before every tool that is not read-only; a denial becomes the call's result. */
+  approve?: ApproveHook;
 }
 
 export async function runToolCalls(calls: ToolCall[], opts: SchedulerOptions): Promise<ToolCallResult[]> {
@@ -63,11 +66,19 @@ async function runOne(
   let output: string;
   let isError: boolean;
   let data: Record<string, unknown> | undefined;
+  // Ask before anything that writes or runs; a refusal is the call's result.
+  const denial =
+    prepared.ok && !prepared.tool.readOnly && opts.approve && !ctx.signal.aborted
+      ? await askApproval(opts.approve, call, prepared.tool.name, prepared.args, opts)
+      : undefined;
   if (!prepared.ok) {
     output = prepared.error;
     isError = true;
   } else if (ctx.signal.aborted) {
     output = "ERROR: the run was aborted before this tool ran.";
+    isError = true;
+  } else if (denial !== undefined) {
+    output = denial;
     isError = true;
   } else {
     try {
@@ -101,4 +112,42 @@ async function runOne(
     ...(data ? { data } : {}),
   });
   return { call, output: capped.text, isError };
+}
+
+/** Asks the hook; returns the observation for the model when the call is refused. */
+async function askApproval(
+  approve: ApproveHook,
+  call: ToolCall,
+  name: string,
+  args: Record<string, unknown>,
+  opts: SchedulerOptions,
+): Promise<string | undefined> {
+  let d: Awaited<ReturnType<ApproveHook>>;
+  try {
+    d = await approve({ call, name, args, step: opts.step, signal: opts.ctx.signal });
+  } catch (err) {
+    d = {
+      allow: false,
+      source: "mode",
+      reason: `approval failed: ${(err as Error)?.message ?? String(err)}`,
+    };
+  }
+  opts.emit({
+    type: "approval",
+    step: opts.step,
+    callId: call.id,
+    name,
+    allow: d.allow,
+    source: d.source,
+    ...(d.rule ? { rule: d.rule } : {}),
+    ...(d.reason ? { reason: d.reason } : {}),
+  });
+  if (d.allow) return undefined;
+  const who =
+    d.source === "policy"
+      ? `the command policy${d.rule ? ` (rule "${d.rule}")` : ""}`
+      : d.source === "user"
+        ? "the user"
+        : "the approval mode";
+  return `DENIED: ${name} was not run; refused by ${who}.${d.reason ? ` Reason: ${d.reason}` : ""} Do not retry the same call; take this into account and continue another way, or ask the user.`;
 }

@@ -18,6 +18,12 @@ export interface CliArgs {
   color?: boolean;
   help: boolean;
   version: boolean;
+  /** Interactive session options (see interactive/). */
+  interactive: boolean;
+  approval?: string;
+  plan: boolean;
+  continue: boolean;
+  resume?: string;
 }
 
 export class UsageError extends Error {}
@@ -42,6 +48,17 @@ Run:
   --json              one JSON event per line on stdout; the last line is the result
   --quiet             no live view on stderr
   --no-color          plain output
+
+Interactive (\`hands\` with no task in a terminal):
+  -i, --interactive   open a session even without a terminal (plain text in a pipe)
+  --approval MODE     auto | ask | read-only (default: ask in a session, auto for one task)
+  --plan              plan the first request as a checklist before changing anything
+  -c, --continue      resume the last session in this workspace
+  --resume ID         resume a session (see \`hands sessions\`)
+
+Commands:
+  hands sessions      list saved sessions
+  hands init          write a starter AGENTS.md for this project
 
   -h, --help          this help
   -v, --version       the version
@@ -84,6 +101,11 @@ export function parseCliArgs(argv: string[]): CliArgs {
     ...(v["no-color"] ? { color: false } : {}),
     help: v.help ?? false,
     version: v.version ?? false,
+    interactive: v.interactive ?? false,
+    ...(v.approval ? { approval: v.approval } : {}),
+    plan: v.plan ?? false,
+    continue: v.continue ?? false,
+    ...(v.resume ? { resume: v.resume } : {}),
   };
 }
 
@@ -107,6 +129,11 @@ function parse(argv: string[]) {
       "no-color": { type: "boolean" },
       help: { type: "boolean", short: "h" },
       version: { type: "boolean", short: "v" },
+      interactive: { type: "boolean", short: "i" },
+      approval: { type: "string" },
+      plan: { type: "boolean" },
+      continue: { type: "boolean", short: "c" },
+      resume: { type: "string" },
     },
   });
 }

@@ -17,6 +17,10 @@ export interface FileConfig {
   maxSteps?: number;
   maxTokens?: number;
   sandbox?: string;
+  /** Interactive approval mode: auto | ask | read-only. */
+  approval?: string;
+  /** MCP servers whose tools the agent may use, by name. */
+  mcpServers?: Record<string, unknown>;
 }
 
 export interface Settings {

@@ -2,12 +2,21 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Agent, type AgentEvent, builtinTools, type RunStatus, TraceWriter } from "@hands/agent";
-import { createProvider } from "@hands/llm";
+import {
+  Agent,
+  type AgentEvent,
+  builtinTools,
+  createApprovalGate,
+  projectInstructions,
+  type RunStatus,
+  TraceWriter,
+} from "@hands/agent";
+import { createProvider, type Provider } from "@hands/llm";
 import { createSandbox } from "@hands/sandbox";
 import { HELP, parseCliArgs, UsageError } from "./args.js";
-import { resolveSettings } from "./config.js";
+import { resolveSettings, type Settings } from "./config.js";
 import { findLocalServer, listModels, noModelHelp } from "./discover.js";
+import { auditListener, loadPolicy } from "./interactive/audit.js";
 import { dataDir } from "./paths.js";
 import { COLOR, LiveView, PLAIN } from "./render.js";
 
@@ -33,6 +42,11 @@ export async function runCli(argv: string[]): Promise<number> {
 }
 
 async function runOnce(argv: string[], err: (text: string) => void): Promise<number> {
+  // Subcommands and the interactive session live in their own modules, loaded on demand.
+  if (argv[0] === "sessions" || argv[0] === "init") {
+    const { runSubcommand } = await import("./interactive/subcommands.js");
+    return runSubcommand(argv[0], argv.slice(1));
+  }
   const args = parseCliArgs(argv);
   if (args.help) {
     process.stdout.write(`${HELP}\n`);
@@ -41,6 +55,16 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
   if (args.version) {
     process.stdout.write(`${version()}\n`);
     return 0;
+  }
+  if (
+    args.interactive ||
+    args.plan ||
+    args.continue ||
+    args.resume ||
+    (!args.task && process.stdin.isTTY && !args.json)
+  ) {
+    const { runInteractive } = await import("./interactive/session.js");
+    return runInteractive(args, err);
   }
   const task = args.task ?? (process.stdin.isTTY ? undefined : await readStdin());
   if (!task) throw new UsageError(`no task given.\n\n${HELP}`);
@@ -53,47 +77,14 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     if (!args.quiet) err(style.dim(`${text}\n`));
   };
 
-  // Find the model endpoint and model name.
-  let { baseUrl, model } = settings;
-  const apiKey = settings.apiKey;
-  if (settings.provider === "anthropic") {
-    if (!apiKey) throw new UsageError("the anthropic provider needs ANTHROPIC_API_KEY (or --api-key).");
-    model ??= "claude-sonnet-4-5";
-  } else if (!baseUrl && !apiKey) {
-    const local = await findLocalServer();
-    if (!local) {
-      err(`${noModelHelp()}\n`);
-      return 2;
-    }
-    baseUrl = local.baseUrl;
-    model ??= local.models[0];
-    if (!model)
-      throw new UsageError(`the ${local.label} server at ${local.baseUrl} lists no models; pass --model.`);
-    say(`No model configured: using the ${local.label} server at ${local.baseUrl} with model ${model}.`);
-  } else if (!model) {
-    if (baseUrl) {
-      const models = await listModels(baseUrl, apiKey);
-      model = models?.[0];
-      if (!model)
-        throw new UsageError(`no --model given and ${baseUrl}/models lists none; pass --model NAME.`);
-      say(`No model given: using ${model}, the first listed by ${baseUrl}.`);
-    } else {
-      model = "gpt-4.1-mini";
-    }
-  }
-
-  const provider = createProvider({
-    provider: settings.provider,
-    model,
-    ...(baseUrl ? { baseURL: baseUrl } : {}),
-    apiKey: apiKey ?? "sk-no-key-needed",
-  });
+  const provider = await resolveProvider(settings, err, say);
+  if (typeof provider === "number") return provider;
 
   const runId = `${new Date().toISOString().replace(/[:.]/g, "-")}-${randomUUID().slice(0, 8)}`;
   const data = dataDir();
   const trace = new TraceWriter(args.trace ? resolve(args.trace) : join(data, "traces", `${runId}.jsonl`));
   const view = new LiveView(err, style);
-  const listeners: ((e: AgentEvent) => void)[] = [trace.write];
+  const listeners: ((e: AgentEvent) => void)[] = [trace.write, auditListener(data, runId)];
   if (args.json) {
     // A reader that goes away (`hands --json … | head -1`) must not crash the run.
     let stdoutOpen = true;
@@ -106,6 +97,8 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
   }
   if (!args.quiet && !args.json) listeners.push(view.onEvent);
 
+  const instructions = projectInstructions(workspace);
+  const policy = loadPolicy(workspace);
   const agent = new Agent({
     provider,
     workspace,
@@ -115,6 +108,9 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     ...(settings.maxTokens ? { maxTokens: settings.maxTokens } : {}),
     outputDir: join(data, "outputs"),
     runId,
+    ...(instructions ? { instructions } : {}),
+    // One task runs unattended ("auto"), but the command policy still refuses what it denies.
+    approve: createApprovalGate({ workspace, policy, mode: () => approvalMode(args.approval ?? "auto") }),
   });
 
   // First Ctrl-C stops the run cleanly (status "aborted"); a second one quits at once.
@@ -143,7 +139,55 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
   }
 }
 
-function resolveWorkspace(dir: string): string {
+/** Finds the model endpoint and model name; a number is an exit code (nothing found). */
+export async function resolveProvider(
+  settings: Settings,
+  err: (text: string) => void,
+  say: (text: string) => void,
+  modelOverride?: string,
+): Promise<Provider | number> {
+  let { baseUrl, model } = settings;
+  if (modelOverride) model = modelOverride;
+  const apiKey = settings.apiKey;
+  if (settings.provider === "anthropic") {
+    if (!apiKey) throw new UsageError("the anthropic provider needs ANTHROPIC_API_KEY (or --api-key).");
+    model ??= "claude-sonnet-4-5";
+  } else if (!baseUrl && !apiKey) {
+    const local = await findLocalServer();
+    if (!local) {
+      err(`${noModelHelp()}\n`);
+      return 2;
+    }
+    baseUrl = local.baseUrl;
+    model ??= local.models[0];
+    if (!model)
+      throw new UsageError(`the ${local.label} server at ${local.baseUrl} lists no models; pass --model.`);
+    say(`No model configured: using the ${local.label} server at ${local.baseUrl} with model ${model}.`);
+  } else if (!model) {
+    if (baseUrl) {
+      const models = await listModels(baseUrl, apiKey);
+      model = models?.[0];
+      if (!model)
+        throw new UsageError(`no --model given and ${baseUrl}/models lists none; pass --model NAME.`);
+      say(`No model given: using ${model}, the first listed by ${baseUrl}.`);
+    } else {
+      model = "gpt-4.1-mini";
+    }
+  }
+  return createProvider({
+    provider: settings.provider,
+    model,
+    ...(baseUrl ? { baseURL: baseUrl } : {}),
+    apiKey: apiKey ?? "sk-no-key-needed",
+  });
+}
+
+export function approvalMode(value: string): "auto" | "ask" | "read-only" {
+  if (value === "auto" || value === "ask" || value === "read-only") return value;
+  throw new UsageError(`unknown approval mode "${value}"; use auto, ask or read-only`);
+}
+
+export function resolveWorkspace(dir: string): string {
   let real: string;
   try {
     real = realpathSync(resolve(dir));

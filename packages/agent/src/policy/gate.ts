@@ -1,0 +1,128 @@
+// The approval gate: combines the approval mode, the command policy, "always" answers and a
+// person's answers into the agent's approve hook. Writes are checkpointed once allowed.
+import type { ApprovalDecision, ApprovalRequest, ApproveHook } from "../approval.js";
+import type { CommandPolicy, PolicyDecision } from "./command-policy.js";
+import { previewWrite, type WritePreview, writeTarget } from "./preview.js";
+
+export type ApprovalMode = "auto" | "ask" | "read-only";
+export const APPROVAL_MODES: ApprovalMode[] = ["auto", "ask", "read-only"];
+
+export type ApprovalKind = "write" | "command" | "other";
+
+export interface ApprovalPrompt {
+  name: string;
+  args: Record<string, unknown>;
+  kind: ApprovalKind;
+  /** For commands: the command line (or code) that would run. */
+  command?: string;
+  /** For writes: the diff. */
+  preview?: WritePreview;
+  /** Set when a policy rule asked for the confirmation. */
+  policy?: PolicyDecision;
+  signal: AbortSignal;
+}
+
+export interface UserAnswer {
+  answer: "yes" | "no" | "always";
+  reason?: string;
+}
+
+export interface GateOptions {
+  workspace: string;
+  policy: CommandPolicy;
+  /** Read on every call, so /approval can change it mid-session. */
+  mode: () => ApprovalMode;
+  /** Asks a person; without it, anything that needs asking is refused. */
+  askUser?: (prompt: ApprovalPrompt) => Promise<UserAnswer>;
+  /** Called with the absolute path of each file about to be written (checkpoints). */
+  beforeWrite?: (abs: string) => Promise<void>;
+}
+
+export function classify(
+  name: string,
+  args: Record<string, unknown>,
+): { kind: ApprovalKind; command?: string } {
+  if (name === "run_command" && typeof args["command"] === "string")
+    return { kind: "command", command: args["command"] };
+  if (name === "execute_python" && typeof args["code"] === "string")
+    return { kind: "command", command: args["code"] };
+  if (name === "write_file" || name === "edit_file") return { kind: "write" };
+  return { kind: "other" };
+}
+
+/** What an "always" answer covers: all writes, one command's first two words, or one tool. */
+function alwaysKey(name: string, kind: ApprovalKind, command?: string): string {
+  if (kind === "write") return "write";
+  if (kind === "command" && name === "run_command" && command)
+    return `cmd:${command.trim().split(/\s+/).slice(0, 2).join(" ")}`;
+  return `tool:${name}`;
+}
+
+export function createApprovalGate(opts: GateOptions): ApproveHook {
+  const always = new Set<string>();
+  return async (req: ApprovalRequest): Promise<ApprovalDecision> => {
+    const decision = await decide(req);
+    if (decision.allow && opts.beforeWrite) {
+      const abs = writeTarget(opts.workspace, req.name, req.args);
+      if (abs) await opts.beforeWrite(abs);
+    }
+    return decision;
+  };
+
+  async function decide(req: ApprovalRequest): Promise<ApprovalDecision> {
+    const { name, args } = req;
+    const { kind, command } = classify(name, args);
+    const mode = opts.mode();
+    if (mode === "read-only")
+      return {
+        allow: false,
+        source: "mode",
+        reason: "the session is read-only (approval mode read-only): no writes or commands",
+      };
+
+    let policy: PolicyDecision | undefined;
+    if (kind === "command" && name === "run_command" && command) {
+      policy = opts.policy.evaluate(command);
+      const rule = policy?.rule?.name;
+      if (policy?.action === "deny")
+        return {
+          allow: false,
+          source: "policy",
+          ...(rule ? { rule } : {}),
+          reason: policy.reason ?? "denied by the command policy",
+        };
+      if (policy?.action === "allow") return { allow: true, source: "policy", ...(rule ? { rule } : {}) };
+    }
+    const mustAsk = policy?.action === "ask" || mode === "ask";
+    if (!mustAsk) return { allow: true, source: "mode" };
+    const key = alwaysKey(name, kind, command);
+    if (always.has(key)) return { allow: true, source: "session", reason: "allowed for this session" };
+    const rule = policy?.rule?.name;
+    if (!opts.askUser)
+      return {
+        allow: false,
+        source: policy ? "policy" : "mode",
+        ...(rule ? { rule } : {}),
+        reason: `needs a person's approval${policy?.reason ? ` (${policy.reason})` : ""}, and nobody can be asked here`,
+      };
+    const preview = kind === "write" ? await previewWrite(opts.workspace, name, args) : undefined;
+    const answer = await opts.askUser({
+      name,
+      args,
+      kind,
+      ...(command ? { command } : {}),
+      ...(preview ? { preview } : {}),
+      ...(policy ? { policy } : {}),
+      signal: req.signal,
+    });
+    if (answer.answer === "no")
+      return {
+        allow: false,
+        source: "user",
+        ...(rule ? { rule } : {}),
+        reason: answer.reason?.trim() || "the user said no",
+      };
+    if (answer.answer === "always") always.add(key);
+    return { allow: true, source: "user", ...(rule ? { rule } : {}) };
+  }
+}

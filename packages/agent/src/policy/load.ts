@@ -1,0 +1,47 @@
+// Loads the command policy: project rules (.hands/policy.json) first, then the user's
+// (~/.config/hands/policy.json), between the built-in denials and the built-in "ask" rules.
+import { readFileSync } from "node:fs";
+import {
+  CommandPolicy,
+  compileRule,
+  PolicyError,
+  type PolicyRule,
+  type PolicyRuleSpec,
+} from "./command-policy.js";
+import { DEFAULT_ASK, DEFAULT_DENY } from "./defaults.js";
+
+/** Rules of one policy file; [] when the file does not exist. Throws PolicyError when invalid. */
+export function readPolicyFile(path: string): PolicyRule[] {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw new PolicyError(`cannot read ${path}: ${(err as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new PolicyError(`${path} is not valid JSON: ${(err as Error).message}`);
+  }
+  const rules = (value as { rules?: unknown })?.rules;
+  if (!Array.isArray(rules)) throw new PolicyError(`${path}: expected {"rules": [...]}`);
+  return rules.map((r, i) => compileRule(r as PolicyRuleSpec, path, i));
+}
+
+export function builtinRules(): { deny: PolicyRule[]; ask: PolicyRule[] } {
+  return {
+    deny: DEFAULT_DENY.map((r, i) => compileRule(r, "built-in", i)),
+    ask: DEFAULT_ASK.map((r, i) => compileRule(r, "built-in", i)),
+  };
+}
+
+export function loadCommandPolicy(paths: { project?: string; user?: string }): CommandPolicy {
+  const rules = [
+    ...(paths.project ? readPolicyFile(paths.project) : []),
+    ...(paths.user ? readPolicyFile(paths.user) : []),
+  ];
+  const { deny, ask } = builtinRules();
+  return new CommandPolicy(rules, deny, ask);
+}

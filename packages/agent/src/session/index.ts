@@ -1,0 +1,3 @@
+export * from "./checkpoints.js";
+export * from "./instructions.js";
+export * from "./store.js";

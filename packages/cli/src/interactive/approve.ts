@@ -1,0 +1,51 @@
+// Asks the person at the terminal about a write (showing its diff) or a command (showing it
+// and where it runs). Answers: yes / no (then an optional reason the model sees) / always.
+import type { ApprovalPrompt, UserAnswer } from "@hands/agent";
+import { oneLine } from "../render.js";
+import type { LineInput } from "./input.js";
+import { colorDiff, type SessionView } from "./ui.js";
+
+const MAX_DIFF_LINES = 60;
+
+export function makeAsker(input: LineInput, view: SessionView, sandbox = "local") {
+  return async (p: ApprovalPrompt): Promise<UserAnswer> => {
+    const s = view.style;
+    view.breakLine();
+    if (p.kind === "write" && p.preview) {
+      const lines = p.preview.diff.split("\n");
+      const shown =
+        lines.length > MAX_DIFF_LINES
+          ? [...lines.slice(0, MAX_DIFF_LINES), `… ${lines.length - MAX_DIFF_LINES} more lines`]
+          : lines;
+      view.print(
+        `${s.yellow("?")} ${s.bold(p.name)} wants to ${p.preview.created ? "create" : "change"} ${s.bold(p.preview.path)}:`,
+      );
+      view.print(colorDiff(shown.join("\n") || "(no change)", s));
+    } else if (p.kind === "command" && p.command !== undefined) {
+      const what = p.name === "execute_python" ? "run Python code" : "run a command";
+      view.print(`${s.yellow("?")} ${s.bold(p.name)} wants to ${what} in the ${sandbox} sandbox:`);
+      view.print(`  ${s.bold(p.name === "execute_python" ? p.command : `$ ${p.command}`)}`);
+    } else {
+      view.print(
+        `${s.yellow("?")} ${s.bold(p.name)} wants to run with ${oneLine(JSON.stringify(p.args), 200)}`,
+      );
+    }
+    if (p.policy?.action === "ask")
+      view.print(
+        s.yellow(`  policy: ${p.policy.rule?.name ?? ""}${p.policy.reason ? ` — ${p.policy.reason}` : ""}`),
+      );
+    for (;;) {
+      if (p.signal.aborted) return { answer: "no", reason: "the user stopped the step" };
+      const a = await input.read(`${s.yellow("Allow?")} [y]es / [n]o / [a]lways this session: `);
+      if (a === null || p.signal.aborted) return { answer: "no", reason: "the user stopped the step" };
+      const t = a.trim().toLowerCase();
+      if (t === "y" || t === "yes") return { answer: "yes" };
+      if (t === "a" || t === "always") return { answer: "always" };
+      if (t === "n" || t === "no" || t.startsWith("n ")) {
+        let reason = t.startsWith("n ") ? a.trim().slice(2).trim() : "";
+        if (!reason) reason = ((await input.read(s.dim("Reason for the model (optional): "))) ?? "").trim();
+        return { answer: "no", ...(reason ? { reason } : {}) };
+      }
+    }
+  };
+}

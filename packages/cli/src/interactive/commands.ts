@@ -1,0 +1,148 @@
+// Slash commands of the interactive session.
+import { APPROVAL_MODES, type ApprovalMode, unifiedDiff } from "@hands/agent";
+import type { Message } from "@hands/llm";
+import { mainArgument } from "../render.js";
+import type { SessionState } from "./session.js";
+import { formatSessions } from "./subcommands.js";
+import { colorDiff, formatTokens } from "./ui.js";
+
+export const SLASH_HELP = `Commands:
+  /help              this list
+  /model [NAME]      show or switch the model
+  /plan TASK         plan first (read-only), edit or accept the checklist, then execute it
+  /approval [MODE]   show or set approvals: auto | ask | read-only
+  /compact           summarise the conversation so far to free context
+  /cost              tokens and cost of this session
+  /diff              what this session changed in the workspace
+  /undo              put back the files changed by the last request
+  /expand [N]        the full output of the last (or Nth last) tool call
+  /sessions          saved sessions (resume with hands --resume ID)
+  /exit              quit (also Ctrl-D; Ctrl-C stops a running step)
+End a line with \\ to continue the request on the next line.`;
+
+export async function runSlashCommand(
+  line: string,
+  state: SessionState,
+  runPlan: (task: string) => Promise<void>,
+): Promise<void> {
+  const [cmd = "", ...rest] = line.slice(1).split(/\s+/);
+  const arg = rest.join(" ").trim();
+  const { view } = state;
+  const s = view.style;
+  switch (cmd) {
+    case "help":
+    case "?":
+      view.print(SLASH_HELP);
+      return;
+    case "exit":
+    case "quit":
+      state.quit = true;
+      return;
+    case "model":
+      if (arg) {
+        try {
+          await state.switchModel(arg);
+          view.print(`Model: ${state.provider.model}`);
+        } catch (e) {
+          view.print(s.red(`Cannot switch model: ${(e as Error).message}`));
+        }
+      } else view.print(`Model: ${state.provider.model} (${state.provider.name})`);
+      return;
+    case "approval":
+      if (arg) {
+        if (!APPROVAL_MODES.includes(arg as ApprovalMode)) {
+          view.print(s.red(`Unknown mode "${arg}": use ${APPROVAL_MODES.join(", ")}`));
+          return;
+        }
+        state.mode = arg as ApprovalMode;
+      }
+      view.print(`Approval mode: ${state.mode}`);
+      return;
+    case "plan": {
+      const task = arg || ((await state.input.read(`${s.cyan("plan ›")} `)) ?? "").trim();
+      if (task) await runPlan(task);
+      return;
+    }
+    case "cost": {
+      const u = state.usage;
+      view.print(
+        `Tokens: ${formatTokens(u.inputTokens)} in (${formatTokens(u.cachedInputTokens ?? 0)} cached), ${formatTokens(u.outputTokens)} out · cost $${(u.costUsd ?? 0).toFixed(4)}`,
+      );
+      return;
+    }
+    case "diff": {
+      const changes = await state.checkpoints.changes();
+      if (changes.length === 0) view.print("No changes in this session.");
+      for (const c of changes) view.print(colorDiff(unifiedDiff(c.before, c.after, c.path), s));
+      return;
+    }
+    case "undo": {
+      const r = await state.checkpoints.undo();
+      if (!r) view.print("Nothing to undo.");
+      else {
+        view.print(s.green(`Undone: ${r.paths.join(", ")} (from "${r.label.slice(0, 60)}")`));
+        const note: Message = {
+          role: "user",
+          content: `(The user undid the file changes of the request "${r.label.slice(0, 200)}": ${r.paths.join(", ")} are back as they were before it.)`,
+        };
+        state.history.push(note, { role: "assistant", content: "Noted." });
+        state.writer?.message(note);
+        state.writer?.message({ role: "assistant", content: "Noted." });
+      }
+      return;
+    }
+    case "expand": {
+      const n = arg ? Number(arg) : 1;
+      const t = state.view.tools[state.view.tools.length - (Number.isInteger(n) && n > 0 ? n : 1)];
+      if (!t) view.print("No tool call yet.");
+      else view.print(`${s.bold(t.name)} ${mainArgument(t.name, t.args)}\n${t.output}`);
+      return;
+    }
+    case "sessions":
+      view.print(formatSessions(state.store.list().slice(0, 15)));
+      return;
+    case "compact":
+      await compact(state);
+      return;
+    default:
+      view.print(s.red(`Unknown command /${cmd}. /help lists them.`));
+  }
+}
+
+/** Replaces the conversation with the model's summary of it. */
+async function compact(state: SessionState): Promise<void> {
+  const { view } = state;
+  if (state.history.length === 0) {
+    view.print("Nothing to compact.");
+    return;
+  }
+  view.startSpinner("compacting");
+  try {
+    const messages: Message[] = [
+      { role: "system", content: "You summarise coding sessions for the agent that continues them." },
+      ...state.history.filter((m) => m.role !== "tool"),
+      {
+        role: "user",
+        content:
+          "Summarise this conversation for yourself: the requests, what was done (files, commands, results), what is left, and facts to remember. Be concise.",
+      },
+    ];
+    // Tool results are left out, so tool calls go too: the summary needs the words, not the calls.
+    const plain = messages.map(
+      (m): Message => (m.role === "assistant" ? { role: "assistant", content: m.content } : m),
+    );
+    const r = await state.provider.complete({ messages: plain, tools: [] });
+    view.stopSpinner();
+    const summary = r.message.content.trim();
+    const before = state.history.length;
+    state.history = [
+      { role: "user", content: `Summary of the conversation so far:\n${summary}` },
+      { role: "assistant", content: "Understood; I will continue from this summary." },
+    ];
+    state.writer?.append({ type: "compact", time: Date.now(), messages: state.history });
+    view.print(`Compacted ${before} messages into a summary (${summary.length} characters).`);
+  } catch (e) {
+    view.stopSpinner();
+    view.print(view.style.red(`Compacting failed: ${(e as Error).message}`));
+  }
+}

@@ -1,0 +1,337 @@
+// The interactive mode driven for real: `hands` in a tmux pseudo-terminal, keys typed with
+// send-keys, the screen read with capture-pane, the model scripted over HTTP, files checked on disk.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, afterEach, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { type ScriptedServer, startScriptedServer } from "@hands/llm";
+import { hasTmux, TmuxSession } from "./tmux.js";
+
+const BIN = fileURLToPath(new URL("../../bin/hands.js", import.meta.url));
+const MCP_SERVER = fileURLToPath(new URL("../../testdata/mcp-calc-server.mjs", import.meta.url));
+const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-tty-test-")));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+const open: { tmux: TmuxSession; server?: ScriptedServer }[] = [];
+afterEach(async () => {
+  for (const o of open.splice(0)) {
+    o.tmux.kill();
+    await o.server?.close();
+  }
+});
+
+function env(server: ScriptedServer, data: string): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: scratch,
+    TERM: "xterm-256color",
+    NO_COLOR: "1",
+    HANDS_DATA_DIR: data,
+    XDG_CONFIG_HOME: join(scratch, "config"),
+    OPENAI_BASE_URL: server.url,
+    OPENAI_API_KEY: "sk-test",
+  };
+}
+
+async function start(
+  script: Parameters<typeof startScriptedServer>[0],
+  args: string[] = [],
+  ws?: string,
+  ready: RegExp = /^› ?$/m,
+) {
+  assert.ok(hasTmux(), "tmux is needed for these tests: run scripts/test-env-interactive.sh");
+  const server = await startScriptedServer(script);
+  const workspace = ws ?? mkdtempSync(join(scratch, "ws-"));
+  const data = join(workspace, "..", `${workspace.split("/").pop()}-data`);
+  const tmux = new TmuxSession();
+  open.push({ tmux, server });
+  tmux.start([process.execPath, BIN, "--model", "scripted-model", ...args], workspace, env(server, data));
+  await tmux.waitFor(ready);
+  return { server, workspace, data, tmux };
+}
+
+/** The tool results the model was sent in request `i`. */
+function toolResults(server: ScriptedServer, i: number): string[] {
+  const msgs = server.requests.filter((r) => r.method === "POST")[i]?.body?.messages ?? [];
+  return msgs.filter((m: any) => m.role === "tool").map((m: any) => String(m.content));
+}
+
+describe("interactive hands in a terminal", { timeout: 60_000 }, () => {
+  test("asks before a write with a diff; a 'no' reaches the model with its reason; the policy denies rm -rf /; /undo", async () => {
+    const { server, workspace, tmux } = await start([
+      { content: "", toolCalls: [{ name: "write_file", arguments: { path: "hello.txt", content: "hi\n" } }] },
+      { content: "", toolCalls: [{ name: "run_command", arguments: { command: "rm -rf /" } }] },
+      {
+        content: "",
+        toolCalls: [
+          { name: "edit_file", arguments: { path: "hello.txt", old_string: "hi", new_string: "bye" } },
+        ],
+      },
+      { content: "All done." },
+    ]);
+    tmux.type("create hello.txt");
+    await tmux.waitFor(/wants to create hello\.txt[\s\S]*\+hi[\s\S]*Allow\?/);
+    tmux.type("y");
+    let screen = await tmux.waitFor(/wants to change hello\.txt[\s\S]*-hi\n\+bye[\s\S]*Allow\?.*$/m);
+    assert.match(screen, /denied by policy \(rm -rf of \/ or ~\): deletes the whole file system/);
+    assert.equal(readFileSync(join(workspace, "hello.txt"), "utf8"), "hi\n");
+    tmux.type("n");
+    await tmux.waitFor(/Reason for the model/);
+    tmux.type("keep hi, it is friendlier");
+    screen = await tmux.waitFor(/All done\.[\s\S]*^› ?$/m);
+    assert.equal(
+      readFileSync(join(workspace, "hello.txt"), "utf8"),
+      "hi\n",
+      "the refused edit did not happen",
+    );
+    const last = toolResults(server, 3);
+    assert.match(last[1] ?? "", /DENIED: run_command was not run; refused by the command policy/);
+    assert.match(last[2] ?? "", /DENIED: edit_file .*the user.*Reason: keep hi, it is friendlier/);
+
+    tmux.type("/undo");
+    await tmux.waitFor(/Undone: hello\.txt/);
+    assert.equal(existsSync(join(workspace, "hello.txt")), false, "/undo removed the file the turn created");
+
+    tmux.keys("C-d");
+    screen = await tmux.waitFor(/\[exited 0\]/);
+    assert.match(screen, /Session saved: \S+/);
+  });
+
+  test("a session killed with SIGKILL resumes with its completed steps", async () => {
+    const ws = mkdtempSync(join(scratch, "ws-"));
+    const first = await start(
+      [
+        { content: "", toolCalls: [{ name: "write_file", arguments: { path: "a.txt", content: "A\n" } }] },
+        { content: "", toolCalls: [{ name: "run_command", arguments: { command: "sleep 30" } }] },
+      ],
+      ["--approval", "auto"],
+      ws,
+    );
+    first.tmux.type("write a.txt then wait");
+    await first.tmux.waitFor(/⋯ run_command sleep 30/);
+    process.kill(first.tmux.programPid(), "SIGKILL");
+    await first.tmux.waitFor(/\[exited 137\]/);
+    assert.equal(readFileSync(join(ws, "a.txt"), "utf8"), "A\n");
+
+    const second = await start([{ content: "Resumed fine." }], ["--continue", "--approval", "auto"], ws);
+    await second.tmux.waitFor(/Resumed session \S+: 2 steps, 1 requests/);
+    second.tmux.type("carry on");
+    await second.tmux.waitFor(/Resumed fine\./);
+    const msgs = second.server.requests.filter((r) => r.method === "POST")[0]?.body?.messages as any[];
+    assert.deepEqual(
+      msgs.map((m) => m.role),
+      ["system", "user", "assistant", "tool", "assistant", "tool", "user"],
+    );
+    assert.match(String(msgs[3].content), /Created a\.txt/);
+    assert.match(String(msgs[5].content), /session stopped before this call finished/);
+    assert.equal(msgs[6].content, "carry on");
+  });
+
+  test("tools from an MCP server (stdio) are offered, approved and called", async () => {
+    const ws = mkdtempSync(join(scratch, "ws-"));
+    mkdirSync(join(ws, ".hands"));
+    writeFileSync(
+      join(ws, ".hands", "config.json"),
+      JSON.stringify({ mcpServers: { calc: { command: process.execPath, args: [MCP_SERVER] } } }),
+    );
+    const { server, tmux, data } = await start(
+      [
+        { content: "", toolCalls: [{ name: "mcp__calc__add", arguments: { a: 2, b: 3 } }] },
+        { content: "2 + 3 = 5" },
+      ],
+      [],
+      ws,
+    );
+    await tmux.waitFor(/MCP server calc: 1 tools/);
+    tmux.type("add 2 and 3");
+    await tmux.waitFor(/mcp__calc__add wants to run with \{"a":2,"b":3\}[\s\S]*Allow\?/);
+    tmux.type("y");
+    await tmux.waitFor(/2 \+ 3 = 5/);
+    const tools = server.requests.find((r) => r.method === "POST")?.body?.tools as any[];
+    assert.ok(tools.some((t) => t.function?.name === "mcp__calc__add"));
+    assert.deepEqual(toolResults(server, 1), ["sum=5"]);
+    const audit = readFileSync(join(data, "audit.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      audit.map((a) => [a.tool, a.decision, a.source]),
+      [["mcp__calc__add", "allow", "user"]],
+    );
+    assert.equal(readdirSync(join(data, "sessions")).length, 1);
+  });
+
+  test("--plan: a read-only plan, accepted, then executed with the todo checklist in the status line", async () => {
+    const { server, workspace, tmux } = await start(
+      [
+        { content: "", toolCalls: [{ name: "list_dir", arguments: {} }] },
+        { content: "Plan:\n- [ ] Create greet.py\n- [ ] Run it" },
+        {
+          content: "",
+          toolCalls: [
+            {
+              name: "todo",
+              arguments: {
+                items: [
+                  { text: "Create greet.py", status: "in_progress" },
+                  { text: "Run it", status: "pending" },
+                ],
+              },
+            },
+            { name: "write_file", arguments: { path: "greet.py", content: "print('hi')\n" } },
+          ],
+        },
+        {
+          content: "",
+          toolCalls: [
+            {
+              name: "todo",
+              arguments: {
+                items: [
+                  { text: "Create greet.py", status: "done" },
+                  { text: "Run it", status: "done" },
+                ],
+              },
+            },
+          ],
+        },
+        { content: "Greeted." },
+      ],
+      ["--plan", "--approval", "auto", "say hi in python"],
+      undefined,
+      /\[a\]ccept/,
+    );
+    await tmux.waitFor(/Plan:\n {2}1\. \[ \] Create greet\.py\n {2}2\. \[ \] Run it[\s\S]*\[a\]ccept/);
+    const planTools = ((server.requests.find((r) => r.method === "POST")?.body?.tools ?? []) as any[]).map(
+      (t) => t.function.name,
+    );
+    assert.ok(
+      planTools.includes("read_file") &&
+        !planTools.includes("write_file") &&
+        !planTools.includes("run_command"),
+    );
+    assert.equal(existsSync(join(workspace, "greet.py")), false);
+    tmux.type("a");
+    const screen = await tmux.waitFor(/Greeted\.[\s\S]*todo 2\/2/);
+    assert.match(screen, /✓ todo/);
+    assert.equal(readFileSync(join(workspace, "greet.py"), "utf8"), "print('hi')\n");
+    const execRequest = server.requests.filter((r) => r.method === "POST")[2]?.body?.messages as any[];
+    assert.match(String(execRequest.at(-1).content), /1\. Create greet\.py\n2\. Run it/);
+  });
+
+  test("Ctrl-C stops the running step and keeps the session; twice at the prompt quits", async () => {
+    const { tmux, server } = await start(
+      [
+        { content: "", toolCalls: [{ name: "run_command", arguments: { command: "sleep 30" } }] },
+        { content: "second answer" },
+      ],
+      ["--approval", "auto"],
+    );
+    tmux.type("wait a while");
+    await tmux.waitFor(/⋯ run_command sleep 30/);
+    tmux.keys("C-c");
+    await tmux.waitFor(/Stopping…[\s\S]*aborted[\s\S]*^› ?$/m);
+    tmux.type("and now?");
+    await tmux.waitFor(/second answer/);
+    const msgs = server.requests.filter((r) => r.method === "POST")[1]?.body?.messages as any[];
+    assert.deepEqual(
+      msgs.map((m) => m.role),
+      ["system", "user", "assistant", "tool", "user"],
+    );
+    tmux.keys("C-c");
+    await tmux.waitFor(/Ctrl-C again to quit/);
+    tmux.keys("C-c");
+    await tmux.waitFor(/\[exited 0\]/);
+  });
+});
+
+describe("interactive hands in a pipe", () => {
+  test("-i reads requests and answers from stdin and writes plain text (no colours, no spinner)", async () => {
+    const server = await startScriptedServer([
+      { content: "", toolCalls: [{ name: "write_file", arguments: { path: "p.txt", content: "piped\n" } }] },
+      { content: "Wrote p.txt." },
+    ]);
+    const ws = mkdtempSync(join(scratch, "ws-"));
+    const data = join(scratch, "pipe-data");
+    try {
+      const out = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+        const child = spawn(process.execPath, [BIN, "-i", "--model", "scripted-model"], {
+          cwd: ws,
+          env: env(server, data),
+          stdio: ["pipe", "pipe", "pipe"],
+        });
+        let stdout = "";
+        child.stdout.on("data", (d) => (stdout += d));
+        child.on("close", (code) => resolve({ code, stdout }));
+        child.stdin.end("write p.txt\ny\n/cost\n");
+      });
+      assert.equal(out.code, 0);
+      assert.doesNotMatch(out.stdout, /\x1b/);
+      assert.match(out.stdout, /\+piped/);
+      assert.match(out.stdout, /Wrote p\.txt\./);
+      assert.match(out.stdout, /Tokens: .* in .* out/);
+      assert.equal(readFileSync(join(ws, "p.txt"), "utf8"), "piped\n");
+    } finally {
+      await server.close();
+    }
+  });
+
+  test("hands init writes a starter AGENTS.md that the next session loads; hands sessions lists sessions", async () => {
+    const ws = mkdtempSync(join(scratch, "ws-"));
+    writeFileSync(
+      join(ws, "package.json"),
+      JSON.stringify({ name: "demo", scripts: { test: "node --test" } }),
+    );
+    const run = (args: string[], extra: Record<string, string> = {}) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [BIN, ...args], {
+          cwd: ws,
+          env: {
+            PATH: process.env.PATH ?? "",
+            HOME: scratch,
+            HANDS_DATA_DIR: join(scratch, "init-data"),
+            ...extra,
+          },
+          stdio: ["pipe", "pipe", "pipe"],
+        });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (d) => (stdout += d));
+        child.stderr.on("data", (d) => (stderr += d));
+        child.on("close", (code) => resolve({ code, stdout, stderr }));
+        child.stdin.end();
+      });
+    assert.equal((await run(["init"])).code, 0);
+    const agentsMd = readFileSync(join(ws, "AGENTS.md"), "utf8");
+    assert.match(agentsMd, /package demo/);
+    assert.match(agentsMd, /`npm run test` \(node --test\)/);
+    assert.equal((await run(["init"])).code, 2, "init does not overwrite without --force");
+    assert.match((await run(["sessions"])).stdout, /No sessions in this workspace/);
+
+    const server = await startScriptedServer([{ content: "ok" }]);
+    try {
+      const r = await run(["--model", "scripted-model", "hello there"], {
+        OPENAI_BASE_URL: server.url,
+        OPENAI_API_KEY: "k",
+      });
+      assert.equal(r.code, 0);
+      const system = server.requests.find((q) => q.method === "POST")?.body?.messages[0].content as string;
+      assert.match(system, /Project instructions from .*AGENTS\.md/);
+      assert.match(system, /package demo/);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,325 @@
+// The interactive session: a prompt, requests that continue one conversation, approvals,
+// slash commands, plans, checkpoints for /undo, and a session file saved as it goes.
+import { join } from "node:path";
+import {
+  Agent,
+  type AgentEvent,
+  type ApprovalMode,
+  builtinTools,
+  Checkpoints,
+  connectMcpServers,
+  createApprovalGate,
+  createTodoTool,
+  type McpConnection,
+  parseMcpServers,
+  projectInstructions,
+  type RunResult,
+  SessionStore,
+  type SessionWriter,
+  type TodoItem,
+  type Tool,
+  TraceWriter,
+} from "@hands/agent";
+import type { Message, Provider, Usage } from "@hands/llm";
+import { createSandbox } from "@hands/sandbox";
+import { type CliArgs, UsageError } from "../args.js";
+import { readConfigFile, resolveSettings } from "../config.js";
+import { dataDir, projectConfigPath, userConfigPath } from "../paths.js";
+import { COLOR, PLAIN } from "../render.js";
+import { approvalMode, resolveProvider, resolveWorkspace } from "../run.js";
+import { makeAsker } from "./approve.js";
+import { auditListener, loadPolicy } from "./audit.js";
+import { runSlashCommand } from "./commands.js";
+import { LineInput } from "./input.js";
+import { extractPlan, PLAN_INSTRUCTIONS, planExecutionRequest } from "./plan.js";
+import { SessionView } from "./ui.js";
+
+export interface SessionState {
+  args: CliArgs;
+  workspace: string;
+  provider: Provider;
+  sandbox: string;
+  mode: ApprovalMode;
+  history: Message[];
+  usage: Usage;
+  view: SessionView;
+  input: LineInput;
+  checkpoints: Checkpoints;
+  store: SessionStore;
+  writer: SessionWriter | undefined;
+  /** Switches the model (/model). */
+  switchModel(name: string): Promise<void>;
+  /** Runs one request; `plan` makes it a planning request (read-only tools). */
+  request(text: string, plan?: boolean): Promise<RunResult | undefined>;
+  out(text: string): void;
+  quit: boolean;
+}
+
+export async function runInteractive(args: CliArgs, err: (text: string) => void): Promise<number> {
+  const workspace = resolveWorkspace(args.cwd ?? process.cwd());
+  const settings = resolveSettings(args, workspace);
+  const tty = Boolean(process.stdin.isTTY && process.stdout.isTTY);
+  const useColor = args.color ?? (tty && !process.env.NO_COLOR);
+  const style = useColor ? COLOR : PLAIN;
+  const out = (text: string) => process.stdout.write(text);
+  const fileConfig = readConfigFile(projectConfigPath(workspace));
+  const mode = approvalMode(args.approval ?? fileConfig.approval ?? "ask");
+  const policy = loadPolicy(workspace);
+
+  const found = await resolveProvider(settings, err, (t) => out(style.dim(`${t}\n`)));
+  if (typeof found === "number") return found;
+  let provider: Provider = found;
+
+  const data = dataDir();
+  const store = new SessionStore(join(data, "sessions"));
+  let history: Message[] = [];
+  let writer: SessionWriter | undefined;
+  const usage: Usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, costUsd: 0 };
+  const resumeId = args.resume ?? (args.continue ? store.latest(workspace)?.id : undefined);
+  if (args.continue && !resumeId)
+    out(style.dim("No earlier session in this workspace: starting a new one.\n"));
+  if (resumeId) {
+    let loaded: ReturnType<SessionStore["load"]>;
+    try {
+      loaded = store.load(resumeId);
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+    history = loaded.messages;
+    Object.assign(usage, loaded.usage);
+    writer = store.reopen(loaded.meta);
+    out(
+      style.dim(
+        `Resumed session ${loaded.meta.id}: ${loaded.steps} steps, ${history.filter((m) => m.role === "user").length} requests.\n`,
+      ),
+    );
+    const lastAnswer = [...history].reverse().find((m) => m.role === "assistant" && m.content.trim());
+    if (lastAnswer) out(style.dim(`Last reply: ${lastAnswer.content.trim().slice(0, 300)}\n`));
+  }
+
+  const view = new SessionView(out, style, tty);
+  const input = new LineInput(tty, join(data, "history"));
+  const checkpoints = new Checkpoints(workspace);
+  const instructions = projectInstructions(workspace);
+
+  // MCP servers from the project or user config; their tools join the built-in ones.
+  let mcp: McpConnection | undefined;
+  let servers: ReturnType<typeof parseMcpServers>;
+  try {
+    servers = parseMcpServers(fileConfig.mcpServers ?? readConfigFile(userConfigPath()).mcpServers);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (Object.keys(servers).length > 0) {
+    mcp = await connectMcpServers(servers);
+    for (const s of mcp.servers) out(style.dim(`MCP server ${s.name}: ${s.tools} tools\n`));
+    for (const e of mcp.errors) out(style.yellow(`${e}\n`));
+  }
+
+  let todos: TodoItem[] = [];
+  const todoTool = createTodoTool((items) => {
+    todos = items;
+  }) as Tool;
+  const tools = [...builtinTools(), todoTool, ...(mcp?.tools ?? [])];
+  const readOnlyTools = builtinTools().filter((t) => t.readOnly);
+
+  let current: AbortController | undefined;
+  const asker = makeAsker(input, view, settings.sandbox);
+
+  const state: SessionState = {
+    args,
+    workspace,
+    provider,
+    sandbox: settings.sandbox,
+    mode,
+    history,
+    usage,
+    view,
+    input,
+    checkpoints,
+    store,
+    writer,
+    quit: false,
+    out,
+    async switchModel(name: string) {
+      const p = await resolveProvider(settings, err, () => {}, name);
+      if (typeof p === "number") throw new Error("no model server answered");
+      provider = p;
+      state.provider = p;
+    },
+    async request(text: string, plan = false) {
+      state.writer ??= store.create({ workspace, provider: provider.name, model: provider.model });
+      const w = state.writer;
+      const trace = new TraceWriter(join(data, "traces", `${w.meta.id}.jsonl`));
+      const audit = auditListener(data, w.meta.id);
+      checkpoints.begin(text);
+      const gate = createApprovalGate({
+        workspace,
+        policy,
+        mode: () => state.mode,
+        askUser: asker,
+        beforeWrite: (abs) => checkpoints.record(abs),
+      });
+      const agent = new Agent({
+        provider,
+        workspace,
+        tools: plan ? readOnlyTools : tools,
+        createSandbox: () => createSandbox({ kind: settings.sandbox as "local", workspace }),
+        maxSteps: settings.maxSteps,
+        ...(settings.maxTokens ? { maxTokens: settings.maxTokens } : {}),
+        outputDir: join(data, "outputs"),
+        runId: w.meta.id,
+        instructions: [instructions, plan ? PLAN_INSTRUCTIONS : undefined].filter(Boolean).join("\n\n"),
+        approve: gate,
+      });
+      current = new AbortController();
+      view.turnTokens = 0;
+      try {
+        const result = await agent.run(text, {
+          signal: current.signal,
+          history: state.history,
+          onMessage: (m) => w.message(m),
+          onEvent: (e: AgentEvent) => {
+            view.onEvent(e);
+            trace.write(e);
+            audit(e);
+            if (e.type === "model_response") {
+              w.usage(e.usage);
+              addInto(state.usage, e.usage);
+            }
+          },
+        });
+        state.history = result.messages.filter((m) => m.role !== "system");
+        w.turn(result.status, result.steps);
+        return result;
+      } finally {
+        current = undefined;
+        trace.close();
+        view.breakLine();
+      }
+    },
+  };
+
+  // Ctrl-C: stops the running step; at the prompt, twice quits. Ctrl-D quits.
+  let lastInterrupt = 0;
+  const onInterrupt = () => {
+    if (current) {
+      view.print(style.yellow("Stopping… (the conversation stays; Ctrl-C at the prompt twice to quit)"));
+      input.cancelPending();
+      current.abort();
+      return;
+    }
+    const now = Date.now();
+    if (now - lastInterrupt < 2000) {
+      state.quit = true;
+      input.close();
+      return;
+    }
+    lastInterrupt = now;
+    if (tty) {
+      input.rl.write(null, { ctrl: true, name: "u" });
+      out(style.dim("\n(Ctrl-C again to quit, or Ctrl-D)\n"));
+      input.rl.prompt();
+    }
+  };
+  input.rl.on("SIGINT", onInterrupt);
+  process.on("SIGINT", onInterrupt);
+
+  out(
+    `${style.bold("hands")} ${style.dim(`· ${provider.model} · ${workspace} · approval ${state.mode} · /help for commands`)}\n`,
+  );
+  if (instructions) out(style.dim("Project instructions loaded (AGENTS.md).\n"));
+
+  const status = () =>
+    view.statusLine({
+      model: state.provider.model,
+      workspace,
+      sandbox: settings.sandbox,
+      approval: state.mode,
+      usage: state.usage,
+      ...(settings.maxTokens ? { contextBudget: settings.maxTokens } : {}),
+    });
+
+  let first = args.task;
+  let planFirst = args.plan;
+  let exitCode = 0;
+  try {
+    while (!state.quit) {
+      view.todos = todos;
+      let text: string | null;
+      if (first) {
+        text = first;
+        first = undefined;
+        out(`${style.cyan("›")} ${text}\n`);
+      } else {
+        out(`${status()}\n`);
+        text = await input.readRequest(`${style.cyan("›")} `, `${style.dim("…")} `);
+      }
+      if (text === null) break;
+      const trimmed = text.trim();
+      if (!trimmed) continue;
+      if (trimmed.startsWith("/")) {
+        await runSlashCommand(trimmed, state, runPlan);
+        continue;
+      }
+      if (planFirst) {
+        planFirst = false;
+        await runPlan(trimmed);
+        continue;
+      }
+      const r = await state.request(trimmed);
+      if (r && r.status !== "done" && r.status !== "aborted") exitCode = 1;
+    }
+  } finally {
+    process.off("SIGINT", onInterrupt);
+    input.close();
+    state.writer?.close();
+    await mcp?.close();
+    view.breakLine();
+  }
+  if (state.writer)
+    out(style.dim(`Session saved: ${state.writer.meta.id} (hands --resume ${state.writer.meta.id})\n`));
+  return exitCode;
+
+  /** Plan first (read-only), let the user accept or edit the checklist, then execute it. */
+  async function runPlan(task: string): Promise<void> {
+    view.print(style.dim("Planning (read-only: nothing will be changed)…"));
+    const r = await state.request(`Make a plan for this request (do not change anything yet): ${task}`, true);
+    if (r?.status !== "done") return;
+    let items = extractPlan(r.answer);
+    if (items.length === 0) {
+      view.print(style.yellow("The model gave no checklist; nothing to execute."));
+      return;
+    }
+    for (;;) {
+      view.print(`${style.bold("Plan:")}\n${items.map((t, i) => `  ${i + 1}. [ ] ${t}`).join("\n")}`);
+      const a = (await input.read(`${style.cyan("?")} [a]ccept, [e]dit, [c]ancel: `))?.trim().toLowerCase();
+      if (a === null || a === undefined || a.startsWith("c")) {
+        view.print(style.dim("Plan cancelled."));
+        return;
+      }
+      if (a.startsWith("e")) {
+        view.print(style.dim("Type the plan, one item a line; an empty line ends it."));
+        const edited: string[] = [];
+        for (;;) {
+          const line = await input.read(`${style.dim(`${edited.length + 1}.`)} `);
+          if (line === null || !line.trim()) break;
+          edited.push(line.trim().replace(/^[-*]\s*(\[.\]\s*)?|^\d+[.)]\s*/, ""));
+        }
+        if (edited.length) items = edited;
+        continue;
+      }
+      if (a === "" || a.startsWith("a") || a.startsWith("y")) break;
+    }
+    todos = items.map((text) => ({ text, status: "pending" as const }));
+    view.todos = todos;
+    await state.request(planExecutionRequest(items));
+  }
+}
+
+function addInto(total: Usage, step: Usage): void {
+  total.inputTokens += step.inputTokens;
+  total.outputTokens += step.outputTokens;
+  total.cachedInputTokens = (total.cachedInputTokens ?? 0) + (step.cachedInputTokens ?? 0);
+  total.costUsd = (total.costUsd ?? 0) + (step.costUsd ?? 0);
+}

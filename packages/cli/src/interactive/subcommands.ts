@@ -1,0 +1,112 @@
+// `hands sessions` (saved sessions) and `hands init` (a starter AGENTS.md from a project scan).
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { SessionStore, type SessionSummary } from "@hands/agent";
+import { UsageError } from "../args.js";
+import { dataDir } from "../paths.js";
+import { oneLine } from "../render.js";
+import { resolveWorkspace } from "../run.js";
+
+export async function runSubcommand(name: string, argv: string[]): Promise<number> {
+  if (name === "sessions") {
+    const all = argv.includes("--all");
+    const store = new SessionStore(join(dataDir(), "sessions"));
+    const ws = resolveWorkspace(process.cwd());
+    const list = store.list().filter((s) => all || s.workspace === ws);
+    process.stdout.write(
+      `${list.length ? formatSessions(list) : `No sessions${all ? "" : " in this workspace (--all lists every workspace)"}.`}\n`,
+    );
+    return 0;
+  }
+  if (name === "init") {
+    const ws = resolveWorkspace(process.cwd());
+    const path = join(ws, "AGENTS.md");
+    if (existsSync(path) && !argv.includes("--force"))
+      throw new UsageError(`${path} already exists (use hands init --force to overwrite it)`);
+    writeFileSync(path, starterAgentsMd(ws));
+    process.stdout.write(`Wrote ${path}: edit it to tell Hands how this project works.\n`);
+    return 0;
+  }
+  throw new UsageError(`unknown command ${name}`);
+}
+
+export function formatSessions(list: SessionSummary[]): string {
+  if (list.length === 0) return "No sessions yet.";
+  const rows = list.map((s) => {
+    const when = new Date(s.updated).toISOString().replace("T", " ").slice(0, 16);
+    return `${s.id}  ${when}  ${String(s.steps).padStart(3)} steps  $${s.costUsd.toFixed(4)}  ${oneLine(s.firstRequest || "(no request)", 60)}`;
+  });
+  return ["ID                      last used         steps   cost     first request", ...rows].join("\n");
+}
+
+/** What a scan of the project says: languages, package manager, scripts, folders. */
+export function starterAgentsMd(ws: string): string {
+  const entries = safeList(ws);
+  const has = (n: string) => entries.includes(n);
+  const lines = [
+    "# AGENTS.md",
+    "",
+    "Instructions for coding agents working in this repository.",
+    "",
+    "## Project",
+  ];
+  const facts: string[] = [];
+  const commands: string[] = [];
+  if (has("package.json")) {
+    let pkg: { name?: string; scripts?: Record<string, string>; workspaces?: unknown } = {};
+    try {
+      pkg = JSON.parse(readFileSync(join(ws, "package.json"), "utf8"));
+    } catch {
+      pkg = {};
+    }
+    const pm = has("pnpm-lock.yaml") ? "pnpm" : has("yarn.lock") ? "yarn" : "npm";
+    facts.push(
+      `- JavaScript/TypeScript${has("tsconfig.json") ? " (TypeScript)" : ""}, package manager: ${pm}${pkg.name ? `, package ${pkg.name}` : ""}${pkg.workspaces ? ", workspaces" : ""}.`,
+    );
+    for (const script of ["build", "test", "lint", "format", "typecheck"]) {
+      if (pkg.scripts?.[script])
+        commands.push(`- ${script}: \`${pm} run ${script}\` (${pkg.scripts[script]})`);
+    }
+  }
+  if (has("pyproject.toml") || has("setup.py") || has("requirements.txt")) {
+    facts.push("- Python project.");
+    commands.push("- test: `python -m pytest -q`");
+  }
+  if (has("Cargo.toml")) {
+    facts.push("- Rust (cargo).");
+    commands.push("- build: `cargo build`", "- test: `cargo test`");
+  }
+  if (has("go.mod")) {
+    facts.push("- Go module.");
+    commands.push("- test: `go test ./...`");
+  }
+  if (has("Makefile")) commands.push("- `make` targets exist: see Makefile.");
+  const dirs = entries.filter((e) => !e.startsWith(".") && e !== "node_modules" && isDir(join(ws, e)));
+  if (dirs.length) facts.push(`- Top-level folders: ${dirs.slice(0, 15).join(", ")}.`);
+  if (facts.length === 0) facts.push("- (describe the project here)");
+  lines.push(...facts, "", "## Commands", ...(commands.length ? commands : ["- (how to build and test)"]));
+  lines.push(
+    "",
+    "## Conventions",
+    "- Keep changes small and focused; match the surrounding code style.",
+    "- Run the tests after changing code, and report what they say.",
+    "",
+  );
+  return lines.join("\n");
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+}
+
+function isDir(p: string): boolean {
+  try {
+    return readdirSync(p) !== undefined;
+  } catch {
+    return false;
+  }
+}

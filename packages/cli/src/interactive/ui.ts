@@ -1,0 +1,201 @@
+// What the session shows: streaming text, one line per tool call (rewritten in place with its
+// status and duration in a terminal), a spinner while the model thinks, and the status line.
+import type { AgentEvent, TodoItem } from "@hands/agent";
+import type { Usage } from "@hands/llm";
+import { mainArgument, oneLine, resultSummary, type Style } from "../render.js";
+
+const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+export function formatMs(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+export function formatTokens(n: number): string {
+  return n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
+}
+
+export interface ToolRecord {
+  name: string;
+  args: unknown;
+  output: string;
+  isError: boolean;
+}
+
+export class SessionView {
+  private spinner: NodeJS.Timeout | undefined;
+  private spinStart = 0;
+  private frame = 0;
+  /** Text on the current line that is not ended yet (streamed text or a pending tool line). */
+  private openLine: "text" | "tool" | "spinner" | undefined;
+  private pendingTool: { callId: string; line: string } | undefined;
+  private readonly toolStarts = new Map<string, { name: string; args: unknown }>();
+  /** Completed tool calls, newest last, for /expand. */
+  readonly tools: ToolRecord[] = [];
+  /** Tokens of this turn so far, for the spinner. */
+  turnTokens = 0;
+  /** The input tokens of the latest model call: how full the context is. */
+  contextTokens = 0;
+  todos: TodoItem[] = [];
+
+  constructor(
+    private readonly write: (text: string) => void,
+    readonly style: Style,
+    readonly tty: boolean,
+  ) {}
+
+  /** Ends whatever line is open, so the next output starts on a fresh line. */
+  breakLine(): void {
+    this.stopSpinner();
+    if (this.openLine === "text" || this.openLine === "tool") this.write("\n");
+    this.openLine = undefined;
+    this.pendingTool = undefined;
+  }
+
+  print(text: string): void {
+    this.breakLine();
+    this.write(text.endsWith("\n") ? text : `${text}\n`);
+  }
+
+  startSpinner(label = "thinking"): void {
+    if (!this.tty || this.spinner) return;
+    this.breakLine();
+    this.spinStart = performance.now();
+    const draw = () => {
+      const elapsed = formatMs(performance.now() - this.spinStart);
+      const f = FRAMES[this.frame++ % FRAMES.length];
+      this.write(
+        `\r\x1b[2K${this.style.cyan(f ?? "")} ${this.style.dim(`${label} · ${elapsed} · ${formatTokens(this.turnTokens)} tokens · Ctrl-C to stop`)}`,
+      );
+    };
+    draw();
+    this.openLine = "spinner";
+    this.spinner = setInterval(draw, 100);
+  }
+
+  stopSpinner(): void {
+    if (!this.spinner) return;
+    clearInterval(this.spinner);
+    this.spinner = undefined;
+    this.write("\r\x1b[2K");
+    if (this.openLine === "spinner") this.openLine = undefined;
+  }
+
+  readonly onEvent = (e: AgentEvent): void => {
+    const s = this.style;
+    switch (e.type) {
+      case "model_request":
+        this.startSpinner();
+        break;
+      case "text_delta":
+        if (this.openLine !== "text") {
+          this.breakLine();
+          this.openLine = "text";
+        }
+        this.write(e.text);
+        break;
+      case "model_retry":
+        this.print(
+          s.yellow(`  ↻ model call failed (${e.error}); retry ${e.attempt} in ${formatMs(e.delayMs)}`),
+        );
+        break;
+      case "model_response":
+        this.stopSpinner();
+        this.turnTokens += e.usage.inputTokens + e.usage.outputTokens;
+        this.contextTokens = e.usage.inputTokens;
+        if (this.openLine === "text") this.breakLine();
+        else if (e.content.trim() && this.openLine === undefined && e.toolCalls.length === 0)
+          this.print(e.content);
+        break;
+      case "correction":
+        this.print(s.yellow(`  ! ${oneLine(e.text, 160)}`));
+        break;
+      case "tool_start": {
+        this.toolStarts.set(e.callId, { name: e.name, args: e.args });
+        const line = `${s.bold(e.name)} ${mainArgument(e.name, e.args)}`;
+        if (this.tty) {
+          this.breakLine();
+          this.write(`  ${s.cyan("⋯")} ${line}`);
+          this.openLine = "tool";
+          this.pendingTool = { callId: e.callId, line };
+        }
+        break;
+      }
+      case "approval":
+        if (!e.allow && e.source !== "user") {
+          const by = e.source === "policy" ? `policy${e.rule ? ` (${e.rule})` : ""}` : e.source;
+          this.print(s.red(`  ⊘ denied by ${by}: ${e.reason ?? ""}`));
+        }
+        break;
+      case "tool_end": {
+        const start = this.toolStarts.get(e.callId);
+        this.tools.push({ name: e.name, args: start?.args, output: e.output, isError: e.isError });
+        if (e.name === "todo" && Array.isArray(e.data?.["todos"])) this.todos = e.data["todos"] as TodoItem[];
+        const line = `${s.bold(e.name)} ${mainArgument(e.name, start?.args)}`;
+        const mark = e.isError ? s.red("✗") : s.green("✓");
+        const summary = oneLine(resultSummary(e.output), 90);
+        const text = `  ${mark} ${line} ${s.dim(`· ${formatMs(e.durationMs)} ·`)} ${e.isError ? s.red(summary) : s.dim(summary)}`;
+        if (this.pendingTool?.callId === e.callId && this.openLine === "tool") {
+          this.write(`\r\x1b[2K${text}\n`);
+          this.openLine = undefined;
+          this.pendingTool = undefined;
+        } else this.print(text);
+        break;
+      }
+      case "result":
+        this.breakLine();
+        if (e.status !== "done") this.print(s.red(`✘ ${e.status}: ${e.reason ?? ""}`));
+        break;
+    }
+  };
+
+  /** model · workspace · sandbox · context · cost · approval · todo */
+  statusLine(info: {
+    model: string;
+    workspace: string;
+    sandbox: string;
+    approval: string;
+    usage: Usage;
+    contextBudget?: number;
+    session?: string;
+  }): string {
+    const ctx = `ctx ${formatTokens(this.contextTokens)}${info.contextBudget ? `/${formatTokens(info.contextBudget)}` : ""}`;
+    const cost = `$${(info.usage.costUsd ?? 0).toFixed(4)}`;
+    const parts = [
+      info.model,
+      shortPath(info.workspace),
+      `sandbox ${info.sandbox}`,
+      ctx,
+      cost,
+      `approval ${info.approval}`,
+    ];
+    if (this.todos.length) {
+      const done = this.todos.filter((t) => t.status === "done").length;
+      const current = this.todos.find((t) => t.status === "in_progress");
+      parts.push(`todo ${done}/${this.todos.length}${current ? `: ${oneLine(current.text, 30)}` : ""}`);
+    }
+    return this.style.dim(`── ${parts.join(" · ")} ──`);
+  }
+}
+
+function shortPath(p: string): string {
+  const home = process.env.HOME;
+  return home && p.startsWith(`${home}/`) ? `~${p.slice(home.length)}` : p;
+}
+
+/** A unified diff with + and - lines coloured. */
+export function colorDiff(diff: string, style: Style): string {
+  return diff
+    .split("\n")
+    .map((l) =>
+      l.startsWith("+++") || l.startsWith("---")
+        ? style.bold(l)
+        : l.startsWith("+")
+          ? style.green(l)
+          : l.startsWith("-")
+            ? style.red(l)
+            : l.startsWith("@@")
+              ? style.cyan(l)
+              : l,
+    )
+    .join("\n");
+}
