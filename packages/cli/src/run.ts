@@ -2,7 +2,15 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Agent, type AgentEvent, builtinTools, type RunStatus, TraceWriter } from "@hands/agent";
+import {
+  Agent,
+  type AgentEvent,
+  builtinTools,
+  type RunStatus,
+  recallTool,
+  type Tool,
+  TraceWriter,
+} from "@hands/agent";
 import { createProvider } from "@hands/llm";
 import { createSandbox } from "@hands/sandbox";
 import { HELP, parseCliArgs, UsageError } from "./args.js";
@@ -22,6 +30,10 @@ export const EXIT_CODES: Record<RunStatus, number> = {
 export async function runCli(argv: string[]): Promise<number> {
   const err = (text: string) => process.stderr.write(text);
   try {
+    if (argv[0] === "memory") {
+      const { runMemoryCommand } = await import("./memory-command.js");
+      return await runMemoryCommand(argv.slice(1), (s) => process.stdout.write(s));
+    }
     return await runOnce(argv, err);
   } catch (e) {
     if (e instanceof UsageError) {
@@ -97,10 +109,19 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
   if (args.json) listeners.push((e) => process.stdout.write(`${JSON.stringify(e)}\n`));
   if (!args.quiet && !args.json) listeners.push(view.onEvent);
 
+  // Memory only when asked for: a plain run never loads SQLite.
+  const budget =
+    args.contextBudget ??
+    (process.env.HANDS_CONTEXT_BUDGET ? Number(process.env.HANDS_CONTEXT_BUDGET) : undefined) ??
+    (args.memory ? (await import("./memory-run.js")).defaultContextBudget(model) : undefined);
+  const memory = budget
+    ? await (await import("./memory-run.js")).openRunMemory({ dataDir: data, runId, workspace, task, budget })
+    : undefined;
   const agent = new Agent({
     provider,
     workspace,
-    tools: builtinTools(),
+    tools: memory ? [...builtinTools(), recallTool(memory.recall) as Tool] : builtinTools(),
+    ...(memory ? { context: memory.context } : {}),
     createSandbox: () => createSandbox({ kind: settings.sandbox as "local", workspace }),
     maxSteps: settings.maxSteps,
     ...(settings.maxTokens ? { maxTokens: settings.maxTokens } : {}),
@@ -127,6 +148,7 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
       if (result.status === "done") process.stdout.write(`${result.answer}\n`);
       else if (args.quiet) err(`hands: ${result.status}: ${result.reason ?? ""}\n`);
     }
+    await memory?.finish(task, result).catch(() => {});
     return EXIT_CODES[result.status];
   } finally {
     process.off("SIGINT", onSigint);

@@ -1,3 +1,4 @@
+export * from "./context.js";
 export * from "./embeddings.js";
 export * from "./importance.js";
 export * from "./memory.js";
