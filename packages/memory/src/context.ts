@@ -110,11 +110,13 @@ export class ContextAssembler {
     if (i >= 0 && left > 50) {
       const exclude = new Set<string>(this.fixedIds);
       for (const [gi] of chosen) for (const id of this.groups[gi]!.chunkIds) exclude.add(id);
-      const query = `${history[1]!.content}\n${last.messages.map(messageText).join("\n")}`;
+      // The task, and the end of the latest step (where results and the next need show).
+      const lastText = last.messages.map(messageText).join("\n");
+      const query = `${history[1]!.content}\n${lastText.slice(-1500)}`;
       // Labels cost tokens too: ask for less, then enforce the real cost below.
       const noteBudget = Math.floor((left - 40) * 0.75);
       let noteLeft = left - 40;
-      const found = await memory.retrieve(query.slice(-4000), {
+      const found = await memory.retrieve(query, {
         budget: noteBudget,
         exclude,
         touch: true,

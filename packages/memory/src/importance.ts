@@ -40,10 +40,26 @@ export function features(chunk: Chunk, ctx: ScoreContext): number[] {
     const ws = chunk.content.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
     let hit = 0;
     const seen = new Set<string>();
-    for (const w of ws) if (ctx.goalWords.has(w) && !seen.has(w)) hit++, seen.add(w);
+    for (const w of ws) {
+      if (!ctx.goalWords.has(w) || seen.has(w)) continue;
+      hit++;
+      seen.add(w);
+    }
     goal = Math.min(1, hit / Math.min(5, ctx.goalWords.size));
   }
-  return [1, source, density(chunk.content).score, recency, feedback, goal];
+  return [1, source, densityOf(chunk), recency, feedback, goal];
+}
+
+/** Density is a pure function of the content: computed once per chunk (bounded cache). */
+const densityCache = new Map<string, number>();
+function densityOf(chunk: Chunk): number {
+  let d = densityCache.get(chunk.id);
+  if (d === undefined) {
+    d = density(chunk.content).score;
+    if (densityCache.size > 50_000) densityCache.clear();
+    densityCache.set(chunk.id, d);
+  }
+  return d;
 }
 
 export function ruleScore(f: number[]): number {

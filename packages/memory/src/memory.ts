@@ -3,7 +3,7 @@
 // fused, then a budgeted selection), are compressed with pointers to their originals, and can
 // always be expanded back with `recall`. Every change is an event in the store's log.
 import { randomBytes } from "node:crypto";
-import { type Embedder, HashEmbedder } from "./embeddings.js";
+import { type Embedder, HashEmbedder, toBits } from "./embeddings.js";
 import { ImportanceModel, type ScoreContext } from "./importance.js";
 import { type Candidate, type SelectOptions, selectWithinBudget } from "./select.js";
 import { SqliteStore } from "./sqlite-store.js";
@@ -390,7 +390,7 @@ export class Memory {
     const lists: { id: string; score: number }[][] = [];
     lists.push(this.store.searchText(query, filter, k));
     const qv = await this.embedOne(query);
-    for (const s of scopes) lists.push(this.store.searchVector(qv, s, k, filter));
+    for (const s of scopes) lists.push(this.store.searchVector(qv, s, Math.min(k, 100), filter));
     // Metadata: the few most important chunks always compete (goal, constraints, facts).
     lists.push(
       this.store
@@ -426,7 +426,11 @@ export class Memory {
         }
       }
       const seen = new Set(chunks.map((c) => c.id));
-      for (const c of extra) if (!seen.has(c.id)) seen.add(c.id), chunks.push(c);
+      for (const c of extra) {
+        if (seen.has(c.id)) continue;
+        seen.add(c.id);
+        chunks.push(c);
+      }
     }
     for (const id of options.exclude ?? []) fused.delete(id);
     chunks = chunks.filter((c) => fused.has(c.id));
@@ -440,7 +444,7 @@ export class Memory {
       const rel = (fused.get(c.id) ?? 0) / max;
       const cand: Candidate = { id: c.id, relevance: rel, importance: c.importance, tokens: c.tokens + 4 };
       const v = vectors.get(c.id);
-      if (v) cand.vector = v;
+      if (v) cand.bits = toBits(v);
       if (!options.fullOnly && c.tokens > 12) {
         const text = compressedForm(c, this.policy.summaryTokens, options.compressRatio);
         compressedText.set(c.id, text);
@@ -635,7 +639,20 @@ export class Memory {
 }
 
 /** A short stand-in for a chunk: its summary if it has one, else its key sentences or words. */
+const formCache = new Map<string, string>();
+/** A short stand-in for a chunk (cached: it depends only on the content and the limits). */
 export function compressedForm(c: Chunk, maxTokens: number, ratio = 0.3): string {
+  const key = `${c.id}:${maxTokens}:${ratio}`;
+  let text = formCache.get(key);
+  if (text === undefined) {
+    text = makeCompressedForm(c, maxTokens, ratio);
+    if (formCache.size > 50_000) formCache.clear();
+    formCache.set(key, text);
+  }
+  return text;
+}
+
+function makeCompressedForm(c: Chunk, maxTokens: number, ratio: number): string {
   const limit = Math.min(maxTokens, Math.max(6, Math.floor(c.tokens * ratio)));
   return c.tokens > 40 ? extractiveSummary(c.content, limit) : keywords(c.content, limit);
 }

@@ -1,8 +1,9 @@
 // Budgeted, redundancy-aware selection: a greedy for budgeted coverage. Each round takes the
 // candidate (in full or compressed form) with the best gain per token, where the gain of a
 // chunk shrinks with its similarity to what is already chosen. Not top-k: a long chunk must
-// earn its tokens, and a near-duplicate adds little.
-import { cosine } from "./embeddings.js";
+// earn its tokens, and a near-duplicate adds little. Gains only ever shrink as the selection
+// grows, so the greedy is evaluated lazily (a stale score is an upper bound): only the
+// candidates that reach the top are compared with the newly chosen ones.
 
 export interface Candidate {
   id: string;
@@ -13,7 +14,8 @@ export interface Candidate {
   tokens: number;
   /** Tokens of the compressed form, when there is one. */
   compressedTokens?: number;
-  vector?: Float32Array;
+  /** Sign bits of the embedding (see toBits): similarity from Hamming distance, fast. */
+  bits?: Uint8Array;
 }
 
 export interface Selection {
@@ -34,6 +36,52 @@ export interface SelectOptions {
   costExponent?: number;
 }
 
+interface Entry {
+  i: number;
+  form: "full" | "compressed";
+  tokens: number;
+  ratio: number;
+  gain: number;
+  /** Number of chosen items this entry's gain accounts for. */
+  seen: number;
+}
+
+/** A binary max-heap on ratio. */
+class Heap {
+  readonly a: Entry[] = [];
+  push(e: Entry): void {
+    const a = this.a;
+    a.push(e);
+    let k = a.length - 1;
+    while (k > 0) {
+      const p = (k - 1) >> 1;
+      if (a[p]!.ratio >= a[k]!.ratio) break;
+      [a[p], a[k]] = [a[k]!, a[p]!];
+      k = p;
+    }
+  }
+  pop(): Entry | undefined {
+    const a = this.a;
+    const top = a[0];
+    const last = a.pop();
+    if (a.length && last) {
+      a[0] = last;
+      let k = 0;
+      for (;;) {
+        const l = 2 * k + 1;
+        const r = l + 1;
+        let m = k;
+        if (l < a.length && a[l]!.ratio > a[m]!.ratio) m = l;
+        if (r < a.length && a[r]!.ratio > a[m]!.ratio) m = r;
+        if (m === k) break;
+        [a[m], a[k]] = [a[k]!, a[m]!];
+        k = m;
+      }
+    }
+    return top;
+  }
+}
+
 export function selectWithinBudget(
   candidates: Candidate[],
   budget: number,
@@ -46,49 +94,51 @@ export function selectWithinBudget(
   const n = candidates.length;
   const value = candidates.map((c) => c.relevance * (1 - iw + iw * c.importance));
   const maxSim = new Float64Array(n);
+  const words = candidates.map((c) =>
+    c.bits
+      ? new Uint32Array(c.bits.buffer.slice(c.bits.byteOffset, c.bits.byteOffset + c.bits.byteLength))
+      : undefined,
+  );
   const taken = new Uint8Array(n);
+  const chosen: number[] = [];
+  const heap = new Heap();
+  const entry = (i: number, form: "full" | "compressed", tokens: number): Entry => {
+    const g = value[i]! * (1 - lambda * Math.max(0, maxSim[i]!)) * (form === "full" ? 1 : kept);
+    return { i, form, tokens, gain: g, ratio: g / Math.max(1, tokens) ** beta, seen: chosen.length };
+  };
+  for (let i = 0; i < n; i++) {
+    const c = candidates[i]!;
+    if (value[i]! <= 0) continue;
+    heap.push(entry(i, "full", c.tokens));
+    if (c.compressedTokens !== undefined && c.compressedTokens < c.tokens)
+      heap.push(entry(i, "compressed", c.compressedTokens));
+  }
   const out: Selection[] = [];
   let left = budget;
-  for (;;) {
-    let best = -1;
-    let bestForm: "full" | "compressed" = "full";
-    let bestRatio = 0;
-    let bestGain = 0;
-    for (let i = 0; i < n; i++) {
-      if (taken[i]) continue;
-      const c = candidates[i]!;
-      const g = value[i]! * (1 - lambda * Math.max(0, maxSim[i]!));
-      if (g <= 0) continue;
-      if (c.tokens <= left) {
-        const r = g / c.tokens ** beta;
-        if (r > bestRatio) [best, bestForm, bestRatio, bestGain] = [i, "full", r, g];
-      }
-      const ct = c.compressedTokens;
-      if (ct !== undefined && ct < c.tokens && ct <= left) {
-        const gc = g * kept;
-        const r = gc / ct ** beta;
-        if (r > bestRatio) [best, bestForm, bestRatio, bestGain] = [i, "compressed", r, gc];
-      }
+  for (let e = heap.pop(); e; e = heap.pop()) {
+    if (taken[e.i] || e.tokens > left) continue;
+    if (e.seen < chosen.length) {
+      // Stale: bring its redundancy up to date with what was chosen since, and requeue.
+      const v = words[e.i];
+      if (v && lambda > 0)
+        for (let k = e.seen; k < chosen.length; k++) {
+          const w = words[chosen[k]!];
+          if (w) maxSim[e.i] = Math.max(maxSim[e.i]!, bitSimilarity(v, w));
+        }
+      const fresh = entry(e.i, e.form, e.tokens);
+      if (fresh.gain > 0) heap.push(fresh);
+      continue;
     }
-    if (best < 0) break;
-    const c = candidates[best]!;
-    const t = bestForm === "full" ? c.tokens : c.compressedTokens!;
-    taken[best] = 1;
-    left -= t;
-    out.push({ id: c.id, form: bestForm, tokens: t, gain: bestGain });
-    if (c.vector && lambda > 0) {
-      for (let i = 0; i < n; i++) {
-        const v = candidates[i]!.vector;
-        if (taken[i] || !v) continue;
-        const s = cosine(c.vector, v);
-        if (s > maxSim[i]!) maxSim[i] = s;
-      }
-    }
+    taken[e.i] = 1;
+    chosen.push(e.i);
+    left -= e.tokens;
+    out.push({ id: candidates[e.i]!.id, form: e.form, tokens: e.tokens, gain: e.gain });
   }
   // A compressed pick can be upgraded to full if budget is left over at the end.
+  const index = new Map(candidates.map((c, i) => [c.id, i]));
   for (const s of out) {
     if (s.form !== "compressed") continue;
-    const c = candidates.find((x) => x.id === s.id)!;
+    const c = candidates[index.get(s.id)!]!;
     if (c.tokens - s.tokens <= left) {
       left -= c.tokens - s.tokens;
       s.form = "full";
@@ -96,4 +146,17 @@ export function selectWithinBudget(
     }
   }
   return out;
+}
+
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
+/** Cosine estimated from sign bits (random-hyperplane LSH): cos(π · hamming / bits). */
+export function bitSimilarity(a: Uint32Array, b: Uint32Array): number {
+  let h = 0;
+  for (let i = 0; i < a.length; i++) h += popcount(a[i]! ^ b[i]!);
+  return Math.cos((Math.PI * h) / (a.length * 32));
 }

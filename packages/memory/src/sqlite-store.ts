@@ -2,6 +2,7 @@
 // BM25 full-text search, and sqlite-vec for the first, bit-quantized pass of vector search.
 import { createRequire } from "node:module";
 import type BetterSqlite3 from "better-sqlite3";
+import { BitIndex } from "./bit-index.js";
 import { toBits } from "./embeddings.js";
 import type { Hit, ListOptions, MemoryStore } from "./store.js";
 import { contentWords } from "./text.js";
@@ -172,6 +173,8 @@ export class SqliteStore implements MemoryStore {
       );
       CREATE INDEX IF NOT EXISTS chunks_scope ON chunks (scope, layer);
       CREATE INDEX IF NOT EXISTS chunks_parent ON chunks (parent);
+      CREATE INDEX IF NOT EXISTS chunks_step ON chunks (scope, step);
+      CREATE INDEX IF NOT EXISTS chunks_importance ON chunks (scope, importance);
       CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (content, content='chunks', content_rowid='rowid', tokenize='porter unicode61');
       CREATE TABLE IF NOT EXISTS events (
         seq INTEGER PRIMARY KEY,
@@ -241,7 +244,11 @@ export class SqliteStore implements MemoryStore {
         });
         const rowid = BigInt(info.lastInsertRowid);
         s.fts.run(rowid, c.content);
-        if (vector) s.vec.run(rowid, c.scope, Buffer.from(toBits(vector)));
+        if (vector) {
+          const bits = toBits(vector);
+          s.vec.run(rowid, c.scope, Buffer.from(bits));
+          this.indexes.get(c.scope)?.add(Number(rowid), bits);
+        }
         return;
       }
       case "scored":
@@ -267,6 +274,7 @@ export class SqliteStore implements MemoryStore {
         if (!row) return;
         s.ftsDelete.run(BigInt(row.rowid), row.content);
         s.vecDelete.run(BigInt(row.rowid));
+        this.indexes.get(row.scope)?.remove(row.rowid);
         s.delete.run(e.id);
         return;
       }
@@ -320,8 +328,42 @@ export class SqliteStore implements MemoryStore {
     ).n;
   }
 
+  private readonly df = new Map<string, number>();
+  private dfTotal = 0;
+
+  /**
+   * Drops query terms found in most chunks: they add almost nothing to BM25 but make FTS5
+   * score every chunk that holds them. Document frequencies are cached per term and
+   * refreshed when the store has grown by a tenth.
+   */
+  private selective(terms: string[]): string[] {
+    const MAX_TERMS = 32;
+    const total = (this.prep("SELECT count(*) AS n FROM chunks").get() as { n: number }).n;
+    if (total < 2000 && terms.length <= MAX_TERMS) return terms;
+    if (total > this.dfTotal * 1.1 || this.df.size > 100_000) {
+      this.df.clear();
+      this.dfTotal = total;
+    }
+    const scored = terms.map((t) => {
+      let d = this.df.get(t);
+      if (d === undefined) {
+        const q = `"${t.replace(/"/g, '""')}"`;
+        d = (
+          this.prep("SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ?").get(q) as { n: number }
+        ).n;
+        this.df.set(t, d);
+      }
+      return { t, d };
+    });
+    // The rarest terms carry the query; terms in most chunks add cost, not ranking.
+    const present = scored.filter((x) => x.d > 0).sort((a, b) => a.d - b.d);
+    const keep = present.filter((x) => total < 2000 || x.d <= total * 0.05).slice(0, MAX_TERMS);
+    // Keep at least the rarest term, however common.
+    return (keep.length ? keep : present.slice(0, 1)).map((x) => x.t);
+  }
+
   searchText(query: string, filter: ChunkFilter, limit: number): Hit[] {
-    const terms = [...new Set(contentWords(query))].slice(0, 32);
+    const terms = this.selective([...new Set(contentWords(query))]);
     if (terms.length === 0) return [];
     const match = terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(" OR ");
     const w = where(filter, "c");
@@ -342,16 +384,45 @@ export class SqliteStore implements MemoryStore {
     return rows.map((r) => ({ id: r.id, score: -r.rank }));
   }
 
+  private readonly indexes = new Map<string, BitIndex>();
+  private dataVersion = -1;
+
+  /** The scope's bit index, built on first use; dropped when another connection writes. */
+  private bitIndex(scope: string): BitIndex {
+    const version = this.db.pragma("data_version", { simple: true }) as number;
+    if (version !== this.dataVersion) {
+      this.indexes.clear();
+      this.dataVersion = version;
+    }
+    let index = this.indexes.get(scope);
+    if (!index) {
+      index = new BitIndex(Math.ceil(this.options.dimensions / 32));
+      const rows = this.prep("SELECT rowid, embedding FROM chunks_vec WHERE scope = ?").iterate(
+        scope,
+      ) as Iterable<{
+        rowid: number;
+        embedding: Buffer;
+      }>;
+      for (const r of rows) index.add(Number(r.rowid), r.embedding);
+      this.indexes.set(scope, index);
+    }
+    return index;
+  }
+
   searchVector(vector: Float32Array, scope: string, limit: number, filter: ChunkFilter = {}): Hit[] {
-    // First pass: Hamming distance on sign bits (fast, in sqlite-vec); second: exact cosine.
-    const near = this.prep(
-      "SELECT rowid FROM chunks_vec WHERE embedding MATCH vec_bit(?) AND k = ? AND scope = ?",
-    ).all(Buffer.from(toBits(vector)), limit * 3, scope) as { rowid: number }[];
+    // First pass: Hamming distance on sign bits; second: exact cosine on the stored floats.
+    const near = this.bitIndex(scope)
+      .nearest(toBits(vector), limit * 2)
+      .map((rowid) => ({ rowid }));
     if (near.length === 0) return [];
-    const w = where({ ...filter, scope }, "");
+    const w = where({ ...filter, scope }, "c");
+    // CROSS JOIN keeps the rowid lookups first (the planner would rather scan the scope index).
     const rows = this.prep(
-      `SELECT id, embedding FROM chunks WHERE rowid IN (${near.map(() => "?").join(",")}) AND ${w.sql}`,
-    ).all(...near.map((n) => n.rowid), ...w.params) as { id: string; embedding: Buffer | null }[];
+      `SELECT c.id AS id, c.embedding AS embedding FROM json_each(?) AS near CROSS JOIN chunks c ON c.rowid = near.value WHERE ${w.sql}`,
+    ).all(JSON.stringify(near.map((n) => n.rowid)), ...w.params) as {
+      id: string;
+      embedding: Buffer | null;
+    }[];
     const hits: Hit[] = [];
     for (const r of rows) {
       if (!r.embedding) continue;
@@ -417,6 +488,7 @@ export class SqliteStore implements MemoryStore {
 
   loadSnapshot(snapshot: Snapshot, embeddings: Map<string, Float32Array>): void {
     this.db.transaction(() => {
+      this.indexes.clear();
       this.db.exec("DELETE FROM chunks; DELETE FROM chunks_vec; DELETE FROM events;");
       this.db.exec("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')");
       for (const c of snapshot.chunks)
