@@ -50,7 +50,10 @@ const VOCAB = Array.from({ length: 30_000 }, (_, i) => {
 const CDF = [];
 {
   let acc = 0;
-  for (let i = 0; i < VOCAB.length; i++) CDF.push((acc += 1 / (i + 1) ** 1.07));
+  for (let i = 0; i < VOCAB.length; i++) {
+    acc += 1 / (i + 1) ** 1.07;
+    CDF.push(acc);
+  }
   for (let i = 0; i < CDF.length; i++) CDF[i] /= acc;
 }
 const zipf = () => {

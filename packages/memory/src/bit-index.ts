@@ -18,6 +18,13 @@ export class BitIndex {
     this.rowids = new Float64Array(1024);
   }
 
+  /** Bytes to 32-bit words, zero-padded (dimensions need not be a multiple of 32). */
+  private words32(bytes: Uint8Array): Uint32Array {
+    const buf = new Uint8Array(this.words * 4);
+    buf.set(bytes.subarray(0, buf.length));
+    return new Uint32Array(buf.buffer);
+  }
+
   get length(): number {
     return this.size;
   }
@@ -31,7 +38,7 @@ export class BitIndex {
       r.set(this.rowids);
       this.rowids = r;
     }
-    const view = new Uint32Array(Uint8Array.from(bits).buffer, 0, this.words);
+    const view = this.words32(bits);
     this.bits.set(view, this.size * this.words);
     this.rowids[this.size++] = rowid;
   }
@@ -43,7 +50,7 @@ export class BitIndex {
   /** Row ids of the `k` entries nearest to `query` by Hamming distance (ties: any order). */
   nearest(query: Uint8Array, k: number): number[] {
     const W = this.words;
-    const q = new Uint32Array(Uint8Array.from(query).buffer, 0, W);
+    const q = this.words32(query);
     const n = this.size;
     const dist = new Uint16Array(n);
     const counts = new Uint32Array(W * 32 + 1);

@@ -5,7 +5,7 @@
 // Messages sent unchanged are the history's own objects (never mutated), so the request
 // encoder can reuse their bytes; changed ones are new objects.
 import type { Message } from "@hands/llm";
-import type { Memory } from "./memory.js";
+import { type Memory, newId, type RetrievedItem } from "./memory.js";
 import { estimateTokens } from "./text.js";
 import type { ChunkType } from "./types.js";
 
@@ -47,6 +47,8 @@ export class ContextAssembler {
   private readonly chunkToGroup = new Map<string, number>();
   /** Characters sent over the run (for reports). */
   sentChars = 0;
+  /** The last step's retrieval query and what it returned (for inspection). */
+  last?: { query: string; items: RetrievedItem[]; notes: number };
 
   constructor(
     private readonly memory: Memory,
@@ -74,7 +76,9 @@ export class ContextAssembler {
       memory.setGoal(history[1]!.content);
       this.seen = 2;
     }
-    await this.ingest(history);
+    // New messages are grouped now but stored after retrieval: the query (the latest step)
+    // then is not in the store, so its own one-off words do not count as rare matches.
+    const pending = this.stage(history);
     const head = history.slice(0, 2) as Message[];
     const preamble = this.options.preamble
       ? ({ role: "user", content: this.options.preamble } as Message)
@@ -119,8 +123,12 @@ export class ContextAssembler {
       const found = await memory.retrieve(query, {
         budget: noteBudget,
         exclude,
-        touch: true,
+        // Being shown is not being used: feedback comes from recall (a real use) instead,
+        // and the log is not flooded with an access per item per step.
+        touch: false,
+        neighborHits: 8,
       });
+      this.last = { query, items: found.items, notes: 0 };
       for (const item of found.items) {
         const gi = this.chunkToGroup.get(item.chunk.id);
         if (gi === undefined || gi > i || chosen.has(gi)) continue;
@@ -135,6 +143,7 @@ export class ContextAssembler {
         if (cost > noteLeft) continue;
         noteLeft -= cost;
         notes.push(note);
+        this.last.notes++;
       }
     }
     const out: Message[] = [...head];
@@ -146,29 +155,37 @@ export class ContextAssembler {
       });
     for (const gi of [...chosen.keys()].sort((a, b) => a - b)) out.push(...chosen.get(gi)!);
     for (const m of out) this.sentChars += messageText(m).length;
+    await this.persist(pending);
     return out;
   }
 
   /** Records new history messages as chunks, grouped by step (a call with its results). */
-  private async ingest(history: readonly Message[]): Promise<void> {
-    const calls = new Map<string, string>();
+  private stage(history: readonly Message[]): { id: string; m: Message; k: number }[] {
+    const pending: { id: string; m: Message; k: number }[] = [];
     for (let k = this.seen; k < history.length; k++) {
       const m = history[k]!;
-      const isErr = m.role === "tool" && m.isError === true;
-      const meta: Record<string, string> = { role: m.role, index: String(k) };
-      if (m.role === "tool") meta.tool = m.name;
-      if (isErr) meta.error = "1";
-      const chunk = await this.memory.add({ type: chunkType(m), content: messageText(m) || "(empty)", meta });
+      const id = newId();
       const toolFollows = m.role === "tool" && this.groups.length > 0;
-      if (m.role === "assistant" && m.toolCalls) for (const c of m.toolCalls) calls.set(c.id, c.name);
       if (!toolFollows) this.groups.push({ start: k, messages: [], chunkIds: [], tokens: 0 });
       const g = this.groups[this.groups.length - 1]!;
       g.messages.push(m);
-      g.chunkIds.push(chunk.id);
-      g.tokens += chunk.tokens + 4;
-      this.chunkToGroup.set(chunk.id, this.groups.length - 1);
+      g.chunkIds.push(id);
+      g.tokens += estimateTokens(messageText(m) || "(empty)") + 4;
+      this.chunkToGroup.set(id, this.groups.length - 1);
+      pending.push({ id, m, k });
     }
     this.seen = history.length;
+    return pending;
+  }
+
+  /** Records staged messages as chunks, with the ids the context already refers to. */
+  private async persist(pending: { id: string; m: Message; k: number }[]): Promise<void> {
+    for (const { id, m, k } of pending) {
+      const meta: Record<string, string> = { role: m.role, index: String(k) };
+      if (m.role === "tool") meta.tool = m.name;
+      if (m.role === "tool" && m.isError) meta.error = "1";
+      await this.memory.add({ id, type: chunkType(m), content: messageText(m) || "(empty)", meta });
+    }
   }
 
   /** A group too big for the budget: its tool results shortened (new objects), ids kept. */

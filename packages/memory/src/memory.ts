@@ -384,7 +384,7 @@ export class Memory {
   /** Candidates from metadata, BM25 and vectors, fused; then a budgeted selection. */
   async retrieve(query: string, options: RetrieveOptions): Promise<Retrieval> {
     const filter: ChunkFilter = { scope: this.scope, ...options.filter };
-    const k = options.candidates ?? Math.max(60, Math.ceil(options.budget / 12));
+    const k = options.candidates ?? Math.min(150, Math.max(40, Math.ceil(options.budget / 12)));
     const scopes =
       filter.scope === undefined ? [this.scope] : Array.isArray(filter.scope) ? filter.scope : [filter.scope];
     const lists: { id: string; score: number }[][] = [];
@@ -406,7 +406,8 @@ export class Memory {
       const top = Math.max(1e-9, ...list.map((h) => h.score));
       for (const h of list) fused.set(h.id, (fused.get(h.id) ?? 0) + (w * Math.max(0, h.score)) / top);
     });
-    let chunks = this.store.getMany([...fused.keys()]);
+    // Candidates without their content: only the chosen ones (and new compressed forms) need it.
+    let chunks = this.store.getMany([...fused.keys()], { content: false });
     // Neighbours of the best hits: an answer often sits in the turn next to the match.
     const near = options.neighbors ?? 0.5;
     if (near > 0) {
@@ -416,9 +417,19 @@ export class Memory {
         .sort((a, b) => (fused.get(b.id) ?? 0) - (fused.get(a.id) ?? 0))
         .slice(0, options.neighborHits ?? 20);
       const extra: Chunk[] = [];
+      // One query for all neighbours.
+      const steps = [...new Set(top.flatMap((c) => [c.step! - 1, c.step!, c.step! + 1]))];
+      const byStep = new Map<number, Chunk[]>();
+      for (const n of this.store.list({ ...filter, stepIn: steps })) {
+        if (n.step === undefined) continue;
+        const list = byStep.get(n.step) ?? [];
+        list.push(n);
+        byStep.set(n.step, list);
+      }
       for (const c of top) {
         const base = (fused.get(c.id) ?? 0) / max0;
-        for (const n of this.store.list({ ...filter, steps: [c.step! - 1, c.step! + 1], limit: 3 })) {
+        const around = [c.step! - 1, c.step!, c.step! + 1].flatMap((st) => byStep.get(st) ?? []);
+        for (const n of around) {
           if (n.id === c.id) continue;
           const add = near * base * max0;
           if (!fused.has(n.id)) extra.push(n);
@@ -433,11 +444,22 @@ export class Memory {
       }
     }
     for (const id of options.exclude ?? []) fused.delete(id);
+    // A summary whose originals are all candidates adds nothing they cannot give (in full or
+    // compressed); it would only crowd them out as a near-duplicate.
+    for (const c of chunks)
+      if (c.type === "summary" && c.sources.length > 0 && c.sources.every((id) => fused.has(id)))
+        fused.delete(c.id);
     chunks = chunks.filter((c) => fused.has(c.id));
     const ids = chunks.map((c) => c.id);
     const vectors = this.store.embeddings(ids);
     const max = Math.max(1e-9, ...fused.values());
     const byId = new Map(chunks.map((c) => [c.id, c]));
+    const ratio = options.compressRatio;
+    const compressible = options.fullOnly ? [] : chunks.filter((c) => c.tokens > 12 && c.type !== "summary");
+    const missing = compressible
+      .filter((c) => !hasCompressedForm(c, this.policy.summaryTokens, ratio))
+      .map((c) => c.id);
+    const loaded = this.store.contents(missing);
     const compressedText = new Map<string, string>();
     const cands: Candidate[] = [];
     for (const c of chunks) {
@@ -445,16 +467,24 @@ export class Memory {
       const cand: Candidate = { id: c.id, relevance: rel, importance: c.importance, tokens: c.tokens + 4 };
       const v = vectors.get(c.id);
       if (v) cand.bits = toBits(v);
-      if (!options.fullOnly && c.tokens > 12) {
-        const text = compressedForm(c, this.policy.summaryTokens, options.compressRatio);
+      // Summaries are already compressed.
+      if (!options.fullOnly && c.tokens > 12 && c.type !== "summary") {
+        const content = loaded.get(c.id);
+        const text = compressedForm(
+          content === undefined ? c : { ...c, content },
+          this.policy.summaryTokens,
+          ratio,
+        );
         compressedText.set(c.id, text);
         cand.compressedTokens = estimateTokens(text) + 4;
       }
       cands.push(cand);
     }
     const picked = selectWithinBudget(cands, options.budget, options.select);
+    const full = this.store.contents(picked.filter((p) => p.form === "full").map((p) => p.id));
     const items: RetrievedItem[] = picked.map((p) => {
-      const chunk = byId.get(p.id)!;
+      const chunk = { ...byId.get(p.id)!, content: full.get(p.id) ?? loaded.get(p.id) ?? "" };
+      if (p.form !== "full" && !chunk.content) chunk.content = this.store.contents([p.id]).get(p.id) ?? "";
       const text = p.form === "full" ? chunk.content : compressedText.get(p.id)!;
       return { chunk, form: p.form, text, tokens: p.tokens, relevance: (fused.get(p.id) ?? 0) / max };
     });
@@ -650,6 +680,10 @@ export function compressedForm(c: Chunk, maxTokens: number, ratio = 0.3): string
     formCache.set(key, text);
   }
   return text;
+}
+
+function hasCompressedForm(c: Chunk, maxTokens: number, ratio = 0.3): boolean {
+  return formCache.has(`${c.id}:${maxTokens}:${ratio}`);
 }
 
 function makeCompressedForm(c: Chunk, maxTokens: number, ratio: number): string {

@@ -94,11 +94,7 @@ export function selectWithinBudget(
   const n = candidates.length;
   const value = candidates.map((c) => c.relevance * (1 - iw + iw * c.importance));
   const maxSim = new Float64Array(n);
-  const words = candidates.map((c) =>
-    c.bits
-      ? new Uint32Array(c.bits.buffer.slice(c.bits.byteOffset, c.bits.byteOffset + c.bits.byteLength))
-      : undefined,
-  );
+  const words = candidates.map((c) => (c.bits ? toWords(c.bits) : undefined));
   const taken = new Uint8Array(n);
   const chosen: number[] = [];
   const heap = new Heap();
@@ -159,4 +155,11 @@ export function bitSimilarity(a: Uint32Array, b: Uint32Array): number {
   let h = 0;
   for (let i = 0; i < a.length; i++) h += popcount(a[i]! ^ b[i]!);
   return Math.cos((Math.PI * h) / (a.length * 32));
+}
+
+/** Bytes to 32-bit words, zero-padded. */
+function toWords(bits: Uint8Array): Uint32Array {
+  const buf = new Uint8Array(Math.ceil(bits.length / 4) * 4);
+  buf.set(bits);
+  return new Uint32Array(buf.buffer);
 }

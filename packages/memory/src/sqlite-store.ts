@@ -86,6 +86,10 @@ function where(filter: ChunkFilter, alias = ""): { sql: string; params: unknown[
     params.push(filter.goal);
   }
   if (filter.uncompressedOnly) clauses.push(`${p}parent IS NULL`);
+  if (filter.stepIn) {
+    clauses.push(`${p}step IN (SELECT value FROM json_each(?))`);
+    params.push(JSON.stringify(filter.stepIn));
+  }
   if (filter.steps) {
     clauses.push(`${p}step BETWEEN ? AND ?`);
     params.push(filter.steps[0], filter.steps[1]);
@@ -205,6 +209,22 @@ export class SqliteStore implements MemoryStore {
 
   append(events: (MemoryEventInput | MemoryEvent)[], embeddings?: Map<string, Float32Array>): MemoryEvent[] {
     const out: MemoryEvent[] = [];
+    try {
+      this.appendTx(events, embeddings, out);
+    } catch (err) {
+      // Rolled back: the in-process caches may hold rows that never committed.
+      this.indexes.clear();
+      this.total = -1;
+      throw err;
+    }
+    return out;
+  }
+
+  private appendTx(
+    events: (MemoryEventInput | MemoryEvent)[],
+    embeddings: Map<string, Float32Array> | undefined,
+    out: MemoryEvent[],
+  ): void {
     this.db.transaction(() => {
       let seq = this.lastSeq();
       for (const input of events) {
@@ -223,7 +243,6 @@ export class SqliteStore implements MemoryStore {
         out.push(e);
       }
     })();
-    return out;
   }
 
   private applyOne(e: MemoryEvent, embeddings?: Map<string, Float32Array>): void {
@@ -243,6 +262,7 @@ export class SqliteStore implements MemoryStore {
           embedding: vector ? Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength) : null,
         });
         const rowid = BigInt(info.lastInsertRowid);
+        if (this.total >= 0) this.total++;
         s.fts.run(rowid, c.content);
         if (vector) {
           const bits = toBits(vector);
@@ -276,6 +296,7 @@ export class SqliteStore implements MemoryStore {
         s.vecDelete.run(BigInt(row.rowid));
         this.indexes.get(row.scope)?.remove(row.rowid);
         s.delete.run(e.id);
+        if (this.total >= 0) this.total--;
         return;
       }
     }
@@ -286,18 +307,25 @@ export class SqliteStore implements MemoryStore {
     return r ? toChunk(r) : undefined;
   }
 
-  getMany(ids: string[]): Chunk[] {
+  getMany(ids: string[], options: { content?: boolean } = {}): Chunk[] {
     if (ids.length === 0) return [];
-    const out: Chunk[] = [];
-    for (let i = 0; i < ids.length; i += 500) {
-      const part = ids.slice(i, i + 500);
-      const rows = this.prep(
-        `SELECT ${COLUMNS} FROM chunks WHERE id IN (${part.map(() => "?").join(",")})`,
-      ).all(...part) as Row[];
-      out.push(...rows.map(toChunk));
-    }
-    const order = new Map(ids.map((id, i) => [id, i]));
-    return out.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+    const cols = COLUMNS.split(", ")
+      .map((c) => (c === "content" && options.content === false ? "'' AS content" : `chunks.${c} AS ${c}`))
+      .join(", ");
+    const rows = this.prep(
+      `SELECT ${cols} FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value ORDER BY want.key`,
+    ).all(JSON.stringify(ids)) as Row[];
+    return rows.map(toChunk);
+  }
+
+  contents(ids: string[]): Map<string, string> {
+    const out = new Map<string, string>();
+    if (ids.length === 0) return out;
+    const rows = this.prep(
+      "SELECT chunks.id AS id, chunks.content AS content FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value",
+    ).all(JSON.stringify(ids)) as { id: string; content: string }[];
+    for (const r of rows) out.set(r.id, r.content);
+    return out;
   }
 
   list(options: ListOptions = {}): Chunk[] {
@@ -328,8 +356,19 @@ export class SqliteStore implements MemoryStore {
     ).n;
   }
 
-  private readonly df = new Map<string, number>();
-  private dfTotal = 0;
+  private readonly df = new Map<string, { d: number; total: number }>();
+  private total = -1;
+  private totalVersion = -1;
+
+  /** Number of chunks, cached until another connection writes (ours keep it current). */
+  private totalChunks(): number {
+    const version = this.db.pragma("data_version", { simple: true }) as number;
+    if (this.total < 0 || version !== this.totalVersion) {
+      this.total = (this.prep("SELECT count(*) AS n FROM chunks").get() as { n: number }).n;
+      this.totalVersion = version;
+    }
+    return this.total;
+  }
 
   /**
    * Drops query terms found in most chunks: they add almost nothing to BM25 but make FTS5
@@ -338,21 +377,21 @@ export class SqliteStore implements MemoryStore {
    */
   private selective(terms: string[]): string[] {
     const MAX_TERMS = 32;
-    const total = (this.prep("SELECT count(*) AS n FROM chunks").get() as { n: number }).n;
+    const total = this.totalChunks();
     if (total < 2000 && terms.length <= MAX_TERMS) return terms;
-    if (total > this.dfTotal * 1.1 || this.df.size > 100_000) {
-      this.df.clear();
-      this.dfTotal = total;
-    }
+    // Document frequencies only grow and only their order matters here, so they are cached.
+    // A very long query keeps its first and last words.
+    if (this.df.size > 100_000) this.df.clear();
+    if (terms.length > 128) terms = [...terms.slice(0, 64), ...terms.slice(-64)];
     const scored = terms.map((t) => {
-      let d = this.df.get(t);
-      if (d === undefined) {
-        const q = `"${t.replace(/"/g, '""')}"`;
-        d = (
-          this.prep("SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ?").get(q) as { n: number }
-        ).n;
-        this.df.set(t, d);
-      }
+      const cached = this.df.get(t);
+      // Refreshed once the store has doubled since; a term not seen yet is asked again next time.
+      if (cached && cached.total * 2 > total) return { t, d: cached.d };
+      const q = `"${t.replace(/"/g, '""')}"`;
+      const d = (
+        this.prep("SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ?").get(q) as { n: number }
+      ).n;
+      if (d > 0) this.df.set(t, { d, total });
       return { t, d };
     });
     // The rarest terms carry the query; terms in most chunks add cost, not ranking.
@@ -436,14 +475,13 @@ export class SqliteStore implements MemoryStore {
 
   embeddings(ids: string[]): Map<string, Float32Array> {
     const out = new Map<string, Float32Array>();
-    for (let i = 0; i < ids.length; i += 500) {
-      const part = ids.slice(i, i + 500);
-      const rows = this.prep(
-        `SELECT id, embedding FROM chunks WHERE id IN (${part.map(() => "?").join(",")})`,
-      ).all(...part) as { id: string; embedding: Buffer | null }[];
-      for (const r of rows)
-        if (r.embedding) out.set(r.id, new Float32Array(Uint8Array.from(r.embedding).buffer)); // copy: aligned, owned
-    }
+    if (ids.length === 0) return out;
+    const rows = this.prep(
+      "SELECT chunks.id AS id, chunks.embedding AS embedding FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value",
+    ).all(JSON.stringify(ids)) as { id: string; embedding: Buffer | null }[];
+    // Copied: aligned and owned.
+    for (const r of rows)
+      if (r.embedding) out.set(r.id, new Float32Array(Uint8Array.from(r.embedding).buffer));
     return out;
   }
 
@@ -489,6 +527,7 @@ export class SqliteStore implements MemoryStore {
   loadSnapshot(snapshot: Snapshot, embeddings: Map<string, Float32Array>): void {
     this.db.transaction(() => {
       this.indexes.clear();
+      this.total = -1;
       this.db.exec("DELETE FROM chunks; DELETE FROM chunks_vec; DELETE FROM events;");
       this.db.exec("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')");
       for (const c of snapshot.chunks)

@@ -19,7 +19,9 @@ export interface MemoryStore {
   /** Applies the events in one transaction and returns them with their sequence numbers. */
   append(events: (MemoryEventInput | MemoryEvent)[], embeddings?: Map<string, Float32Array>): MemoryEvent[];
   get(id: string): Chunk | undefined;
-  getMany(ids: string[]): Chunk[];
+  /** In the order of `ids`; with `content: false` the content is left empty (cheaper). */
+  getMany(ids: string[], options?: { content?: boolean }): Chunk[];
+  contents(ids: string[]): Map<string, string>;
   list(options?: ListOptions): Chunk[];
   count(filter?: ChunkFilter): number;
   /** Sum of token counts of the matching chunks. */

@@ -75,6 +75,8 @@ export interface ChunkFilter {
   uncompressedOnly?: boolean;
   /** Inclusive range of steps. */
   steps?: [number, number];
+  /** Any of these steps. */
+  stepIn?: number[];
 }
 
 export interface Snapshot {
