@@ -1,4 +1,4 @@
-export { confinePath, isInside, SandboxPathError } from "./confine.js";
+export { confinePath, isInside, realPathOf, realpathOrSelf, SandboxPathError } from "./confine.js";
 export { createSandbox } from "./create.js";
 export { isSecretEnv, NON_INTERACTIVE_ENV, SECRET_ENV_NAMES, SECRET_ENV_PREFIXES, scrubEnv } from "./env.js";
 export {
