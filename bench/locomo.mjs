@@ -80,7 +80,11 @@ for (const [ci, item] of data.entries()) {
       memoryMs += performance.now() - t0;
       queries++;
       const results = {
-        adamem: { covered: coveredBy(r.items.map((i) => i.chunk.id)), tokens: r.tokens },
+        adamem: {
+          covered: coveredBy(r.items.map((i) => i.chunk.id)),
+          full: coveredBy(r.items.filter((i) => i.form === "full").map((i) => i.chunk.id)),
+          tokens: r.tokens,
+        },
         sliding_window: slidingWindow(turns, tokensOf, b),
         bm25_topk: bm25TopK(memory, qa.question, diaOf, b),
       };
@@ -88,6 +92,8 @@ for (const [ci, item] of data.entries()) {
         const acc = totals[b][m];
         const hit = evidence.filter((e) => results[m].covered.has(e)).length;
         acc.covered += hit;
+        if (results[m].full)
+          acc.coveredFull = (acc.coveredFull ?? 0) + evidence.filter((e) => results[m].full.has(e)).length;
         acc.evidence += evidence.length;
         acc.questions++;
         acc.tokens += results[m].tokens;
@@ -135,6 +141,7 @@ for (const b of budgets) {
     for (const [cat, pc] of Object.entries(a.perCat)) perCategory[cat] = round(pc.covered / pc.evidence);
     report.budgets[b][m] = {
       recall: round(a.covered / a.evidence),
+      ...(a.coveredFull !== undefined ? { recallFullTextOnly: round(a.coveredFull / a.evidence) } : {}),
       perCategory,
       meanTokens: Math.round(a.tokens / a.questions),
       questions: a.questions,

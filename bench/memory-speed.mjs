@@ -74,11 +74,14 @@ const pct = (xs, p) => {
 };
 const round = (x) => Math.round(x * 1000) / 1000;
 
-const memory = new Memory({ path: join(dir, "speed.db"), scope: "bench" });
+// --db FILE keeps the loaded store between runs (it is reused when it already holds N chunks).
+const dbArg = argv.includes("--db") ? argv[argv.indexOf("--db") + 1] : undefined;
+const memory = new Memory({ path: dbArg ?? join(dir, "speed.db"), scope: "bench" });
+const preloaded = memory.store.count() >= N;
 const types = ["tool_result", "tool_call", "agent_response", "user_input", "thought"];
 const addMs = [];
 const t0 = performance.now();
-for (let i = 0; i < N; i++) {
+for (let i = 0; i < (preloaded ? 0 : N); i++) {
   memory.step = i;
   const content = text();
   const t = performance.now();
@@ -127,7 +130,9 @@ rmSync(dir, { recursive: true, force: true });
 const report = {
   chunks: N,
   loadSeconds: round(loadS),
-  add: { p50Ms: round(pct(addMs, 50)), p95Ms: round(pct(addMs, 95)), goalP50Ms: 1 },
+  add: preloaded
+    ? "not measured (store reused)"
+    : { p50Ms: round(pct(addMs, 50)), p95Ms: round(pct(addMs, 95)), goalP50Ms: 1 },
   retrieve: {
     budget: 2000,
     p50Ms: round(pct(retrieveMs, 50)),
@@ -145,7 +150,8 @@ const report = {
 if (asJson) console.log(JSON.stringify(report, null, 2));
 else {
   console.log(`memory speed, ${N} chunks stored (load ${report.loadSeconds} s)`);
-  console.log(`add chunk       p50 ${report.add.p50Ms} ms  p95 ${report.add.p95Ms} ms   (goal p50 ≤ 1 ms)`);
+  if (!preloaded)
+    console.log(`add chunk       p50 ${report.add.p50Ms} ms  p95 ${report.add.p95Ms} ms   (goal p50 ≤ 1 ms)`);
   console.log(
     `retrieve 2000t  p50 ${report.retrieve.p50Ms} ms  p95 ${report.retrieve.p95Ms} ms   (goal p95 ≤ 20 ms)`,
   );

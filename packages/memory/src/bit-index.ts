@@ -12,6 +12,7 @@ export class BitIndex {
   private bits: Uint32Array;
   private rowids: Float64Array;
   private size = 0;
+  private readonly slots = new Map<number, number>();
 
   constructor(readonly words: number) {
     this.bits = new Uint32Array(1024 * words);
@@ -40,11 +41,20 @@ export class BitIndex {
     }
     const view = this.words32(bits);
     this.bits.set(view, this.size * this.words);
+    this.slots.set(rowid, this.size);
     this.rowids[this.size++] = rowid;
   }
 
   remove(rowid: number): void {
-    for (let i = 0; i < this.size; i++) if (this.rowids[i] === rowid) this.rowids[i] = -1;
+    const i = this.slots.get(rowid);
+    if (i !== undefined) this.rowids[i] = -1;
+    this.slots.delete(rowid);
+  }
+
+  /** The stored bits of one row, as 32-bit words. */
+  get(rowid: number): Uint32Array | undefined {
+    const i = this.slots.get(rowid);
+    return i === undefined ? undefined : this.bits.slice(i * this.words, (i + 1) * this.words);
   }
 
   /** Row ids of the `k` entries nearest to `query` by Hamming distance (ties: any order). */

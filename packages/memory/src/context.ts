@@ -214,6 +214,8 @@ export async function recallText(memory: Memory, idOrQuery: string, budget = 400
   const key = idOrQuery.trim();
   const hit = /^m[0-9a-f]{10}$/.test(key) ? memory.recall(key) : undefined;
   if (hit) {
+    // Asking for it is the clearest sign a chunk matters: feedback for the learned scorer.
+    memory.feedback(key, "used");
     const parts = hit.originals.length ? hit.originals : [hit.chunk];
     return parts.map((c) => `[${c.id}] step ${c.step ?? "?"} ${c.type}:\n${c.content}`).join("\n\n");
   }

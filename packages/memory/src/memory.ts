@@ -81,7 +81,7 @@ export interface RetrieveOptions {
   neighbors?: number;
   /** How many of the best hits lend relevance to their neighbours. */
   neighborHits?: number;
-  /** Size of a compressed form against its original (default 0.3). */
+  /** Size of a compressed form against its original (default 0.25). */
   compressRatio?: number;
   /** Give up the compressed forms (only full chunks). */
   fullOnly?: boolean;
@@ -409,13 +409,13 @@ export class Memory {
     // Candidates without their content: only the chosen ones (and new compressed forms) need it.
     let chunks = this.store.getMany([...fused.keys()], { content: false });
     // Neighbours of the best hits: an answer often sits in the turn next to the match.
-    const near = options.neighbors ?? 0.5;
+    const near = options.neighbors ?? 0.6;
     if (near > 0) {
       const max0 = Math.max(1e-9, ...fused.values());
       const top = chunks
         .filter((c) => c.step !== undefined)
         .sort((a, b) => (fused.get(b.id) ?? 0) - (fused.get(a.id) ?? 0))
-        .slice(0, options.neighborHits ?? 20);
+        .slice(0, options.neighborHits ?? 30);
       const extra: Chunk[] = [];
       // One query for all neighbours.
       const steps = [...new Set(top.flatMap((c) => [c.step! - 1, c.step!, c.step! + 1]))];
@@ -451,42 +451,33 @@ export class Memory {
         fused.delete(c.id);
     chunks = chunks.filter((c) => fused.has(c.id));
     const ids = chunks.map((c) => c.id);
-    const vectors = this.store.embeddings(ids);
+    const bits = this.store.signBits(ids);
     const max = Math.max(1e-9, ...fused.values());
     const byId = new Map(chunks.map((c) => [c.id, c]));
     const ratio = options.compressRatio;
-    const compressible = options.fullOnly ? [] : chunks.filter((c) => c.tokens > 12 && c.type !== "summary");
-    const missing = compressible
-      .filter((c) => !hasCompressedForm(c, this.policy.summaryTokens, ratio))
-      .map((c) => c.id);
-    const loaded = this.store.contents(missing);
-    const compressedText = new Map<string, string>();
+    const sumTokens = this.policy.summaryTokens;
     const cands: Candidate[] = [];
     for (const c of chunks) {
       const rel = (fused.get(c.id) ?? 0) / max;
       const cand: Candidate = { id: c.id, relevance: rel, importance: c.importance, tokens: c.tokens + 4 };
-      const v = vectors.get(c.id);
-      if (v) cand.bits = toBits(v);
-      // Summaries are already compressed.
+      const b = bits.get(c.id);
+      if (b) cand.bits = b;
+      // Summaries are already compressed. A compressed form is made only if it is picked:
+      // until then its size is the bound it is made within (exact once cached).
       if (!options.fullOnly && c.tokens > 12 && c.type !== "summary") {
-        const content = loaded.get(c.id);
-        const text = compressedForm(
-          content === undefined ? c : { ...c, content },
-          this.policy.summaryTokens,
-          ratio,
-        );
-        compressedText.set(c.id, text);
-        cand.compressedTokens = estimateTokens(text) + 4;
+        const cached = cachedCompressedForm(c, sumTokens, ratio);
+        cand.compressedTokens =
+          (cached !== undefined ? estimateTokens(cached) : compressedBound(c, sumTokens, ratio)) + 4;
       }
       cands.push(cand);
     }
     const picked = selectWithinBudget(cands, options.budget, options.select);
-    const full = this.store.contents(picked.filter((p) => p.form === "full").map((p) => p.id));
+    const content = this.store.contents(picked.map((p) => p.id));
     const items: RetrievedItem[] = picked.map((p) => {
-      const chunk = { ...byId.get(p.id)!, content: full.get(p.id) ?? loaded.get(p.id) ?? "" };
-      if (p.form !== "full" && !chunk.content) chunk.content = this.store.contents([p.id]).get(p.id) ?? "";
-      const text = p.form === "full" ? chunk.content : compressedText.get(p.id)!;
-      return { chunk, form: p.form, text, tokens: p.tokens, relevance: (fused.get(p.id) ?? 0) / max };
+      const chunk = { ...byId.get(p.id)!, content: content.get(p.id) ?? "" };
+      const text = p.form === "full" ? chunk.content : compressedForm(chunk, sumTokens, ratio);
+      const tokens = p.form === "full" ? p.tokens : Math.min(p.tokens, estimateTokens(text) + 4);
+      return { chunk, form: p.form, text, tokens, relevance: (fused.get(p.id) ?? 0) / max };
     });
     if (options.touch !== false && items.length) {
       const now = this.clock();
@@ -671,7 +662,7 @@ export class Memory {
 /** A short stand-in for a chunk: its summary if it has one, else its key sentences or words. */
 const formCache = new Map<string, string>();
 /** A short stand-in for a chunk (cached: it depends only on the content and the limits). */
-export function compressedForm(c: Chunk, maxTokens: number, ratio = 0.3): string {
+export function compressedForm(c: Chunk, maxTokens: number, ratio = 0.25): string {
   const key = `${c.id}:${maxTokens}:${ratio}`;
   let text = formCache.get(key);
   if (text === undefined) {
@@ -682,11 +673,16 @@ export function compressedForm(c: Chunk, maxTokens: number, ratio = 0.3): string
   return text;
 }
 
-function hasCompressedForm(c: Chunk, maxTokens: number, ratio = 0.3): boolean {
-  return formCache.has(`${c.id}:${maxTokens}:${ratio}`);
+function cachedCompressedForm(c: Chunk, maxTokens: number, ratio = 0.25): string | undefined {
+  return formCache.get(`${c.id}:${maxTokens}:${ratio}`);
+}
+
+/** The size a compressed form is made within. */
+function compressedBound(c: Chunk, maxTokens: number, ratio = 0.25): number {
+  return Math.min(maxTokens, Math.max(6, Math.floor(c.tokens * ratio)));
 }
 
 function makeCompressedForm(c: Chunk, maxTokens: number, ratio: number): string {
-  const limit = Math.min(maxTokens, Math.max(6, Math.floor(c.tokens * ratio)));
+  const limit = compressedBound(c, maxTokens, ratio);
   return c.tokens > 40 ? extractiveSummary(c.content, limit) : keywords(c.content, limit);
 }

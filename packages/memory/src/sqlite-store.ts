@@ -375,10 +375,12 @@ export class SqliteStore implements MemoryStore {
    * score every chunk that holds them. Document frequencies are cached per term and
    * refreshed when the store has grown by a tenth.
    */
-  private selective(terms: string[]): string[] {
+  private selective(terms: string[]): { terms: string[]; postings: number } {
     const MAX_TERMS = 32;
+    const MAX_POSTINGS = 4000;
+    const DF_CAP = 20_000;
     const total = this.totalChunks();
-    if (total < 2000 && terms.length <= MAX_TERMS) return terms;
+    if (total < 1000 && terms.length <= MAX_TERMS) return { terms, postings: 0 };
     // Document frequencies only grow and only their order matters here, so they are cached.
     // A very long query keeps its first and last words.
     if (this.df.size > 100_000) this.df.clear();
@@ -388,31 +390,49 @@ export class SqliteStore implements MemoryStore {
       // Refreshed once the store has doubled since; a term not seen yet is asked again next time.
       if (cached && cached.total * 2 > total) return { t, d: cached.d };
       const q = `"${t.replace(/"/g, '""')}"`;
+      // Counted up to a cap: beyond it a term is "common", its exact count does not matter.
       const d = (
-        this.prep("SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ?").get(q) as { n: number }
+        this.prep(
+          `SELECT count(*) AS n FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ${DF_CAP})`,
+        ).get(q) as { n: number }
       ).n;
       if (d > 0) this.df.set(t, { d, total });
       return { t, d };
     });
     // The rarest terms carry the query; terms in most chunks add cost, not ranking.
     const present = scored.filter((x) => x.d > 0).sort((a, b) => a.d - b.d);
-    const keep = present.filter((x) => total < 2000 || x.d <= total * 0.05).slice(0, MAX_TERMS);
-    // Keep at least the rarest term, however common.
-    return (keep.length ? keep : present.slice(0, 1)).map((x) => x.t);
+    // Ranking cost grows with the postings read: rarest first, within a postings budget
+    // (always at least the rarest term, however common).
+    const keep: string[] = [];
+    let postings = 0;
+    for (const x of present) {
+      if (keep.length >= MAX_TERMS || (keep.length > 0 && postings + x.d > MAX_POSTINGS)) break;
+      keep.push(x.t);
+      postings += x.d;
+    }
+    return { terms: keep, postings };
   }
 
   searchText(query: string, filter: ChunkFilter, limit: number): Hit[] {
-    const terms = this.selective([...new Set(contentWords(query))]);
+    const { terms, postings } = this.selective([...new Set(contentWords(query))]);
     if (terms.length === 0) return [];
+    // A query of only common terms cannot rank all their chunks cheaply, nor usefully:
+    // it is ranked among the most recent chunks, about as many as a selective query reads.
+    let minRowid = 0;
+    if (postings > 8000) {
+      const maxRowid = (this.prep("SELECT coalesce(max(rowid), 0) AS m FROM chunks").get() as { m: number })
+        .m;
+      minRowid = Math.max(0, maxRowid - Math.ceil((this.totalChunks() * 4000) / postings));
+    }
     const match = terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(" OR ");
     const w = where(filter, "c");
     // Rank inside FTS first (a materialized CTE), then filter: the planner would otherwise
     // test MATCH row by row.
-    const sql = `WITH hits AS MATERIALIZED (SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?)
-      SELECT c.id AS id, hits.rank AS rank FROM hits JOIN chunks c ON c.rowid = hits.rowid WHERE ${w.sql} ORDER BY hits.rank LIMIT ?`;
+    const sql = `WITH hits AS MATERIALIZED (SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid > ? ORDER BY rank LIMIT ?)
+      SELECT c.id AS id, hits.rank AS rank FROM hits CROSS JOIN chunks c ON c.rowid = hits.rowid WHERE ${w.sql} ORDER BY hits.rank LIMIT ?`;
     let rows: { id: string; rank: number }[] = [];
     for (let pool = limit * 4; ; pool *= 8) {
-      rows = this.prep(sql).all(match, pool, ...w.params, limit) as { id: string; rank: number }[];
+      rows = this.prep(sql).all(match, minRowid, pool, ...w.params, limit) as { id: string; rank: number }[];
       if (rows.length >= limit || pool > 200_000) break;
       const total = (
         this.prep("SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ?").get(match) as { n: number }
@@ -471,6 +491,28 @@ export class SqliteStore implements MemoryStore {
       hits.push({ id: r.id, score: d });
     }
     return hits.sort((a, b) => b.score - a.score).slice(0, limit);
+  }
+
+  signBits(ids: string[]): Map<string, Uint8Array> {
+    const out = new Map<string, Uint8Array>();
+    if (ids.length === 0) return out;
+    const rows = this.prep(
+      "SELECT chunks.id AS id, chunks.rowid AS rowid, chunks.scope AS scope FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value",
+    ).all(JSON.stringify(ids)) as { id: string; rowid: number; scope: string }[];
+    const missing: string[] = [];
+    const indexes = new Map<string, BitIndex>();
+    for (const r of rows) {
+      let index = indexes.get(r.scope);
+      if (!index) {
+        index = this.bitIndex(r.scope);
+        indexes.set(r.scope, index);
+      }
+      const w = index.get(r.rowid);
+      if (w) out.set(r.id, new Uint8Array(w.buffer, 0, Math.ceil(this.options.dimensions / 8)));
+      else missing.push(r.id);
+    }
+    for (const [id, v] of this.embeddings(missing)) out.set(id, toBits(v));
+    return out;
   }
 
   embeddings(ids: string[]): Map<string, Float32Array> {

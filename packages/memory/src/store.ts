@@ -31,6 +31,8 @@ export interface MemoryStore {
   /** Nearest neighbours by embedding within one scope, best first (cosine similarity). */
   searchVector(vector: Float32Array, scope: string, limit: number, filter?: ChunkFilter): Hit[];
   embeddings(ids: string[]): Map<string, Float32Array>;
+  /** Sign bits of the embeddings (see toBits), cheaper than the embeddings when only similarity estimates are needed. */
+  signBits(ids: string[]): Map<string, Uint8Array>;
   events(options?: { afterSeq?: number; chunkId?: string; limit?: number }): MemoryEvent[];
   lastSeq(): number;
   snapshot(): Snapshot;
