@@ -171,7 +171,7 @@ const agent = new Agent({
   tools: [
     fake("read_file", codeFile),
     fake("run_command", testLog),
-    recallTool({ recall: (id) => recallText(memory, id) }),
+    recallTool({ recall: (id) => assembler.recall(id) }),
   ],
   createSandbox: async () => {
     throw new Error("no sandbox");
@@ -181,6 +181,7 @@ const agent = new Agent({
     const t = performance.now();
     const sent = await assembler.assemble(history, step);
     assembleMs.push(performance.now() - t);
+    ingestMs.push(assembler.ingestMs);
     fullChars += charsOf(history);
     const c = charsOf(sent);
     sentChars += c;
@@ -189,7 +190,9 @@ const agent = new Agent({
   },
 });
 const assembleMs = [];
+const ingestMs = [];
 const run = await agent.run(TASK);
+await assembler.flush();
 memory.close();
 rmSync(dir, { recursive: true, force: true });
 
@@ -206,6 +209,7 @@ const report = {
   ratio: Math.round((sentChars / fullChars) * 1000) / 1000,
   goalRatio: 0.3,
   assembleMsMean: Math.round((assembleMs.reduce((a, b) => a + b, 0) / assembleMs.length) * 100) / 100,
+  ingestMsMean: Math.round((ingestMs.reduce((a, b) => a + b, 0) / ingestMs.length) * 100) / 100,
 };
 if (asJson) console.log(JSON.stringify(report, null, 2));
 else {

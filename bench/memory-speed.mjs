@@ -90,6 +90,9 @@ for (let i = 0; i < (preloaded ? 0 : N); i++) {
 }
 const loadS = (performance.now() - t0) / 1000;
 
+// Warm-up (JIT, statement cache, the in-memory bit index): 20 queries, not timed.
+for (let q = 0; q < 20; q++)
+  await memory.retrieve(Array.from({ length: 4 }, zipf).join(" "), { budget: 2000, touch: false });
 const retrieveMs = [];
 for (let q = 0; q < 200; q++) {
   const query = Array.from({ length: 3 + (q % 5) }, zipf).join(" ");
@@ -107,6 +110,7 @@ const history = [
   { role: "user", content: "Refactor the parser and keep the tests green." },
 ];
 const assembleMs = [];
+const ingestMs = [];
 for (let s = 1; s <= 200; s++) {
   const id = `c${s}`;
   history.push({
@@ -123,6 +127,9 @@ for (let s = 1; s <= 200; s++) {
   const t = performance.now();
   await asm.assemble(history, s);
   assembleMs.push(performance.now() - t);
+  // The step's own messages are stored after the request goes out; timed on their own.
+  await asm.flush();
+  ingestMs.push(asm.ingestMs);
 }
 m2.close();
 rmSync(dir, { recursive: true, force: true });
@@ -145,6 +152,8 @@ const report = {
     p95Ms: round(pct(assembleMs, 95)),
     maxMs: round(Math.max(...assembleMs)),
     goalMs: 5,
+    ingestP50Ms: round(pct(ingestMs, 50)),
+    ingestP95Ms: round(pct(ingestMs, 95)),
   },
 };
 if (asJson) console.log(JSON.stringify(report, null, 2));
@@ -157,5 +166,8 @@ else {
   );
   console.log(
     `assemble step   p50 ${report.assemble.p50Ms} ms  p95 ${report.assemble.p95Ms} ms  max ${report.assemble.maxMs} ms   (goal ≤ 5 ms)`,
+  );
+  console.log(
+    `  + storing the step's messages, after the request is sent: p50 ${report.assemble.ingestP50Ms} ms  p95 ${report.assemble.ingestP95Ms} ms`,
   );
 }

@@ -32,7 +32,7 @@ export async function openRunMemory(opts: {
   task: string;
   budget: number;
 }): Promise<RunMemory> {
-  const { ContextAssembler, Memory, recallText } = await import("@hands/memory");
+  const { ContextAssembler, Memory } = await import("@hands/memory");
   const memory = new Memory({
     path: join(opts.dataDir, "memory.db"),
     scope: opts.runId,
@@ -45,9 +45,10 @@ export async function openRunMemory(opts: {
   const assembler = new ContextAssembler(memory, { budget: opts.budget, ...(preamble ? { preamble } : {}) });
   return {
     context: (history, step) => assembler.assemble(history, step),
-    recall: { recall: (id) => recallText(memory, id) },
+    recall: { recall: (id) => assembler.recall(id) },
     async finish(task, result) {
       try {
+        await assembler.flush();
         await memory.learn(opts.workspace, {
           task,
           outcome: `${result.status}${result.answer ? `: ${result.answer.slice(0, 400)}` : ""}`,

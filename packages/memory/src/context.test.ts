@@ -67,6 +67,7 @@ test("an old fact relevant to the current step comes back, or is one recall away
   for (let n = 4; n <= history.length; n += 2) await asm.assemble(history.slice(0, n), n / 2);
   history.push({ role: "user", content: "What is the RETRY_LIMIT value from earlier?" });
   const sent = await asm.assemble(history, 31);
+  await asm.flush();
   const text = sent.map((m) => m.content).join("\n");
   const direct = text.includes("RETRY_LIMIT = 7");
   const id = text.match(/recall "(m[0-9a-f]{10})"/g)?.map((s) => s.slice(8, -1)) ?? [];

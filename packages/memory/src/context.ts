@@ -47,6 +47,20 @@ export class ContextAssembler {
   private readonly chunkToGroup = new Map<string, number>();
   /** Characters sent over the run (for reports). */
   sentChars = 0;
+  /** Time the last step's messages took to store (off the critical path). */
+  ingestMs = 0;
+  private writing: Promise<void> = Promise.resolve();
+
+  /** Waits until every message seen so far is stored (e.g. before closing the memory). */
+  flush(): Promise<void> {
+    return this.writing;
+  }
+
+  /** The recall tool's answer, once pending writes are stored. */
+  async recall(idOrQuery: string): Promise<string> {
+    await this.flush();
+    return recallText(this.memory, idOrQuery);
+  }
   /** The last step's retrieval query and what it returned (for inspection). */
   last?: { query: string; items: RetrievedItem[]; notes: number };
 
@@ -58,6 +72,7 @@ export class ContextAssembler {
   /** Maps the full history to the messages to send; the history is never changed. */
   async assemble(history: readonly Message[], step: number): Promise<Message[]> {
     const memory = this.memory;
+    await this.flush();
     memory.step = step;
     if (this.seen === 0 && history.length >= 2) {
       const sys = await memory.add({
@@ -127,6 +142,8 @@ export class ContextAssembler {
         // and the log is not flooded with an access per item per step.
         touch: false,
         neighborHits: 8,
+        // Old steps here are few and large (tool outputs): a smaller pool keeps a step fast.
+        candidates: 60,
       });
       this.last = { query, items: found.items, notes: 0 };
       for (const item of found.items) {
@@ -155,7 +172,17 @@ export class ContextAssembler {
       });
     for (const gi of [...chosen.keys()].sort((a, b) => a - b)) out.push(...chosen.get(gi)!);
     for (const m of out) this.sentChars += messageText(m).length;
-    await this.persist(pending);
+    // Stored off the critical path: the request goes out first, the writes overlap the model's
+    // latency. The next step (or flush) waits for them.
+    this.writing = new Promise((resolve, reject) =>
+      setImmediate(() => {
+        const t = performance.now();
+        this.persist(pending).then(() => {
+          this.ingestMs = performance.now() - t;
+          resolve();
+        }, reject);
+      }),
+    );
     return out;
   }
 
