@@ -57,6 +57,7 @@ test("the context keeps system + task + latest step, fits the budget, and keeps 
   }
   // The history was not changed.
   assert.deepEqual(history, session(40));
+  await asm.flush();
   memory.close();
 });
 
@@ -94,5 +95,7 @@ test("a step too large for the budget is shortened with a recall pointer, not dr
   assert.match(last.content, /recall "m[0-9a-f]{10}"/);
   assert.ok(last.content.endsWith("END"));
   assert.equal(history[3]!.content.length, 20003);
+  await asm.flush();
+  assert.match(await asm.recall(last.content.match(/recall "(m[0-9a-f]{10})"/)![1]!), /END$/);
   memory.close();
 });

@@ -183,6 +183,8 @@ export class ContextAssembler {
         }, reject);
       }),
     );
+    // Handled here so a failed write never crashes the process; flush() still reports it.
+    this.writing.catch(() => {});
     return out;
   }
 
