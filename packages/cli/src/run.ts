@@ -121,7 +121,7 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
   // Memory only when asked for: a plain run never loads SQLite.
   const budget =
     args.contextBudget ??
-    (process.env.HANDS_CONTEXT_BUDGET ? Number(process.env.HANDS_CONTEXT_BUDGET) : undefined) ??
+    envBudget(process.env.HANDS_CONTEXT_BUDGET) ??
     (args.memory ? (await import("./memory-run.js")).defaultContextBudget(model) : undefined);
   const memory = budget
     ? await (await import("./memory-run.js")).openRunMemory({ dataDir: data, runId, workspace, task, budget })
@@ -163,6 +163,14 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     process.off("SIGINT", onSigint);
     trace.close();
   }
+}
+
+function envBudget(value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new UsageError(`HANDS_CONTEXT_BUDGET must be a positive whole number, got "${value}"`);
+  return n;
 }
 
 function resolveWorkspace(dir: string): string {

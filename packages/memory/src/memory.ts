@@ -3,7 +3,7 @@
 // fused, then a budgeted selection), are compressed with pointers to their originals, and can
 // always be expanded back with `recall`. Every change is an event in the store's log.
 import { randomBytes } from "node:crypto";
-import { type Embedder, HashEmbedder, toBits } from "./embeddings.js";
+import { type Embedder, HashEmbedder } from "./embeddings.js";
 import { ImportanceModel, type ScoreContext } from "./importance.js";
 import { type Candidate, type SelectOptions, selectWithinBudget } from "./select.js";
 import { SqliteStore } from "./sqlite-store.js";

@@ -1,6 +1,8 @@
 // The default store: one SQLite file (WAL, one transaction per batch of events), FTS5 for
 // BM25 full-text search, and sqlite-vec for the first, bit-quantized pass of vector search.
+import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
+import { dirname } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { BitIndex } from "./bit-index.js";
 import { toBits } from "./embeddings.js";
@@ -103,6 +105,8 @@ export class SqliteStore implements MemoryStore {
 
   constructor(readonly options: SqliteStoreOptions) {
     const Database = require("better-sqlite3") as typeof BetterSqlite3;
+    if (!options.readonly && options.path !== ":memory:" && options.path !== "")
+      mkdirSync(dirname(options.path), { recursive: true });
     this.db = new Database(options.path, options.readonly ? { readonly: true, fileMustExist: true } : {});
     (require("sqlite-vec") as { load(db: unknown): void }).load(this.db);
     if (!options.readonly) {
