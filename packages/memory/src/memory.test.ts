@@ -25,7 +25,7 @@ test("retrieval finds the relevant chunk and stays within the budget", async () 
   await m.add({ type: "tool_result", content: "The database port is configured as 5433 in config/db.yml" });
   const r = await m.retrieve("which port does the database use?", { budget: 120 });
   assert.ok(r.tokens <= 120, `tokens ${r.tokens}`);
-  assert.ok(r.items.some((i) => i.chunk.content.includes("5433")));
+  assert.ok(r.items.some((i) => i.text.includes("5433")));
   // Budgeted selection: a zero budget gets nothing.
   assert.equal((await m.retrieve("database port", { budget: 0 })).items.length, 0);
   m.close();

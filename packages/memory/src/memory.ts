@@ -27,8 +27,10 @@ export interface LifecyclePolicy {
   shortTermCapacity: number;
   /** Chunks longer than this are compressed when they leave short-term memory. */
   compressAbove: number;
-  /** Target size of a summary, in tokens. */
+  /** Target size of a summary (and the most a short stand-in takes), in tokens. */
   summaryTokens: number;
+  /** Size of a chunk's short stand-in against the chunk. */
+  shortRatio: number;
   /** Importance multiplier applied by `maintain` to chunks idle longer than idleAfterMs. */
   idleDecay: number;
   idleAfterMs: number;
@@ -44,6 +46,7 @@ export const DEFAULT_POLICY: LifecyclePolicy = {
   shortTermCapacity: 64,
   compressAbove: 200,
   summaryTokens: 60,
+  shortRatio: 0.25,
   idleDecay: 0.9,
   idleAfterMs: 24 * 3600_000,
   archiveAfterMs: 7 * 24 * 3600_000,
@@ -81,13 +84,12 @@ export interface RetrieveOptions {
   neighbors?: number;
   /** How many of the best hits lend relevance to their neighbours. */
   neighborHits?: number;
-  /** Size of a compressed form against its original (default 0.25). */
-  compressRatio?: number;
   /** Give up the compressed forms (only full chunks). */
   fullOnly?: boolean;
 }
 
 export interface RetrievedItem {
+  /** The chunk; its content is loaded only for items in full form. */
   chunk: Chunk;
   form: "full" | "compressed";
   /** The text to put in the context. */
@@ -200,6 +202,12 @@ export class Memory {
       ...(input.parent ? { parent: input.parent } : {}),
     };
     chunk.importance = input.importance ?? this.importance.score(chunk, this.scoreContext());
+    // Adaptive encoding, part one: every chunk worth it gets its short stand-in now, so that
+    // retrieval can choose between full and short at no cost.
+    if (chunk.tokens > 12 && chunk.type !== "summary") {
+      chunk.short = input.short ?? makeShort(chunk, this.policy.summaryTokens, this.policy.shortRatio);
+      chunk.shortTokens = estimateTokens(chunk.short);
+    }
     const vector = await this.embedOne(chunk.content);
     const events: MemoryEventInput[] = [];
     let layer: Layer = input.layer ?? this.encode(chunk);
@@ -454,30 +462,23 @@ export class Memory {
     const bits = this.store.signBits(ids);
     const max = Math.max(1e-9, ...fused.values());
     const byId = new Map(chunks.map((c) => [c.id, c]));
-    const ratio = options.compressRatio;
-    const sumTokens = this.policy.summaryTokens;
     const cands: Candidate[] = [];
     for (const c of chunks) {
       const rel = (fused.get(c.id) ?? 0) / max;
       const cand: Candidate = { id: c.id, relevance: rel, importance: c.importance, tokens: c.tokens + 4 };
       const b = bits.get(c.id);
       if (b) cand.bits = b;
-      // Summaries are already compressed. A compressed form is made only if it is picked:
-      // until then its size is the bound it is made within (exact once cached).
-      if (!options.fullOnly && c.tokens > 12 && c.type !== "summary") {
-        const cached = cachedCompressedForm(c, sumTokens, ratio);
-        cand.compressedTokens =
-          (cached !== undefined ? estimateTokens(cached) : compressedBound(c, sumTokens, ratio)) + 4;
-      }
+      if (!options.fullOnly && c.shortTokens !== undefined) cand.compressedTokens = c.shortTokens + 4;
       cands.push(cand);
     }
     const picked = selectWithinBudget(cands, options.budget, options.select);
-    const content = this.store.contents(picked.map((p) => p.id));
+    const content = this.store.contents(picked.filter((p) => p.form === "full").map((p) => p.id));
+    const shorts = this.store.shorts(picked.filter((p) => p.form !== "full").map((p) => p.id));
     const items: RetrievedItem[] = picked.map((p) => {
-      const chunk = { ...byId.get(p.id)!, content: content.get(p.id) ?? "" };
-      const text = p.form === "full" ? chunk.content : compressedForm(chunk, sumTokens, ratio);
-      const tokens = p.form === "full" ? p.tokens : Math.min(p.tokens, estimateTokens(text) + 4);
-      return { chunk, form: p.form, text, tokens, relevance: (fused.get(p.id) ?? 0) / max };
+      const meta = byId.get(p.id)!;
+      const text = p.form === "full" ? (content.get(p.id) ?? "") : (shorts.get(p.id) ?? "");
+      const chunk = { ...meta, content: content.get(p.id) ?? "" };
+      return { chunk, form: p.form, text, tokens: p.tokens, relevance: (fused.get(p.id) ?? 0) / max };
     });
     if (options.touch !== false && items.length) {
       const now = this.clock();
@@ -660,29 +661,8 @@ export class Memory {
 }
 
 /** A short stand-in for a chunk: its summary if it has one, else its key sentences or words. */
-const formCache = new Map<string, string>();
-/** A short stand-in for a chunk (cached: it depends only on the content and the limits). */
-export function compressedForm(c: Chunk, maxTokens: number, ratio = 0.25): string {
-  const key = `${c.id}:${maxTokens}:${ratio}`;
-  let text = formCache.get(key);
-  if (text === undefined) {
-    text = makeCompressedForm(c, maxTokens, ratio);
-    if (formCache.size > 50_000) formCache.clear();
-    formCache.set(key, text);
-  }
-  return text;
-}
-
-function cachedCompressedForm(c: Chunk, maxTokens: number, ratio = 0.25): string | undefined {
-  return formCache.get(`${c.id}:${maxTokens}:${ratio}`);
-}
-
-/** The size a compressed form is made within. */
-function compressedBound(c: Chunk, maxTokens: number, ratio = 0.25): number {
-  return Math.min(maxTokens, Math.max(6, Math.floor(c.tokens * ratio)));
-}
-
-function makeCompressedForm(c: Chunk, maxTokens: number, ratio: number): string {
-  const limit = compressedBound(c, maxTokens, ratio);
+/** A short stand-in for a chunk: its key sentences (long chunks) or key words (short ones). */
+export function makeShort(c: Pick<Chunk, "content" | "tokens">, maxTokens: number, ratio = 0.25): string {
+  const limit = Math.min(maxTokens, Math.max(6, Math.floor(c.tokens * ratio)));
   return c.tokens > 40 ? extractiveSummary(c.content, limit) : keywords(c.content, limit);
 }

@@ -34,6 +34,8 @@ interface Row {
   confidence: number;
   verification: string;
   tokens: number;
+  short: string | null;
+  short_tokens: number | null;
   layer: string;
   parent: string | null;
   sources: string;
@@ -42,7 +44,7 @@ interface Row {
 }
 
 const COLUMNS =
-  "rowid, id, scope, type, content, created_at, updated_at, importance, access_count, last_access, goals, confidence, verification, tokens, layer, parent, sources, step, meta";
+  "rowid, id, scope, type, content, created_at, updated_at, importance, access_count, last_access, goals, confidence, verification, tokens, short, short_tokens, layer, parent, sources, step, meta";
 
 function toChunk(r: Row): Chunk {
   return {
@@ -59,6 +61,8 @@ function toChunk(r: Row): Chunk {
     confidence: r.confidence,
     verification: r.verification as Chunk["verification"],
     tokens: r.tokens,
+    ...(r.short !== null ? { short: r.short } : {}),
+    ...(r.short_tokens !== null ? { shortTokens: r.short_tokens } : {}),
     layer: r.layer as Chunk["layer"],
     ...(r.parent !== null ? { parent: r.parent } : {}),
     sources: JSON.parse(r.sources) as string[],
@@ -119,8 +123,8 @@ export class SqliteStore implements MemoryStore {
     const db = this.db;
     this.stmts = {
       insert: db.prepare(
-        `INSERT INTO chunks (id, scope, type, content, created_at, updated_at, importance, access_count, last_access, goals, confidence, verification, tokens, layer, parent, sources, step, meta, embedding)
-         VALUES (@id, @scope, @type, @content, @createdAt, @updatedAt, @importance, @accessCount, @lastAccess, @goals, @confidence, @verification, @tokens, @layer, @parent, @sources, @step, @meta, @embedding)`,
+        `INSERT INTO chunks (id, scope, type, content, created_at, updated_at, importance, access_count, last_access, goals, confidence, verification, tokens, short, short_tokens, layer, parent, sources, step, meta, embedding)
+         VALUES (@id, @scope, @type, @content, @createdAt, @updatedAt, @importance, @accessCount, @lastAccess, @goals, @confidence, @verification, @tokens, @short, @shortTokens, @layer, @parent, @sources, @step, @meta, @embedding)`,
       ),
       fts: db.prepare("INSERT INTO chunks_fts (rowid, content) VALUES (?, ?)"),
       ftsDelete: db.prepare("INSERT INTO chunks_fts (chunks_fts, rowid, content) VALUES ('delete', ?, ?)"),
@@ -172,6 +176,8 @@ export class SqliteStore implements MemoryStore {
         confidence REAL NOT NULL,
         verification TEXT NOT NULL,
         tokens INTEGER NOT NULL,
+        short TEXT,
+        short_tokens INTEGER,
         layer TEXT NOT NULL,
         parent TEXT,
         sources TEXT NOT NULL,
@@ -194,6 +200,12 @@ export class SqliteStore implements MemoryStore {
       );
       CREATE INDEX IF NOT EXISTS events_chunk ON events (chunk_id);
     `);
+    // Files made before short stand-ins existed.
+    const cols = (this.db.pragma("table_info(chunks)") as { name: string }[]).map((c) => c.name);
+    if (!cols.includes("short"))
+      this.db.exec(
+        "ALTER TABLE chunks ADD COLUMN short TEXT; ALTER TABLE chunks ADD COLUMN short_tokens INTEGER;",
+      );
     const dims = this.prep("SELECT value FROM meta WHERE key = 'dimensions'").get() as
       | { value: string }
       | undefined;
@@ -218,6 +230,7 @@ export class SqliteStore implements MemoryStore {
     } catch (err) {
       // Rolled back: the in-process caches may hold rows that never committed.
       this.indexes.clear();
+      this.metaCache.clear();
       this.total = -1;
       throw err;
     }
@@ -251,6 +264,7 @@ export class SqliteStore implements MemoryStore {
 
   private applyOne(e: MemoryEvent, embeddings?: Map<string, Float32Array>): void {
     const s = this.stmts;
+    if (e.kind !== "created") this.metaCache.delete(e.id);
     switch (e.kind) {
       case "created": {
         const c = e.chunk;
@@ -258,6 +272,8 @@ export class SqliteStore implements MemoryStore {
         const info = s.insert.run({
           ...c,
           lastAccess: c.lastAccess ?? null,
+          short: c.short ?? null,
+          shortTokens: c.shortTokens ?? null,
           goals: JSON.stringify(c.goals),
           parent: c.parent ?? null,
           sources: JSON.stringify(c.sources),
@@ -311,15 +327,61 @@ export class SqliteStore implements MemoryStore {
     return r ? toChunk(r) : undefined;
   }
 
+  /**
+   * Metadata of recently read chunks (content left out), for retrieval's candidates. Our own
+   * events drop the entries they change; a write by another connection drops them all.
+   */
+  private readonly metaCache = new Map<string, { chunk: Chunk; rowid: number }>();
+  private metaVersion = -1;
+
+  private cachedMeta(): Map<string, { chunk: Chunk; rowid: number }> {
+    const version = this.db.pragma("data_version", { simple: true }) as number;
+    if (version !== this.metaVersion || this.metaCache.size > 50_000) {
+      this.metaCache.clear();
+      this.metaVersion = version;
+    }
+    return this.metaCache;
+  }
+
   getMany(ids: string[], options: { content?: boolean } = {}): Chunk[] {
     if (ids.length === 0) return [];
+    if (options.content === false) {
+      // Shared, read-only objects: callers copy before changing anything.
+      const cache = this.cachedMeta();
+      const missing = ids.filter((id) => !cache.has(id));
+      if (missing.length) {
+        const cols = COLUMNS.split(", ")
+          .map((c) =>
+            c === "content" ? "'' AS content" : c === "short" ? "NULL AS short" : `chunks.${c} AS ${c}`,
+          )
+          .join(", ");
+        const rows = this.prep(
+          `SELECT ${cols} FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value`,
+        ).all(JSON.stringify(missing)) as Row[];
+        for (const r of rows) cache.set(r.id, { chunk: toChunk(r), rowid: r.rowid });
+      }
+      return ids.flatMap((id) => {
+        const hit = cache.get(id);
+        return hit ? [hit.chunk] : [];
+      });
+    }
     const cols = COLUMNS.split(", ")
-      .map((c) => (c === "content" && options.content === false ? "'' AS content" : `chunks.${c} AS ${c}`))
+      .map((c) => `chunks.${c} AS ${c}`)
       .join(", ");
     const rows = this.prep(
       `SELECT ${cols} FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value ORDER BY want.key`,
     ).all(JSON.stringify(ids)) as Row[];
     return rows.map(toChunk);
+  }
+
+  shorts(ids: string[]): Map<string, string> {
+    const out = new Map<string, string>();
+    if (ids.length === 0) return out;
+    const rows = this.prep(
+      "SELECT chunks.id AS id, chunks.short AS short FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value",
+    ).all(JSON.stringify(ids)) as { id: string; short: string | null }[];
+    for (const r of rows) if (r.short !== null) out.set(r.id, r.short);
+    return out;
   }
 
   contents(ids: string[]): Map<string, string> {
@@ -500,9 +562,20 @@ export class SqliteStore implements MemoryStore {
   signBits(ids: string[]): Map<string, Uint8Array> {
     const out = new Map<string, Uint8Array>();
     if (ids.length === 0) return out;
-    const rows = this.prep(
-      "SELECT chunks.id AS id, chunks.rowid AS rowid, chunks.scope AS scope FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value",
-    ).all(JSON.stringify(ids)) as { id: string; rowid: number; scope: string }[];
+    const cache = this.cachedMeta();
+    const rows: { id: string; rowid: number; scope: string }[] = [];
+    const unknown: string[] = [];
+    for (const id of ids) {
+      const hit = cache.get(id);
+      if (hit) rows.push({ id, rowid: hit.rowid, scope: hit.chunk.scope });
+      else unknown.push(id);
+    }
+    if (unknown.length)
+      rows.push(
+        ...(this.prep(
+          "SELECT chunks.id AS id, chunks.rowid AS rowid, chunks.scope AS scope FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value",
+        ).all(JSON.stringify(unknown)) as { id: string; rowid: number; scope: string }[]),
+      );
     const missing: string[] = [];
     const indexes = new Map<string, BitIndex>();
     for (const r of rows) {
@@ -573,6 +646,7 @@ export class SqliteStore implements MemoryStore {
   loadSnapshot(snapshot: Snapshot, embeddings: Map<string, Float32Array>): void {
     this.db.transaction(() => {
       this.indexes.clear();
+      this.metaCache.clear();
       this.total = -1;
       this.db.exec("DELETE FROM chunks; DELETE FROM chunks_vec; DELETE FROM events;");
       this.db.exec("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')");

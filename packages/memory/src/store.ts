@@ -22,6 +22,8 @@ export interface MemoryStore {
   /** In the order of `ids`; with `content: false` the content is left empty (cheaper). */
   getMany(ids: string[], options?: { content?: boolean }): Chunk[];
   contents(ids: string[]): Map<string, string>;
+  /** The short stand-ins of chunks that have one. */
+  shorts(ids: string[]): Map<string, string>;
   list(options?: ListOptions): Chunk[];
   count(filter?: ChunkFilter): number;
   /** Sum of token counts of the matching chunks. */

@@ -96,20 +96,31 @@ export function extractiveSummary(text: string, maxTokens: number): string {
   return chosen.map((c) => c.s).join(" … ");
 }
 
-/** The content words of a text in order, without repeats, within about `maxTokens`. */
+/**
+ * The most informative content words of a text, in their original order, without repeats,
+ * within about `maxTokens`: numbers, paths, identifiers and names first, then the rest.
+ */
 export function keywords(text: string, maxTokens: number): string {
   const seen = new Set<string>();
-  const out: string[] = [];
-  let used = 0;
+  const words: { w: string; i: number; score: number }[] = [];
   for (const raw of text.match(/[\p{L}\p{N}_][\p{L}\p{N}_./:'-]*/gu) ?? []) {
     const w = raw.replace(/[.:']+$/, "");
     const lw = w.toLowerCase();
     if (w.length < 2 || STOP.has(lw) || seen.has(lw)) continue;
-    const t = estimateTokens(w) + 0.25;
-    if (used + t > maxTokens) break;
     seen.add(lw);
-    out.push(w);
+    const special = /\d|[/_.]|[a-z][A-Z]|^[A-Z]/.test(w) ? 1 : 0;
+    words.push({ w, i: words.length, score: special + Math.min(w.length, 12) / 24 });
+  }
+  const chosen: typeof words = [];
+  let used = 0;
+  for (const x of [...words].sort((a, b) => b.score - a.score || a.i - b.i)) {
+    const t = estimateTokens(x.w) + 0.25;
+    if (used + t > maxTokens) continue;
+    chosen.push(x);
     used += t;
   }
-  return out.join(" ");
+  return chosen
+    .sort((a, b) => a.i - b.i)
+    .map((x) => x.w)
+    .join(" ");
 }

@@ -32,6 +32,10 @@ export interface Chunk {
   confidence: number;
   verification: Verification;
   tokens: number;
+  /** A short stand-in (key sentences or words), made when the chunk is stored; points to this chunk. */
+  short?: string;
+  /** Tokens of `short`. */
+  shortTokens?: number;
   layer: Layer;
   /** Set on an original once compressed: the summary that now stands for it. */
   parent?: string;
