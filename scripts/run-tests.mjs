@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 const defaults = [
   "packages/llm/dist",
   "packages/sandbox/dist",
+  "packages/memory/dist",
   "packages/agent/dist",
   "packages/cli/dist",
   "evals",

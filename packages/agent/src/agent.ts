@@ -33,6 +33,11 @@ export interface AgentOptions {
   runId?: string;
   /** Asked before each call of a tool that is not read-only (approvals, command policy). */
   approve?: ApproveHook;
+  /**
+   * Maps the full history to what the model is sent this step (e.g. memory assembling a
+   * context within a token budget). Must not change the history; on error the full history is sent.
+   */
+  context?: (history: readonly Message[], step: number) => Message[] | Promise<Message[]>;
 }
 
 export interface RunOptions {
@@ -147,11 +152,24 @@ export class Agent {
       while (step < maxSteps) {
         if (signal.aborted) return finish("aborted", "", "aborted by the user");
         step++;
-        emit({ type: "model_request", step, messageCount: messages.length, chars });
+        let sent = messages;
+        if (opts.context) {
+          try {
+            sent = await opts.context(messages, step);
+          } catch {
+            sent = messages;
+          }
+        }
+        emit({
+          type: "model_request",
+          step,
+          messageCount: sent.length,
+          chars: sent === messages ? chars : sent.reduce((n, m) => n + messageChars(m), 0),
+        });
         let response: ModelResponse;
         try {
           response = await opts.provider.complete({
-            messages,
+            messages: sent,
             tools: this.registry.schemas(),
             signal,
             onEvent: (e) => {

@@ -11,6 +11,8 @@ export interface CliArgs {
   cwd?: string;
   maxSteps?: number;
   maxTokens?: number;
+  contextBudget?: number;
+  memory: boolean;
   json: boolean;
   trace?: string;
   sandbox?: string;
@@ -44,6 +46,8 @@ Run:
   --max-steps N       step limit (default 50)
   --max-tokens N      token budget for the whole run (input + output)
   --sandbox KIND      where commands run: local (default)
+  --context-budget N  memory assembles each step's context within N tokens (AdaMEM)
+  --memory            the same with the default budget (half the model's context window)
   --trace FILE        JSONL trace file (default: under the data directory)
   --json              one JSON event per line on stdout; the last line is the result
   --quiet             no live view on stderr
@@ -59,6 +63,7 @@ Interactive (\`hands\` with no task in a terminal):
 Commands:
   hands sessions      list saved sessions
   hands init          write a starter AGENTS.md for this project
+  hands memory ls|show|search|stats|export   inspect memory (hands memory help)
 
   -h, --help          this help
   -v, --version       the version
@@ -94,6 +99,10 @@ export function parseCliArgs(argv: string[]): CliArgs {
     ...(v.cwd ? { cwd: v.cwd } : {}),
     ...(v["max-steps"] !== undefined ? { maxSteps: positiveInt("--max-steps", v["max-steps"]) } : {}),
     ...(v["max-tokens"] !== undefined ? { maxTokens: positiveInt("--max-tokens", v["max-tokens"]) } : {}),
+    ...(v["context-budget"] !== undefined
+      ? { contextBudget: positiveInt("--context-budget", v["context-budget"]) }
+      : {}),
+    memory: v.memory ?? false,
     ...(v.trace ? { trace: v.trace } : {}),
     ...(v.sandbox ? { sandbox: v.sandbox } : {}),
     json: v.json ?? false,
@@ -122,6 +131,8 @@ function parse(argv: string[]) {
       cwd: { type: "string" },
       "max-steps": { type: "string" },
       "max-tokens": { type: "string" },
+      "context-budget": { type: "string" },
+      memory: { type: "boolean" },
       json: { type: "boolean" },
       trace: { type: "string" },
       sandbox: { type: "string" },

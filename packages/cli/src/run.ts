@@ -9,6 +9,8 @@ import {
   createApprovalGate,
   projectInstructions,
   type RunStatus,
+  recallTool,
+  type Tool,
   TraceWriter,
 } from "@hands/agent";
 import { createProvider, type Provider } from "@hands/llm";
@@ -31,6 +33,10 @@ export const EXIT_CODES: Record<RunStatus, number> = {
 export async function runCli(argv: string[]): Promise<number> {
   const err = (text: string) => process.stderr.write(text);
   try {
+    if (argv[0] === "memory") {
+      const { runMemoryCommand } = await import("./memory-command.js");
+      return await runMemoryCommand(argv.slice(1), (s) => process.stdout.write(s));
+    }
     return await runOnce(argv, err);
   } catch (e) {
     if (e instanceof UsageError) {
@@ -99,10 +105,19 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
 
   const instructions = projectInstructions(workspace);
   const policy = loadPolicy(workspace);
+  // Memory only when asked for: a plain run never loads SQLite.
+  const budget =
+    args.contextBudget ??
+    envBudget(process.env.HANDS_CONTEXT_BUDGET) ??
+    (args.memory ? (await import("./memory-run.js")).defaultContextBudget(provider.model) : undefined);
+  const memory = budget
+    ? await (await import("./memory-run.js")).openRunMemory({ dataDir: data, runId, workspace, task, budget })
+    : undefined;
   const agent = new Agent({
     provider,
     workspace,
-    tools: builtinTools(),
+    tools: memory ? [...builtinTools(), recallTool(memory.recall) as Tool] : builtinTools(),
+    ...(memory ? { context: memory.context } : {}),
     createSandbox: () => createSandbox({ kind: settings.sandbox as "local", workspace }),
     maxSteps: settings.maxSteps,
     ...(settings.maxTokens ? { maxTokens: settings.maxTokens } : {}),
@@ -132,6 +147,7 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
       if (result.status === "done") process.stdout.write(`${result.answer}\n`);
       else if (args.quiet) err(`hands: ${result.status}: ${result.reason ?? ""}\n`);
     }
+    await memory?.finish(task, result).catch(() => {});
     return EXIT_CODES[result.status];
   } finally {
     process.off("SIGINT", onSigint);
@@ -185,6 +201,14 @@ export async function resolveProvider(
 export function approvalMode(value: string): "auto" | "ask" | "read-only" {
   if (value === "auto" || value === "ask" || value === "read-only") return value;
   throw new UsageError(`unknown approval mode "${value}"; use auto, ask or read-only`);
+}
+
+function envBudget(value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new UsageError(`HANDS_CONTEXT_BUDGET must be a positive whole number, got "${value}"`);
+  return n;
 }
 
 export function resolveWorkspace(dir: string): string {

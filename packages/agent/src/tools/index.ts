@@ -6,6 +6,9 @@ import { globTool } from "./glob.js";
 import { grepTool } from "./grep.js";
 import { listDirTool } from "./list-dir.js";
 import { readFileTool } from "./read-file.js";
+
+export { type RecallSource, recallTool } from "./recall.js";
+
 import { runCommandTool } from "./run-command.js";
 import type { Tool } from "./types.js";
 import { writeFileTool } from "./write-file.js";

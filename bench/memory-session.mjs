@@ -1,0 +1,220 @@
+#!/usr/bin/env node
+// Long-session retention: a scripted 200-step coding session through the real agent loop
+// (ScriptedProvider, tools with realistic output sizes) that plants 10 facts early and needs
+// each one later. With memory assembling a context of at most --budget tokens (8,000), each
+// fact must be in the context when needed, or one `recall` away (an id in the context whose
+// recall returns it — the scripted model then calls recall and we check the result). Also
+// reports the characters sent over the run against resending the full history every step.
+//   npm run bench:memory-session -- [--budget 8000] [--steps 200] [--json]
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Agent, recallTool } from "@hands/agent";
+import { ScriptedProvider } from "@hands/llm";
+import { ContextAssembler, Memory, recallText } from "@hands/memory";
+
+const argv = process.argv.slice(2);
+const opt = (name, d) => (argv.includes(name) ? Number(argv[argv.indexOf(name) + 1]) : d);
+const BUDGET = opt("--budget", 8000);
+const STEPS = opt("--steps", 200);
+const asJson = argv.includes("--json");
+
+const TASK =
+  "Goal: migrate the billing service from REST polling to Stripe webhooks.\n" +
+  "Constraint: do not modify anything under legacy/payments/ (another team owns it).";
+// key: what the later cue names; value: what must be in the context (or one recall away).
+const FACTS = [
+  { step: 0, key: "goal", value: "from REST polling to Stripe webhooks", text: null },
+  { step: 0, key: "constraint", value: "do not modify anything under legacy/payments/", text: null },
+  { step: 2, key: "webhook handler file", value: "services/billing/src/hooks/stripe_webhook.ts" },
+  { step: 3, key: "integration test command", value: "make itest SUITE=billing-webhooks" },
+  { step: 4, key: "webhook timeout", value: "WEBHOOK_TIMEOUT_MS=4750" },
+  { step: 5, key: "signing secret variable", value: "BILLING_WH_SECRET_V2" },
+  { step: 6, key: "invoice fixture path", value: "test/fixtures/webhooks/invoice_paid.json" },
+  { step: 7, key: "retry policy", value: "max 6 retries with exponential backoff base 250ms" },
+  { step: 8, key: "migration id", value: "20240611_add_webhook_events" },
+  { step: 9, key: "lint command", value: "npx eslint --max-warnings=0 services/billing" },
+];
+for (const f of FACTS) f.text ??= `NOTE (${f.key}): ${f.value}`;
+// When each fact is needed: spread over the second half of the run.
+FACTS.forEach((f, i) => {
+  f.need = Math.floor(STEPS * 0.3 + (i * STEPS * 0.65) / FACTS.length);
+});
+
+let seed = 11;
+const rnd = () => {
+  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+  return seed / 0x7fffffff;
+};
+const NAMES = [
+  "invoice",
+  "customer",
+  "charge",
+  "refund",
+  "ledger",
+  "payout",
+  "plan",
+  "coupon",
+  "tax",
+  "event",
+];
+const pick = (xs) => xs[Math.floor(rnd() * xs.length)];
+
+function codeFile(step) {
+  const lines = [];
+  const n = 60 + Math.floor(rnd() * 90);
+  for (let i = 0; i < n; i++) {
+    const a = pick(NAMES);
+    const b = pick(NAMES);
+    lines.push(
+      i % 9 === 0
+        ? `export async function ${a}To${b[0].toUpperCase()}${b.slice(1)}${step}_${i}(input: ${a[0].toUpperCase()}${a.slice(1)}) {`
+        : `  const ${a}${i} = await client.${b}s.retrieve(input.${a}Id, { expand: ["${b}"] }); // line ${i}`,
+    );
+  }
+  return lines.join("\n");
+}
+
+function testLog(step) {
+  const lines = [`$ npm test -- services/billing (step ${step})`];
+  const n = 40 + Math.floor(rnd() * 80);
+  for (let i = 0; i < n; i++)
+    lines.push(
+      `  ${rnd() < 0.93 ? "✓" : "✗"} ${pick(NAMES)} ${pick(NAMES)} handling case ${i} (${Math.floor(rnd() * 90)} ms)`,
+    );
+  lines.push(`Tests: ${n} total, exit code 0`);
+  return lines.join("\n");
+}
+
+const dir = mkdtempSync(join(tmpdir(), "hands-session-"));
+const memory = new Memory({
+  path: join(dir, "memory.db"),
+  scope: "session",
+  policy: { workingBudget: BUDGET },
+});
+const assembler = new ContextAssembler(memory, { budget: BUDGET });
+let fullChars = 0;
+let sentChars = 0;
+let maxSentTokens = 0;
+const charsOf = (ms) =>
+  ms.reduce(
+    (n, m) =>
+      n + m.content.length + (m.toolCalls ?? []).reduce((k, c) => k + c.name.length + c.arguments.length, 0),
+    0,
+  );
+
+const results = FACTS.map((f) => ({ key: f.key, need: f.need, how: "missed" }));
+let pendingRecall; // { fact index, expected value }
+const provider = new ScriptedProvider((request) => {
+  const step = provider.requests.length; // 1-based: this request is the last one recorded
+  const sent = request.messages;
+  const text = sent.map((m) => m.content).join("\n");
+  if (pendingRecall) {
+    const last = sent.at(-1);
+    if (last?.role === "tool" && last.content.includes(FACTS[pendingRecall.i].value))
+      results[pendingRecall.i].how = "one recall";
+    pendingRecall = undefined;
+  }
+  for (const [i, f] of FACTS.entries()) {
+    if (f.need !== step) continue;
+    if (text.includes(f.value)) results[i].how = "in context";
+    else {
+      const ids = [...text.matchAll(/\[(m[0-9a-f]{10})\]/g)].map((m) => m[1]);
+      return (async () => {
+        for (const id of ids) {
+          const r = await recallText(memory, id);
+          if (r.includes(f.value)) {
+            pendingRecall = { i };
+            return { toolCalls: [{ name: "recall", arguments: { id } }] };
+          }
+        }
+        return next(step);
+      })();
+    }
+  }
+  return next(step);
+});
+
+function next(step) {
+  if (step >= STEPS) return { content: "Migration done." };
+  const planted = FACTS.find((f) => f.step === step && f.step > 0);
+  const cue = FACTS.find((f) => f.need === step + 1);
+  const args = { step, planted: planted?.text ?? null, cue: cue ? cue.key : null };
+  return step % 2
+    ? {
+        toolCalls: [
+          { name: "read_file", arguments: { path: `services/billing/src/${pick(NAMES)}.ts`, ...args } },
+        ],
+      }
+    : {
+        toolCalls: [{ name: "run_command", arguments: { command: "npm test -- services/billing", ...args } }],
+      };
+}
+
+// Tool outputs of realistic size; a planted fact or a cue rides along in the output.
+const fake = (name, body) => ({
+  name,
+  description: name,
+  parameters: { type: "object", additionalProperties: true },
+  readOnly: true,
+  async execute(args) {
+    let out = body(args.step);
+    if (args.planted) out = `${out.slice(0, 1500)}\n${args.planted}\n${out.slice(1500)}`;
+    if (args.cue) out += `\nTODO: next, use the ${args.cue} noted earlier in this task.`;
+    return { output: out };
+  },
+});
+
+const agent = new Agent({
+  provider,
+  workspace: dir,
+  tools: [
+    fake("read_file", codeFile),
+    fake("run_command", testLog),
+    recallTool({ recall: (id) => assembler.recall(id) }),
+  ],
+  createSandbox: async () => {
+    throw new Error("no sandbox");
+  },
+  maxSteps: STEPS + 20,
+  context: async (history, step) => {
+    const t = performance.now();
+    const sent = await assembler.assemble(history, step);
+    assembleMs.push(performance.now() - t);
+    ingestMs.push(assembler.ingestMs);
+    fullChars += charsOf(history);
+    const c = charsOf(sent);
+    sentChars += c;
+    maxSentTokens = Math.max(maxSentTokens, Math.ceil(c / 4));
+    return sent;
+  },
+});
+const assembleMs = [];
+const ingestMs = [];
+const run = await agent.run(TASK);
+await assembler.flush();
+memory.close();
+rmSync(dir, { recursive: true, force: true });
+
+const kept = results.filter((r) => r.how !== "missed").length;
+const report = {
+  steps: run.steps,
+  status: run.status,
+  budgetTokens: BUDGET,
+  maxSentTokensEstimate: maxSentTokens,
+  facts: results,
+  factsKept: `${kept}/${FACTS.length}`,
+  charsSent: sentChars,
+  charsFullHistory: fullChars,
+  ratio: Math.round((sentChars / fullChars) * 1000) / 1000,
+  goalRatio: 0.3,
+  assembleMsMean: Math.round((assembleMs.reduce((a, b) => a + b, 0) / assembleMs.length) * 100) / 100,
+  ingestMsMean: Math.round((ingestMs.reduce((a, b) => a + b, 0) / ingestMs.length) * 100) / 100,
+};
+if (asJson) console.log(JSON.stringify(report, null, 2));
+else {
+  console.log(`long session: ${report.steps} steps (${report.status}), budget ${BUDGET} tokens`);
+  for (const r of results) console.log(`  step ${String(r.need).padStart(3)}  ${r.key.padEnd(26)} ${r.how}`);
+  console.log(`facts kept: ${report.factsKept}`);
+  console.log(`chars sent ${sentChars} vs full history ${fullChars}: ${report.ratio} (goal ≤ 0.3)`);
+}

@@ -1,0 +1,118 @@
+// `hands memory ls|show|search|stats|export`: inspect the memory file.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { UsageError } from "./args.js";
+import { dataDir } from "./paths.js";
+
+export const MEMORY_HELP = `Usage: hands memory <command> [options]
+
+  ls [--scope S] [--layer L] [--limit N]   chunks, newest first
+  show ID                                   one chunk, its originals and its history
+  search QUERY [--budget N] [--scope S]     budgeted retrieval, as the agent would get it
+  stats                                     counts by layer, tokens, events
+  export [--scope S]                        snapshot (all chunks) as JSON on stdout
+
+  --db FILE   memory file (default: <data dir>/memory.db)`;
+
+export async function runMemoryCommand(argv: string[], out: (s: string) => void): Promise<number> {
+  const [cmd, ...rest] = argv;
+  const flags = new Map<string, string>();
+  const positional: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i]!;
+    if (a.startsWith("--")) flags.set(a.slice(2), rest[++i] ?? "");
+    else positional.push(a);
+  }
+  if (!cmd || cmd === "help" || cmd === "--help" || cmd === "-h") {
+    out(`${MEMORY_HELP}\n`);
+    return 0;
+  }
+  const path = flags.get("db") ?? join(dataDir(), "memory.db");
+  if (!existsSync(path))
+    throw new UsageError(`no memory file at ${path} (run a task with --context-budget first)`);
+  const { Memory, SqliteStore, HashEmbedder } = await import("@hands/memory");
+  const embedder = new HashEmbedder();
+  const store = new SqliteStore({ path, dimensions: embedder.dimensions });
+  const scope = flags.get("scope");
+  const memory = new Memory({ store, embedder, ...(scope ? { scope } : {}) });
+  const num = (name: string, d: number) => {
+    const v = flags.get(name);
+    const n = v === undefined ? d : Number(v);
+    if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive whole number`);
+    return n;
+  };
+  const line = (c: {
+    id: string;
+    layer: string;
+    type: string;
+    importance: number;
+    tokens: number;
+    scope: string;
+    content: string;
+  }) =>
+    `${c.id}  ${c.layer.padEnd(10)} ${c.type.padEnd(14)} ${c.importance.toFixed(2)} ${String(c.tokens).padStart(6)}t  ${c.scope.slice(0, 24).padEnd(24)}  ${c.content.replace(/\s+/g, " ").slice(0, 70)}`;
+  try {
+    switch (cmd) {
+      case "ls": {
+        const layer = flags.get("layer");
+        const chunks = store.list({
+          ...(scope ? { scope } : {}),
+          ...(layer ? { layers: [layer as "working"] } : {}),
+          limit: num("limit", 50),
+        });
+        for (const c of chunks) out(`${line(c)}\n`);
+        return 0;
+      }
+      case "show": {
+        const id = positional[0];
+        if (!id) throw new UsageError("hands memory show ID");
+        const c = store.get(id);
+        if (!c) {
+          out(`no chunk ${id}\n`);
+          return 1;
+        }
+        out(`${JSON.stringify(c, null, 2)}\n`);
+        if (c.sources.length) {
+          out("\noriginals:\n");
+          for (const o of store.getMany(c.sources)) out(`${line(o)}\n`);
+        }
+        out("\nhistory:\n");
+        for (const e of store.events({ chunkId: id }))
+          out(`#${e.seq} ${new Date(e.time).toISOString()} ${e.kind}: ${e.reason}\n`);
+        return 0;
+      }
+      case "search": {
+        const query = positional.join(" ");
+        if (!query) throw new UsageError("hands memory search QUERY");
+        const r = await memory.retrieve(query, {
+          budget: num("budget", 1000),
+          filter: scope ? { scope } : { scope: allScopes(store) },
+          touch: false,
+        });
+        for (const i of r.items)
+          out(
+            `${i.chunk.id} ${i.form.padEnd(10)} ${String(i.tokens).padStart(5)}t  ${i.text.replace(/\s+/g, " ").slice(0, 100)}\n`,
+          );
+        out(`${r.items.length} items, ${r.tokens} tokens of ${r.candidates} candidates\n`);
+        return 0;
+      }
+      case "stats":
+        out(`${JSON.stringify({ file: path, ...memory.stats() }, null, 2)}\n`);
+        return 0;
+      case "export": {
+        const snap = store.snapshot();
+        if (scope) snap.chunks = snap.chunks.filter((c) => c.scope === scope);
+        out(`${JSON.stringify(snap)}\n`);
+        return 0;
+      }
+      default:
+        throw new UsageError(`unknown memory command "${cmd}"\n\n${MEMORY_HELP}`);
+    }
+  } finally {
+    memory.close();
+  }
+}
+
+function allScopes(store: { list(o: { limit: number; order: "newest" }): { scope: string }[] }): string[] {
+  return [...new Set(store.list({ limit: 5000, order: "newest" }).map((c) => c.scope))];
+}

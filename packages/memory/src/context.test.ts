@@ -1,0 +1,101 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { Message } from "@hands/llm";
+import { ContextAssembler, recallText } from "./context.js";
+import { Memory } from "./memory.js";
+import { estimateTokens } from "./text.js";
+
+function session(steps: number): Message[] {
+  const h: Message[] = [
+    { role: "system", content: "You are a coding agent." },
+    { role: "user", content: "Fix the failing build. Constraint: never edit vendor/." },
+  ];
+  for (let s = 0; s < steps; s++) {
+    const id = `c${s}`;
+    h.push({
+      role: "assistant",
+      content: "",
+      toolCalls: [{ id, name: "read_file", arguments: `{"path":"src/f${s}.ts"}` }],
+    });
+    const fact = s === 3 ? "\nconst RETRY_LIMIT = 7; // the retry limit" : "";
+    h.push({
+      role: "tool",
+      toolCallId: id,
+      name: "read_file",
+      content: `${"line of code here\n".repeat(60)}${fact}`,
+    });
+  }
+  return h;
+}
+
+const tokensOf = (ms: Message[]) =>
+  ms.reduce(
+    (n, m) =>
+      n + estimateTokens(m.content + (m.role === "assistant" ? JSON.stringify(m.toolCalls ?? []) : "")) + 4,
+    0,
+  );
+
+test("the context keeps system + task + latest step, fits the budget, and keeps tool pairs valid", async () => {
+  const memory = new Memory();
+  const asm = new ContextAssembler(memory, { budget: 2000 });
+  const history = session(40);
+  let sent: Message[] = [];
+  for (let n = 4; n <= history.length; n += 2) sent = await asm.assemble(history.slice(0, n), n / 2);
+  assert.equal(sent[0], history[0]);
+  assert.equal(sent[1], history[1]);
+  assert.equal(sent.at(-1), history.at(-1), "latest tool result is the history's own object");
+  assert.ok(tokensOf(sent) <= 2000 * 1.05, `tokens ${tokensOf(sent)}`);
+  assert.ok(sent.length < history.length);
+  // Every tool message follows an assistant message that called it.
+  for (const [i, m] of sent.entries()) {
+    if (m.role !== "tool") continue;
+    const prev = sent
+      .slice(0, i)
+      .reverse()
+      .find((x) => x.role !== "tool");
+    assert.ok(prev?.role === "assistant" && prev.toolCalls?.some((c) => c.id === m.toolCallId));
+  }
+  // The history was not changed.
+  assert.deepEqual(history, session(40));
+  await asm.flush();
+  memory.close();
+});
+
+test("an old fact relevant to the current step comes back, or is one recall away", async () => {
+  const memory = new Memory();
+  const asm = new ContextAssembler(memory, { budget: 1500 });
+  const history = session(30);
+  for (let n = 4; n <= history.length; n += 2) await asm.assemble(history.slice(0, n), n / 2);
+  history.push({ role: "user", content: "What is the RETRY_LIMIT value from earlier?" });
+  const sent = await asm.assemble(history, 31);
+  await asm.flush();
+  const text = sent.map((m) => m.content).join("\n");
+  const direct = text.includes("RETRY_LIMIT = 7");
+  const id = text.match(/recall "(m[0-9a-f]{10})"/g)?.map((s) => s.slice(8, -1)) ?? [];
+  const viaRecall = (await Promise.all(id.map((i) => recallText(memory, i)))).some((t) =>
+    t.includes("RETRY_LIMIT = 7"),
+  );
+  assert.ok(direct || viaRecall);
+  assert.match(await recallText(memory, "RETRY_LIMIT"), /RETRY_LIMIT = 7/);
+  memory.close();
+});
+
+test("a step too large for the budget is shortened with a recall pointer, not dropped", async () => {
+  const memory = new Memory();
+  const asm = new ContextAssembler(memory, { budget: 600 });
+  const history: Message[] = [
+    { role: "system", content: "sys" },
+    { role: "user", content: "task" },
+    { role: "assistant", content: "", toolCalls: [{ id: "a", name: "run_command", arguments: "{}" }] },
+    { role: "tool", toolCallId: "a", name: "run_command", content: `${"x".repeat(20000)}END` },
+  ];
+  const sent = await asm.assemble(history, 1);
+  const last = sent.at(-1)!;
+  assert.notEqual(last, history[3]);
+  assert.match(last.content, /recall "m[0-9a-f]{10}"/);
+  assert.ok(last.content.endsWith("END"));
+  assert.equal(history[3]!.content.length, 20003);
+  await asm.flush();
+  assert.match(await asm.recall(last.content.match(/recall "(m[0-9a-f]{10})"/)![1]!), /END$/);
+  memory.close();
+});

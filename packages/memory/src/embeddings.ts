@@ -1,0 +1,119 @@
+// Pluggable embeddings. The default needs no model: hashed word and character n-grams
+// projected into a fixed-size vector (the "hashing trick"). An OpenAI-compatible
+// `/embeddings` endpoint can replace it.
+import { contentWords } from "./text.js";
+
+export interface Embedder {
+  readonly name: string;
+  readonly dimensions: number;
+  embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
+  /** Present when embedding is cheap enough to do inline. */
+  embedSync?(text: string): Float32Array;
+}
+
+/** FNV-1a 32-bit. */
+function hash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+export class HashEmbedder implements Embedder {
+  readonly name = "hash";
+  constructor(readonly dimensions = 256) {}
+
+  embedSync(text: string): Float32Array {
+    const v = new Float32Array(this.dimensions);
+    const add = (feature: string, weight: number) => {
+      const h = hash(feature);
+      // The top bit picks the sign, so collisions cancel out on average.
+      v[h % this.dimensions]! += h & 0x80000000 ? -weight : weight;
+    };
+    const ws = contentWords(text);
+    for (const w of ws) {
+      add(`w:${w}`, 1);
+      const padded = `<${w}>`;
+      for (let i = 0; i + 3 <= padded.length; i++) add(`c:${padded.slice(i, i + 3)}`, 0.35);
+    }
+    for (let i = 0; i + 1 < ws.length; i++) add(`b:${ws[i]} ${ws[i + 1]}`, 0.5);
+    return normalize(v);
+  }
+
+  async embed(texts: string[]): Promise<Float32Array[]> {
+    return texts.map((t) => this.embedSync(t));
+  }
+}
+
+export interface OpenAIEmbedderOptions {
+  baseURL: string;
+  model: string;
+  apiKey?: string;
+  dimensions: number;
+  /** Texts per request. */
+  batchSize?: number;
+}
+
+/** Any server that speaks OpenAI's `POST /embeddings`. */
+export class OpenAIEmbedder implements Embedder {
+  readonly name: string;
+  readonly dimensions: number;
+  constructor(private readonly options: OpenAIEmbedderOptions) {
+    this.name = `openai:${options.model}`;
+    this.dimensions = options.dimensions;
+  }
+
+  async embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+    const out: Float32Array[] = [];
+    const size = this.options.batchSize ?? 64;
+    for (let i = 0; i < texts.length; i += size) {
+      const batch = texts.slice(i, i + size);
+      const res = await fetch(`${this.options.baseURL.replace(/\/+$/, "")}/embeddings`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
+        },
+        body: JSON.stringify({ model: this.options.model, input: batch }),
+        ...(signal ? { signal } : {}),
+      });
+      if (!res.ok) throw new Error(`embeddings request failed: HTTP ${res.status} ${await res.text()}`);
+      const body = (await res.json()) as { data?: { index: number; embedding: number[] }[] };
+      const rows = [...(body.data ?? [])].sort((a, b) => a.index - b.index);
+      if (rows.length !== batch.length)
+        throw new Error(`embeddings: asked for ${batch.length}, got ${rows.length}`);
+      for (const r of rows) {
+        if (r.embedding.length !== this.dimensions)
+          throw new Error(`embeddings: expected ${this.dimensions} dimensions, got ${r.embedding.length}`);
+        out.push(normalize(Float32Array.from(r.embedding)));
+      }
+    }
+    return out;
+  }
+}
+
+export function normalize(v: Float32Array): Float32Array {
+  let n = 0;
+  for (let i = 0; i < v.length; i++) n += v[i]! * v[i]!;
+  if (n > 0) {
+    const s = 1 / Math.sqrt(n);
+    for (let i = 0; i < v.length; i++) v[i]! *= s;
+  }
+  return v;
+}
+
+export function cosine(a: Float32Array, b: Float32Array): number {
+  let d = 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) d += a[i]! * b[i]!;
+  return d;
+}
+
+/** Sign bits, for the fast first pass of vector search (Hamming distance). */
+export function toBits(v: Float32Array): Uint8Array {
+  const out = new Uint8Array(Math.ceil(v.length / 8));
+  for (let i = 0; i < v.length; i++) if (v[i]! > 0) out[i >> 3]! |= 1 << (i & 7);
+  return out;
+}

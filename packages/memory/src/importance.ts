@@ -1,0 +1,114 @@
+// Importance = rules (source weight, information density, recency, feedback) fused with a
+// small logistic regression that learns online from which chunks later turns actually used.
+
+import { density } from "./text.js";
+import type { Chunk, ChunkType } from "./types.js";
+
+/** system > user's input > successful tool result > model reasoning > tool error. */
+export const SOURCE_WEIGHT: Record<ChunkType, number> = {
+  system_event: 1,
+  user_input: 0.9,
+  fact: 0.85,
+  tool_result: 0.7,
+  summary: 0.6,
+  tool_call: 0.5,
+  agent_response: 0.45,
+  thought: 0.35,
+};
+const TOOL_ERROR_WEIGHT = 0.25;
+
+export interface ScoreContext {
+  /** Current step (or turn) number, for recency. */
+  step: number;
+  /** Words of the current goal, for relevance. */
+  goalWords?: Set<string>;
+  /** Per-step decay rate of recency. */
+  decay?: number;
+}
+
+export const FEATURES = ["bias", "source", "density", "recency", "feedback", "goal"] as const;
+
+export function features(chunk: Chunk, ctx: ScoreContext): number[] {
+  const isError = chunk.type === "tool_result" && chunk.meta.error === "1";
+  const source = isError ? TOOL_ERROR_WEIGHT : SOURCE_WEIGHT[chunk.type];
+  const age = Math.max(0, ctx.step - (chunk.step ?? ctx.step));
+  const recency = Math.exp(-(ctx.decay ?? 0.05) * age);
+  const fb = chunk.verification === "confirmed" ? 1 : chunk.verification === "corrected" ? -1 : 0;
+  const feedback = Math.tanh(chunk.accessCount / 3) * 0.7 + fb * 0.3;
+  let goal = 0;
+  if (ctx.goalWords && ctx.goalWords.size > 0) {
+    const ws = chunk.content.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
+    let hit = 0;
+    const seen = new Set<string>();
+    for (const w of ws) {
+      if (!ctx.goalWords.has(w) || seen.has(w)) continue;
+      hit++;
+      seen.add(w);
+    }
+    goal = Math.min(1, hit / Math.min(5, ctx.goalWords.size));
+  }
+  return [1, source, densityOf(chunk), recency, feedback, goal];
+}
+
+/** Density is a pure function of the content: computed once per chunk (bounded cache). */
+const densityCache = new Map<string, number>();
+function densityOf(chunk: Chunk): number {
+  let d = densityCache.get(chunk.id);
+  if (d === undefined) {
+    d = density(chunk.content).score;
+    if (densityCache.size > 50_000) densityCache.clear();
+    densityCache.set(chunk.id, d);
+  }
+  return d;
+}
+
+export function ruleScore(f: number[]): number {
+  const [, source = 0, dens = 0, recency = 0, feedback = 0, goal = 0] = f;
+  const s = 0.35 * source + 0.2 * dens + 0.2 * recency + 0.1 * goal + 0.15 * (feedback + 1) * 0.5;
+  return Math.max(0, Math.min(1, s));
+}
+
+/** Logistic regression with plain SGD updates. Starts close to the rules, then learns. */
+export class OnlineLogistic {
+  weights: number[];
+  constructor(
+    weights?: number[],
+    private readonly rate = 0.1,
+    private readonly l2 = 1e-3,
+  ) {
+    this.weights = weights ?? [-2.2, 1.8, 1.2, 1.5, 1.2, 1.0];
+  }
+
+  predict(f: number[]): number {
+    let z = 0;
+    for (let i = 0; i < f.length; i++) z += (this.weights[i] ?? 0) * f[i]!;
+    return 1 / (1 + Math.exp(-z));
+  }
+
+  /** One step towards `label` (1: later turns used the chunk, 0: they did not). */
+  update(f: number[], label: 0 | 1): void {
+    const err = label - this.predict(f);
+    for (let i = 0; i < f.length; i++) {
+      const w = this.weights[i] ?? 0;
+      this.weights[i] = w + this.rate * (err * f[i]! - this.l2 * w);
+    }
+  }
+}
+
+export class ImportanceModel {
+  constructor(
+    readonly learned = new OnlineLogistic(),
+    /** Share of the learned model in the fused score. */
+    readonly mix = 0.4,
+  ) {}
+
+  score(chunk: Chunk, ctx: ScoreContext): number {
+    const f = features(chunk, ctx);
+    const s = (1 - this.mix) * ruleScore(f) + this.mix * this.learned.predict(f);
+    return Math.round(s * 1e4) / 1e4;
+  }
+
+  learn(chunk: Chunk, ctx: ScoreContext, used: boolean): void {
+    this.learned.update(features(chunk, ctx), used ? 1 : 0);
+  }
+}
