@@ -32,6 +32,8 @@ export interface ExecResult {
   stdoutBytes?: number;
   /** Total bytes the command wrote to stderr (including any dropped middle). */
   stderrBytes?: number;
+  /** True when the kernel killed the command for exceeding the sandbox's memory limit. */
+  oomKilled?: boolean;
 }
 
 export interface Sandbox {
