@@ -101,7 +101,7 @@ export function bwrapArgs(o: BwrapArgsOptions): string[] {
   a.push("--size", String(o.tmpBytes), "--tmpfs", "/tmp");
   a.push("--size", String(o.tmpBytes), "--tmpfs", "/home", "--dir", SANDBOX_HOME);
   a.push("--tmpfs", "/run", "--dir", "/var", "--symlink", "../tmp", "/var/tmp");
-  if (o.network === "proxy" && o.proxySocket) a.push("--ro-bind", o.proxySocket, "/run/hands-proxy.sock");
+  if (o.network === "proxy" && o.proxySocket) a.push("--bind", o.proxySocket, "/run/hands-proxy.sock");
   a.push("--bind", o.workspace, WORKSPACE_PATH, "--chdir", WORKSPACE_PATH);
   a.push("--clearenv");
   for (const [k, v] of Object.entries(o.env)) a.push("--setenv", k, v);

@@ -19,6 +19,7 @@ import { FileApi } from "./files.js";
 import { DEFAULT_TIMEOUT_MS } from "./local.js";
 import { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
 import { findDescendantByNsPid } from "./proc.js";
+import { FORWARDER, PROXY_ENV } from "./proxy.js";
 import { SESSION_SCRIPT } from "./session-script.js";
 import { ShellSession } from "./shell-session.js";
 import type { ExecOptions, ExecResult, Sandbox, SandboxKind } from "./types.js";
@@ -110,7 +111,7 @@ export class BwrapSandbox implements Sandbox {
       workspace: this.workspace,
       network: this.network,
       tmpBytes: options.tmpBytes ?? DEFAULT_TMP_BYTES,
-      env: sandboxEnv({ ...(options.proxyEnv ?? {}), ...(options.env ?? {}) }),
+      env: sandboxEnv({ ...networkEnv(this.network, options.proxyEnv), ...(options.env ?? {}) }),
       ...(options.proxySocket ? { proxySocket: options.proxySocket } : {}),
     };
   }
@@ -264,7 +265,7 @@ export async function runBwrapOnce(
     workspace,
     network: options.network ?? "none",
     tmpBytes: options.tmpBytes ?? DEFAULT_TMP_BYTES,
-    env: sandboxEnv({ ...(options.proxyEnv ?? {}), ...(options.env ?? {}), ...(execOptions.env ?? {}) }),
+    env: sandboxEnv({ ...networkEnv(options.network ?? "none", options.proxyEnv), ...(options.env ?? {}), ...(execOptions.env ?? {}) }),
     ...(options.proxySocket ? { proxySocket: options.proxySocket } : {}),
   });
   const child = launch(cg, options.fileSizeBytes ?? DEFAULT_FILE_SIZE_BYTES, [
@@ -317,4 +318,9 @@ export async function runBwrapOnce(
     await cg.remove();
   }
   return result;
+}
+
+/** Environment for the allow-list proxy (the forwarder's code and the proxy variables). */
+export function networkEnv(network: NetworkMode, extra?: Record<string, string>): Record<string, string> {
+  return network === "proxy" ? { ...PROXY_ENV, HANDS_FORWARDER: FORWARDER, ...(extra ?? {}) } : { ...(extra ?? {}) };
 }

@@ -11,3 +11,13 @@ export {
 } from "./local.js";
 export { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
 export * from "./types.js";
+export { type AuditEvent, AuditLog } from "./audit.js";
+export { BwrapSandbox, type BwrapSandboxOptions, checkBwrap, runBwrapOnce } from "./bwrap.js";
+export { type NetworkMode, WORKSPACE_PATH } from "./bwrap-args.js";
+export { Cgroup, DEFAULT_LIMITS, detectCgroups, type Limits, listCgroups } from "./cgroups.js";
+export { defaultSandboxKind } from "./create.js";
+export { checkDocker, DockerSandbox, type DockerSandboxOptions, dockerClient, LABEL_SESSION } from "./docker.js";
+export { buildImage, imageExists, imageTag } from "./image.js";
+export { SessionManager, type SessionManagerOptions } from "./manager.js";
+export { type AllowListProxy, hostAllowed, startAllowListProxy } from "./proxy.js";
+export { type ReapReport, reapLeftovers } from "./reaper.js";

@@ -16,6 +16,13 @@ trap '[ -n "$__h_job" ] && kill -KILL -- -"$__h_job"' USR1
 trap '' INT TERM HUP PIPE
 set -m
 cd /workspace
+# Allow-list network: start the forwarder to the host's proxy and wait until it listens.
+if [ -S /run/hands-proxy.sock ] && [ -n "$HANDS_FORWARDER" ]; then
+  exec 4< <(exec python3 -c "$HANDS_FORWARDER" 2>/dev/null)
+  read -r -u 4 __h_fwd
+  exec 4<&-
+fi
+unset HANDS_FORWARDER
 printf 'READY %s\n' "$$"
 while IFS= read -r __h_line; do
   __h_in=; __h_hasin=0; __h_cwd=; __h_sub=0
