@@ -5,8 +5,23 @@ import { dirname } from "node:path";
 
 export type AuditEvent =
   | { event: "create"; session: string; kind: string; workspace: string }
-  | { event: "exec"; session: string; command: string; exitCode: number | null; timedOut: boolean; durationMs: number; oomKilled?: boolean }
-  | { event: "file"; session: string; op: "read" | "write" | "upload" | "download" | "snapshot" | "restore"; path: string; bytes?: number; error?: string }
+  | {
+      event: "exec";
+      session: string;
+      command: string;
+      exitCode: number | null;
+      timedOut: boolean;
+      durationMs: number;
+      oomKilled?: boolean;
+    }
+  | {
+      event: "file";
+      session: string;
+      op: "read" | "write" | "upload" | "download" | "snapshot" | "restore";
+      path: string;
+      bytes?: number;
+      error?: string;
+    }
   | { event: "destroy"; session: string; reason: string }
   | { event: "reap"; session: string; reason: string; what: string };
 

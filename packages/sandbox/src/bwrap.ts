@@ -47,7 +47,10 @@ let bwrapUsable: { ok: boolean; reason: string } | undefined;
 /** Whether bubblewrap is installed and can create namespaces here (cached). */
 export function checkBwrap(): { ok: boolean; reason: string } {
   if (bwrapUsable) return bwrapUsable;
-  if (process.platform !== "linux") return (bwrapUsable = { ok: false, reason: "bubblewrap needs Linux" });
+  if (process.platform !== "linux") {
+    bwrapUsable = { ok: false, reason: "bubblewrap needs Linux" };
+    return bwrapUsable;
+  }
   const r = spawnSync(
     "bwrap",
     ["--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "true"],
@@ -265,7 +268,11 @@ export async function runBwrapOnce(
     workspace,
     network: options.network ?? "none",
     tmpBytes: options.tmpBytes ?? DEFAULT_TMP_BYTES,
-    env: sandboxEnv({ ...networkEnv(options.network ?? "none", options.proxyEnv), ...(options.env ?? {}), ...(execOptions.env ?? {}) }),
+    env: sandboxEnv({
+      ...networkEnv(options.network ?? "none", options.proxyEnv),
+      ...(options.env ?? {}),
+      ...(execOptions.env ?? {}),
+    }),
     ...(options.proxySocket ? { proxySocket: options.proxySocket } : {}),
   });
   const child = launch(cg, options.fileSizeBytes ?? DEFAULT_FILE_SIZE_BYTES, [
@@ -322,5 +329,7 @@ export async function runBwrapOnce(
 
 /** Environment for the allow-list proxy (the forwarder's code and the proxy variables). */
 export function networkEnv(network: NetworkMode, extra?: Record<string, string>): Record<string, string> {
-  return network === "proxy" ? { ...PROXY_ENV, HANDS_FORWARDER: FORWARDER, ...(extra ?? {}) } : { ...(extra ?? {}) };
+  return network === "proxy"
+    ? { ...PROXY_ENV, HANDS_FORWARDER: FORWARDER, ...(extra ?? {}) }
+    : { ...(extra ?? {}) };
 }

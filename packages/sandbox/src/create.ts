@@ -35,7 +35,11 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
       const { DockerSandbox, checkDocker } = await import("./docker.js");
       const ok = await checkDocker();
       if (!ok.ok) throw new Error(ok.reason);
-      return DockerSandbox.create({ ...common, ...(options.image ? { image: options.image } : {}), ...(options.runtime ? { runtime: options.runtime } : {}) });
+      return DockerSandbox.create({
+        ...common,
+        ...(options.image ? { image: options.image } : {}),
+        ...(options.runtime ? { runtime: options.runtime } : {}),
+      });
     }
     default:
       throw new Error(`unknown sandbox backend: ${String((options as { kind: unknown }).kind)}`);

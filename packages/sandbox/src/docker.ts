@@ -7,7 +7,7 @@ import { readFileSync, statSync } from "node:fs";
 import { PassThrough } from "node:stream";
 import type Dockerode from "dockerode";
 import { markOom, networkEnv } from "./bwrap.js";
-import { sandboxEnv, WORKSPACE_PATH, type NetworkMode } from "./bwrap-args.js";
+import { type NetworkMode, sandboxEnv, WORKSPACE_PATH } from "./bwrap-args.js";
 import { DEFAULT_LIMITS, type Limits } from "./cgroups.js";
 import { realpathOrSelf } from "./confine.js";
 import { FileApi } from "./files.js";
@@ -54,7 +54,10 @@ export async function checkDocker(): Promise<{ ok: boolean; reason: string }> {
     await d.ping();
     return { ok: true, reason: "" };
   } catch (e) {
-    return { ok: false, reason: `no Docker Engine answers (${(e as Error).message}); start dockerd or set DOCKER_HOST` };
+    return {
+      ok: false,
+      reason: `no Docker Engine answers (${(e as Error).message}); start dockerd or set DOCKER_HOST`,
+    };
   }
 }
 

@@ -37,7 +37,12 @@ export class FileApi {
     return stdout;
   }
 
-  async unpackTar(path: string, tar: Uint8Array): Promise<void> {
+  /**
+   * Unpacks `tar` into a folder of the workspace. Symlinks that lead out are refused unless
+   * `keepOutwardLinks` (restoring a snapshot the sandbox made itself); nothing is ever written
+   * through a link.
+   */
+  async unpackTar(path: string, tar: Uint8Array, keepOutwardLinks = false): Promise<void> {
     const target = await confinePath(this.workspace, path);
     const staging = await mkdtemp(join(tmpdir(), "hands-upload-"));
     try {
@@ -46,15 +51,29 @@ export class FileApi {
         ["-C", staging, "--no-same-owner", "--no-same-permissions", "-xf", "-"],
         tar,
       );
-      if (code !== 0) throw new Error(`tar failed: ${stderr.trim()}`);
+      if (code !== 0) {
+        if (/contains '\.\.'|leading/i.test(stderr))
+          throw new SandboxPathError(`archive entries lead out of the folder: ${stderr.trim()}`);
+        throw new Error(`tar failed: ${stderr.trim()}`);
+      }
       await mkdir(target, { recursive: true });
-      await this.copyIn(staging, staging, relative(await realWorkspace(this.workspace), target));
+      await this.copyIn(
+        staging,
+        staging,
+        relative(await realWorkspace(this.workspace), target),
+        keepOutwardLinks,
+      );
     } finally {
       await rm(staging, { recursive: true, force: true });
     }
   }
 
-  private async copyIn(staging: string, dir: string, targetRel: string): Promise<void> {
+  private async copyIn(
+    staging: string,
+    dir: string,
+    targetRel: string,
+    keepOutwardLinks: boolean,
+  ): Promise<void> {
     for (const e of await readdir(dir, { withFileTypes: true })) {
       const src = join(dir, e.name);
       const rel = join(targetRel, relative(staging, src));
@@ -62,7 +81,7 @@ export class FileApi {
       if (e.isSymbolicLink()) {
         const to = await readlink(src);
         const resolved = isAbsolute(to) ? to : resolve(dirname(src), to);
-        if (isAbsolute(to) || !isInside(staging, resolved))
+        if (!keepOutwardLinks && (isAbsolute(to) || !isInside(staging, resolved)))
           throw new SandboxPathError(
             `archive entry is a symlink leading out: ${relative(staging, src)} -> ${to}`,
           );
@@ -72,7 +91,7 @@ export class FileApi {
         const st = await lstat(dest).catch(() => undefined);
         if (st && !st.isDirectory()) throw new SandboxPathError(`not a directory: ${rel}`);
         await mkdir(dest, { recursive: true });
-        await this.copyIn(staging, src, targetRel);
+        await this.copyIn(staging, src, targetRel, keepOutwardLinks);
       } else if (e.isFile()) {
         await mkdir(dirname(dest), { recursive: true });
         await rm(dest, { force: true }); // never write through an existing symlink
@@ -85,7 +104,7 @@ export class FileApi {
   async replaceWithTar(tar: Uint8Array): Promise<void> {
     const root = await realWorkspace(this.workspace);
     for (const name of await readdir(root)) await rm(join(root, name), { recursive: true, force: true });
-    await this.unpackTar(".", tar);
+    await this.unpackTar(".", tar, true);
   }
 }
 

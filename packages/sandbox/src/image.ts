@@ -26,9 +26,12 @@ export function debianSource(): { suite: string; mirror: string } {
     if (existsSync("/etc/apt/sources.list")) texts.push(readFileSync("/etc/apt/sources.list", "utf8"));
     const dir = "/etc/apt/sources.list.d";
     if (existsSync(dir))
-      for (const f of readdirSync(dir)) if (f.endsWith(".sources") || f.endsWith(".list")) texts.push(readFileSync(join(dir, f), "utf8"));
+      for (const f of readdirSync(dir))
+        if (f.endsWith(".sources") || f.endsWith(".list")) texts.push(readFileSync(join(dir, f), "utf8"));
     for (const t of texts) {
-      const m = /^URIs:\s*(\S+\/debian)\s*$/m.exec(t) ?? /^deb\s+(?:\[[^\]]*\]\s+)?(\S+\/debian)\s+\S+\s+main/m.exec(t);
+      const m =
+        /^URIs:\s*(\S+\/debian)\s*$/m.exec(t) ??
+        /^deb\s+(?:\[[^\]]*\]\s+)?(\S+\/debian)\s+\S+\s+main/m.exec(t);
       if (m?.[1]) {
         mirror = m[1];
         break;
@@ -41,11 +44,18 @@ export function debianSource(): { suite: string; mirror: string } {
 
 /** The image tag for the current recipe (content hash of everything that goes into it). */
 export function imageTag(suite = debianSource().suite): string {
-  const h = createHash("sha256").update(JSON.stringify({ RECIPE_VERSION, suite, IMAGE_PACKAGES })).digest("hex");
+  const h = createHash("sha256")
+    .update(JSON.stringify({ RECIPE_VERSION, suite, IMAGE_PACKAGES }))
+    .digest("hex");
   return `${IMAGE_REPO}:${h.slice(0, 12)}`;
 }
 
-function run(cmd: string, args: string[], log: (s: string) => void, stdinFrom?: NodeJS.ReadableStream): Promise<void> {
+function run(
+  cmd: string,
+  args: string[],
+  log: (s: string) => void,
+  stdinFrom?: NodeJS.ReadableStream,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ["pipe", "pipe", "pipe"] });
     let tail = "";
@@ -58,7 +68,9 @@ function run(cmd: string, args: string[], log: (s: string) => void, stdinFrom?: 
     child.on("error", (e) => reject(new Error(`${cmd} could not start: ${e.message}`)));
     if (stdinFrom) stdinFrom.pipe(child.stdin);
     else child.stdin.end();
-    child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} failed (exit ${code}): ${tail.trim().slice(-1500)}`))));
+    child.on("close", (code) =>
+      code === 0 ? resolve() : reject(new Error(`${cmd} failed (exit ${code}): ${tail.trim().slice(-1500)}`)),
+    );
   });
 }
 
@@ -71,7 +83,9 @@ export async function imageExists(tag: string): Promise<boolean> {
 }
 
 /** Builds the image offline (root needed for debootstrap) unless it exists; returns its tag. */
-export async function buildImage(options: { force?: boolean; log?: (s: string) => void } = {}): Promise<string> {
+export async function buildImage(
+  options: { force?: boolean; log?: (s: string) => void } = {},
+): Promise<string> {
   const log = options.log ?? (() => {});
   const { suite, mirror } = debianSource();
   const tag = imageTag(suite);
@@ -80,7 +94,11 @@ export async function buildImage(options: { force?: boolean; log?: (s: string) =
   const root = join(work, "root");
   try {
     log(`debootstrap ${suite} from the configured mirror…\n`);
-    await run("debootstrap", ["--variant=minbase", `--include=${IMAGE_PACKAGES.join(",")}`, suite, root, mirror], log);
+    await run(
+      "debootstrap",
+      ["--variant=minbase", `--include=${IMAGE_PACKAGES.join(",")}`, suite, root, mirror],
+      log,
+    );
     // The non-root user and the workspace mount point.
     await appendFile(join(root, "etc/passwd"), "hands:x:1000:1000:hands:/home/hands:/bin/bash\n");
     await appendFile(join(root, "etc/group"), "hands:x:1000:\n");
@@ -90,7 +108,10 @@ export async function buildImage(options: { force?: boolean; log?: (s: string) =
     await run("chown", ["1000:1000", join(root, "home/hands"), join(root, "workspace")], log);
     await rm(join(root, "var/cache/apt/archives"), { recursive: true, force: true });
     await rm(join(root, "var/lib/apt/lists"), { recursive: true, force: true });
-    await writeFile(join(work, "import.sh"), `tar -C "$1" -c . | docker import --change 'USER 1000:1000' --change 'WORKDIR /workspace' --change 'CMD ["sleep","infinity"]' - "$2"\n`);
+    await writeFile(
+      join(work, "import.sh"),
+      `tar -C "$1" -c . | docker import --change 'USER 1000:1000' --change 'WORKDIR /workspace' --change 'CMD ["sleep","infinity"]' - "$2"\n`,
+    );
     log(`docker import as ${tag}…\n`);
     await run("bash", ["-o", "pipefail", join(work, "import.sh"), root, tag], log);
     return tag;

@@ -62,7 +62,8 @@ export class SessionManager {
 
   /** Creates a session, waiting for a free slot when the maximum is reached. */
   async create(options: SandboxOptions): Promise<Sandbox> {
-    while (this.sessions.size + this.pending >= this.maxSessions) await new Promise<void>((r) => this.waiting.push(r));
+    while (this.sessions.size + this.pending >= this.maxSessions)
+      await new Promise<void>((r) => this.waiting.push(r));
     this.pending++;
     let sandbox: Sandbox;
     try {
@@ -75,7 +76,12 @@ export class SessionManager {
     this.pending--;
     const now = Date.now();
     this.sessions.set(sandbox.id, { sandbox, createdAt: now, lastUsedAt: now, busy: 0 });
-    this.audit.write({ event: "create", session: sandbox.id, kind: sandbox.kind, workspace: sandbox.workspace });
+    this.audit.write({
+      event: "create",
+      session: sandbox.id,
+      kind: sandbox.kind,
+      workspace: sandbox.workspace,
+    });
     return this.wrap(sandbox);
   }
 
@@ -91,11 +97,22 @@ export class SessionManager {
     const touch = () => {
       entry.lastUsedAt = Date.now();
     };
-    const file = async <T>(op: "read" | "write", path: string, f: () => Promise<T>, bytes?: number): Promise<T> => {
+    const file = async <T>(
+      op: "read" | "write",
+      path: string,
+      f: () => Promise<T>,
+      bytes?: number,
+    ): Promise<T> => {
       touch();
       try {
         const r = await f();
-        audit.write({ event: "file", session: sandbox.id, op, path, bytes: bytes ?? (Buffer.isBuffer(r) ? r.length : 0) });
+        audit.write({
+          event: "file",
+          session: sandbox.id,
+          op,
+          path,
+          bytes: bytes ?? (Buffer.isBuffer(r) ? r.length : 0),
+        });
         return r;
       } catch (e) {
         audit.write({ event: "file", session: sandbox.id, op, path, error: (e as Error).message });
@@ -126,7 +143,12 @@ export class SessionManager {
       },
       readFile: (path: string) => file("read", path, () => sandbox.readFile(path)),
       writeFile: (path: string, data: string | Uint8Array) =>
-        file("write", path, () => sandbox.writeFile(path, data), typeof data === "string" ? Buffer.byteLength(data) : data.length),
+        file(
+          "write",
+          path,
+          () => sandbox.writeFile(path, data),
+          typeof data === "string" ? Buffer.byteLength(data) : data.length,
+        ),
       destroy: () => this.destroy(sandbox.id, "requested"),
     });
     return view;

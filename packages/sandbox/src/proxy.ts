@@ -52,7 +52,10 @@ while True:
 export function hostAllowed(host: string, allow: readonly string[]): boolean {
   const h = host.toLowerCase().replace(/\.$/, "");
   return allow.some((d) => {
-    const a = d.toLowerCase().replace(/^\*?\./, "").replace(/\.$/, "");
+    const a = d
+      .toLowerCase()
+      .replace(/^\*?\./, "")
+      .replace(/\.$/, "");
     return a !== "" && (h === a || h.endsWith(`.${a}`));
   });
 }
@@ -92,13 +95,22 @@ export async function startAllowListProxy(options: {
     const allowed = url.protocol === "http:" && hostAllowed(url.hostname, options.allow);
     log.push({ host: url.hostname, port, allowed });
     if (!allowed) {
-      res.writeHead(403, { "content-type": "text/plain" }).end(`hands proxy: ${url.hostname} is not on the allow-list\n`);
+      res
+        .writeHead(403, { "content-type": "text/plain" })
+        .end(`hands proxy: ${url.hostname} is not on the allow-list\n`);
       return;
     }
     const headers = { ...req.headers };
     delete headers["proxy-connection"];
     const up = request(
-      { host: target(url.hostname), port, path: `${url.pathname}${url.search}`, method: req.method, headers, timeout: 30_000 },
+      {
+        host: target(url.hostname),
+        port,
+        path: `${url.pathname}${url.search}`,
+        method: req.method,
+        headers,
+        timeout: 30_000,
+      },
       (upRes) => {
         res.writeHead(upRes.statusCode ?? 502, upRes.headers);
         upRes.pipe(res);
@@ -121,7 +133,9 @@ export async function startAllowListProxy(options: {
     const allowed = host !== "" && port > 0 && hostAllowed(host, options.allow);
     log.push({ host, port, allowed });
     if (!allowed) {
-      client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nhands proxy: ${host} is not on the allow-list\n`);
+      client.end(
+        `HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nhands proxy: ${host} is not on the allow-list\n`,
+      );
       return;
     }
     const up = connect({ host: target(host), port });

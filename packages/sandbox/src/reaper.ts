@@ -43,7 +43,10 @@ export async function reapLeftovers(options: {
       const orphan = owner === process.pid ? true : !processAlive(owner);
       const old = options.maxAgeMs !== undefined && age > options.maxAgeMs;
       if (!orphan && !old) continue;
-      await docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
+      await docker
+        .getContainer(c.Id)
+        .remove({ force: true })
+        .catch(() => {});
       report.containers.push(session);
       options.onReap?.(session, `container ${c.Id.slice(0, 12)}`);
     }
