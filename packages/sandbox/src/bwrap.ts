@@ -42,6 +42,11 @@ export interface BwrapSandboxOptions {
   proxyEnv?: Record<string, string>;
 }
 
+/** tmpfs pages count against the memory limit: keep scratch space well below it. */
+export function defaultTmpBytes(limits: Limits): number {
+  return Math.min(DEFAULT_TMP_BYTES, Math.floor(limits.memoryBytes / 4));
+}
+
 let bwrapUsable: { ok: boolean; reason: string } | undefined;
 
 /** Whether bubblewrap is installed and can create namespaces here (cached). */
@@ -113,7 +118,7 @@ export class BwrapSandbox implements Sandbox {
     this.argsOptions = {
       workspace: this.workspace,
       network: this.network,
-      tmpBytes: options.tmpBytes ?? DEFAULT_TMP_BYTES,
+      tmpBytes: options.tmpBytes ?? defaultTmpBytes(this.limits),
       env: sandboxEnv({ ...networkEnv(this.network, options.proxyEnv), ...(options.env ?? {}) }),
       ...(options.proxySocket ? { proxySocket: options.proxySocket } : {}),
     };
@@ -267,7 +272,7 @@ export async function runBwrapOnce(
   const args = bwrapArgs({
     workspace,
     network: options.network ?? "none",
-    tmpBytes: options.tmpBytes ?? DEFAULT_TMP_BYTES,
+    tmpBytes: options.tmpBytes ?? defaultTmpBytes(limits),
     env: sandboxEnv({
       ...networkEnv(options.network ?? "none", options.proxyEnv),
       ...(options.env ?? {}),

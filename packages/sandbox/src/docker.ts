@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { PassThrough } from "node:stream";
 import type Dockerode from "dockerode";
-import { markOom, networkEnv } from "./bwrap.js";
+import { defaultTmpBytes, markOom, networkEnv } from "./bwrap.js";
 import { type NetworkMode, sandboxEnv, WORKSPACE_PATH } from "./bwrap-args.js";
 import { DEFAULT_LIMITS, type Limits } from "./cgroups.js";
 import { realpathOrSelf } from "./confine.js";
@@ -113,7 +113,7 @@ export class DockerSandbox implements Sandbox {
   private async start(): Promise<void> {
     const o = this.options;
     const { user, uid } = workspaceUser(this.workspace);
-    const tmp = o.tmpBytes ?? 256 * 1024 * 1024;
+    const tmp = o.tmpBytes ?? defaultTmpBytes(this.limits);
     const fsize = o.fileSizeBytes ?? 512 * 1024 * 1024;
     const network = o.network ?? "none";
     const binds = [`${this.workspace}:${WORKSPACE_PATH}`];
@@ -198,6 +198,14 @@ export class DockerSandbox implements Sandbox {
     await this.session.ready;
   }
 
+  /** The session shell ended: start a new one, and a new container if it is gone too. */
+  private async revive(): Promise<void> {
+    const info = await this.container?.inspect().catch(() => undefined);
+    if (info?.State.Running) return this.startSession();
+    await this.container?.remove({ force: true }).catch(() => {});
+    await this.start();
+  }
+
   private assertAlive(): void {
     if (this.destroyed) throw new Error(`sandbox ${this.id} has been destroyed`);
   }
@@ -205,7 +213,7 @@ export class DockerSandbox implements Sandbox {
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     this.assertAlive();
     this.lastUsedAt = Date.now();
-    if (!this.session?.alive) await this.startSession();
+    if (!this.session?.alive) await this.revive();
     const cwd = options.cwd ? await this.files.sandboxCwd(options.cwd, WORKSPACE_PATH) : undefined;
     const before = this.oomKills();
     const r = await (this.session as ShellSession).exec(command, { ...options, ...(cwd ? { cwd } : {}) });
