@@ -14,6 +14,8 @@ export interface CliArgs {
   json: boolean;
   trace?: string;
   sandbox?: string;
+  network?: string;
+  allowDomain?: string[];
   quiet: boolean;
   color?: boolean;
   help: boolean;
@@ -37,7 +39,9 @@ Run:
   --cwd DIR           workspace (default: the current directory)
   --max-steps N       step limit (default 50)
   --max-tokens N      token budget for the whole run (input + output)
-  --sandbox KIND      where commands run: local (default)
+  --sandbox KIND      where commands run: bwrap (default on Linux), docker, local (no isolation)
+  --network host      give sandboxed commands the host's network (default: none)
+  --allow-domain LIST only these domains (comma-separated), through a filtering proxy
   --trace FILE        JSONL trace file (default: under the data directory)
   --json              one JSON event per line on stdout; the last line is the result
   --quiet             no live view on stderr
@@ -48,6 +52,7 @@ Run:
 
 Without a configured model, hands looks for a local OpenAI-compatible server
 (Ollama on :11434, llama.cpp / vLLM on :8080 and :8000) and uses it.
+Sandboxes: hands sandbox ls|exec|rm|prune|build-image (hands sandbox --help).
 Settings also come from .hands/config.json (project) and ~/.config/hands/config.json (user).
 Exit code: 0 done; 1 error; 2 usage or configuration; 3 step limit; 4 token budget; 130 aborted.`;
 
@@ -79,6 +84,15 @@ export function parseCliArgs(argv: string[]): CliArgs {
     ...(v["max-tokens"] !== undefined ? { maxTokens: positiveInt("--max-tokens", v["max-tokens"]) } : {}),
     ...(v.trace ? { trace: v.trace } : {}),
     ...(v.sandbox ? { sandbox: v.sandbox } : {}),
+    ...(v.network ? { network: v.network } : {}),
+    ...(v["allow-domain"]?.length
+      ? {
+          allowDomain: v["allow-domain"]
+            .flatMap((d) => d.split(","))
+            .map((d) => d.trim())
+            .filter(Boolean),
+        }
+      : {}),
     json: v.json ?? false,
     quiet: v.quiet ?? false,
     ...(v["no-color"] ? { color: false } : {}),
@@ -103,6 +117,8 @@ function parse(argv: string[]) {
       json: { type: "boolean" },
       trace: { type: "string" },
       sandbox: { type: "string" },
+      network: { type: "string" },
+      "allow-domain": { type: "string", multiple: true },
       quiet: { type: "boolean" },
       "no-color": { type: "boolean" },
       help: { type: "boolean", short: "h" },

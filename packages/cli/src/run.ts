@@ -4,12 +4,12 @@ import { readFileSync, realpathSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Agent, type AgentEvent, builtinTools, type RunStatus, TraceWriter } from "@hands/agent";
 import { createProvider } from "@hands/llm";
-import { createSandbox } from "@hands/sandbox";
 import { HELP, parseCliArgs, UsageError } from "./args.js";
 import { resolveSettings } from "./config.js";
 import { findLocalServer, listModels, noModelHelp } from "./discover.js";
 import { dataDir } from "./paths.js";
 import { COLOR, LiveView, PLAIN } from "./render.js";
+import { prepareSandbox } from "./sandbox-setup.js";
 
 export const EXIT_CODES: Record<RunStatus, number> = {
   done: 0,
@@ -97,11 +97,15 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
   if (args.json) listeners.push((e) => process.stdout.write(`${JSON.stringify(e)}\n`));
   if (!args.quiet && !args.json) listeners.push(view.onEvent);
 
+  const box = await prepareSandbox(
+    { kind: settings.sandbox, workspace, network: args.network, allowDomain: args.allowDomain },
+    err,
+  );
   const agent = new Agent({
     provider,
     workspace,
     tools: builtinTools(),
-    createSandbox: () => createSandbox({ kind: settings.sandbox as "local", workspace }),
+    createSandbox: box.create,
     maxSteps: settings.maxSteps,
     ...(settings.maxTokens ? { maxTokens: settings.maxTokens } : {}),
     outputDir: join(data, "outputs"),
@@ -130,6 +134,7 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     return EXIT_CODES[result.status];
   } finally {
     process.off("SIGINT", onSigint);
+    await box.close();
     trace.close();
   }
 }

@@ -67,7 +67,9 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
     });
 
     test("memory bomb: only the command is killed, reported as OOM", async () => {
-      const r = await sb.exec("python3 -c 'a = bytearray(600 * 1024 * 1024); print(len(a))'", { timeoutMs: 30_000 });
+      const r = await sb.exec("python3 -c 'a = bytearray(600 * 1024 * 1024); print(len(a))'", {
+        timeoutMs: 30_000,
+      });
       assert.equal(r.exitCode, 137, JSON.stringify(r).slice(0, 300));
       assert.equal(r.oomKilled, true);
       assert.match(r.stderr, /out of memory/);
@@ -87,7 +89,9 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
     test("disk fill: /tmp and file sizes are capped", async () => {
       const t = await sb.exec("head -c 400M /dev/zero > /tmp/fill; echo rc=$?; rm -f /tmp/fill");
       assert.match(t.stderr, /No space left|File size limit/);
-      const w = await sb.exec("head -c 600M /dev/zero > big.bin; echo rc=$?; ls -l big.bin | awk '{print $5}'; rm -f big.bin");
+      const w = await sb.exec(
+        "head -c 600M /dev/zero > big.bin; echo rc=$?; ls -l big.bin | awk '{print $5}'; rm -f big.bin",
+      );
       assert.doesNotMatch(w.stdout, /rc=0/);
       await healthy();
     });
@@ -101,9 +105,12 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
       );
       assert.notEqual(raw.exitCode, 0);
       assert.match(raw.stderr, /PermissionError|Operation not permitted/);
-      const dns = await sb.exec("python3 -c \"import socket; socket.getaddrinfo('hands-test.invalid', 80)\"", {
-        timeoutMs: 10_000,
-      });
+      const dns = await sb.exec(
+        "python3 -c \"import socket; socket.getaddrinfo('hands-test.invalid', 80)\"",
+        {
+          timeoutMs: 10_000,
+        },
+      );
       assert.notEqual(dns.exitCode, 0);
       const ifs = await sb.exec("tail -n +3 /proc/net/dev | awk -F: '{print $1}' | tr -d ' '");
       assert.equal(ifs.stdout.trim(), "lo");
@@ -120,7 +127,9 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
       assert.doesNotMatch(r.stdout, /HOST-SECRET/);
       assert.doesNotMatch(r.stdout, /id_rsa|id_ed25519|authorized_keys/);
       // The host's own password hashes (a container has its image's /etc/shadow, not these).
-      const shadow = existsSync("/etc/shadow") ? readFileSync("/etc/shadow", "utf8").split("\n")[0] ?? "" : "";
+      const shadow = existsSync("/etc/shadow")
+        ? (readFileSync("/etc/shadow", "utf8").split("\n")[0] ?? "")
+        : "";
       if (shadow) assert.equal(r.stdout.includes(shadow) && shadow.includes("$"), false);
       await healthy();
     });
@@ -158,7 +167,10 @@ print('attach', libc.ptrace(16, ${pid}, 0, 0), ctypes.get_errno())
       assert.doesNotMatch(r.stdout, /node/);
       assert.match(r.stdout, /attach -1 \d+/);
       const n = await sb.exec("ls /proc | grep -c '^[0-9]'");
-      assert.ok(Number(n.stdout) < 20, `sees ${n.stdout} processes: ${(await sb.exec("ps -eo pid,stat,comm")).stdout}`);
+      assert.ok(
+        Number(n.stdout) < 20,
+        `sees ${n.stdout} processes: ${(await sb.exec("ps -eo pid,stat,comm")).stdout}`,
+      );
       await healthy();
     });
 
@@ -179,7 +191,8 @@ print('attach', libc.ptrace(16, ${pid}, 0, 0), ctypes.get_errno())
       await s2.exec("(sleep 777.25 &); nohup sleep 777.25 >/dev/null 2>&1 & setsid sleep 777.25 & true");
       assert.ok(hostProcessesMatching("sleep 777.25") >= 1);
       await s2.destroy();
-      for (let i = 0; i < 50 && hostProcessesMatching("sleep 777.25") > 0; i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 50 && hostProcessesMatching("sleep 777.25") > 0; i++)
+        await new Promise((r) => setTimeout(r, 100));
       assert.equal(hostProcessesMatching("sleep 777.25"), 0);
       await ws2.cleanup();
     });
