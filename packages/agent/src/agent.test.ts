@@ -4,9 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { ModelError, type Provider, ScriptedProvider } from "@hands/llm";
+import { createSandbox, type Sandbox } from "@hands/sandbox";
 import { Agent, type AgentOptions } from "./agent.js";
 import type { AgentEvent } from "./events.js";
 import { MAX_TOOL_OUTPUT_CHARS } from "./output-cap.js";
+import { readFileTool } from "./tools/read-file.js";
+import { runCommandTool } from "./tools/run-command.js";
 import type { Tool } from "./tools/types.js";
 import { TraceWriter } from "./trace.js";
 
@@ -75,8 +78,8 @@ function makeTools(log: string[]): Tool[] {
 
 function setup(provider: Provider, extra: Partial<AgentOptions> = {}) {
   const workspace = realpathSync(mkdtempSync(join(tmpdir(), "hands-agent-")));
+  const outputs = realpathSync(mkdtempSync(join(tmpdir(), "hands-agent-outputs-")));
   const log: string[] = [];
-  const destroyed = 0;
   const agent = new Agent({
     provider,
     workspace,
@@ -84,7 +87,7 @@ function setup(provider: Provider, extra: Partial<AgentOptions> = {}) {
     createSandbox: async () => {
       throw new Error("no sandbox in these tests");
     },
-    outputDir: join(workspace, ".out"),
+    outputDir: outputs,
     ...extra,
   });
   const events: AgentEvent[] = [];
@@ -94,10 +97,10 @@ function setup(provider: Provider, extra: Partial<AgentOptions> = {}) {
     events,
     workspace,
     onEvent: (e: AgentEvent) => events.push(e),
-    get destroyed() {
-      return destroyed;
+    cleanup: () => {
+      rmSync(workspace, { recursive: true, force: true });
+      rmSync(outputs, { recursive: true, force: true });
     },
-    cleanup: () => rmSync(workspace, { recursive: true, force: true }),
   };
 }
 
@@ -288,6 +291,54 @@ describe("agent loop", () => {
     assert.ok(out.includes(end.fullOutputPath));
     assert.equal(readFileSync(end.fullOutputPath, "utf8").length, 100_008);
     t.cleanup();
+  });
+
+  test("the model can page through a saved full output with read_file, but not other runs' outputs", async () => {
+    let savedPath = "";
+    const provider = new ScriptedProvider([
+      { toolCalls: [{ name: "huge", arguments: {} }] },
+      (req) => {
+        savedPath = /saved at (\S+);/.exec(req.messages.at(-1)!.content)![1]!;
+        return { toolCalls: [{ name: "read_file", arguments: { path: savedPath, limit: 1 } }] };
+      },
+      (req) => {
+        const other = join(savedPath, "..", "..", "another-run", "x.txt");
+        assert.match(req.messages.at(-1)!.content, /^\s+1\tHEADxxxx/);
+        return { toolCalls: [{ name: "read_file", arguments: { path: other } }] };
+      },
+      { content: "done" },
+    ]);
+    const t = setup(provider, { tools: [...makeTools([]), readFileTool] });
+    const r = await t.agent.run("x");
+    assert.equal(r.status, "done");
+    assert.match(toolMessages(r)[2]!, /^ERROR: path is outside the workspace/);
+    t.cleanup();
+  });
+
+  test("the sandbox is created on the first command only, and destroyed when the run ends", async () => {
+    const created: Sandbox[] = [];
+    const workspace = realpathSync(mkdtempSync(join(tmpdir(), "hands-agent-sbx-")));
+    const agent = new Agent({
+      provider: new ScriptedProvider([
+        { toolCalls: [{ name: "echo", arguments: { text: "no sandbox needed" } }] },
+        { toolCalls: [{ name: "run_command", arguments: { command: "echo from-the-sandbox" } }] },
+        { toolCalls: [{ name: "run_command", arguments: { command: "echo again" } }] },
+        { content: "done" },
+      ]),
+      workspace,
+      tools: [...makeTools([]), runCommandTool],
+      createSandbox: async () => {
+        const s = await createSandbox({ kind: "local", workspace });
+        created.push(s);
+        return s;
+      },
+    });
+    const r = await agent.run("x");
+    assert.equal(r.status, "done");
+    assert.match(toolMessages(r)[1]!, /from-the-sandbox/);
+    assert.equal(created.length, 1, "one session for the whole task");
+    await assert.rejects(created[0]!.exec("echo after"), /destroyed/);
+    rmSync(workspace, { recursive: true, force: true });
   });
 
   test("the trace records every step as JSONL, ending with the result", async () => {

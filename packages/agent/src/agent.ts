@@ -80,7 +80,7 @@ export class Agent {
     const outputDir = opts.outputDir ? join(opts.outputDir, runId) : undefined;
     const ctx: ToolContext = {
       workspace: opts.workspace,
-      readRoots: opts.outputDir ? [opts.outputDir] : [],
+      readRoots: outputDir ? [outputDir] : [],
       sandbox: () => {
         sandbox ??= opts.createSandbox();
         return sandbox;

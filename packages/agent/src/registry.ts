@@ -1,7 +1,8 @@
 // The tool registry: turns a model's tool call into a validated invocation, or into an
 // error the model can act on (unknown tool → the valid names; bad arguments → the schema).
-import type { ToolCall, ToolSchema } from "@hands/llm";
+
 import { createRequire } from "node:module";
+import type { ToolCall, ToolSchema } from "@hands/llm";
 import type { Ajv as AjvType, ValidateFunction } from "ajv";
 import type { Tool } from "./tools/types.js";
 

@@ -2,7 +2,15 @@
 // speaking the OpenAI (or Anthropic) wire format, real files on disk.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -83,6 +91,7 @@ describe("hands (one-shot)", () => {
     assert.match(r.stderr, /● I will write fib\.py\./);
     assert.match(r.stderr, /→ write_file fib\.py/);
     assert.match(r.stderr, /→ run_command python3 fib\.py/);
+    assert.match(r.stderr, /✓ exit code: 0 · 55 · \d+ ms/);
     assert.match(r.stderr, /✔ done · 3 steps/);
     assert.ok(existsSync(join(ws, "fib.py")));
     // The model saw the command's real output.
@@ -227,6 +236,62 @@ describe("hands (one-shot)", () => {
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, "wrote r.txt\n");
     assert.equal(readFileSync(join(ws, "r.txt"), "utf8"), "react ok");
+  });
+
+  test("--provider anthropic speaks the Messages API", async () => {
+    const server = await startScriptedServer([
+      { content: "Listing.", toolCalls: [{ name: "list_dir", arguments: {} }] },
+      { content: "The folder has a.txt." },
+    ]);
+    const ws = workspace();
+    writeFileSync(join(ws, "a.txt"), "hi");
+    const r = await hands(
+      [
+        "--provider",
+        "anthropic",
+        "--base-url",
+        server.origin,
+        "--model",
+        "claude-test",
+        "--cwd",
+        ws,
+        "what is here?",
+      ],
+      cleanEnv({ ANTHROPIC_API_KEY: "sk-ant-test" }),
+    );
+    await server.close();
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "The folder has a.txt.\n");
+    assert.ok(server.requests.every((q) => q.path === "/v1/messages"));
+    assert.equal(server.requests[0]!.headers["x-api-key"], "sk-ant-test");
+    const second = server.requests[1]!.body as { messages: { role: string; content: unknown }[] };
+    assert.match(JSON.stringify(second.messages.at(-1)), /tool_result.*a\.txt/);
+  });
+
+  test("Ctrl-C stops the run cleanly: status aborted, exit 130", async () => {
+    const server = await startScriptedServer([{ content: "slow", delayMs: 10_000 }]);
+    const child = spawn(
+      process.execPath,
+      [BIN, "--json", "--base-url", server.url, "--api-key", "k", "--model", "m", "--cwd", workspace(), "x"],
+      { env: cleanEnv(), stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stdout = "";
+    let interrupted = false;
+    child.stdout.on("data", (d) => {
+      stdout += d;
+      if (!interrupted && /"type":"model_request"/.test(stdout)) {
+        interrupted = true;
+        child.kill("SIGINT");
+      }
+    });
+    const started = Date.now();
+    const code = await new Promise((r) => child.on("close", r));
+    await server.close();
+    assert.equal(code, 130);
+    assert.ok(Date.now() - started < 5000, "stopped without waiting for the model");
+    const last = JSON.parse(stdout.trim().split("\n").at(-1)!);
+    assert.equal(last.type, "result");
+    assert.equal(last.status, "aborted");
   });
 
   test("bad flags and values are usage errors with exit 2", async () => {

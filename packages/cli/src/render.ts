@@ -37,6 +37,15 @@ export function oneLine(text: string, max: number): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
+/** The first informative lines of a tool's output: "exit code: 0 · 55" rather than a section header. */
+export function resultSummary(output: string): string {
+  const lines = output
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l && !/^(stdout|stderr):$/.test(l));
+  return lines.slice(0, /^exit code:/.test(lines[0] ?? "") ? 2 : 1).join(" · ");
+}
+
 function formatMs(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
@@ -70,7 +79,7 @@ export class LiveView {
         break;
       case "tool_end": {
         const mark = e.isError ? s.red("✗") : s.green("✓");
-        const first = oneLine(e.output.split("\n").find((l) => l.trim()) ?? "", 100);
+        const first = oneLine(resultSummary(e.output), 100);
         this.write(
           `  ${mark} ${e.isError ? s.red(first) : s.dim(first)} ${s.dim(`· ${formatMs(e.durationMs)}`)}\n`,
         );

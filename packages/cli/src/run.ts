@@ -94,7 +94,16 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
   const trace = new TraceWriter(args.trace ? resolve(args.trace) : join(data, "traces", `${runId}.jsonl`));
   const view = new LiveView(err, style);
   const listeners: ((e: AgentEvent) => void)[] = [trace.write];
-  if (args.json) listeners.push((e) => process.stdout.write(`${JSON.stringify(e)}\n`));
+  if (args.json) {
+    // A reader that goes away (`hands --json … | head -1`) must not crash the run.
+    let stdoutOpen = true;
+    process.stdout.on("error", () => {
+      stdoutOpen = false;
+    });
+    listeners.push((e) => {
+      if (stdoutOpen) process.stdout.write(`${JSON.stringify(e)}\n`);
+    });
+  }
   if (!args.quiet && !args.json) listeners.push(view.onEvent);
 
   const box = await prepareSandbox(

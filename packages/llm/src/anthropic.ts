@@ -3,28 +3,23 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/messages/messages";
 import { fromAnthropicStop, fromAnthropicUsage, toAnthropic, toAnthropicTools } from "./anthropic-wire.js";
-import { nodeFetch } from "./http-fetch.js";
-import { type IdleWatch, idleWatch } from "./idle.js";
+import type { IdleWatch } from "./idle.js";
 import { type ModelPrice, withCost } from "./pricing.js";
-import { type CallContext, protocolError, type RetryOptions, summarize, withRetry } from "./retry.js";
+import { type CallContext, protocolError, summarize, withRetry } from "./retry.js";
+import { retryOptions, type SdkProviderOptions, sdkClientOptions, withIdleTimeout } from "./sdk-common.js";
 import type { ModelRequest, ModelResponse, Provider, ToolCall, Usage } from "./types.js";
 
-export interface AnthropicProviderOptions {
+export interface AnthropicProviderOptions extends SdkProviderOptions {
   model: string;
   /** Default $ANTHROPIC_API_KEY. */
   apiKey?: string;
   /** Default https://api.anthropic.com. A trailing /v1 is dropped (the SDK adds it). */
   baseURL?: string;
-  /** Retries after the first attempt (default 3). */
-  maxRetries?: number;
   pricing?: ModelPrice;
   /** Default true. */
   stream?: boolean;
-  timeoutMs?: number;
-  extraHeaders?: Record<string, string>;
   /** Required by the API; used when a request sets none (default 8192). */
   maxTokens?: number;
-  retry?: Pick<RetryOptions, "baseDelayMs" | "maxDelayMs" | "sleep" | "random">;
 }
 
 interface RawResult {
@@ -48,15 +43,13 @@ export class AnthropicProvider implements Provider {
   private getClient(): Promise<Anthropic> {
     this.client ??= import("@anthropic-ai/sdk").then(
       ({ default: Client }) =>
-        new Client({
-          baseURL: this.baseURL,
-          apiKey: this.options.apiKey ?? process.env.ANTHROPIC_API_KEY ?? "no-key",
-          maxRetries: 0,
-          timeout: this.options.timeoutMs ?? 600_000,
-          defaultHeaders: this.options.extraHeaders,
-          logLevel: "off",
-          fetch: nodeFetch,
-        }),
+        new Client(
+          sdkClientOptions(
+            this.baseURL,
+            this.options.apiKey ?? process.env.ANTHROPIC_API_KEY ?? "no-key",
+            this.options,
+          ),
+        ),
     );
     return this.client;
   }
@@ -83,13 +76,7 @@ export class AnthropicProvider implements Provider {
     const streaming = this.options.stream ?? true;
     const raw = await withRetry(
       () => (streaming ? this.streamOnce(client, params, request) : this.jsonOnce(client, params, request)),
-      {
-        ...this.options.retry,
-        maxAttempts: (this.options.maxRetries ?? 3) + 1,
-        ...(request.signal ? { signal: request.signal } : {}),
-        onRetry: (info) => request.onEvent?.({ type: "retry", ...info }),
-        context,
-      },
+      retryOptions(this.options, request, context),
     );
     let finishReason = fromAnthropicStop(raw.stop);
     if (raw.toolCalls.length > 0 && finishReason === "stop") finishReason = "tool_calls";
@@ -132,23 +119,14 @@ export class AnthropicProvider implements Provider {
     return { content, toolCalls, stop: m.stop_reason, usage: fromAnthropicUsage(m.usage ?? {}) };
   }
 
-  private async streamOnce(
+  private streamOnce(
     client: Anthropic,
     params: MessageCreateParamsBase,
     request: ModelRequest,
   ): Promise<RawResult> {
-    const timeoutMs = this.options.timeoutMs ?? 600_000;
-    const watch = idleWatch(timeoutMs, request.signal);
-    try {
-      return await this.readStream(client, params, request, watch);
-    } catch (err) {
-      if (watch.expired && !request.signal?.aborted) {
-        throw protocolError(`timed out: no data from the server for ${timeoutMs} ms`, true, "timeout");
-      }
-      throw err;
-    } finally {
-      watch.dispose();
-    }
+    return withIdleTimeout(this.options, request.signal, (watch) =>
+      this.readStream(client, params, request, watch),
+    );
   }
 
   private async readStream(

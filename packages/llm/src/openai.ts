@@ -3,8 +3,7 @@
 // that local models print as text.
 import type OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
-import { nodeFetch } from "./http-fetch.js";
-import { type IdleWatch, idleWatch } from "./idle.js";
+import type { IdleWatch } from "./idle.js";
 import {
   fromOpenAIFinish,
   fromOpenAIUsage,
@@ -14,7 +13,8 @@ import {
 } from "./openai-wire.js";
 import { type ModelPrice, withCost } from "./pricing.js";
 import { RequestBodyEncoder } from "./request-body.js";
-import { type CallContext, protocolError, type RetryOptions, summarize, withRetry } from "./retry.js";
+import { type CallContext, protocolError, summarize, withRetry } from "./retry.js";
+import { retryOptions, type SdkProviderOptions, sdkClientOptions, withIdleTimeout } from "./sdk-common.js";
 import { extractTextToolCallsWithRest } from "./text-tool-calls.js";
 import type { FinishReason, ModelRequest, ModelResponse, Provider, ToolCall, Usage } from "./types.js";
 
@@ -22,27 +22,20 @@ import type { FinishReason, ModelRequest, ModelResponse, Provider, ToolCall, Usa
 type BodyOf = (extra: Record<string, unknown>) => Buffer;
 const JSON_HEADERS = { "content-type": "application/json" };
 
-export interface OpenAIProviderOptions {
+export interface OpenAIProviderOptions extends SdkProviderOptions {
   model: string;
   /** Default https://api.openai.com/v1. */
   baseURL?: string;
   /** Default $OPENAI_API_KEY; local servers accept any value. */
   apiKey?: string;
-  /** Retries after the first attempt (default 3). */
-  maxRetries?: number;
   /** Price override for this model (else the built-in table, else no cost). */
   pricing?: ModelPrice;
   /** Server-sent events (default true). */
   stream?: boolean;
-  /** Per-attempt timeout (default 10 minutes). */
-  timeoutMs?: number;
-  extraHeaders?: Record<string, string>;
   /** Default max output tokens when a request sets none (default: the server's). */
   maxTokens?: number;
   /** Recover tool calls printed as text when there are no native ones (default true). */
   textToolCalls?: boolean;
-  /** Backoff tuning, mostly for tests. */
-  retry?: Pick<RetryOptions, "baseDelayMs" | "maxDelayMs" | "sleep" | "random">;
 }
 
 /** What one attempt produced, before text tool-call recovery and costing. */
@@ -71,15 +64,13 @@ export class OpenAIProvider implements Provider {
     // Loaded on first use: importing the SDK costs ~60 ms that a CLI start should not pay.
     this.client ??= import("openai").then(
       ({ default: Client }) =>
-        new Client({
-          baseURL: this.baseURL,
-          apiKey: this.options.apiKey ?? process.env.OPENAI_API_KEY ?? "no-key",
-          maxRetries: 0,
-          timeout: this.options.timeoutMs ?? 600_000,
-          defaultHeaders: this.options.extraHeaders,
-          logLevel: "off",
-          fetch: nodeFetch,
-        }),
+        new Client(
+          sdkClientOptions(
+            this.baseURL,
+            this.options.apiKey ?? process.env.OPENAI_API_KEY ?? "no-key",
+            this.options,
+          ),
+        ),
     );
     return this.client;
   }
@@ -125,13 +116,7 @@ export class OpenAIProvider implements Provider {
             throw e;
           },
         ),
-      {
-        ...this.options.retry,
-        maxAttempts: (this.options.maxRetries ?? 3) + 1,
-        ...(request.signal ? { signal: request.signal } : {}),
-        onRetry: (info) => request.onEvent?.({ type: "retry", ...info }),
-        context,
-      },
+      retryOptions(this.options, request, context),
     );
     return this.finish(raw, request, started);
   }
@@ -186,20 +171,10 @@ export class OpenAIProvider implements Provider {
     return { content, toolCalls, finish: choice.finish_reason, usage: fromOpenAIUsage(c.usage) };
   }
 
-  private async streamOnce(client: OpenAI, body: BodyOf, request: ModelRequest): Promise<RawResult> {
-    const timeoutMs = this.options.timeoutMs ?? 600_000;
-    const watch = idleWatch(timeoutMs, request.signal);
-    try {
-      return await this.readStream(client, body, request, watch);
-    } catch (err) {
-      // The SDK reports our own idle abort as a user abort; name it for what it is.
-      if (watch.expired && !request.signal?.aborted) {
-        throw protocolError(`timed out: no data from the server for ${timeoutMs} ms`, true, "timeout");
-      }
-      throw err;
-    } finally {
-      watch.dispose();
-    }
+  private streamOnce(client: OpenAI, body: BodyOf, request: ModelRequest): Promise<RawResult> {
+    return withIdleTimeout(this.options, request.signal, (watch) =>
+      this.readStream(client, body, request, watch),
+    );
   }
 
   private async readStream(

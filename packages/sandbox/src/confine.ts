@@ -15,17 +15,21 @@ export function isInside(root: string, p: string): boolean {
 }
 
 /**
- * Resolves `p` (relative to `root`, or absolute inside it) to a real absolute path inside the
- * real `root`. The longest existing prefix is realpath'd, so a symlink anywhere on the way that
- * leads out is refused; the not-yet-existing rest is appended. Throws SandboxPathError.
+ * The real path of the absolute path `p`: its longest existing prefix realpath'd (so every
+ * symlink on the way is resolved), with the not-yet-existing rest appended. Throws
+ * SandboxPathError when the path goes through a dangling symlink.
  */
-export async function confinePath(root: string, p: string): Promise<string> {
-  if (p.includes("\0")) throw new SandboxPathError(`path contains a NUL byte: ${JSON.stringify(p)}`);
-  const realRoot = await realpath(root);
-  const candidate = isAbsolute(p) ? resolve(p) : resolve(realRoot, p);
+export async function realPathOf(p: string): Promise<string> {
+  // Common case: the path exists and one synchronous syscall resolves it (cheaper than a
+  // thread-pool round trip, and this runs on every file operation).
+  try {
+    return realpathSync.native(p);
+  } catch {
+    // walk up below
+  }
   // Walk up to the nearest existing ancestor (lstat: a dangling symlink counts as existing
   // and is resolved — and refused — below).
-  let existing = candidate;
+  let existing = p;
   const rest: string[] = [];
   for (;;) {
     try {
@@ -42,9 +46,25 @@ export async function confinePath(root: string, p: string): Promise<string> {
   try {
     real = await realpath(existing);
   } catch {
+    throw new SandboxPathError(`path goes through a broken symbolic link: ${p}`);
+  }
+  return rest.length > 0 ? join(real, ...rest) : real;
+}
+
+/**
+ * Resolves `p` (relative to `root`, or absolute inside it) to a real absolute path inside the
+ * real `root`; a symlink anywhere on the way that leads out is refused. Throws SandboxPathError.
+ */
+export async function confinePath(root: string, p: string): Promise<string> {
+  if (p.includes("\0")) throw new SandboxPathError(`path contains a NUL byte: ${JSON.stringify(p)}`);
+  const realRoot = await realpath(root);
+  const candidate = isAbsolute(p) ? resolve(p) : resolve(realRoot, p);
+  let full: string;
+  try {
+    full = await realPathOf(candidate);
+  } catch {
     throw new SandboxPathError(`path escapes the workspace (unresolvable symlink): ${p}`);
   }
-  const full = rest.length > 0 ? join(real, ...rest) : real;
   if (!isInside(realRoot, full)) throw new SandboxPathError(`path escapes the workspace: ${p}`);
   return full;
 }

@@ -2,7 +2,7 @@ export { type AuditEvent, AuditLog } from "./audit.js";
 export { BwrapSandbox, type BwrapSandboxOptions, checkBwrap, runBwrapOnce } from "./bwrap.js";
 export { type NetworkMode, WORKSPACE_PATH } from "./bwrap-args.js";
 export { Cgroup, DEFAULT_LIMITS, detectCgroups, type Limits, listCgroups } from "./cgroups.js";
-export { confinePath, isInside, SandboxPathError } from "./confine.js";
+export { confinePath, isInside, realPathOf, realpathOrSelf, SandboxPathError } from "./confine.js";
 export { createSandbox, defaultSandboxKind } from "./create.js";
 export {
   checkDocker,

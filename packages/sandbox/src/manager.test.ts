@@ -38,11 +38,16 @@ describe("session manager (bwrap)", { skip: explicitlySkipped("bwrap") }, () => 
     assert.equal(m.size, 2);
     await m.close();
     assert.equal(m.size, 0);
-    const events = readFileSync(audit, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const events = readFileSync(audit, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     const kinds = events.map((e) => e.event);
     assert.deepEqual(kinds.filter((k) => k === "create").length, 3);
     assert.ok(events.some((e) => e.event === "exec" && e.command === "echo hi; exit 3" && e.exitCode === 3));
-    assert.ok(events.some((e) => e.event === "file" && e.op === "write" && e.path === "f.txt" && e.bytes === 4));
+    assert.ok(
+      events.some((e) => e.event === "file" && e.op === "write" && e.path === "f.txt" && e.bytes === 4),
+    );
     assert.ok(events.some((e) => e.event === "file" && e.op === "read" && e.path === "f.txt"));
     assert.equal(kinds.filter((k) => k === "destroy").length, 3);
     assert.ok(b.id && c.id);
@@ -63,14 +68,19 @@ describe("session manager (bwrap)", { skip: explicitlySkipped("bwrap") }, () => 
     await m2.close();
   });
 
-  test("prunes cgroups a crashed run left behind", { skip: detectCgroups() === "none" ? "no writable cgroups" : undefined }, async () => {
+  test("prunes cgroups a crashed run left behind", {
+    skip: detectCgroups() === "none" ? "no writable cgroups" : undefined,
+  }, async () => {
     const cg = await Cgroup.create(`crashed-${Date.now()}`, TEST_LIMITS);
     assert.ok(cg);
     const name = cg.dirs[0]?.split("/").pop() ?? "";
     assert.ok(listCgroups().some((d) => d.endsWith(`/${name}`)));
     const r = await reapLeftovers({});
     assert.ok(r.cgroups >= 1);
-    assert.equal(listCgroups().some((d) => d.endsWith(`/${name}`)), false);
+    assert.equal(
+      listCgroups().some((d) => d.endsWith(`/${name}`)),
+      false,
+    );
   });
 });
 
@@ -85,7 +95,11 @@ describe("reaper (docker)", { skip: explicitlySkipped("docker") }, () => {
     const c = await docker.createContainer({
       Image: imageTag(),
       Cmd: ["sleep", "infinity"],
-      Labels: { [LABEL_SESSION]: id, [LABEL_CREATED]: new Date().toISOString(), [LABEL_OWNER_PID]: "999999999" },
+      Labels: {
+        [LABEL_SESSION]: id,
+        [LABEL_CREATED]: new Date().toISOString(),
+        [LABEL_OWNER_PID]: "999999999",
+      },
       HostConfig: { NetworkMode: "none" },
     });
     await c.start();
@@ -95,4 +109,3 @@ describe("reaper (docker)", { skip: explicitlySkipped("docker") }, () => {
     assert.equal(left.length, 0);
   });
 });
-

@@ -26,7 +26,10 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
       server = createServer((q, r) => r.end(`local server saw ${q.headers.host}${q.url}`));
       await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
       port = (server.address() as { port: number }).port;
-      proxy = await startAllowListProxy({ allow: ["allowed.test"], resolve: { "allowed.test": "127.0.0.1" } });
+      proxy = await startAllowListProxy({
+        allow: ["allowed.test"],
+        resolve: { "allowed.test": "127.0.0.1" },
+      });
       ws = await tempWorkspace();
     });
     after(async () => {
@@ -42,7 +45,9 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
         assert.equal(ok.stdout, `local server saw allowed.test:${port}/a`);
         const tunnel = await sb.exec(`curl -sS -m 5 -p http://sub.allowed.test:${port}/b`);
         assert.match(tunnel.stdout + tunnel.stderr, /local server saw|Could not resolve|refused|502/);
-        const denied = await sb.exec(`curl -sS -m 5 -w '%{http_code}' -o /dev/null http://denied.test:${port}/`);
+        const denied = await sb.exec(
+          `curl -sS -m 5 -w '%{http_code}' -o /dev/null http://denied.test:${port}/`,
+        );
         assert.equal(denied.stdout, "403");
         assert.ok(denied.durationMs < 3000);
         const https = await sb.exec(`curl -sS -m 5 https://denied.test:${port}/`);

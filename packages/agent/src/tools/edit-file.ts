@@ -2,7 +2,7 @@
 import type { Stats } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import { writeFileAtomic } from "./fs/atomic.js";
-import { errorResult, exceptionResult, notFoundResult } from "./fs/errors.js";
+import { errorResult, exceptionResult, notFoundResult, writeTargetOrError } from "./fs/errors.js";
 import { capForData } from "./fs/snapshot.js";
 import {
   bigrams,
@@ -15,7 +15,7 @@ import {
   numbered,
   splitLines,
 } from "./fs/text.js";
-import { displayPath, isInGitInternals, resolveInWorkspace } from "./paths.js";
+import { displayPath, FILE_PATH_PARAM } from "./paths.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 
 export type EditFileArgs = {
@@ -196,10 +196,7 @@ export const editFileTool: Tool<EditFileArgs> = {
   parameters: {
     type: "object",
     properties: {
-      path: {
-        type: "string",
-        description: "File path, relative to the workspace root (or absolute inside it).",
-      },
+      path: FILE_PATH_PARAM,
       old_string: {
         type: "string",
         description: "The exact text to replace (empty only to create a new file or fill an empty one).",
@@ -222,18 +219,9 @@ export const editFileTool: Tool<EditFileArgs> = {
     if (oldStr === newStr) {
       return errorResult("old_string and new_string are identical; nothing would change.");
     }
-    let abs: string;
-    try {
-      abs = await resolveInWorkspace(ctx, args.path, { forWrite: true });
-    } catch (e) {
-      return exceptionResult(e, args.path);
-    }
+    const abs = await writeTargetOrError(ctx, args.path, "edit");
+    if (typeof abs !== "string") return abs;
     const shown = displayPath(ctx, abs);
-    if (isInGitInternals(ctx, abs)) {
-      return errorResult(
-        `refusing to edit inside .git/ (${shown}); use git commands through run_command instead.`,
-      );
-    }
     try {
       let st: Stats | undefined;
       try {

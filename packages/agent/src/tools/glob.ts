@@ -1,11 +1,9 @@
-// glob: find files by name pattern, respecting .gitignore.
-import type { Stats } from "node:fs";
-import { lstat, stat } from "node:fs/promises";
+import { lstat } from "node:fs/promises";
 import picomatch from "picomatch";
-import { errorResult, exceptionResult, notFoundResult } from "./fs/errors.js";
+import { errorResult, exceptionResult, resolveOrError, statOrError } from "./fs/errors.js";
 import { fmtInt } from "./fs/text.js";
 import { walkFiles } from "./fs/walk.js";
-import { displayPath, resolveInWorkspace } from "./paths.js";
+import { displayPath } from "./paths.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 
 export type GlobArgs = {
@@ -53,20 +51,11 @@ export const globTool: Tool<GlobArgs> = {
       );
     }
     const userPath = args.path ?? ".";
-    let base: string;
+    const base = await resolveOrError(ctx, userPath);
+    if (typeof base !== "string") return base;
     try {
-      base = await resolveInWorkspace(ctx, userPath);
-    } catch (e) {
-      return exceptionResult(e, userPath);
-    }
-    try {
-      let st: Stats;
-      try {
-        st = await stat(base);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === "ENOENT") return notFoundResult(ctx, userPath, base);
-        throw e;
-      }
+      const st = statOrError(ctx, userPath, base);
+      if (st instanceof Promise) return st;
       if (!st.isDirectory()) return errorResult(`${displayPath(ctx, base)} is a file, not a folder.`);
 
       const clean = pattern.replace(/^\.\//, "");

@@ -1,12 +1,10 @@
-// grep: search file contents with a JavaScript regular expression.
-import type { Stats } from "node:fs";
 import { readFile, realpath, stat } from "node:fs/promises";
 import picomatch from "picomatch";
-import { errorResult, exceptionResult, notFoundResult } from "./fs/errors.js";
+import { errorResult, exceptionResult, resolveOrError, statOrError } from "./fs/errors.js";
 import { fmtInt, looksBinary } from "./fs/text.js";
 import { walkFiles } from "./fs/walk.js";
 import { mentionsNodeModules } from "./glob.js";
-import { displayPath, isInsideRoot, resolveInWorkspace } from "./paths.js";
+import { displayPath, isInsideRoot } from "./paths.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 
 export type GrepArgs = {
@@ -121,20 +119,11 @@ export const grepTool: Tool<GrepArgs> = {
       }
     }
     const userPath = args.path ?? ".";
-    let base: string;
+    const base = await resolveOrError(ctx, userPath);
+    if (typeof base !== "string") return base;
     try {
-      base = await resolveInWorkspace(ctx, userPath);
-    } catch (e) {
-      return exceptionResult(e, userPath);
-    }
-    try {
-      let st: Stats;
-      try {
-        st = await stat(base);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === "ENOENT") return notFoundResult(ctx, userPath, base);
-        throw e;
-      }
+      const st = statOrError(ctx, userPath, base);
+      if (st instanceof Promise) return st;
 
       const out: string[] = [];
       let total = 0;

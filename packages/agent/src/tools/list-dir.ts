@@ -1,10 +1,10 @@
 // list_dir: a folder's contents as a small tree (folders first, sizes, symlink targets).
-import type { Dirent, Stats } from "node:fs";
+import type { Dirent } from "node:fs";
 import { lstat, readdir, readlink, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { errorResult, exceptionResult, notFoundResult } from "./fs/errors.js";
+import { errorResult, exceptionResult, resolveOrError, statOrError } from "./fs/errors.js";
 import { fmtInt, humanSize } from "./fs/text.js";
-import { displayPath, resolveInWorkspace } from "./paths.js";
+import { displayPath } from "./paths.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 
 export type ListDirArgs = {
@@ -138,21 +138,12 @@ export const listDirTool: Tool<ListDirArgs> = {
   readOnly: true,
   async execute(args: ListDirArgs, ctx: ToolContext): Promise<ToolResult> {
     const userPath = args.path ?? ".";
-    let abs: string;
-    try {
-      abs = await resolveInWorkspace(ctx, userPath);
-    } catch (e) {
-      return exceptionResult(e, userPath);
-    }
+    const abs = await resolveOrError(ctx, userPath);
+    if (typeof abs !== "string") return abs;
     const shown = displayPath(ctx, abs);
     try {
-      let st: Stats;
-      try {
-        st = await stat(abs);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === "ENOENT") return notFoundResult(ctx, userPath, abs);
-        throw e;
-      }
+      const st = statOrError(ctx, userPath, abs);
+      if (st instanceof Promise) return st;
       if (!st.isDirectory())
         return errorResult(`${shown} is a file, not a folder. Use read_file to read it.`);
 

@@ -1,10 +1,15 @@
 // Workspace confinement for the file tools: every path the model gives is resolved to a real
 // absolute path inside the workspace (or, for reads, inside one of ctx.readRoots), with
 // symlinks resolved so that none of them can lead outside.
-import { realpathSync } from "node:fs";
-import { lstat, realpath } from "node:fs/promises";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { isAbsolute, relative, resolve, sep } from "node:path";
+import { isInside, realPathOf, realpathOrSelf } from "@hands/sandbox";
 import type { ToolContext } from "./types.js";
+
+/** The `path` parameter of the tools that take one file. */
+export const FILE_PATH_PARAM = {
+  type: "string",
+  description: "File path, relative to the workspace root (or absolute inside it).",
+};
 
 /** A path the model may not use; the message is written for the model. */
 export class PathError extends Error {
@@ -13,19 +18,9 @@ export class PathError extends Error {
 
 export type PathContext = Pick<ToolContext, "workspace" | "readRoots">;
 
-/** True when `p` is `root` or lies below it. Compares against root + separator (so /ws_evil is not in /ws). */
-export function isInsideRoot(root: string, p: string): boolean {
-  if (p === root) return true;
-  return p.startsWith(root.endsWith(sep) ? root : root + sep);
-}
-
-function realRoot(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return resolve(p);
-  }
-}
+/** True when `p` is `root` or lies below it (root + separator: /ws_evil is not in /ws). */
+export const isInsideRoot = isInside;
+const realRoot = realpathOrSelf;
 
 /**
  * Resolves a path given by the model to a real absolute path.
@@ -62,38 +57,12 @@ export async function resolveInWorkspace(
   // Lexical check first (catches `..` escapes and absolute paths elsewhere).
   if (!roots.some((r) => isInsideRoot(r, candidate))) throw outside();
 
-  // Common case first: the path exists, and one realpath resolves it.
-  const direct = await realpath(candidate).catch(() => undefined);
-  if (direct !== undefined) {
-    if (!roots.some((r) => isInsideRoot(r, direct))) {
-      throw new PathError(
-        `path resolves (through a symbolic link) to ${direct}, which is outside the workspace: ${userPath}.`,
-      );
-    }
-    return direct;
-  }
-
-  // Find the longest existing prefix (lstat: a symlink counts as existing and gets resolved).
-  let existing = candidate;
-  const rest: string[] = [];
-  for (;;) {
-    try {
-      await lstat(existing);
-      break;
-    } catch {
-      const parent = dirname(existing);
-      if (parent === existing) break;
-      rest.unshift(relative(parent, existing));
-      existing = parent;
-    }
-  }
-  let real: string;
+  let full: string;
   try {
-    real = await realpath(existing);
+    full = await realPathOf(candidate);
   } catch {
     throw new PathError(`path goes through a broken symbolic link: ${userPath}`);
   }
-  const full = rest.length > 0 ? join(real, ...rest) : real;
   if (!roots.some((r) => isInsideRoot(r, full))) {
     throw new PathError(
       `path resolves (through a symbolic link) to ${full}, which is outside the workspace: ${userPath}.`,

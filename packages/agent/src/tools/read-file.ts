@@ -1,11 +1,8 @@
-// read_file: numbered lines of a text file, paged by line (offset/limit).
-import type { Stats } from "node:fs";
 import { createReadStream, readFileSync } from "node:fs";
-import { stat } from "node:fs/promises";
 import { StringDecoder } from "node:string_decoder";
-import { errorResult, exceptionResult, notFoundResult } from "./fs/errors.js";
+import { errorResult, exceptionResult, resolveOrError, statOrError } from "./fs/errors.js";
 import { clipLine, fileLooksBinary, fmtInt, humanSize, looksBinary, numbered } from "./fs/text.js";
-import { displayPath, resolveInWorkspace } from "./paths.js";
+import { displayPath, FILE_PATH_PARAM } from "./paths.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 
 export const READ_DEFAULT_LIMIT = 2000;
@@ -129,10 +126,7 @@ export const readFileTool: Tool<ReadFileArgs> = {
   parameters: {
     type: "object",
     properties: {
-      path: {
-        type: "string",
-        description: "File path, relative to the workspace root (or absolute inside it).",
-      },
+      path: FILE_PATH_PARAM,
       offset: {
         type: "integer",
         minimum: 1,
@@ -151,20 +145,11 @@ export const readFileTool: Tool<ReadFileArgs> = {
   },
   readOnly: true,
   async execute(args: ReadFileArgs, ctx: ToolContext): Promise<ToolResult> {
-    let abs: string;
-    try {
-      abs = await resolveInWorkspace(ctx, args.path);
-    } catch (e) {
-      return exceptionResult(e, args.path);
-    }
+    const abs = await resolveOrError(ctx, args.path);
+    if (typeof abs !== "string") return abs;
     const shown = displayPath(ctx, abs);
-    let st: Stats;
-    try {
-      st = await stat(abs);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "ENOENT") return notFoundResult(ctx, args.path, abs);
-      return exceptionResult(e, args.path);
-    }
+    const st = statOrError(ctx, args.path, abs);
+    if (st instanceof Promise) return st;
     if (st.isDirectory()) {
       return errorResult(`${shown} is a directory, not a file. Use list_dir to see what it contains.`, {
         path: shown,

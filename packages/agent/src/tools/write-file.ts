@@ -1,9 +1,9 @@
 // write_file: create or overwrite a whole file, atomically.
 import { writeFileAtomic } from "./fs/atomic.js";
-import { errorResult, exceptionResult } from "./fs/errors.js";
+import { errorResult, exceptionResult, writeTargetOrError } from "./fs/errors.js";
 import { capForData, snapshot } from "./fs/snapshot.js";
 import { countLines, fmtInt } from "./fs/text.js";
-import { displayPath, isInGitInternals, resolveInWorkspace } from "./paths.js";
+import { displayPath, FILE_PATH_PARAM } from "./paths.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 
 export type WriteFileArgs = {
@@ -23,10 +23,7 @@ export const writeFileTool: Tool<WriteFileArgs> = {
   parameters: {
     type: "object",
     properties: {
-      path: {
-        type: "string",
-        description: "File path, relative to the workspace root (or absolute inside it).",
-      },
+      path: FILE_PATH_PARAM,
       content: { type: "string", description: "The complete new content of the file." },
     },
     required: ["path", "content"],
@@ -35,18 +32,9 @@ export const writeFileTool: Tool<WriteFileArgs> = {
   readOnly: false,
   async execute(args: WriteFileArgs, ctx: ToolContext): Promise<ToolResult> {
     if (typeof args.content !== "string") return errorResult("content must be a string");
-    let abs: string;
-    try {
-      abs = await resolveInWorkspace(ctx, args.path, { forWrite: true });
-    } catch (e) {
-      return exceptionResult(e, args.path);
-    }
+    const abs = await writeTargetOrError(ctx, args.path, "write");
+    if (typeof abs !== "string") return abs;
     const shown = displayPath(ctx, abs);
-    if (isInGitInternals(ctx, abs)) {
-      return errorResult(
-        `refusing to write inside .git/ (${shown}); use git commands through run_command instead.`,
-      );
-    }
     if (abs === ctx.workspace) return errorResult("path is the workspace root folder, not a file.");
     try {
       const before = await snapshot(abs);

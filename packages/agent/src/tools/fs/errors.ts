@@ -1,7 +1,8 @@
 // Shared error results for the file tools.
+import { type Stats, statSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { basename, dirname } from "node:path";
-import { displayPath, PathError } from "../paths.js";
+import { displayPath, isInGitInternals, PathError, resolveInWorkspace } from "../paths.js";
 import type { ToolContext, ToolResult } from "../types.js";
 import { editDistance } from "./text.js";
 
@@ -58,4 +59,42 @@ export async function notFoundResult(ctx: ToolContext, userPath: string, abs: st
     msg += "\nUse list_dir or glob to find the right path.";
   }
   return errorResult(msg, { path: displayPath(ctx, abs), similar });
+}
+
+/** The real path for the model's `userPath`, or the error result to return when it is refused. */
+export async function resolveOrError(
+  ctx: ToolContext,
+  userPath: string,
+  options: { forWrite?: boolean } = {},
+): Promise<string | ToolResult> {
+  try {
+    return await resolveInWorkspace(ctx, userPath, options);
+  } catch (e) {
+    return exceptionResult(e, userPath);
+  }
+}
+
+/** Like resolveOrError, for tools that change files: also refuses git's internals. */
+export async function writeTargetOrError(
+  ctx: ToolContext,
+  userPath: string,
+  verb: "write" | "edit",
+): Promise<string | ToolResult> {
+  const abs = await resolveOrError(ctx, userPath, { forWrite: true });
+  if (typeof abs === "string" && isInGitInternals(ctx, abs)) {
+    return errorResult(
+      `refusing to ${verb} inside .git/ (${displayPath(ctx, abs)}); use git commands through run_command instead.`,
+    );
+  }
+  return abs;
+}
+
+/** The path's stats, or the error result (not found with similar names, or the cause). */
+export function statOrError(ctx: ToolContext, userPath: string, abs: string): Stats | Promise<ToolResult> {
+  try {
+    return statSync(abs); // one syscall: cheaper than a thread-pool round trip
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return notFoundResult(ctx, userPath, abs);
+    return Promise.resolve(exceptionResult(e, userPath));
+  }
 }
