@@ -9,8 +9,7 @@
 
 export const SESSION_SCRIPT = String.raw`
 exec 3>&2 2>/dev/null
-__h_dir=/tmp/.hands-$$
-mkdir -p "$__h_dir"
+__h_dir=/tmp
 __h_job=
 trap '[ -n "$__h_job" ] && kill -KILL -- -"$__h_job"' USR1
 trap '' INT TERM HUP PIPE
@@ -27,11 +26,11 @@ printf 'READY %s\n' "$$"
 while IFS= read -r __h_line; do
   __h_in=; __h_hasin=0; __h_cwd=; __h_sub=0
   eval "$__h_line"
-  if [ "$__h_hasin" = 1 ]; then printf '%s' "$__h_in" > "$__h_dir/in"; __h_src=$__h_dir/in; else __h_src=/dev/null; fi
-  : > "$__h_dir/state"
+  if [ "$__h_hasin" = 1 ]; then printf '%s' "$__h_in" > "$__h_dir/.hands-$$-in"; __h_src=$__h_dir/.hands-$$-in; else __h_src=/dev/null; fi
+  : > "$__h_dir/.hands-$$-state"
   (
     trap - INT TERM HUP PIPE
-    trap '{ export -p; printf "cd -- %q\n" "$PWD"; } > "$__h_dir/state"' EXIT
+    trap '{ export -p; printf "cd -- %q\n" "$PWD"; } > "$__h_dir/.hands-$$-state"' EXIT
     if [ -n "$__h_cwd" ]; then cd -- "$__h_cwd" || exit 1; fi
     eval "$__h_cmd"
   ) < "$__h_src" 2>&3 3>&- &
@@ -41,9 +40,9 @@ while IFS= read -r __h_line; do
     kill -0 "$__h_job" || break
   done
   __h_job=
-  if [ "$__h_sub" = 0 ] && [ -s "$__h_dir/state" ]; then
+  if [ "$__h_sub" = 0 ] && [ -s "$__h_dir/.hands-$$-state" ]; then
     __h_keep=$PWD
-    . "$__h_dir/state"
+    . "$__h_dir/.hands-$$-state"
     [ -n "$__h_cwd" ] && cd -- "$__h_keep"
   fi
   printf '%s %d\n' "$__h_tok" "$__h_rc"
