@@ -14,7 +14,7 @@ export interface Limits {
   cpus: number;
 }
 
-export const DEFAULT_LIMITS: Limits = { memoryBytes: 1024 * 1024 * 1024, pids: 256, cpus: 1 };
+export const DEFAULT_LIMITS: Limits = { memoryBytes: 2 * 1024 * 1024 * 1024, pids: 512, cpus: 1 };
 
 const ROOT = "/sys/fs/cgroup";
 const V1_CONTROLLERS = ["memory", "pids", "cpu"] as const;

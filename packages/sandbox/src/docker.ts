@@ -67,6 +67,17 @@ function workspaceUser(ws: string): { user: string; uid: number } {
   return { user: `${st.uid}:${st.gid}`, uid: st.uid };
 }
 
+/** True when host process `hostPid` is the process `inner` of some PID namespace. */
+function sameProcess(hostPid: number, inner: number): boolean {
+  try {
+    const m = /^NSpid:\s*(.+)$/m.exec(readFileSync(`/proc/${hostPid}/status`, "utf8"));
+    const ids = m?.[1]?.trim().split(/\s+/) ?? [];
+    return ids.length > 1 && Number(ids[ids.length - 1]) === inner;
+  } catch {
+    return false;
+  }
+}
+
 export class DockerSandbox implements Sandbox {
   readonly id: string;
   readonly kind: SandboxKind = "docker";
@@ -189,19 +200,25 @@ export class DockerSandbox implements Sandbox {
       stdout,
       stderr,
       interrupt: async (pid) => {
+        // Signal from the host when the engine runs here: a fork bomb may leave no PID free
+        // for a `docker exec`. Otherwise ask through the engine.
+        if (hostPid && sameProcess(hostPid, pid)) {
+          process.kill(hostPid, "SIGUSR1");
+          return;
+        }
         const k = await container.exec({ Cmd: ["kill", "-USR1", String(pid)] });
         const s = await k.start({ hijack: true, stdin: false });
         s.resume();
         await new Promise((r) => s.once("end", r));
       },
     });
+    let hostPid = 0;
     await this.session.ready;
+    hostPid = (await exec.inspect().catch(() => undefined))?.Pid ?? 0;
   }
 
-  /** The session shell ended: start a new one, and a new container if it is gone too. */
+  /** The session shell ended (its state is gone): start over in a fresh container. */
   private async revive(): Promise<void> {
-    const info = await this.container?.inspect().catch(() => undefined);
-    if (info?.State.Running) return this.startSession();
     await this.container?.remove({ force: true }).catch(() => {});
     await this.start();
   }
