@@ -134,6 +134,8 @@ async function exec(argv: string[], out: Out, err: Out): Promise<number> {
     const d = defaultSandboxKind();
     kind = d.kind;
     if (d.warning) err(`${d.warning}\n`);
+  } else if (kind === "local") {
+    err('warning: sandbox "local" does not isolate commands: they run as you, on your files and network\n');
   }
   const sb = await createSandbox({
     kind,
