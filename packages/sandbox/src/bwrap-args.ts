@@ -40,6 +40,18 @@ const ETC_FILES = [
   "gitconfig",
 ];
 
+/** Further /proc entries that must not be writable from a sandbox. */
+const PROC_READ_ONLY = [
+  "/proc/sysrq-trigger",
+  "/proc/fs",
+  "/proc/irq",
+  "/proc/bus",
+  "/proc/acpi",
+  "/proc/scsi",
+  "/proc/mtrr",
+  "/proc/pressure",
+];
+
 let etcDir: string | undefined;
 
 /** Synthetic passwd/group/hosts/nsswitch files, written once per host user. */
@@ -97,12 +109,17 @@ export function bwrapArgs(o: BwrapArgsOptions): string[] {
     a.push("--ro-bind", join(etc, f), `/etc/${f}`);
   if (o.network === "host" && existsSync("/etc/resolv.conf"))
     a.push("--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf");
-  a.push("--proc", "/proc", "--dev", "/dev");
+  // As root, the sandbox user is root outside for file permissions: kernel settings and the
+  // like under /proc must be read-only (host sysctls are otherwise writable).
+  a.push("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev");
+  for (const p of PROC_READ_ONLY) a.push("--ro-bind-try", p, p);
   a.push("--size", String(o.tmpBytes), "--tmpfs", "/tmp");
   a.push("--size", String(o.tmpBytes), "--tmpfs", "/home", "--dir", SANDBOX_HOME);
-  a.push("--tmpfs", "/run", "--dir", "/var", "--symlink", "../tmp", "/var/tmp");
+  a.push("--size", String(1024 * 1024), "--tmpfs", "/run", "--dir", "/var", "--symlink", "../tmp", "/var/tmp");
   if (o.network === "proxy" && o.proxySocket) a.push("--bind", o.proxySocket, "/run/hands-proxy.sock");
   a.push("--bind", o.workspace, WORKSPACE_PATH, "--chdir", WORKSPACE_PATH);
+  // The root itself (bubblewrap's tmpfs, no size cap) is read-only once everything is mounted.
+  a.push("--remount-ro", "/");
   a.push("--clearenv");
   for (const [k, v] of Object.entries(o.env)) a.push("--setenv", k, v);
   return a;

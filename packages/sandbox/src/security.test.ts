@@ -152,6 +152,17 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
       await healthy();
     });
 
+    test("kernel settings (/proc/sys) cannot be changed", async () => {
+      const before = readFileSync("/proc/sys/vm/swappiness", "utf8");
+      const r = await sb.exec("echo 17 > /proc/sys/vm/swappiness && echo WROTE; echo 1 > /proc/sys/kernel/sysrq && echo WROTE");
+      assert.doesNotMatch(r.stdout, /WROTE/);
+      assert.match(r.stderr, /Read-only file system|Permission denied/);
+      assert.equal(readFileSync("/proc/sys/vm/swappiness", "utf8"), before);
+      const root = await sb.exec("touch /hands-root-file 2>&1 || echo refused");
+      assert.match(root.stdout, /refused/);
+      await healthy();
+    });
+
     test("the Docker socket is not reachable", async () => {
       const r = await sb.exec(
         "ls -l /var/run/docker.sock /run/docker.sock 2>&1; curl -sS -m 3 --unix-socket /var/run/docker.sock http://x/version 2>&1; echo end",
