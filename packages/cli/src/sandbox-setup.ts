@@ -1,14 +1,16 @@
 // Turns the sandbox settings (--sandbox, --network, --allow-domain) into a factory for the
 // agent's session, starting the allow-list proxy when asked and saying clearly when the
 // chosen backend does not isolate.
+import { join } from "node:path";
 import {
-  createSandbox,
   defaultSandboxKind,
   type Sandbox,
   type SandboxKind,
+  SessionManager,
   startAllowListProxy,
 } from "@hands/sandbox";
 import { UsageError } from "./args.js";
+import { dataDir } from "./paths.js";
 
 export interface SandboxChoice {
   kind: string;
@@ -43,12 +45,15 @@ export async function prepareSandbox(
     throw new UsageError("the local sandbox cannot restrict the network; use --sandbox bwrap or docker");
   const k = kind;
   let proxy: Awaited<ReturnType<typeof startAllowListProxy>> | undefined;
+  let manager: SessionManager | undefined;
   return {
     kind: k,
     create: async () => {
       if (choice.allowDomain?.length && !proxy)
         proxy = await startAllowListProxy({ allow: choice.allowDomain });
-      return createSandbox({
+      // The manager writes the audit log (data dir, sandbox-audit.jsonl) and reaps on a timer.
+      manager ??= new SessionManager({ auditPath: join(dataDir(), "sandbox-audit.jsonl") });
+      return manager.create({
         kind: k,
         workspace: choice.workspace,
         ...(k === "local" ? {} : { network: proxy ? "proxy" : choice.network === "host" ? "host" : "none" }),
@@ -56,6 +61,7 @@ export async function prepareSandbox(
       });
     },
     close: async () => {
+      await manager?.close();
       await proxy?.close();
     },
   };

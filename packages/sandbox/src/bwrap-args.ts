@@ -115,7 +115,17 @@ export function bwrapArgs(o: BwrapArgsOptions): string[] {
   for (const p of PROC_READ_ONLY) a.push("--ro-bind-try", p, p);
   a.push("--size", String(o.tmpBytes), "--tmpfs", "/tmp");
   a.push("--size", String(o.tmpBytes), "--tmpfs", "/home", "--dir", SANDBOX_HOME);
-  a.push("--size", String(1024 * 1024), "--tmpfs", "/run", "--dir", "/var", "--symlink", "../tmp", "/var/tmp");
+  a.push(
+    "--size",
+    String(1024 * 1024),
+    "--tmpfs",
+    "/run",
+    "--dir",
+    "/var",
+    "--symlink",
+    "../tmp",
+    "/var/tmp",
+  );
   if (o.network === "proxy" && o.proxySocket) a.push("--bind", o.proxySocket, "/run/hands-proxy.sock");
   a.push("--bind", o.workspace, WORKSPACE_PATH, "--chdir", WORKSPACE_PATH);
   // The root itself (bubblewrap's tmpfs, no size cap) is read-only once everything is mounted.

@@ -154,7 +154,9 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
 
     test("kernel settings (/proc/sys) cannot be changed", async () => {
       const before = readFileSync("/proc/sys/vm/swappiness", "utf8");
-      const r = await sb.exec("echo 17 > /proc/sys/vm/swappiness && echo WROTE; echo 1 > /proc/sys/kernel/sysrq && echo WROTE");
+      const r = await sb.exec(
+        "echo 17 > /proc/sys/vm/swappiness && echo WROTE; echo 1 > /proc/sys/kernel/sysrq && echo WROTE",
+      );
       assert.doesNotMatch(r.stdout, /WROTE/);
       assert.match(r.stderr, /Read-only file system|Permission denied/);
       assert.equal(readFileSync("/proc/sys/vm/swappiness", "utf8"), before);
