@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { statSync } from "node:fs";
+import { chown } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
 import {
   type BwrapArgsOptions,
@@ -76,8 +77,28 @@ const LAUNCHER = `for f in $HANDS_CGROUP_PROCS; do echo $$ > "$f" || exit 97; do
 ulimit -c 0; ulimit -f "$HANDS_FSIZE_KB"; ulimit -n 4096
 exec -c "$@"`;
 
-function launch(cg: Cgroup | undefined, fileSizeBytes: number, argv: string[]): ChildProcess {
+/**
+ * Who bubblewrap runs as. As root on a workspace someone else owns, it runs as that owner, so
+ * the sandbox is an unprivileged user outside too (and files stay the owner's); otherwise as
+ * the caller.
+ */
+function launchUser(workspace: string): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const st = statSync(workspace);
+  return st.uid !== 0 ? { uid: st.uid, gid: st.gid } : undefined;
+}
+
+async function launch(
+  cg: Cgroup | undefined,
+  fileSizeBytes: number,
+  argv: string[],
+  workspace: string,
+): Promise<ChildProcess> {
+  const user = launchUser(workspace);
+  // The launcher joins the cgroup itself: let that user write the group's process lists.
+  if (user && cg) await Promise.all(cg.procFiles.map((f) => chown(f, user.uid, user.gid)));
   return spawn("/bin/bash", ["--norc", "--noprofile", "-c", LAUNCHER, "hands-launch", "bwrap", ...argv], {
+    ...(user ?? {}),
     // bubblewrap's own environment is visible to the sandbox as /proc/1/environ: keep it bare.
     env: {
       PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
@@ -140,14 +161,12 @@ export class BwrapSandbox implements Sandbox {
 
   private async start(): Promise<void> {
     if (!this.cgroup && detectCgroups() !== "none") this.cgroup = await Cgroup.create(this.id, this.limits);
-    const child = launch(this.cgroup, this.fileSizeBytes, [
-      ...bwrapArgs(this.argsOptions),
-      "/bin/bash",
-      "--noprofile",
-      "--norc",
-      "-c",
-      SESSION_SCRIPT,
-    ]);
+    const child = await launch(
+      this.cgroup,
+      this.fileSizeBytes,
+      [...bwrapArgs(this.argsOptions), "/bin/bash", "--noprofile", "--norc", "-c", SESSION_SCRIPT],
+      this.workspace,
+    );
     this.child = child;
     this.shellHostPid = undefined;
     let startErr = "";
@@ -280,12 +299,12 @@ export async function runBwrapOnce(
     }),
     ...(options.proxySocket ? { proxySocket: options.proxySocket } : {}),
   });
-  const child = launch(cg, options.fileSizeBytes ?? DEFAULT_FILE_SIZE_BYTES, [
-    ...args,
-    "/bin/bash",
-    "-c",
-    command,
-  ]);
+  const child = await launch(
+    cg,
+    options.fileSizeBytes ?? DEFAULT_FILE_SIZE_BYTES,
+    [...args, "/bin/bash", "-c", command],
+    workspace,
+  );
   child.stdout?.on("data", (c: Buffer) => {
     out.push(c);
     execOptions.onStdout?.(c.toString("utf8"));

@@ -2,7 +2,7 @@
 // (state between commands, tar transfer, snapshots) apply to bwrap and docker.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { chown, mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { SandboxPathError } from "./confine.js";
@@ -158,6 +158,24 @@ for (const kind of ["local", "bwrap", "docker"] as SandboxKind[]) {
       test("runs as an unprivileged user with a fixed workspace path", async () => {
         const r = await sb.exec("pwd; cat /proc/self/status | grep ^CapEff");
         assert.match(r.stdout, /^\/workspace\nCapEff:\s+0+\n$/);
+      });
+    }
+
+    if (kind !== "local") {
+      test("runs as the workspace owner when that is not root, and files stay theirs", async () => {
+        const ws3 = await tempWorkspace();
+        await chown(ws3.dir, 1000, 1000);
+        const s3 = await makeSandbox(kind, ws3.dir);
+        try {
+          const r = await s3.exec("id -u; echo hi > made.txt");
+          assert.equal(r.stdout, "1000\n");
+          const st = await stat(join(ws3.dir, "made.txt"));
+          // Both run as the owner (docker: User 1000; bwrap as root: started as the owner).
+          assert.equal(st.uid, 1000);
+        } finally {
+          await s3.destroy();
+          await ws3.cleanup();
+        }
       });
     }
 
