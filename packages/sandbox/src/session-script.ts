@@ -11,7 +11,9 @@ export const SESSION_SCRIPT = String.raw`
 exec 3>&2 2>/dev/null
 __h_dir=/tmp
 __h_job=
-trap '[ -n "$__h_job" ] && kill -KILL -- -"$__h_job"' USR1
+# Timeout/abort: kill the command's process group until it is empty (a fork bomb keeps adding
+# to it while the first signal lands). kill is a builtin: this works with no PID left.
+trap 'if [ -n "$__h_job" ]; then __h_n=0; while kill -KILL -- -"$__h_job" && [ $__h_n -lt 500 ]; do __h_n=$((__h_n + 1)); done; fi' USR1
 trap '' INT TERM HUP PIPE
 set -m
 cd /workspace
