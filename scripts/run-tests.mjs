@@ -12,8 +12,6 @@ const defaults = [
   "packages/cli/dist",
   "evals",
 ];
-// Test set-up the suites need on a fresh machine (tmux for the interactive mode).
-spawnSync("bash", [new URL("./test-env-interactive.sh", import.meta.url).pathname], { stdio: "inherit" });
 
 const targets = process.argv.slice(2).length ? process.argv.slice(2) : defaults.filter((p) => existsSync(p));
 const result = spawnSync(process.execPath, ["--test", "--test-concurrency=2", ...targets], {

@@ -16,6 +16,8 @@ export interface CliArgs {
   json: boolean;
   trace?: string;
   sandbox?: string;
+  network?: string;
+  allowDomain?: string[];
   quiet: boolean;
   color?: boolean;
   help: boolean;
@@ -45,7 +47,9 @@ Run:
   --cwd DIR           workspace (default: the current directory)
   --max-steps N       step limit (default 50)
   --max-tokens N      token budget for the whole run (input + output)
-  --sandbox KIND      where commands run: local (default)
+  --sandbox KIND      where commands run: bwrap (default on Linux), docker, local (no isolation)
+  --network host      give sandboxed commands the host's network (default: none)
+  --allow-domain LIST only these domains (comma-separated), through a filtering proxy
   --context-budget N  memory assembles each step's context within N tokens (AdaMEM)
   --memory            the same with the default budget (half the model's context window)
   --trace FILE        JSONL trace file (default: under the data directory)
@@ -70,6 +74,7 @@ Commands:
 
 Without a configured model, hands looks for a local OpenAI-compatible server
 (Ollama on :11434, llama.cpp / vLLM on :8080 and :8000) and uses it.
+Sandboxes: hands sandbox ls|exec|rm|prune|build-image (hands sandbox --help).
 Settings also come from .hands/config.json (project) and ~/.config/hands/config.json (user).
 Exit code: 0 done; 1 error; 2 usage or configuration; 3 step limit; 4 token budget; 130 aborted.`;
 
@@ -105,6 +110,15 @@ export function parseCliArgs(argv: string[]): CliArgs {
     memory: v.memory ?? false,
     ...(v.trace ? { trace: v.trace } : {}),
     ...(v.sandbox ? { sandbox: v.sandbox } : {}),
+    ...(v.network ? { network: v.network } : {}),
+    ...(v["allow-domain"]?.length
+      ? {
+          allowDomain: v["allow-domain"]
+            .flatMap((d) => d.split(","))
+            .map((d) => d.trim())
+            .filter(Boolean),
+        }
+      : {}),
     json: v.json ?? false,
     quiet: v.quiet ?? false,
     ...(v["no-color"] ? { color: false } : {}),
@@ -136,6 +150,8 @@ function parse(argv: string[]) {
       json: { type: "boolean" },
       trace: { type: "string" },
       sandbox: { type: "string" },
+      network: { type: "string" },
+      "allow-domain": { type: "string", multiple: true },
       quiet: { type: "boolean" },
       "no-color": { type: "boolean" },
       help: { type: "boolean", short: "h" },

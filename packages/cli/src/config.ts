@@ -7,7 +7,7 @@ import { projectConfigPath, userConfigPath } from "./paths.js";
 
 export type ProviderName = "openai" | "anthropic" | "react";
 const PROVIDERS: ProviderName[] = ["openai", "anthropic", "react"];
-const SANDBOXES = ["local"];
+const SANDBOXES = ["auto", "bwrap", "docker", "local"];
 
 export interface FileConfig {
   provider?: string;
@@ -65,7 +65,7 @@ export function resolveSettings(
   if (!PROVIDERS.includes(provider)) {
     throw new UsageError(`unknown provider "${provider}"; use one of: ${PROVIDERS.join(", ")}`);
   }
-  const sandbox = args.sandbox ?? env.HANDS_SANDBOX ?? pick("sandbox") ?? "local";
+  const sandbox = args.sandbox ?? env.HANDS_SANDBOX ?? pick("sandbox") ?? "auto";
   if (!SANDBOXES.includes(sandbox)) {
     throw new UsageError(`unknown sandbox "${sandbox}"; available here: ${SANDBOXES.join(", ")}`);
   }

@@ -2,7 +2,13 @@
 // expected problems (configuration, model errors): a clear message and an exit code instead.
 import { runCli } from "./run.js";
 
-runCli(process.argv.slice(2)).then(
+const argv = process.argv.slice(2);
+// `hands sandbox …` is loaded only when used.
+const main =
+  argv[0] === "sandbox"
+    ? import("./sandbox-command.js").then((m) => m.runSandboxCommand(argv.slice(1)))
+    : runCli(argv);
+main.then(
   (code) => {
     process.exitCode = code;
   },

@@ -14,13 +14,13 @@ import {
   TraceWriter,
 } from "@hands/agent";
 import { createProvider, type Provider } from "@hands/llm";
-import { createSandbox } from "@hands/sandbox";
 import { HELP, parseCliArgs, UsageError } from "./args.js";
 import { resolveSettings, type Settings } from "./config.js";
 import { findLocalServer, listModels, noModelHelp } from "./discover.js";
 import { auditListener, loadPolicy } from "./interactive/audit.js";
 import { dataDir } from "./paths.js";
 import { COLOR, LiveView, PLAIN } from "./render.js";
+import { prepareSandbox } from "./sandbox-setup.js";
 
 export const EXIT_CODES: Record<RunStatus, number> = {
   done: 0,
@@ -113,12 +113,16 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
   const memory = budget
     ? await (await import("./memory-run.js")).openRunMemory({ dataDir: data, runId, workspace, task, budget })
     : undefined;
+  const box = await prepareSandbox(
+    { kind: settings.sandbox, workspace, network: args.network, allowDomain: args.allowDomain },
+    err,
+  );
   const agent = new Agent({
     provider,
     workspace,
     tools: memory ? [...builtinTools(), recallTool(memory.recall) as Tool] : builtinTools(),
     ...(memory ? { context: memory.context } : {}),
-    createSandbox: () => createSandbox({ kind: settings.sandbox as "local", workspace }),
+    createSandbox: box.create,
     maxSteps: settings.maxSteps,
     ...(settings.maxTokens ? { maxTokens: settings.maxTokens } : {}),
     outputDir: join(data, "outputs"),
@@ -151,6 +155,7 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     return EXIT_CODES[result.status];
   } finally {
     process.off("SIGINT", onSigint);
+    await box.close();
     trace.close();
   }
 }

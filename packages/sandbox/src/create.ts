@@ -1,20 +1,46 @@
 import { stat } from "node:fs/promises";
+import { BwrapSandbox, type BwrapSandboxOptions, checkBwrap } from "./bwrap.js";
 import { LocalSandbox } from "./local.js";
-import type { Sandbox, SandboxOptions } from "./types.js";
+import type { Sandbox, SandboxKind, SandboxOptions } from "./types.js";
 
-/** Creates a sandbox. Only the `local` backend exists for now (it does not isolate). */
+/** The backend to use when none is chosen: bwrap on Linux when it works here, else local. */
+export function defaultSandboxKind(): { kind: SandboxKind; warning?: string } {
+  const bw = checkBwrap();
+  if (bw.ok) return { kind: "bwrap" };
+  return {
+    kind: "local",
+    warning: `warning: sandbox "local" does not isolate commands (${bw.reason}); install bubblewrap or use --sandbox docker`,
+  };
+}
+
+/** Creates a sandbox session of the chosen kind (docker's client is loaded only for docker). */
 export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
+  const s = await stat(options.workspace).catch(() => undefined);
+  if (!s?.isDirectory()) throw new Error(`sandbox workspace is not a directory: ${options.workspace}`);
+  const common: BwrapSandboxOptions = {
+    workspace: options.workspace,
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.id ? { id: options.id } : {}),
+    ...(options.network ? { network: options.network } : {}),
+    ...(options.proxySocket ? { proxySocket: options.proxySocket } : {}),
+    ...(options.proxyEnv ? { proxyEnv: options.proxyEnv } : {}),
+    ...(options.limits ? { limits: options.limits } : {}),
+  };
   switch (options.kind) {
-    case "local": {
-      const s = await stat(options.workspace).catch(() => undefined);
-      if (!s?.isDirectory()) throw new Error(`sandbox workspace is not a directory: ${options.workspace}`);
+    case "local":
       return new LocalSandbox({ workspace: options.workspace, ...(options.env ? { env: options.env } : {}) });
-    }
     case "bwrap":
-    case "docker":
-      throw new Error(
-        `sandbox backend "${options.kind}" is not available yet; use "local" (which does not isolate)`,
-      );
+      return BwrapSandbox.create(common);
+    case "docker": {
+      const { DockerSandbox, checkDocker } = await import("./docker.js");
+      const ok = await checkDocker();
+      if (!ok.ok) throw new Error(ok.reason);
+      return DockerSandbox.create({
+        ...common,
+        ...(options.image ? { image: options.image } : {}),
+        ...(options.runtime ? { runtime: options.runtime } : {}),
+      });
+    }
     default:
       throw new Error(`unknown sandbox backend: ${String((options as { kind: unknown }).kind)}`);
   }

@@ -1,6 +1,18 @@
+export { type AuditEvent, AuditLog } from "./audit.js";
+export { BwrapSandbox, type BwrapSandboxOptions, checkBwrap, runBwrapOnce } from "./bwrap.js";
+export { type NetworkMode, WORKSPACE_PATH } from "./bwrap-args.js";
+export { Cgroup, DEFAULT_LIMITS, detectCgroups, type Limits, listCgroups } from "./cgroups.js";
 export { confinePath, isInside, realPathOf, realpathOrSelf, SandboxPathError } from "./confine.js";
-export { createSandbox } from "./create.js";
+export { createSandbox, defaultSandboxKind } from "./create.js";
+export {
+  checkDocker,
+  DockerSandbox,
+  type DockerSandboxOptions,
+  dockerClient,
+  LABEL_SESSION,
+} from "./docker.js";
 export { isSecretEnv, NON_INTERACTIVE_ENV, SECRET_ENV_NAMES, SECRET_ENV_PREFIXES, scrubEnv } from "./env.js";
+export { buildImage, imageExists, imageTag } from "./image.js";
 export {
   DEFAULT_TIMEOUT_MS,
   findShell,
@@ -9,5 +21,8 @@ export {
   LocalSandbox,
   type LocalSandboxOptions,
 } from "./local.js";
+export { SessionManager, type SessionManagerOptions } from "./manager.js";
 export { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
+export { type AllowListProxy, hostAllowed, startAllowListProxy } from "./proxy.js";
+export { type ReapReport, reapLeftovers } from "./reaper.js";
 export * from "./types.js";

@@ -255,15 +255,17 @@ describe("LocalSandbox", () => {
 });
 
 describe("createSandbox", () => {
-  it("creates a local sandbox and refuses backends that do not exist yet", async () => {
+  it("creates a local sandbox and refuses unknown backends and missing workspaces", async () => {
     const dir = await realpath(await mkdtemp(join(tmpdir(), "hands-sbx-c-")));
     try {
       const s = await createSandbox({ kind: "local", workspace: dir, env: { EXTRA: "yes" } });
       assert.equal(s.kind, "local");
       assert.equal((await s.exec("echo $EXTRA")).stdout, "yes\n");
       await s.destroy();
-      await assert.rejects(createSandbox({ kind: "bwrap", workspace: dir }), /not available yet/);
-      await assert.rejects(createSandbox({ kind: "docker", workspace: dir }), /not available yet/);
+      await assert.rejects(
+        createSandbox({ kind: "vm" as "local", workspace: dir }),
+        /unknown sandbox backend: vm/,
+      );
       await assert.rejects(createSandbox({ kind: "local", workspace: join(dir, "nope") }), /not a directory/);
     } finally {
       await rm(dir, { recursive: true, force: true });

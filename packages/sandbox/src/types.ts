@@ -1,5 +1,5 @@
-// The Sandbox interface: where the agent's commands run. Backends: local (this issue),
-// bwrap and docker (later). File paths given to a sandbox are relative to its workspace.
+// The Sandbox interface: where the agent's commands run. Backends: local (no isolation),
+// bwrap and docker. File paths given to a sandbox are relative to its workspace.
 
 export type SandboxKind = "local" | "bwrap" | "docker";
 
@@ -32,6 +32,8 @@ export interface ExecResult {
   stdoutBytes?: number;
   /** Total bytes the command wrote to stderr (including any dropped middle). */
   stderrBytes?: number;
+  /** True when the kernel killed the command for exceeding the sandbox's memory limit. */
+  oomKilled?: boolean;
 }
 
 export interface Sandbox {
@@ -53,4 +55,28 @@ export interface SandboxOptions {
   workspace: string;
   /** Extra environment for every command (after scrubbing). */
   env?: Record<string, string>;
+  id?: string;
+  /** bwrap/docker: "none" (default), "host", or "proxy" (allow-list proxy, see proxySocket). */
+  network?: "none" | "host" | "proxy";
+  /** Host path of the allow-list proxy's Unix socket, mounted at /run/hands-proxy.sock. */
+  proxySocket?: string;
+  /** Environment that points tools at the proxy (HTTP_PROXY, …). */
+  proxyEnv?: Record<string, string>;
+  limits?: { memoryBytes?: number; pids?: number; cpus?: number };
+  /** docker: image tag (default: the offline-built hands-sandbox image). */
+  image?: string;
+  /** docker: OCI runtime, e.g. "runsc". */
+  runtime?: string;
+}
+
+/** Optional abilities of isolating backends (bwrap, docker). */
+export interface SessionSandbox extends Sandbox {
+  readonly createdAt: number;
+  lastUsedAt: number;
+  /** A folder of the workspace as a tar archive. */
+  download(path?: string): Promise<Buffer>;
+  /** Unpacks a tar archive into a folder of the workspace (confined). */
+  upload(path: string, tar: Uint8Array): Promise<void>;
+  snapshot(): Promise<Buffer>;
+  restore(snapshot: Uint8Array): Promise<void>;
 }

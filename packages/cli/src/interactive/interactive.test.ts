@@ -51,7 +51,7 @@ async function start(
   ws?: string,
   ready: RegExp = /^› ?$/m,
 ) {
-  assert.ok(hasTmux(), "tmux is needed for these tests: run scripts/test-env-interactive.sh");
+  assert.ok(hasTmux(), "tmux is needed for these tests: run scripts/test-env.sh");
   const server = await startScriptedServer(script);
   const workspace = ws ?? mkdtempSync(join(scratch, "ws-"));
   const data = join(workspace, "..", `${workspace.split("/").pop()}-data`);

@@ -21,12 +21,12 @@ import {
   TraceWriter,
 } from "@hands/agent";
 import type { Message, Provider, Usage } from "@hands/llm";
-import { createSandbox } from "@hands/sandbox";
 import { type CliArgs, UsageError } from "../args.js";
 import { readConfigFile, resolveSettings } from "../config.js";
 import { dataDir, projectConfigPath, userConfigPath } from "../paths.js";
 import { COLOR, PLAIN } from "../render.js";
 import { approvalMode, resolveProvider, resolveWorkspace } from "../run.js";
+import { prepareSandbox } from "../sandbox-setup.js";
 import { makeAsker } from "./approve.js";
 import { auditListener, loadPolicy } from "./audit.js";
 import { runSlashCommand } from "./commands.js";
@@ -69,6 +69,10 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
   const found = await resolveProvider(settings, err, (t) => out(style.dim(`${t}\n`)));
   if (typeof found === "number") return found;
   let provider: Provider = found;
+  const box = await prepareSandbox(
+    { kind: settings.sandbox, workspace, network: args.network, allowDomain: args.allowDomain },
+    err,
+  );
 
   const data = dataDir();
   const store = new SessionStore(join(data, "sessions"));
@@ -124,13 +128,13 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
   const readOnlyTools = builtinTools().filter((t) => t.readOnly);
 
   let current: AbortController | undefined;
-  const asker = makeAsker(input, view, settings.sandbox);
+  const asker = makeAsker(input, view, box.kind);
 
   const state: SessionState = {
     args,
     workspace,
     provider,
-    sandbox: settings.sandbox,
+    sandbox: box.kind,
     mode,
     history,
     usage,
@@ -164,7 +168,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
         provider,
         workspace,
         tools: plan ? readOnlyTools : tools,
-        createSandbox: () => createSandbox({ kind: settings.sandbox as "local", workspace }),
+        createSandbox: box.create,
         maxSteps: settings.maxSteps,
         ...(settings.maxTokens ? { maxTokens: settings.maxTokens } : {}),
         outputDir: join(data, "outputs"),
@@ -234,7 +238,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     view.statusLine({
       model: state.provider.model,
       workspace,
-      sandbox: settings.sandbox,
+      sandbox: box.kind,
       approval: state.mode,
       usage: state.usage,
       ...(settings.maxTokens ? { contextBudget: settings.maxTokens } : {}),
@@ -275,6 +279,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     input.close();
     state.writer?.close();
     await mcp?.close();
+    await box.close();
     view.breakLine();
   }
   if (state.writer)

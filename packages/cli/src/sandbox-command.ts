@@ -1,0 +1,200 @@
+// `hands sandbox ls|exec|rm|prune|build-image`: look after sandbox sessions from outside the
+// agent. Docker sessions are containers labelled hands.session; bwrap sessions live inside
+// the hands process that made them (their cgroups show them here, and rm can end them).
+import { readFileSync } from "node:fs";
+import { basename } from "node:path";
+import { parseArgs } from "node:util";
+import {
+  buildImage,
+  checkDocker,
+  createSandbox,
+  defaultSandboxKind,
+  dockerClient,
+  LABEL_SESSION,
+  listCgroups,
+  reapLeftovers,
+  type SandboxKind,
+} from "@hands/sandbox";
+
+export const SANDBOX_HELP = `Usage: hands sandbox <command>
+
+  ls                         sessions on this machine (docker containers, bwrap cgroups)
+  exec [--sandbox K] [--session ID] [--network host] -- CMD
+                             run CMD in session ID (docker), or one-shot in a fresh
+                             sandbox of the current folder
+  rm ID...                   end sessions (remove the container / kill the cgroup)
+  prune [--max-age MIN]      remove leftovers of crashed runs (and sessions older than MIN)
+  build-image [--force]      build the docker backend's image offline (debootstrap +
+                             docker import; needs root, apt's Debian mirror and dockerd)`;
+
+type Out = (s: string) => void;
+
+async function dockerUp(): Promise<boolean> {
+  return (await checkDocker()).ok;
+}
+
+async function ls(out: Out): Promise<number> {
+  const rows: string[] = [];
+  if (await dockerUp()) {
+    const docker = await dockerClient();
+    for (const c of await docker.listContainers({ all: true, filters: { label: [LABEL_SESSION] } })) {
+      rows.push(
+        `${c.Labels[LABEL_SESSION]}\tdocker\t${c.State}\t${c.Labels["hands.created_at"] ?? ""}\t${c.Id.slice(0, 12)}`,
+      );
+    }
+  }
+  const seen = new Set<string>();
+  for (const dir of listCgroups()) {
+    const id = basename(dir);
+    if (seen.has(id)) continue;
+    seen.add(id);
+    let procs = "";
+    try {
+      procs = readFileSync(`${dir}/cgroup.procs`, "utf8").trim();
+    } catch {
+      // gone
+    }
+    rows.push(`${id}\tbwrap\t${procs ? "running" : "empty"}\t\t${procs.split("\n").length} processes`);
+  }
+  out(rows.length ? `SESSION\tKIND\tSTATE\tCREATED\tDETAIL\n${rows.join("\n")}\n` : "no sandbox sessions\n");
+  return 0;
+}
+
+async function rm(ids: string[], out: Out, err: Out): Promise<number> {
+  if (ids.length === 0) {
+    err("hands sandbox rm: give one or more session ids (see hands sandbox ls)\n");
+    return 2;
+  }
+  let code = 0;
+  for (const id of ids) {
+    let done = false;
+    if (await dockerUp()) {
+      const docker = await dockerClient();
+      for (const c of await docker.listContainers({
+        all: true,
+        filters: { label: [`${LABEL_SESSION}=${id}`] },
+      })) {
+        await docker.getContainer(c.Id).remove({ force: true });
+        done = true;
+      }
+    }
+    for (const dir of listCgroups().filter((d) => basename(d) === id)) {
+      try {
+        for (const pid of readFileSync(`${dir}/cgroup.procs`, "utf8").split("\n").filter(Boolean))
+          process.kill(Number(pid), "SIGKILL");
+        done = true;
+      } catch {
+        // gone already
+      }
+    }
+    if (done) out(`removed ${id}\n`);
+    else {
+      err(`hands sandbox rm: no session ${id}\n`);
+      code = 1;
+    }
+  }
+  await reapLeftovers({ docker: false });
+  return code;
+}
+
+async function exec(argv: string[], out: Out, err: Out): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { sandbox: { type: "string" }, session: { type: "string" }, network: { type: "string" } },
+  });
+  const command = positionals.join(" ");
+  if (!command) {
+    err("hands sandbox exec: give a command after --\n");
+    return 2;
+  }
+  if (values.session) {
+    if (!(await dockerUp())) {
+      err(
+        "hands sandbox exec --session: only docker sessions can be reached from outside, and no Docker Engine answers\n",
+      );
+      return 1;
+    }
+    const docker = await dockerClient();
+    const [c] = await docker.listContainers({ filters: { label: [`${LABEL_SESSION}=${values.session}`] } });
+    if (!c) {
+      err(`hands sandbox exec: no running docker session ${values.session}\n`);
+      return 1;
+    }
+    const e = await docker
+      .getContainer(c.Id)
+      .exec({ Cmd: ["/bin/bash", "-c", command], AttachStdout: true, AttachStderr: true });
+    const stream = await e.start({ hijack: true, stdin: false });
+    docker.modem.demuxStream(stream, process.stdout, process.stderr);
+    await new Promise((r) => stream.once("end", r));
+    return (await e.inspect()).ExitCode ?? 1;
+  }
+  let kind = (values.sandbox ?? "auto") as SandboxKind | "auto";
+  if (kind === "auto") {
+    const d = defaultSandboxKind();
+    kind = d.kind;
+    if (d.warning) err(`${d.warning}\n`);
+  } else if (kind === "local") {
+    err('warning: sandbox "local" does not isolate commands: they run as you, on your files and network\n');
+  }
+  const sb = await createSandbox({
+    kind,
+    workspace: process.cwd(),
+    ...(kind === "local" ? {} : { network: values.network === "host" ? "host" : "none" }),
+  });
+  try {
+    const r = await sb.exec(command, { onStdout: out, onStderr: err, timeoutMs: 10 * 60_000 });
+    if (r.timedOut) err("hands sandbox exec: timed out\n");
+    if (r.oomKilled) err("hands sandbox exec: killed for using too much memory\n");
+    return r.exitCode ?? 1;
+  } finally {
+    await sb.destroy();
+  }
+}
+
+export async function runSandboxCommand(argv: string[]): Promise<number> {
+  const out: Out = (s) => process.stdout.write(s);
+  const err: Out = (s) => process.stderr.write(s);
+  const [sub, ...rest] = argv;
+  try {
+    switch (sub) {
+      case "ls":
+        return await ls(out);
+      case "exec":
+        return await exec(rest, out, err);
+      case "rm":
+        return await rm(rest, out, err);
+      case "prune": {
+        const { values } = parseArgs({ args: rest, options: { "max-age": { type: "string" } } });
+        const maxAgeMs = values["max-age"] ? Number(values["max-age"]) * 60_000 : undefined;
+        const r = await reapLeftovers({ docker: await dockerUp(), ...(maxAgeMs ? { maxAgeMs } : {}) });
+        out(
+          `removed ${r.containers.length} containers, ${r.cgroups} cgroups, ${r.tempDirs.length} temp folders\n`,
+        );
+        return 0;
+      }
+      case "build-image": {
+        const { values } = parseArgs({ args: rest, options: { force: { type: "boolean" } } });
+        if (!(await dockerUp())) {
+          err(`hands sandbox build-image: ${(await checkDocker()).reason}\n`);
+          return 1;
+        }
+        const tag = await buildImage({ force: values.force ?? false, log: err });
+        out(`${tag}\n`);
+        return 0;
+      }
+      case undefined:
+      case "-h":
+      case "--help":
+      case "help":
+        out(`${SANDBOX_HELP}\n`);
+        return sub === undefined ? 2 : 0;
+      default:
+        err(`hands sandbox: unknown command "${sub}"\n${SANDBOX_HELP}\n`);
+        return 2;
+    }
+  } catch (e) {
+    err(`hands sandbox ${sub}: ${(e as Error).message}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,136 @@
+// The bubblewrap command line for a sandbox: which host folders it sees (read-only), the
+// workspace (read-write at /workspace), private /tmp and home, namespaces and identity.
+import { existsSync, lstatSync, mkdirSync, readlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { NON_INTERACTIVE_ENV } from "./env.js";
+
+export const WORKSPACE_PATH = "/workspace";
+export const SANDBOX_UID = 1000;
+export const SANDBOX_HOME = "/home/hands";
+
+export type NetworkMode = "none" | "host" | "proxy";
+
+export interface BwrapArgsOptions {
+  workspace: string;
+  network: NetworkMode;
+  tmpBytes: number;
+  env: Record<string, string>;
+  /** Host path of the allow-list proxy's Unix socket (network "proxy"). */
+  proxySocket?: string;
+}
+
+/** System folders the sandbox sees read-only (symlinks such as /bin → usr/bin are mirrored). */
+const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+
+/** The only parts of /etc a sandbox sees: no passwords, keys or host configuration. */
+const ETC_FILES = [
+  "ld.so.cache",
+  "ld.so.conf",
+  "ld.so.conf.d",
+  "ssl",
+  "ca-certificates",
+  "alternatives",
+  "localtime",
+  "protocols",
+  "services",
+  "mime.types",
+  "python3",
+  "python3.11",
+  "gitconfig",
+];
+
+/** Further /proc entries that must not be writable from a sandbox. */
+const PROC_READ_ONLY = [
+  "/proc/sysrq-trigger",
+  "/proc/fs",
+  "/proc/irq",
+  "/proc/bus",
+  "/proc/acpi",
+  "/proc/scsi",
+  "/proc/mtrr",
+  "/proc/pressure",
+];
+
+let etcDir: string | undefined;
+
+/** Synthetic passwd/group/hosts/nsswitch files, written once per host user. */
+function syntheticEtc(): string {
+  if (etcDir && existsSync(join(etcDir, "passwd"))) return etcDir;
+  const dir = join(tmpdir(), `hands-etc-${process.getuid?.() ?? 0}`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, "passwd"),
+    `root:x:0:0:root:/root:/usr/sbin/nologin\nhands:x:${SANDBOX_UID}:${SANDBOX_UID}:hands:${SANDBOX_HOME}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
+  );
+  writeFileSync(join(dir, "group"), `root:x:0:\nhands:x:${SANDBOX_UID}:\nnogroup:x:65534:\n`);
+  writeFileSync(join(dir, "hosts"), "127.0.0.1 localhost hands\n::1 localhost ip6-localhost\n");
+  writeFileSync(join(dir, "nsswitch.conf"), "passwd: files\ngroup: files\nhosts: files dns\n");
+  etcDir = dir;
+  return dir;
+}
+
+export function sandboxEnv(extra: Record<string, string>): Record<string, string> {
+  return {
+    PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    HOME: SANDBOX_HOME,
+    USER: "hands",
+    LOGNAME: "hands",
+    SHELL: "/bin/bash",
+    LANG: "C.UTF-8",
+    TERM: "dumb",
+    TMPDIR: "/tmp",
+    ...NON_INTERACTIVE_ENV,
+    ...extra,
+  };
+}
+
+export function bwrapArgs(o: BwrapArgsOptions): string[] {
+  const a: string[] = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"];
+  if (o.network === "host") a.push("--share-net");
+  a.push("--uid", String(SANDBOX_UID), "--gid", String(SANDBOX_UID), "--hostname", "hands");
+  for (const d of SYSTEM_DIRS) {
+    let st: ReturnType<typeof lstatSync>;
+    try {
+      st = lstatSync(d);
+    } catch {
+      continue;
+    }
+    if (st.isSymbolicLink()) a.push("--symlink", readlinkSync(d), d);
+    else if (st.isDirectory()) a.push("--ro-bind", d, d);
+  }
+  a.push("--dir", "/etc");
+  for (const f of ETC_FILES) {
+    const p = `/etc/${f}`;
+    if (existsSync(p)) a.push("--ro-bind", p, p);
+  }
+  const etc = syntheticEtc();
+  for (const f of ["passwd", "group", "hosts", "nsswitch.conf"])
+    a.push("--ro-bind", join(etc, f), `/etc/${f}`);
+  if (o.network === "host" && existsSync("/etc/resolv.conf"))
+    a.push("--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf");
+  // As root, the sandbox user is root outside for file permissions: kernel settings and the
+  // like under /proc must be read-only (host sysctls are otherwise writable).
+  a.push("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev");
+  for (const p of PROC_READ_ONLY) a.push("--ro-bind-try", p, p);
+  a.push("--size", String(o.tmpBytes), "--tmpfs", "/tmp");
+  a.push("--size", String(o.tmpBytes), "--tmpfs", "/home", "--dir", SANDBOX_HOME);
+  a.push(
+    "--size",
+    String(1024 * 1024),
+    "--tmpfs",
+    "/run",
+    "--dir",
+    "/var",
+    "--symlink",
+    "../tmp",
+    "/var/tmp",
+  );
+  if (o.network === "proxy" && o.proxySocket) a.push("--bind", o.proxySocket, "/run/hands-proxy.sock");
+  a.push("--bind", o.workspace, WORKSPACE_PATH, "--chdir", WORKSPACE_PATH);
+  // The root itself (bubblewrap's tmpfs, no size cap) is read-only once everything is mounted.
+  a.push("--remount-ro", "/");
+  a.push("--clearenv");
+  for (const [k, v] of Object.entries(o.env)) a.push("--setenv", k, v);
+  return a;
+}

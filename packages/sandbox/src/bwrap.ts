@@ -1,0 +1,359 @@
+// The `bwrap` backend: a persistent shell inside bubblewrap namespaces (PID, mount, IPC, UTS,
+// network, user), limited by a cgroup of its own and by rlimits. The workspace is the host
+// folder bind-mounted at /workspace, so the agent's file tools and the commands see the same
+// files; everything else the sandbox sees of the host is read-only system folders.
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { statSync } from "node:fs";
+import { chown } from "node:fs/promises";
+import { performance } from "node:perf_hooks";
+import {
+  type BwrapArgsOptions,
+  bwrapArgs,
+  type NetworkMode,
+  sandboxEnv,
+  WORKSPACE_PATH,
+} from "./bwrap-args.js";
+import { Cgroup, DEFAULT_LIMITS, detectCgroups, type Limits } from "./cgroups.js";
+import { realpathOrSelf } from "./confine.js";
+import { FileApi } from "./files.js";
+import { DEFAULT_TIMEOUT_MS } from "./local.js";
+import { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
+import { findDescendantByNsPid } from "./proc.js";
+import { FORWARDER, PROXY_ENV } from "./proxy.js";
+import { SESSION_SCRIPT } from "./session-script.js";
+import { ShellSession } from "./shell-session.js";
+import type { ExecOptions, ExecResult, Sandbox, SandboxKind } from "./types.js";
+
+export const DEFAULT_TMP_BYTES = 256 * 1024 * 1024;
+export const DEFAULT_FILE_SIZE_BYTES = 512 * 1024 * 1024;
+
+export interface BwrapSandboxOptions {
+  workspace: string;
+  id?: string;
+  env?: Record<string, string>;
+  network?: NetworkMode;
+  proxySocket?: string;
+  limits?: Partial<Limits>;
+  /** Size of the private /tmp and home (bytes each). */
+  tmpBytes?: number;
+  /** Largest file a command may write (RLIMIT_FSIZE). */
+  fileSizeBytes?: number;
+  /** Extra environment for every command (proxy settings, …). */
+  proxyEnv?: Record<string, string>;
+}
+
+/** tmpfs pages count against the memory limit: keep scratch space well below it. */
+export function defaultTmpBytes(limits: Limits): number {
+  return Math.min(DEFAULT_TMP_BYTES, Math.floor(limits.memoryBytes / 4));
+}
+
+let bwrapUsable: { ok: boolean; reason: string } | undefined;
+
+/** Whether bubblewrap is installed and can create namespaces here (cached). */
+export function checkBwrap(): { ok: boolean; reason: string } {
+  if (bwrapUsable) return bwrapUsable;
+  if (process.platform !== "linux") {
+    bwrapUsable = { ok: false, reason: "bubblewrap needs Linux" };
+    return bwrapUsable;
+  }
+  const r = spawnSync(
+    "bwrap",
+    ["--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "true"],
+    {
+      encoding: "utf8",
+      timeout: 10_000,
+    },
+  );
+  if (r.error) bwrapUsable = { ok: false, reason: `bubblewrap is not installed (${r.error.message})` };
+  else if (r.status !== 0)
+    bwrapUsable = { ok: false, reason: `bubblewrap cannot create namespaces here: ${r.stderr.trim()}` };
+  else bwrapUsable = { ok: true, reason: "" };
+  return bwrapUsable;
+}
+
+/** Shell run before bubblewrap: joins the cgroup and sets rlimits that everything inherits. */
+const LAUNCHER = `for f in $HANDS_CGROUP_PROCS; do echo $$ > "$f" || exit 97; done
+ulimit -c 0; ulimit -f "$HANDS_FSIZE_KB"; ulimit -n 4096
+exec -c "$@"`;
+
+/**
+ * Who bubblewrap runs as. As root on a workspace someone else owns, it runs as that owner, so
+ * the sandbox is an unprivileged user outside too (and files stay the owner's); otherwise as
+ * the caller.
+ */
+function launchUser(workspace: string): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const st = statSync(workspace);
+  return st.uid !== 0 ? { uid: st.uid, gid: st.gid } : undefined;
+}
+
+async function launch(
+  cg: Cgroup | undefined,
+  fileSizeBytes: number,
+  argv: string[],
+  workspace: string,
+): Promise<ChildProcess> {
+  const user = launchUser(workspace);
+  // The launcher joins the cgroup itself: let that user write the group's process lists.
+  if (user && cg) await Promise.all(cg.procFiles.map((f) => chown(f, user.uid, user.gid)));
+  return spawn("/bin/bash", ["--norc", "--noprofile", "-c", LAUNCHER, "hands-launch", "bwrap", ...argv], {
+    ...(user ?? {}),
+    // bubblewrap's own environment is visible to the sandbox as /proc/1/environ: keep it bare.
+    env: {
+      PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
+      HANDS_CGROUP_PROCS: cg ? cg.procFiles.join(" ") : "",
+      HANDS_FSIZE_KB: String(Math.max(1, Math.floor(fileSizeBytes / 1024))),
+    },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+}
+
+export class BwrapSandbox implements Sandbox {
+  readonly id: string;
+  readonly kind: SandboxKind = "bwrap";
+  readonly workspace: string;
+  readonly isolated = true;
+  readonly limits: Limits;
+  readonly network: NetworkMode;
+  readonly createdAt = Date.now();
+  lastUsedAt = Date.now();
+  private readonly files: FileApi;
+  private readonly argsOptions: BwrapArgsOptions;
+  private readonly fileSizeBytes: number;
+  private cgroup: Cgroup | undefined;
+  private child: ChildProcess | undefined;
+  private session: ShellSession | undefined;
+  private shellHostPid: number | undefined;
+  private destroyed = false;
+
+  private constructor(options: BwrapSandboxOptions) {
+    this.workspace = realpathOrSelf(options.workspace);
+    if (!statSync(this.workspace, { throwIfNoEntry: false })?.isDirectory())
+      throw new Error(`sandbox workspace is not a directory: ${options.workspace}`);
+    this.id = options.id ?? `bwrap-${randomUUID().slice(0, 8)}`;
+    this.limits = { ...DEFAULT_LIMITS, ...(options.limits ?? {}) };
+    this.network = options.network ?? "none";
+    this.fileSizeBytes = options.fileSizeBytes ?? DEFAULT_FILE_SIZE_BYTES;
+    this.files = new FileApi(this.workspace);
+    this.argsOptions = {
+      workspace: this.workspace,
+      network: this.network,
+      tmpBytes: options.tmpBytes ?? defaultTmpBytes(this.limits),
+      env: sandboxEnv({ ...networkEnv(this.network, options.proxyEnv), ...(options.env ?? {}) }),
+      ...(options.proxySocket ? { proxySocket: options.proxySocket } : {}),
+    };
+  }
+
+  /** Starts a session: cgroup, bubblewrap, the session shell. */
+  static async create(options: BwrapSandboxOptions): Promise<BwrapSandbox> {
+    const check = checkBwrap();
+    if (!check.ok) throw new Error(check.reason);
+    const sb = new BwrapSandbox(options);
+    await sb.start();
+    return sb;
+  }
+
+  /** Whether limits are enforced by a cgroup (false: rlimits only). */
+  get cgroupLimits(): boolean {
+    return this.cgroup !== undefined;
+  }
+
+  private async start(): Promise<void> {
+    if (!this.cgroup && detectCgroups() !== "none") this.cgroup = await Cgroup.create(this.id, this.limits);
+    const child = await launch(
+      this.cgroup,
+      this.fileSizeBytes,
+      [...bwrapArgs(this.argsOptions), "/bin/bash", "--noprofile", "--norc", "-c", SESSION_SCRIPT],
+      this.workspace,
+    );
+    this.child = child;
+    this.shellHostPid = undefined;
+    let startErr = "";
+    const collect = (c: Buffer) => {
+      if (startErr.length < 4000) startErr += c.toString("utf8");
+    };
+    child.stderr?.on("data", collect);
+    const session = new ShellSession({
+      stdin: child.stdin as NonNullable<typeof child.stdin>,
+      stdout: child.stdout as NonNullable<typeof child.stdout>,
+      stderr: child.stderr as NonNullable<typeof child.stderr>,
+      interrupt: async (shellPid) => {
+        if (child.pid === undefined) return;
+        this.shellHostPid ??= findDescendantByNsPid(child.pid, shellPid);
+        if (this.shellHostPid) process.kill(this.shellHostPid, "SIGUSR1");
+      },
+    });
+    this.session = session;
+    try {
+      await session.ready;
+    } catch (e) {
+      child.kill("SIGKILL");
+      throw new Error(`bubblewrap sandbox did not start: ${startErr.trim() || (e as Error).message}`);
+    } finally {
+      child.stderr?.off("data", collect);
+    }
+  }
+
+  private assertAlive(): void {
+    if (this.destroyed) throw new Error(`sandbox ${this.id} has been destroyed`);
+  }
+
+  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    this.assertAlive();
+    this.lastUsedAt = Date.now();
+    if (!this.session?.alive) await this.restart();
+    const session = this.session as ShellSession;
+    const cwd = options.cwd ? await this.files.sandboxCwd(options.cwd, WORKSPACE_PATH) : undefined;
+    const oomBefore = this.cgroup ? await this.cgroup.oomKills() : 0;
+    const r = await session.exec(command, { ...options, ...(cwd ? { cwd } : {}) });
+    if (this.cgroup && r.exitCode === 137 && (await this.cgroup.oomKills()) > oomBefore)
+      markOom(r, this.limits);
+    this.lastUsedAt = Date.now();
+    return r;
+  }
+
+  /** The shell died (killed, or a command ended it): start a fresh one (state is lost). */
+  private async restart(): Promise<void> {
+    this.child?.kill("SIGKILL");
+    if (this.cgroup) await this.cgroup.remove();
+    this.cgroup = undefined;
+    await this.start();
+  }
+
+  readFile(path: string): Promise<Buffer> {
+    this.assertAlive();
+    return this.files.readFile(path);
+  }
+
+  writeFile(path: string, data: string | Uint8Array): Promise<void> {
+    this.assertAlive();
+    return this.files.writeFile(path, data);
+  }
+
+  /** Packs a folder of the workspace as a tar archive. */
+  download(path = "."): Promise<Buffer> {
+    this.assertAlive();
+    return this.files.packTar(path);
+  }
+
+  /** Unpacks a tar archive into a folder of the workspace (entries leaving it are refused). */
+  upload(path: string, tar: Uint8Array): Promise<void> {
+    this.assertAlive();
+    return this.files.unpackTar(path, tar);
+  }
+
+  /** The workspace as a tar archive (the only writable state that outlives a session). */
+  snapshot(): Promise<Buffer> {
+    return this.download(".");
+  }
+
+  async restore(tar: Uint8Array): Promise<void> {
+    this.assertAlive();
+    await this.files.replaceWithTar(tar);
+  }
+
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    const child = this.child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGKILL");
+      await exited;
+    }
+    // --die-with-parent takes the namespace down; the cgroup catches anything that lingers.
+    if (this.cgroup) await this.cgroup.remove();
+  }
+}
+
+export function markOom(r: ExecResult, limits: Limits): void {
+  r.oomKilled = true;
+  r.stderr += `${r.stderr ? "\n" : ""}[killed: out of memory (limit ${Math.round(limits.memoryBytes / 1048576)} MiB)]`;
+}
+
+/** One command in a fresh bubblewrap sandbox, without a session shell (fastest one-shot). */
+export async function runBwrapOnce(
+  options: BwrapSandboxOptions,
+  command: string,
+  execOptions: ExecOptions = {},
+): Promise<ExecResult> {
+  const check = checkBwrap();
+  if (!check.ok) throw new Error(check.reason);
+  const workspace = realpathOrSelf(options.workspace);
+  const limits = { ...DEFAULT_LIMITS, ...(options.limits ?? {}) };
+  const id = options.id ?? `bwrap-${randomUUID().slice(0, 8)}`;
+  const cg = detectCgroups() !== "none" ? await Cgroup.create(id, limits) : undefined;
+  const start = performance.now();
+  const maxBytes = execOptions.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  const out = new OutputBuffer(maxBytes);
+  const err = new OutputBuffer(maxBytes);
+  const args = bwrapArgs({
+    workspace,
+    network: options.network ?? "none",
+    tmpBytes: options.tmpBytes ?? defaultTmpBytes(limits),
+    env: sandboxEnv({
+      ...networkEnv(options.network ?? "none", options.proxyEnv),
+      ...(options.env ?? {}),
+      ...(execOptions.env ?? {}),
+    }),
+    ...(options.proxySocket ? { proxySocket: options.proxySocket } : {}),
+  });
+  const child = await launch(
+    cg,
+    options.fileSizeBytes ?? DEFAULT_FILE_SIZE_BYTES,
+    [...args, "/bin/bash", "-c", command],
+    workspace,
+  );
+  child.stdout?.on("data", (c: Buffer) => {
+    out.push(c);
+    execOptions.onStdout?.(c.toString("utf8"));
+  });
+  child.stderr?.on("data", (c: Buffer) => {
+    err.push(c);
+    execOptions.onStderr?.(c.toString("utf8"));
+  });
+  child.stdin?.on("error", () => {});
+  child.stdin?.end(execOptions.stdin ?? "");
+  let timedOut = false;
+  let aborted = false;
+  const timeoutMs = execOptions.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill("SIGKILL");
+  }, timeoutMs);
+  const onAbort = () => {
+    aborted = true;
+    child.kill("SIGKILL");
+  };
+  execOptions.signal?.addEventListener("abort", onAbort, { once: true });
+  const [code, sig] = await new Promise<[number | null, NodeJS.Signals | null]>((r) =>
+    child.once("close", (c, s) => r([c, s])),
+  );
+  clearTimeout(timer);
+  execOptions.signal?.removeEventListener("abort", onAbort);
+  const result: ExecResult = {
+    stdout: out.toString(),
+    stderr: err.toString(),
+    exitCode: code,
+    signal: sig ?? (code !== null && code > 128 ? `SIG${code - 128}` : null),
+    timedOut,
+    aborted,
+    truncated: out.truncated || err.truncated,
+    durationMs: Math.round(performance.now() - start),
+    stdoutBytes: out.totalBytes,
+    stderrBytes: err.totalBytes,
+  };
+  if (cg) {
+    if (code === 137 && (await cg.oomKills()) > 0) markOom(result, limits);
+    await cg.remove();
+  }
+  return result;
+}
+
+/** Environment for the allow-list proxy (the forwarder's code and the proxy variables). */
+export function networkEnv(network: NetworkMode, extra?: Record<string, string>): Record<string, string> {
+  return network === "proxy"
+    ? { ...PROXY_ENV, HANDS_FORWARDER: FORWARDER, ...(extra ?? {}) }
+    : { ...(extra ?? {}) };
+}

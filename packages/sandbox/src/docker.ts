@@ -1,0 +1,295 @@
+// The `docker` backend: one container per session (kept alive by `sleep infinity` under an
+// init), the same persistent session shell as bwrap running in one long `exec` whose stdout
+// and stderr are demultiplexed, and the workspace bind-mounted at /workspace. dockerode is
+// loaded only when this backend is used (it is a large import).
+import { randomUUID } from "node:crypto";
+import { readFileSync, statSync } from "node:fs";
+import { PassThrough } from "node:stream";
+import type Dockerode from "dockerode";
+import { defaultTmpBytes, markOom, networkEnv } from "./bwrap.js";
+import { type NetworkMode, sandboxEnv, WORKSPACE_PATH } from "./bwrap-args.js";
+import { DEFAULT_LIMITS, type Limits } from "./cgroups.js";
+import { realpathOrSelf } from "./confine.js";
+import { FileApi } from "./files.js";
+import { imageTag } from "./image.js";
+import { SESSION_SCRIPT } from "./session-script.js";
+import { ShellSession } from "./shell-session.js";
+import type { ExecOptions, ExecResult, Sandbox, SandboxKind } from "./types.js";
+
+export const LABEL_SESSION = "hands.session";
+export const LABEL_CREATED = "hands.created_at";
+export const LABEL_OWNER_PID = "hands.owner_pid";
+
+export interface DockerSandboxOptions {
+  workspace: string;
+  id?: string;
+  env?: Record<string, string>;
+  network?: NetworkMode;
+  proxySocket?: string;
+  proxyEnv?: Record<string, string>;
+  limits?: Partial<Limits>;
+  image?: string;
+  /** An OCI runtime such as "runsc" (gVisor), when installed. */
+  runtime?: string;
+  tmpBytes?: number;
+  fileSizeBytes?: number;
+  /** Shared client (one per process is enough). */
+  docker?: Dockerode;
+}
+
+let client: Dockerode | undefined;
+
+/** A Docker Engine client (DOCKER_HOST or the default socket); dockerode loads on first use. */
+export async function dockerClient(): Promise<Dockerode> {
+  if (client) return client;
+  const mod = await import("dockerode");
+  client = new mod.default();
+  return client;
+}
+
+/** Whether a Docker Engine answers, and the reason when not. */
+export async function checkDocker(): Promise<{ ok: boolean; reason: string }> {
+  try {
+    const d = await dockerClient();
+    await d.ping();
+    return { ok: true, reason: "" };
+  } catch (e) {
+    return {
+      ok: false,
+      reason: `no Docker Engine answers (${(e as Error).message}); start dockerd or set DOCKER_HOST`,
+    };
+  }
+}
+
+/** The uid:gid the container runs as: the workspace owner's, so files stay theirs. */
+function workspaceUser(ws: string): { user: string; uid: number } {
+  const st = statSync(ws);
+  return { user: `${st.uid}:${st.gid}`, uid: st.uid };
+}
+
+/** True when host process `hostPid` is the process `inner` of some PID namespace. */
+function sameProcess(hostPid: number, inner: number): boolean {
+  try {
+    const m = /^NSpid:\s*(.+)$/m.exec(readFileSync(`/proc/${hostPid}/status`, "utf8"));
+    const ids = m?.[1]?.trim().split(/\s+/) ?? [];
+    return ids.length > 1 && Number(ids[ids.length - 1]) === inner;
+  } catch {
+    return false;
+  }
+}
+
+export class DockerSandbox implements Sandbox {
+  readonly id: string;
+  readonly kind: SandboxKind = "docker";
+  readonly workspace: string;
+  readonly isolated = true;
+  readonly limits: Limits;
+  readonly createdAt = Date.now();
+  lastUsedAt = Date.now();
+  private readonly files: FileApi;
+  private container: Dockerode.Container | undefined;
+  private containerId = "";
+  private session: ShellSession | undefined;
+  private destroyed = false;
+
+  private constructor(
+    private readonly options: DockerSandboxOptions,
+    private readonly docker: Dockerode,
+  ) {
+    this.workspace = realpathOrSelf(options.workspace);
+    if (!statSync(this.workspace, { throwIfNoEntry: false })?.isDirectory())
+      throw new Error(`sandbox workspace is not a directory: ${options.workspace}`);
+    this.id = options.id ?? `docker-${randomUUID().slice(0, 8)}`;
+    this.limits = { ...DEFAULT_LIMITS, ...(options.limits ?? {}) };
+    this.files = new FileApi(this.workspace);
+  }
+
+  static async create(options: DockerSandboxOptions): Promise<DockerSandbox> {
+    const docker = options.docker ?? (await dockerClient());
+    const sb = new DockerSandbox(options, docker);
+    try {
+      await sb.start();
+    } catch (e) {
+      await sb.destroy().catch(() => {});
+      throw e;
+    }
+    return sb;
+  }
+
+  /** The container's id (for `docker` commands and the reaper). */
+  get container_id(): string {
+    return this.containerId;
+  }
+
+  private async start(): Promise<void> {
+    const o = this.options;
+    const { user, uid } = workspaceUser(this.workspace);
+    const tmp = o.tmpBytes ?? defaultTmpBytes(this.limits);
+    const fsize = o.fileSizeBytes ?? 512 * 1024 * 1024;
+    const network = o.network ?? "none";
+    const binds = [`${this.workspace}:${WORKSPACE_PATH}`];
+    if (network === "proxy" && o.proxySocket) binds.push(`${o.proxySocket}:/run/hands-proxy.sock`);
+    const env = sandboxEnv({ ...networkEnv(network, o.proxyEnv), ...(o.env ?? {}) });
+    const image = o.image ?? imageTag();
+    const container = await this.docker.createContainer({
+      Image: image,
+      Cmd: ["sleep", "infinity"],
+      User: user,
+      WorkingDir: WORKSPACE_PATH,
+      Hostname: "hands",
+      Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
+      Labels: {
+        [LABEL_SESSION]: this.id,
+        [LABEL_CREATED]: new Date(this.createdAt).toISOString(),
+        [LABEL_OWNER_PID]: String(process.pid),
+      },
+      NetworkDisabled: network !== "host",
+      HostConfig: {
+        Binds: binds,
+        NetworkMode: network === "host" ? "host" : "none",
+        Init: true,
+        CapDrop: ["ALL"],
+        SecurityOpt: ["no-new-privileges"],
+        ReadonlyRootfs: true,
+        Tmpfs: {
+          "/tmp": `rw,nosuid,nodev,size=${tmp},mode=1777`,
+          "/home/hands": `rw,nosuid,nodev,size=${tmp},uid=${uid},mode=700`,
+          "/run": `rw,nosuid,nodev,size=1m,uid=${uid},mode=755`,
+        },
+        Memory: this.limits.memoryBytes,
+        MemorySwap: this.limits.memoryBytes,
+        NanoCpus: Math.round(this.limits.cpus * 1e9),
+        PidsLimit: this.limits.pids,
+        Ulimits: [
+          { Name: "core", Soft: 0, Hard: 0 },
+          { Name: "fsize", Soft: fsize, Hard: fsize },
+          { Name: "nofile", Soft: 4096, Hard: 4096 },
+        ],
+        ...(o.runtime ? { Runtime: o.runtime } : {}),
+      },
+    });
+    this.container = container;
+    this.containerId = container.id;
+    await container.start();
+    await this.startSession();
+  }
+
+  private async startSession(): Promise<void> {
+    const container = this.container as Dockerode.Container;
+    const exec = await container.exec({
+      Cmd: ["/bin/bash", "--noprofile", "--norc", "-c", SESSION_SCRIPT],
+      AttachStdin: true,
+      AttachStdout: true,
+      AttachStderr: true,
+      Tty: false,
+    });
+    const stream = await exec.start({ hijack: true, stdin: true });
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    this.docker.modem.demuxStream(stream, stdout, stderr);
+    stream.on("end", () => {
+      stdout.end();
+      stderr.end();
+    });
+    stream.on("close", () => {
+      stdout.end();
+      stderr.end();
+    });
+    this.session = new ShellSession({
+      stdin: stream,
+      stdout,
+      stderr,
+      interrupt: async (pid) => {
+        // Signal from the host when the engine runs here: a fork bomb may leave no PID free
+        // for a `docker exec`. Otherwise ask through the engine.
+        if (hostPid && sameProcess(hostPid, pid)) {
+          process.kill(hostPid, "SIGUSR1");
+          return;
+        }
+        const k = await container.exec({ Cmd: ["kill", "-USR1", String(pid)] });
+        const s = await k.start({ hijack: true, stdin: false });
+        s.resume();
+        await new Promise((r) => s.once("end", r));
+      },
+    });
+    let hostPid = 0;
+    await this.session.ready;
+    hostPid = (await exec.inspect().catch(() => undefined))?.Pid ?? 0;
+  }
+
+  /** The session shell ended (its state is gone): start over in a fresh container. */
+  private async revive(): Promise<void> {
+    await this.container?.remove({ force: true }).catch(() => {});
+    await this.start();
+  }
+
+  private assertAlive(): void {
+    if (this.destroyed) throw new Error(`sandbox ${this.id} has been destroyed`);
+  }
+
+  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    this.assertAlive();
+    this.lastUsedAt = Date.now();
+    if (!this.session?.alive) await this.revive();
+    const cwd = options.cwd ? await this.files.sandboxCwd(options.cwd, WORKSPACE_PATH) : undefined;
+    const before = this.oomKills();
+    const r = await (this.session as ShellSession).exec(command, { ...options, ...(cwd ? { cwd } : {}) });
+    if (r.exitCode === 137 && this.oomKills() > before) markOom(r, this.limits);
+    this.lastUsedAt = Date.now();
+    return r;
+  }
+
+  /** OOM kills in the container's memory cgroup, when the engine runs on this host. */
+  private oomKills(): number {
+    const files = [
+      `/sys/fs/cgroup/memory/docker/${this.containerId}/memory.oom_control`,
+      `/sys/fs/cgroup/system.slice/docker-${this.containerId}.scope/memory.events`,
+      `/sys/fs/cgroup/docker/${this.containerId}/memory.events`,
+    ];
+    for (const f of files) {
+      try {
+        const m = /^oom_kill (\d+)/m.exec(readFileSync(f, "utf8"));
+        if (m) return Number(m[1]);
+      } catch {
+        // not this layout
+      }
+    }
+    return 0;
+  }
+
+  readFile(path: string): Promise<Buffer> {
+    this.assertAlive();
+    return this.files.readFile(path);
+  }
+
+  writeFile(path: string, data: string | Uint8Array): Promise<void> {
+    this.assertAlive();
+    return this.files.writeFile(path, data);
+  }
+
+  download(path = "."): Promise<Buffer> {
+    this.assertAlive();
+    return this.files.packTar(path);
+  }
+
+  upload(path: string, tar: Uint8Array): Promise<void> {
+    this.assertAlive();
+    return this.files.unpackTar(path, tar);
+  }
+
+  /** The workspace as a tar archive (the container's root filesystem is read-only). */
+  snapshot(): Promise<Buffer> {
+    return this.download(".");
+  }
+
+  async restore(tar: Uint8Array): Promise<void> {
+    this.assertAlive();
+    await this.files.replaceWithTar(tar);
+  }
+
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    if (this.container) await this.container.remove({ force: true }).catch(() => {});
+  }
+}

@@ -1,0 +1,64 @@
+// Allow-list network mode: an allowed name reaches a server we run on 127.0.0.1 (the proxy
+// maps the name to it), an unlisted one is refused at once, direct connections fail.
+import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import { after, before, describe, test } from "node:test";
+import { hostAllowed, startAllowListProxy } from "./proxy.js";
+import { explicitlySkipped, makeSandbox, requireBackend, tempWorkspace } from "./testing.js";
+import type { SandboxKind } from "./types.js";
+
+test("hostAllowed matches listed domains and their subdomains only", () => {
+  assert.equal(hostAllowed("pypi.org", ["pypi.org"]), true);
+  assert.equal(hostAllowed("files.pypi.org", ["pypi.org"]), true);
+  assert.equal(hostAllowed("evilpypi.org", ["pypi.org"]), false);
+  assert.equal(hostAllowed("pypi.org.evil.com", ["pypi.org"]), false);
+  assert.equal(hostAllowed("PyPI.org.", ["*.pypi.org"]), true);
+});
+
+for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
+  describe(`allow-list network: ${kind}`, { skip: explicitlySkipped(kind) }, () => {
+    let server: Server;
+    let port = 0;
+    let proxy: Awaited<ReturnType<typeof startAllowListProxy>>;
+    let ws: { dir: string; cleanup: () => Promise<void> };
+    before(async () => {
+      await requireBackend(kind);
+      server = createServer((q, r) => r.end(`local server saw ${q.headers.host}${q.url}`));
+      await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+      port = (server.address() as { port: number }).port;
+      proxy = await startAllowListProxy({
+        allow: ["allowed.test"],
+        resolve: { "allowed.test": "127.0.0.1" },
+      });
+      ws = await tempWorkspace();
+    });
+    after(async () => {
+      await proxy?.close();
+      server?.close();
+      await ws?.cleanup();
+    });
+
+    test("allowed names pass, others are refused fast, direct connections fail", async () => {
+      const sb = await makeSandbox(kind, ws.dir, { network: "proxy", proxySocket: proxy.socketPath });
+      try {
+        const ok = await sb.exec(`curl -sS -m 5 http://allowed.test:${port}/a`);
+        assert.equal(ok.stdout, `local server saw allowed.test:${port}/a`);
+        const tunnel = await sb.exec(`curl -sS -m 5 -p http://sub.allowed.test:${port}/b`);
+        assert.match(tunnel.stdout + tunnel.stderr, /local server saw|Could not resolve|refused|502/);
+        const denied = await sb.exec(
+          `curl -sS -m 5 -w '%{http_code}' -o /dev/null http://denied.test:${port}/`,
+        );
+        assert.equal(denied.stdout, "403");
+        assert.ok(denied.durationMs < 3000);
+        const https = await sb.exec(`curl -sS -m 5 https://denied.test:${port}/`);
+        assert.notEqual(https.exitCode, 0);
+        assert.match(https.stderr, /403/);
+        const direct = await sb.exec(`curl -sS -m 5 --noproxy '*' http://127.0.0.1:${port}/`);
+        assert.notEqual(direct.exitCode, 0);
+        assert.ok(proxy.log.some((l) => l.host === "denied.test" && !l.allowed));
+      } finally {
+        await sb.destroy();
+      }
+    });
+  });
+}

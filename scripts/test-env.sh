@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Prepares what the tests need on a fresh Linux machine, and does nothing that is already
+# done: bubblewrap, Docker Engine (docker.io), debootstrap and tmux (the interactive mode's
+# terminal tests) from apt when running as
+# root, a dockerd in the background when none answers, and the sandbox image (built offline
+# with debootstrap + docker import, tagged by a hash of its recipe, so only once per machine).
+# Elsewhere (macOS, no root) it says what is missing; the tests then fail with that reason.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+log() { echo "test-env: $*" >&2; }
+
+if [ "$(uname -s)" != Linux ]; then log "not Linux: bwrap and docker tests need Linux"; exit 0; fi
+
+need=()
+command -v bwrap >/dev/null || need+=(bubblewrap)
+command -v dockerd >/dev/null || need+=(docker.io)
+command -v debootstrap >/dev/null || need+=(debootstrap)
+command -v tmux >/dev/null || need+=(tmux)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    log "installing ${need[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null \
+      || log "apt-get install ${need[*]} failed"
+  else
+    log "missing ${need[*]} (install them, or run as root with apt)"
+  fi
+fi
+
+if command -v docker >/dev/null && ! docker info >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v dockerd >/dev/null; then
+    log "starting dockerd"
+    # No bridge and no iptables: sandboxes use --network none or host only.
+    nohup dockerd --bridge=none --iptables=false >/tmp/hands-dockerd.log 2>&1 &
+    for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
+    docker info >/dev/null 2>&1 || log "dockerd did not start: $(tail -5 /tmp/hands-dockerd.log)"
+  else
+    log "no Docker Engine answers and this user cannot start one"
+  fi
+fi
+
+if docker info >/dev/null 2>&1 && [ -f packages/sandbox/dist/image.js ]; then
+  node --input-type=module -e '
+    const { buildImage, imageTag, imageExists } = await import("./packages/sandbox/dist/image.js");
+    const tag = imageTag();
+    if (await imageExists(tag)) process.exit(0);
+    const t = Date.now();
+    process.stderr.write(`test-env: building ${tag} (debootstrap + docker import)\n`);
+    try { await buildImage(); } catch (e) { process.stderr.write(`test-env: image build failed: ${e.message}\n`); process.exit(0); }
+    process.stderr.write(`test-env: built ${tag} in ${Math.round((Date.now() - t) / 1000)} s\n`);
+  '
+fi
+exit 0
