@@ -18,8 +18,8 @@ export const runCommandTool: Tool<RunCommandArgs> = {
   description: [
     "Run a shell command (bash) in the workspace root and get its exit code, stdout and stderr.",
     "Use it to build, run tests, run scripts, use git, or inspect the environment — and to verify your changes after editing code.",
-    "Each call starts a fresh shell: `cd` and variables do not carry over (use `cd sub && cmd`). There is no terminal and stdin is closed, so commands must be non-interactive (pass -y / --yes flags, avoid editors and pagers).",
-    `Timeout: \`timeout\` seconds (default ${EXEC_DEFAULT_TIMEOUT_S}, max ${EXEC_MAX_TIMEOUT_S}); on timeout the command and everything it started are killed. Background processes are also killed when the command returns.`,
+    "Depending on the sandbox, `cd`, variables and background processes may or may not carry over to the next call, so do not rely on them: use `cd sub && cmd` in one call. There is no terminal and stdin is closed, so commands must be non-interactive (pass -y / --yes flags, avoid editors and pagers).",
+    `Timeout: \`timeout\` seconds (default ${EXEC_DEFAULT_TIMEOUT_S}, max ${EXEC_MAX_TIMEOUT_S}); on timeout the command and everything it started are killed.`,
     "Prefer read_file, list_dir, glob and grep over cat/ls/find/grep for looking at files. Very long output is cut in the middle; redirect to a file and search it when you need everything.",
   ].join(" "),
   parameters: {
