@@ -16,6 +16,7 @@ import {
 } from "./bwrap-args.js";
 import { Cgroup, DEFAULT_LIMITS, detectCgroups, type Limits } from "./cgroups.js";
 import { realpathOrSelf } from "./confine.js";
+import { FileBackedSandbox } from "./file-backed.js";
 import { FileApi } from "./files.js";
 import { DEFAULT_TIMEOUT_MS } from "./local.js";
 import { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
@@ -109,7 +110,7 @@ async function launch(
   });
 }
 
-export class BwrapSandbox implements Sandbox {
+export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
   readonly id: string;
   readonly kind: SandboxKind = "bwrap";
   readonly workspace: string;
@@ -118,16 +119,16 @@ export class BwrapSandbox implements Sandbox {
   readonly network: NetworkMode;
   readonly createdAt = Date.now();
   lastUsedAt = Date.now();
-  private readonly files: FileApi;
+  protected readonly files: FileApi;
   private readonly argsOptions: BwrapArgsOptions;
   private readonly fileSizeBytes: number;
   private cgroup: Cgroup | undefined;
   private child: ChildProcess | undefined;
   private session: ShellSession | undefined;
   private shellHostPid: number | undefined;
-  private destroyed = false;
 
   private constructor(options: BwrapSandboxOptions) {
+    super();
     this.workspace = realpathOrSelf(options.workspace);
     if (!statSync(this.workspace, { throwIfNoEntry: false })?.isDirectory())
       throw new Error(`sandbox workspace is not a directory: ${options.workspace}`);
@@ -195,10 +196,6 @@ export class BwrapSandbox implements Sandbox {
     }
   }
 
-  private assertAlive(): void {
-    if (this.destroyed) throw new Error(`sandbox ${this.id} has been destroyed`);
-  }
-
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     this.assertAlive();
     this.lastUsedAt = Date.now();
@@ -219,38 +216,6 @@ export class BwrapSandbox implements Sandbox {
     if (this.cgroup) await this.cgroup.remove();
     this.cgroup = undefined;
     await this.start();
-  }
-
-  readFile(path: string): Promise<Buffer> {
-    this.assertAlive();
-    return this.files.readFile(path);
-  }
-
-  writeFile(path: string, data: string | Uint8Array): Promise<void> {
-    this.assertAlive();
-    return this.files.writeFile(path, data);
-  }
-
-  /** Packs a folder of the workspace as a tar archive. */
-  download(path = "."): Promise<Buffer> {
-    this.assertAlive();
-    return this.files.packTar(path);
-  }
-
-  /** Unpacks a tar archive into a folder of the workspace (entries leaving it are refused). */
-  upload(path: string, tar: Uint8Array): Promise<void> {
-    this.assertAlive();
-    return this.files.unpackTar(path, tar);
-  }
-
-  /** The workspace as a tar archive (the only writable state that outlives a session). */
-  snapshot(): Promise<Buffer> {
-    return this.download(".");
-  }
-
-  async restore(tar: Uint8Array): Promise<void> {
-    this.assertAlive();
-    await this.files.replaceWithTar(tar);
   }
 
   async destroy(): Promise<void> {

@@ -10,6 +10,7 @@ import { defaultTmpBytes, markOom, networkEnv } from "./bwrap.js";
 import { type NetworkMode, sandboxEnv, WORKSPACE_PATH } from "./bwrap-args.js";
 import { DEFAULT_LIMITS, type Limits } from "./cgroups.js";
 import { realpathOrSelf } from "./confine.js";
+import { FileBackedSandbox } from "./file-backed.js";
 import { FileApi } from "./files.js";
 import { imageTag } from "./image.js";
 import { SESSION_SCRIPT } from "./session-script.js";
@@ -78,7 +79,7 @@ function sameProcess(hostPid: number, inner: number): boolean {
   }
 }
 
-export class DockerSandbox implements Sandbox {
+export class DockerSandbox extends FileBackedSandbox implements Sandbox {
   readonly id: string;
   readonly kind: SandboxKind = "docker";
   readonly workspace: string;
@@ -86,16 +87,16 @@ export class DockerSandbox implements Sandbox {
   readonly limits: Limits;
   readonly createdAt = Date.now();
   lastUsedAt = Date.now();
-  private readonly files: FileApi;
+  protected readonly files: FileApi;
   private container: Dockerode.Container | undefined;
   private containerId = "";
   private session: ShellSession | undefined;
-  private destroyed = false;
 
   private constructor(
     private readonly options: DockerSandboxOptions,
     private readonly docker: Dockerode,
   ) {
+    super();
     this.workspace = realpathOrSelf(options.workspace);
     if (!statSync(this.workspace, { throwIfNoEntry: false })?.isDirectory())
       throw new Error(`sandbox workspace is not a directory: ${options.workspace}`);
@@ -223,10 +224,6 @@ export class DockerSandbox implements Sandbox {
     await this.start();
   }
 
-  private assertAlive(): void {
-    if (this.destroyed) throw new Error(`sandbox ${this.id} has been destroyed`);
-  }
-
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     this.assertAlive();
     this.lastUsedAt = Date.now();
@@ -255,36 +252,6 @@ export class DockerSandbox implements Sandbox {
       }
     }
     return 0;
-  }
-
-  readFile(path: string): Promise<Buffer> {
-    this.assertAlive();
-    return this.files.readFile(path);
-  }
-
-  writeFile(path: string, data: string | Uint8Array): Promise<void> {
-    this.assertAlive();
-    return this.files.writeFile(path, data);
-  }
-
-  download(path = "."): Promise<Buffer> {
-    this.assertAlive();
-    return this.files.packTar(path);
-  }
-
-  upload(path: string, tar: Uint8Array): Promise<void> {
-    this.assertAlive();
-    return this.files.unpackTar(path, tar);
-  }
-
-  /** The workspace as a tar archive (the container's root filesystem is read-only). */
-  snapshot(): Promise<Buffer> {
-    return this.download(".");
-  }
-
-  async restore(tar: Uint8Array): Promise<void> {
-    this.assertAlive();
-    await this.files.replaceWithTar(tar);
   }
 
   async destroy(): Promise<void> {
