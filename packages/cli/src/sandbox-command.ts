@@ -8,13 +8,12 @@ import {
   buildImage,
   checkDocker,
   createSandbox,
-  defaultSandboxKind,
   dockerClient,
   LABEL_SESSION,
   listCgroups,
   reapLeftovers,
-  type SandboxKind,
 } from "@hands/sandbox";
+import { resolveSandboxKind } from "./sandbox-setup.js";
 
 export const SANDBOX_HELP = `Usage: hands sandbox <command>
 
@@ -129,14 +128,7 @@ async function exec(argv: string[], out: Out, err: Out): Promise<number> {
     await new Promise((r) => stream.once("end", r));
     return (await e.inspect()).ExitCode ?? 1;
   }
-  let kind = (values.sandbox ?? "auto") as SandboxKind | "auto";
-  if (kind === "auto") {
-    const d = defaultSandboxKind();
-    kind = d.kind;
-    if (d.warning) err(`${d.warning}\n`);
-  } else if (kind === "local") {
-    err('warning: sandbox "local" does not isolate commands: they run as you, on your files and network\n');
-  }
+  const kind = resolveSandboxKind(values.sandbox ?? "auto", err);
   const sb = await createSandbox({
     kind,
     workspace: process.cwd(),

@@ -20,35 +20,55 @@ export interface SandboxChoice {
 }
 
 export interface PreparedSandbox {
-  kind: SandboxKind;
+  /** Resolved on first read ("auto" probes bubblewrap). */
+  readonly kind: SandboxKind;
   create: () => Promise<Sandbox>;
   close: () => Promise<void>;
+}
+
+/**
+ * The backend for a --sandbox value, saying so when it does not isolate. "auto" probes
+ * bubblewrap (a process spawn), so callers resolve it only when the answer is needed.
+ */
+export function resolveSandboxKind(kind: string, err: (s: string) => void): SandboxKind {
+  if (kind === "auto") {
+    const d = defaultSandboxKind();
+    if (d.warning) err(`${d.warning}\n`);
+    return d.kind;
+  }
+  if (kind === "local") {
+    err('warning: sandbox "local" does not isolate commands: they run as you, on your files and network\n');
+  }
+  return kind as SandboxKind;
 }
 
 export async function prepareSandbox(
   choice: SandboxChoice,
   err: (s: string) => void,
 ): Promise<PreparedSandbox> {
-  let kind = choice.kind as SandboxKind | "auto";
-  if (kind === "auto") {
-    const d = defaultSandboxKind();
-    kind = d.kind;
-    if (d.warning) err(`${d.warning}\n`);
-  } else if (kind === "local") {
-    err('warning: sandbox "local" does not isolate commands: they run as you, on your files and network\n');
-  }
   if (choice.network && choice.network !== "host" && choice.network !== "none")
     throw new UsageError(`--network must be "host" or "none", got "${choice.network}"`);
   if (choice.network === "host" && choice.allowDomain?.length)
     throw new UsageError("--network host and --allow-domain exclude each other");
-  if (kind === "local" && (choice.network === "none" || choice.allowDomain?.length))
-    throw new UsageError("the local sandbox cannot restrict the network; use --sandbox bwrap or docker");
-  const k = kind;
+  let resolved: SandboxKind | undefined;
+  const kind = (): SandboxKind => {
+    resolved ??= resolveSandboxKind(choice.kind, err);
+    return resolved;
+  };
+  // A network restriction must be checked against the backend before the run starts; without
+  // one, "auto" is resolved on the first command, so a task that runs none never probes.
+  if (choice.kind !== "auto" || choice.network === "none" || choice.allowDomain?.length) {
+    if (kind() === "local" && (choice.network === "none" || choice.allowDomain?.length))
+      throw new UsageError("the local sandbox cannot restrict the network; use --sandbox bwrap or docker");
+  }
   let proxy: Awaited<ReturnType<typeof startAllowListProxy>> | undefined;
   let manager: SessionManager | undefined;
   return {
-    kind: k,
+    get kind() {
+      return kind();
+    },
     create: async () => {
+      const k = kind();
       if (choice.allowDomain?.length && !proxy)
         proxy = await startAllowListProxy({ allow: choice.allowDomain });
       // The manager writes the audit log (data dir, sandbox-audit.jsonl) and reaps on a timer.
