@@ -26,21 +26,21 @@ export function loadPolicy(workspace: string): CommandPolicy {
 export function auditListener(dataDir: string, sessionId: string): (e: AgentEvent) => void {
   const path = join(dataDir, "audit.jsonl");
   let ready = false;
-  let pending: { name: string; args: unknown } | undefined;
+  // Arguments of the calls in flight only: the audit line needs them, a long session must not keep them all.
   const calls = new Map<string, unknown>();
   return (e) => {
     if (e.type === "tool_start") calls.set(e.callId, e.args);
+    if (e.type === "tool_end") calls.delete(e.callId);
     if (e.type !== "approval") return;
     if (!ready) {
       mkdirSync(dataDir, { recursive: true });
       ready = true;
     }
-    pending = { name: e.name, args: calls.get(e.callId) };
     const line = {
       time: new Date(e.time).toISOString(),
       session: sessionId,
-      tool: pending.name,
-      args: pending.args,
+      tool: e.name,
+      args: calls.get(e.callId),
       decision: e.allow ? "allow" : "deny",
       source: e.source,
       ...(e.rule ? { rule: e.rule } : {}),
