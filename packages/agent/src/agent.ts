@@ -3,10 +3,10 @@
 // abort, or an error — and the result always says which.
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import type { Message, ModelResponse, Provider, ToolCall, Usage } from "@hands/llm";
+import type { Message, ModelResponse, Provider, ToolCall } from "@hands/llm";
 import type { Sandbox } from "@hands/sandbox";
 import type { ApproveHook } from "./approval.js";
-import type { AgentEvent, AgentEventInput, AgentEventListener, RunStatus } from "./events.js";
+import type { AgentEvent, AgentEventInput, AgentEventListener, RunOutcome, RunStatus } from "./events.js";
 import { buildSystemPrompt } from "./prompt.js";
 import { ToolRegistry } from "./registry.js";
 import { runToolCalls } from "./scheduler.js";
@@ -52,14 +52,8 @@ export interface RunOptions {
   onMessage?: (message: Message) => void;
 }
 
-export interface RunResult {
+export interface RunResult extends RunOutcome {
   runId: string;
-  status: RunStatus;
-  answer: string;
-  reason?: string;
-  steps: number;
-  usage: Usage;
-  durationMs: number;
   messages: Message[];
 }
 
@@ -134,18 +128,16 @@ export class Agent {
     let lastCallKey = "";
     let repeats = 0;
     const finish = (status: RunStatus, answer: string, reason?: string): RunResult => {
-      const durationMs = performance.now() - started;
-      emit({ type: "result", status, answer, ...(reason ? { reason } : {}), steps: step, usage, durationMs });
-      return {
-        runId,
+      const outcome: RunOutcome = {
         status,
         answer,
         ...(reason ? { reason } : {}),
         steps: step,
         usage,
-        durationMs,
-        messages,
+        durationMs: performance.now() - started,
       };
+      emit({ type: "result", ...outcome });
+      return { runId, ...outcome, messages };
     };
 
     try {

@@ -6,6 +6,17 @@ export type ApprovalSource = "mode" | "policy" | "user" | "session";
 
 export type RunStatus = "done" | "max_steps" | "token_budget" | "error" | "aborted";
 
+/** How a run ended: the last event of a run, and the core of its result. */
+export interface RunOutcome {
+  status: RunStatus;
+  answer: string;
+  /** Why the run ended, in words (always set for statuses other than done). */
+  reason?: string;
+  steps: number;
+  usage: Usage;
+  durationMs: number;
+}
+
 interface Base {
   /** Milliseconds since the epoch. */
   time: number;
@@ -63,16 +74,7 @@ export type AgentEvent =
       durationMs: number;
       data?: Record<string, unknown>;
     })
-  | (Base & {
-      type: "result";
-      status: RunStatus;
-      answer: string;
-      /** Why the run ended, in words (always set for statuses other than done). */
-      reason?: string;
-      steps: number;
-      usage: Usage;
-      durationMs: number;
-    });
+  | (Base & { type: "result" } & RunOutcome);
 
 export type AgentEventType = AgentEvent["type"];
 /** Distributes over the union so each event keeps its own fields. */
