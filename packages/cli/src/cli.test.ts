@@ -50,6 +50,11 @@ function hands(
   });
 }
 
+/** Points the CLI at a scripted server with a dummy key and model name. */
+function modelFlags(server: { url: string }): string[] {
+  return ["--base-url", server.url, "--api-key", "k", "--model", "m"];
+}
+
 function workspace(): string {
   return mkdtempSync(join(scratch, "ws-"));
 }
@@ -107,20 +112,7 @@ describe("hands (one-shot)", () => {
     const ws = workspace();
     const trace = join(ws, "..", "trace-json.jsonl");
     const r = await hands(
-      [
-        "--json",
-        "--trace",
-        trace,
-        "--base-url",
-        server.url,
-        "--api-key",
-        "k",
-        "--model",
-        "m",
-        "--cwd",
-        ws,
-        "fib",
-      ],
+      ["--json", "--trace", trace, ...modelFlags(server), "--cwd", ws, "fib"],
       cleanEnv(),
     );
     await server.close();
@@ -146,19 +138,7 @@ describe("hands (one-shot)", () => {
 
   test("the step limit gives exit code 3 and says why", async () => {
     const server = await startScriptedServer(() => ({ toolCalls: [{ name: "list_dir", arguments: {} }] }));
-    const r = await hands([
-      "--max-steps",
-      "2",
-      "--base-url",
-      server.url,
-      "--api-key",
-      "k",
-      "--model",
-      "m",
-      "--cwd",
-      workspace(),
-      "x",
-    ]);
+    const r = await hands(["--max-steps", "2", ...modelFlags(server), "--cwd", workspace(), "x"]);
     await server.close();
     assert.equal(r.code, 3);
     assert.match(r.stderr, /max_steps: stopped after the step limit of 2 steps/);
@@ -167,17 +147,7 @@ describe("hands (one-shot)", () => {
 
   test("a model endpoint that keeps failing gives a clear error, exit 1, no stack trace", async () => {
     const server = await startScriptedServer(() => ({ status: 500, errorMessage: "upstream exploded" }));
-    const r = await hands([
-      "--base-url",
-      server.url,
-      "--api-key",
-      "k",
-      "--model",
-      "m",
-      "--cwd",
-      workspace(),
-      "x",
-    ]);
+    const r = await hands([...modelFlags(server), "--cwd", workspace(), "x"]);
     await server.close();
     assert.equal(r.code, 1);
     assert.match(r.stderr, /error: model call failed: .*500/);
@@ -219,19 +189,7 @@ describe("hands (one-shot)", () => {
       { content: "Thought: done\nFinal Answer: wrote r.txt" },
     ]);
     const ws = workspace();
-    const r = await hands([
-      "--provider",
-      "react",
-      "--base-url",
-      server.url,
-      "--api-key",
-      "k",
-      "--model",
-      "m",
-      "--cwd",
-      ws,
-      "x",
-    ]);
+    const r = await hands(["--provider", "react", ...modelFlags(server), "--cwd", ws, "x"]);
     await server.close();
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, "wrote r.txt\n");
@@ -270,11 +228,10 @@ describe("hands (one-shot)", () => {
 
   test("Ctrl-C stops the run cleanly: status aborted, exit 130", async () => {
     const server = await startScriptedServer([{ content: "slow", delayMs: 10_000 }]);
-    const child = spawn(
-      process.execPath,
-      [BIN, "--json", "--base-url", server.url, "--api-key", "k", "--model", "m", "--cwd", workspace(), "x"],
-      { env: cleanEnv(), stdio: ["ignore", "pipe", "pipe"] },
-    );
+    const child = spawn(process.execPath, [BIN, "--json", ...modelFlags(server), "--cwd", workspace(), "x"], {
+      env: cleanEnv(),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let interrupted = false;
     child.stdout.on("data", (d) => {
