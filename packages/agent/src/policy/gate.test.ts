@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import type { ApprovalRequest } from "../approval.js";
-import { Checkpoints } from "../session/checkpoints.js";
+import { MemoryCheckpoints } from "../session/memory-checkpoints.js";
 import { unifiedDiff } from "./diff.js";
 import { type ApprovalMode, type ApprovalPrompt, createApprovalGate, type UserAnswer } from "./gate.js";
 import { loadCommandPolicy } from "./load.js";
@@ -78,13 +78,13 @@ describe("approval gate", () => {
     assert.match(d.reason ?? "", /nobody can be asked/);
   });
 
-  test("allowed writes are checkpointed and undone", async () => {
-    const cps = new Checkpoints(ws);
+  test("allowed writes are checkpointed (the fallback without git) and undone", async () => {
+    const cps = new MemoryCheckpoints(ws);
     const g = createApprovalGate({
       workspace: ws,
       policy,
       mode: () => "auto",
-      beforeWrite: (abs) => cps.record(abs),
+      beforeChange: (abs) => cps.beforeChange(abs),
     });
     writeFileSync(join(ws, "k.txt"), "orig");
     cps.begin("turn 1");
@@ -92,15 +92,15 @@ describe("approval gate", () => {
     writeFileSync(join(ws, "k.txt"), "new");
     await g(req("write_file", { path: "fresh.txt", content: "z" }));
     writeFileSync(join(ws, "fresh.txt"), "z");
-    assert.deepEqual(
-      (await cps.changes()).map((c) => c.path),
-      ["fresh.txt", "k.txt"],
-    );
+    const diff = await cps.diff();
+    assert.match(diff, /--- a\/fresh\.txt[\s\S]*\+z/);
+    assert.match(diff, /--- a\/k\.txt[\s\S]*-orig\n\+new/);
     const undone = await cps.undo();
-    assert.deepEqual(undone, { label: "turn 1", paths: ["fresh.txt", "k.txt"] });
+    assert.deepEqual(undone, { label: "turn 1", paths: ["fresh.txt", "k.txt"], kept: [] });
     assert.equal(readFileSync(join(ws, "k.txt"), "utf8"), "orig");
     assert.throws(() => readFileSync(join(ws, "fresh.txt")));
     assert.equal(await cps.undo(), undefined);
+    assert.equal(await cps.diff(), "");
   });
 });
 

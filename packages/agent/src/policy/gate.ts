@@ -1,5 +1,5 @@
 // The approval gate: combines the approval mode, the command policy, "always" answers and a
-// person's answers into the agent's approve hook. Writes are checkpointed once allowed.
+// person's answers into the agent's approve hook. Allowed calls wait for the turn's checkpoint.
 import type { ApprovalDecision, ApprovalRequest, ApproveHook } from "../approval.js";
 import type { CommandPolicy, PolicyDecision } from "./command-policy.js";
 import { previewWrite, type WritePreview, writeTarget } from "./preview.js";
@@ -34,8 +34,8 @@ export interface GateOptions {
   mode: () => ApprovalMode;
   /** Asks a person; without it, anything that needs asking is refused. */
   askUser?: (prompt: ApprovalPrompt) => Promise<UserAnswer>;
-  /** Called with the absolute path of each file about to be written (checkpoints). */
-  beforeWrite?: (abs: string) => Promise<void>;
+  /** Awaited before each allowed call runs, with the file it writes when it is a write (checkpoints). */
+  beforeChange?: (abs: string | undefined) => Promise<void>;
 }
 
 export function classify(
@@ -62,10 +62,8 @@ export function createApprovalGate(opts: GateOptions): ApproveHook {
   const always = new Set<string>();
   return async (req: ApprovalRequest): Promise<ApprovalDecision> => {
     const decision = await decide(req);
-    if (decision.allow && opts.beforeWrite) {
-      const abs = writeTarget(opts.workspace, req.name, req.args);
-      if (abs) await opts.beforeWrite(abs);
-    }
+    if (decision.allow && opts.beforeChange)
+      await opts.beforeChange(writeTarget(opts.workspace, req.name, req.args));
     return decision;
   };
 

@@ -1,5 +1,5 @@
 // Slash commands of the interactive session.
-import { APPROVAL_MODES, type ApprovalMode, unifiedDiff } from "@hands/agent";
+import { APPROVAL_MODES, type ApprovalMode, type UndoResult } from "@hands/agent";
 import type { Message } from "@hands/llm";
 import { mainArgument } from "../render.js";
 import type { SessionState } from "./session.js";
@@ -71,26 +71,13 @@ export async function runSlashCommand(
       return;
     }
     case "diff": {
-      const changes = await state.checkpoints.changes();
-      if (changes.length === 0) view.print("No changes in this session.");
-      for (const c of changes) view.print(colorDiff(unifiedDiff(c.before, c.after, c.path), s));
+      const diff = await state.checkpoints.diff().catch((e: Error) => s.red(`Cannot diff: ${e.message}`));
+      view.print(diff ? colorDiff(capLines(diff, MAX_DIFF_LINES), s) : "No changes in this session.");
       return;
     }
-    case "undo": {
-      const r = await state.checkpoints.undo();
-      if (!r) view.print("Nothing to undo.");
-      else {
-        view.print(s.green(`Undone: ${r.paths.join(", ")} (from "${r.label.slice(0, 60)}")`));
-        const note: Message = {
-          role: "user",
-          content: `(The user undid the file changes of the request "${r.label.slice(0, 200)}": ${r.paths.join(", ")} are back as they were before it.)`,
-        };
-        state.history.push(note, { role: "assistant", content: "Noted." });
-        state.writer?.message(note);
-        state.writer?.message({ role: "assistant", content: "Noted." });
-      }
+    case "undo":
+      await undo(state);
       return;
-    }
     case "expand": {
       const n = arg ? Number(arg) : 1;
       const t = state.view.tools[state.view.tools.length - (Number.isInteger(n) && n > 0 ? n : 1)];
@@ -107,6 +94,44 @@ export async function runSlashCommand(
     default:
       view.print(s.red(`Unknown command /${cmd}. /help lists them.`));
   }
+}
+
+const MAX_DIFF_LINES = 2000;
+
+function capLines(text: string, max: number): string {
+  const lines = text.split("\n");
+  return lines.length <= max
+    ? text
+    : [...lines.slice(0, max), `… ${lines.length - max} more lines`].join("\n");
+}
+
+/** Reverts the last request's files and tells the model, so it does not trust what it saw. */
+async function undo(state: SessionState): Promise<void> {
+  const { view } = state;
+  const s = view.style;
+  let r: UndoResult | undefined;
+  try {
+    r = await state.checkpoints.undo();
+  } catch (e) {
+    view.print(s.red(`Cannot undo: ${(e as Error).message}`));
+    return;
+  }
+  if (!r) {
+    view.print("Nothing to undo.");
+    return;
+  }
+  const label = r.label.slice(0, 60);
+  if (r.paths.length) view.print(s.green(`Undone: ${r.paths.join(", ")} (from "${label}")`));
+  else view.print(`Nothing was reverted for "${label}".`);
+  for (const k of r.kept) view.print(s.yellow(`  left as it is: ${k.path} (${k.why})`));
+  const note: Message = {
+    role: "user",
+    content: `(The user undid the file changes of the request "${r.label.slice(0, 200)}": ${r.paths.join(", ") || "no files"} are back as they were before it.)`,
+  };
+  const ack: Message = { role: "assistant", content: "Noted." };
+  state.history.push(note, ack);
+  state.writer?.message(note);
+  state.writer?.message(ack);
 }
 
 /** Replaces the conversation with the model's summary of it. */

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import {
+  chownSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -10,6 +11,7 @@ import {
   readFileSync,
   realpathSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -137,6 +139,121 @@ describe("interactive hands in a terminal", { timeout: 60_000 }, () => {
     assert.match(String(msgs[3].content), /Created a\.txt/);
     assert.match(String(msgs[5].content), /session stopped before this call finished/);
     assert.equal(msgs[6].content, "carry on");
+  });
+
+  test("/diff and /undo cover what commands changed, one request at a time, newest first", async () => {
+    const ws = mkdtempSync(join(scratch, "ws-"));
+    writeFileSync(join(ws, "a.txt"), "A\n");
+    writeFileSync(join(ws, "b.txt"), "B\n");
+    const { tmux } = await start(
+      [
+        {
+          content: "",
+          toolCalls: [
+            {
+              name: "run_command",
+              arguments: { command: "echo A2 > a.txt && rm b.txt && mkdir d && echo c > d/c.txt" },
+            },
+          ],
+        },
+        { content: "first done" },
+        { content: "", toolCalls: [{ name: "run_command", arguments: { command: "echo A3 > a.txt" } }] },
+        { content: "second done" },
+      ],
+      ["--approval", "auto"],
+      ws,
+    );
+    tmux.type("one");
+    await tmux.waitFor(/first done/);
+    tmux.type("two");
+    await tmux.waitFor(/second done/);
+    tmux.type("/diff");
+    const diff = await tmux.waitFor(/\+\+\+ b\/d\/c\.txt[\s\S]*^› ?$/m);
+    assert.match(diff, /--- a\/a\.txt\n\+\+\+ b\/a\.txt\n@@ -1 \+1 @@\n-A\n\+A3/);
+    assert.match(diff, /--- a\/b\.txt\n\+\+\+ \/dev\/null\n@@ -1 \+0,0 @@\n-B/);
+    tmux.type("/undo");
+    await tmux.waitFor(/Undone: a\.txt \(from "two"\)/);
+    assert.equal(readFileSync(join(ws, "a.txt"), "utf8"), "A2\n");
+    tmux.type("/undo");
+    await tmux.waitFor(/Undone: a\.txt, b\.txt, d\/c\.txt \(from "one"\)/);
+    assert.equal(readFileSync(join(ws, "a.txt"), "utf8"), "A\n");
+    assert.equal(readFileSync(join(ws, "b.txt"), "utf8"), "B\n");
+    assert.equal(existsSync(join(ws, "d")), false);
+    tmux.type("/undo");
+    await tmux.waitFor(/Nothing to undo\./);
+  });
+
+  test("/undo after SIGKILL and --continue: the killed request, then the one before", async () => {
+    const ws = mkdtempSync(join(scratch, "ws-"));
+    const first = await start(
+      [
+        { content: "", toolCalls: [{ name: "run_command", arguments: { command: "echo v1 > f.txt" } }] },
+        { content: "ok" },
+        {
+          content: "",
+          toolCalls: [
+            {
+              name: "run_command",
+              arguments: { command: "echo v2 > f.txt && echo h > half.txt && sleep 30" },
+            },
+          ],
+        },
+      ],
+      ["--approval", "auto"],
+      ws,
+    );
+    first.tmux.type("first");
+    await first.tmux.waitFor(/ok/);
+    first.tmux.type("second");
+    await first.tmux.waitFor(/⋯ run_command/);
+    while (!existsSync(join(ws, "half.txt"))) await new Promise((r) => setTimeout(r, 50));
+    process.kill(first.tmux.programPid(), "SIGKILL");
+    await first.tmux.waitFor(/\[exited 137\]/);
+
+    const second = await start([], ["--continue"], ws);
+    second.tmux.type("/undo");
+    await second.tmux.waitFor(/Undone: f\.txt, half\.txt \(from "second"\)/);
+    assert.equal(readFileSync(join(ws, "f.txt"), "utf8"), "v1\n");
+    assert.equal(existsSync(join(ws, "half.txt")), false);
+    second.tmux.type("/undo");
+    await second.tmux.waitFor(/Undone: f\.txt \(from "first"\)/);
+    assert.equal(existsSync(join(ws, "f.txt")), false);
+  });
+
+  test("/undo reverts files a docker sandbox wrote as the workspace owner (another uid)", {
+    skip:
+      (process.env.HANDS_SANDBOX_SKIP ?? "").split(",").includes("docker") &&
+      "HANDS_SANDBOX_SKIP lists docker",
+  }, async () => {
+    const ws = mkdtempSync(join(scratch, "ws-"));
+    writeFileSync(join(ws, "kept.txt"), "before\n");
+    // The container runs as the workspace's owner; make that someone other than us.
+    const asRoot = process.getuid?.() === 0;
+    const owner = asRoot ? 4321 : process.getuid?.();
+    if (asRoot) for (const p of [ws, join(ws, "kept.txt")]) chownSync(p, 4321, 4321);
+    const { tmux } = await start(
+      [
+        {
+          content: "",
+          toolCalls: [
+            {
+              name: "run_command",
+              arguments: { command: "echo after > kept.txt && mkdir -p out && echo x > out/new.txt" },
+            },
+          ],
+        },
+        { content: "container done" },
+      ],
+      ["--approval", "auto", "--sandbox", "docker"],
+      ws,
+    );
+    tmux.type("write in the container");
+    await tmux.waitFor(/container done/, 60_000);
+    assert.equal(statSync(join(ws, "out", "new.txt")).uid, owner);
+    tmux.type("/undo");
+    await tmux.waitFor(/Undone: kept\.txt, out\/new\.txt/);
+    assert.equal(readFileSync(join(ws, "kept.txt"), "utf8"), "before\n");
+    assert.equal(existsSync(join(ws, "out")), false);
   });
 
   test("tools from an MCP server (stdio) are offered, approved and called", async () => {

@@ -6,11 +6,12 @@ import {
   type AgentEvent,
   type ApprovalMode,
   builtinTools,
-  Checkpoints,
   connectMcpServers,
   createApprovalGate,
   createTodoTool,
   type McpConnection,
+  newSessionId,
+  openCheckpoints,
   parseMcpServers,
   projectInstructions,
   type RunResult,
@@ -19,6 +20,7 @@ import {
   type TodoItem,
   type Tool,
   TraceWriter,
+  type TurnCheckpoints,
 } from "@hands/agent";
 import type { Message, Provider, Usage } from "@hands/llm";
 import { type CliArgs, UsageError } from "../args.js";
@@ -44,7 +46,7 @@ export interface SessionState {
   usage: Usage;
   view: SessionView;
   input: LineInput;
-  checkpoints: Checkpoints;
+  checkpoints: TurnCheckpoints;
   store: SessionStore;
   writer: SessionWriter | undefined;
   /** Switches the model (/model). */
@@ -103,7 +105,14 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
 
   const view = new SessionView(out, style, tty);
   const input = new LineInput(tty, join(data, "history"));
-  const checkpoints = new Checkpoints(workspace);
+  // The session's id is known before its file exists, so its checkpoints can be found on resume.
+  const sessionId = writer?.meta.id ?? newSessionId();
+  const checkpoints = await openCheckpoints({
+    workspace,
+    dir: join(data, "checkpoints"),
+    sessionId,
+    onWarning: (m) => view.print(style.yellow(`  ! ${m}`)),
+  });
   const instructions = projectInstructions(workspace);
 
   // MCP servers from the project or user config; their tools join the built-in ones.
@@ -152,17 +161,23 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
       state.provider = p;
     },
     async request(text: string, plan = false) {
-      state.writer ??= store.create({ workspace, provider: provider.name, model: provider.model });
+      state.writer ??= store.create({
+        id: sessionId,
+        workspace,
+        provider: provider.name,
+        model: provider.model,
+      });
       const w = state.writer;
       const trace = new TraceWriter(join(data, "traces", `${w.meta.id}.jsonl`));
       const audit = auditListener(data, w.meta.id);
-      checkpoints.begin(text);
+      // A plan request only reads; other requests get a checkpoint, taken while the model thinks.
+      if (!plan) checkpoints.begin(text);
       const gate = createApprovalGate({
         workspace,
         policy,
         mode: () => state.mode,
         askUser: asker,
-        beforeWrite: (abs) => checkpoints.record(abs),
+        beforeChange: (abs) => checkpoints.beforeChange(abs),
       });
       const agent = new Agent({
         provider,
@@ -197,6 +212,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
         w.turn(result.status, result.steps);
         return result;
       } finally {
+        if (!plan) await checkpoints.end();
         current = undefined;
         trace.close();
         view.breakLine();
@@ -280,6 +296,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     state.writer?.close();
     await mcp?.close();
     await box.close();
+    await checkpoints.close();
     view.breakLine();
   }
   if (state.writer)
