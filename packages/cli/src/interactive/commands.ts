@@ -9,7 +9,7 @@ import { colorDiff, formatTokens } from "./ui.js";
 export const SLASH_HELP = `Commands:
   /help              this list
   /model [NAME]      show or switch the model
-  /plan TASK         plan first (read-only), edit or accept the checklist, then execute it
+  /plan TASK         plan first (read-only), accept or edit the checklist ($EDITOR), then execute it
   /approval [MODE]   show or set approvals: auto | ask | read-only
   /compact           summarise the conversation so far to free context
   /cost              tokens and cost of this session

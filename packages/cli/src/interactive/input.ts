@@ -11,6 +11,7 @@ export class LineInput {
   private readonly queue: string[] = [];
   private waiting: ((line: string | null) => void) | undefined;
   private closed = false;
+  private isSuspended = false;
 
   constructor(
     readonly tty: boolean,
@@ -105,6 +106,24 @@ export class LineInput {
 
   get isWaiting(): boolean {
     return this.waiting !== undefined;
+  }
+
+  /** True while another program (an editor) has the terminal. */
+  get suspended(): boolean {
+    return this.isSuspended;
+  }
+
+  /** Hands the terminal to another program: no reading, and the line discipline back on. */
+  suspend(): void {
+    this.isSuspended = true;
+    this.rl.pause();
+    if (this.tty && process.stdin.isTTY) process.stdin.setRawMode(false);
+  }
+
+  resume(): void {
+    if (this.tty && process.stdin.isTTY) process.stdin.setRawMode(true);
+    this.rl.resume();
+    this.isSuspended = false;
   }
 
   close(): void {

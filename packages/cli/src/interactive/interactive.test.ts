@@ -348,6 +348,57 @@ describe("interactive hands in a terminal", { timeout: 60_000 }, () => {
     assert.match(String(execRequest.at(-1).content), /1\. Create greet\.py\n2\. Run it/);
   });
 
+  test("the plan is edited in $EDITOR, attached to the terminal; a failing editor leaves it unchanged", async () => {
+    const bin = mkdtempSync(join(scratch, "editor-"));
+    const editor = join(bin, "fake-editor.sh");
+    // A stand-in for a person at their editor: fails the first time, then proves it has the
+    // terminal (reads a line typed there) and edits the file.
+    writeFileSync(
+      editor,
+      [
+        "#!/bin/sh",
+        'marker="$(dirname "$0")/tried"',
+        'if [ ! -e "$marker" ]; then : > "$marker"; exit 3; fi',
+        '[ -t 0 ] && [ -t 1 ] || { echo "not a terminal"; exit 4; }',
+        "printf 'fake editor, add a step: '",
+        "read step",
+        "sed -i 's/Run it/Run it twice/' \"$1\"",
+        'printf -- \'- [ ] %s\\n\' "$step" >> "$1"',
+        "",
+      ].join("\n"),
+      { mode: 0o755 },
+    );
+    const ws = mkdtempSync(join(scratch, "ws-"));
+    const server = await startScriptedServer([
+      { content: "Plan:\n- [ ] Create greet.py\n- [ ] Run it" },
+      { content: "Executed." },
+    ]);
+    const tmux = new TmuxSession();
+    open.push({ tmux, server });
+    tmux.start(
+      [process.execPath, BIN, "--model", "scripted-model", "--plan", "--approval", "auto", "say hi"],
+      ws,
+      { ...env(server, join(scratch, "editor-data")), EDITOR: editor },
+    );
+    await tmux.waitFor(/\[a\]ccept/);
+    tmux.type("e");
+    let screen = await tmux.waitFor(/exited with code 3; the plan is unchanged\.[\s\S]*\[a\]ccept/);
+    assert.match(screen, /Plan:\n {2}1\. \[ \] Create greet\.py\n {2}2\. \[ \] Run it\n[\s\S]*unchanged/);
+    tmux.type("e");
+    await tmux.waitFor(/fake editor, add a step: $/m);
+    tmux.type("Clean up");
+    const from = screen.length;
+    screen = await tmux.waitFor(
+      /Plan:\n {2}1\. \[ \] Create greet\.py\n {2}2\. \[ \] Run it twice\n {2}3\. \[ \] Clean up\n.*\[a\]ccept/,
+      15_000,
+      from,
+    );
+    tmux.type("a");
+    await tmux.waitFor(/Executed\./);
+    const exec = server.requests.filter((r) => r.method === "POST")[1]?.body?.messages as any[];
+    assert.match(String(exec.at(-1).content), /1\. Create greet\.py\n2\. Run it twice\n3\. Clean up/);
+  });
+
   test("Ctrl-C stops the running step and keeps the session; twice at the prompt quits", async () => {
     const { tmux, server } = await start(
       [

@@ -33,7 +33,8 @@ import { makeAsker } from "./approve.js";
 import { auditListener, loadPolicy } from "./audit.js";
 import { runSlashCommand } from "./commands.js";
 import { LineInput } from "./input.js";
-import { extractPlan, PLAN_INSTRUCTIONS, planExecutionRequest } from "./plan.js";
+import { extractPlan, PLAN_INSTRUCTIONS, planExecutionRequest, planRequest } from "./plan.js";
+import { reviewPlan } from "./plan-review.js";
 import { SessionView } from "./ui.js";
 
 export interface SessionState {
@@ -223,6 +224,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
   // Ctrl-C: stops the running step; at the prompt, twice quits. Ctrl-D quits.
   let lastInterrupt = 0;
   const onInterrupt = () => {
+    if (input.suspended) return; // the editor has the terminal and its own Ctrl-C
     if (current) {
       view.print(style.yellow("Stopping… (the conversation stays; Ctrl-C at the prompt twice to quit)"));
       input.cancelPending();
@@ -303,36 +305,18 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     out(style.dim(`Session saved: ${state.writer.meta.id} (hands --resume ${state.writer.meta.id})\n`));
   return exitCode;
 
-  /** Plan first (read-only), let the user accept or edit the checklist, then execute it. */
+  /** Plan first (read-only), let the user accept, edit or cancel the checklist, then execute it. */
   async function runPlan(task: string): Promise<void> {
     view.print(style.dim("Planning (read-only: nothing will be changed)…"));
-    const r = await state.request(`Make a plan for this request (do not change anything yet): ${task}`, true);
+    const r = await state.request(planRequest(task), true);
     if (r?.status !== "done") return;
-    let items = extractPlan(r.answer);
-    if (items.length === 0) {
+    const proposed = extractPlan(r.answer);
+    if (proposed.length === 0) {
       view.print(style.yellow("The model gave no checklist; nothing to execute."));
       return;
     }
-    for (;;) {
-      view.print(`${style.bold("Plan:")}\n${items.map((t, i) => `  ${i + 1}. [ ] ${t}`).join("\n")}`);
-      const a = (await input.read(`${style.cyan("?")} [a]ccept, [e]dit, [c]ancel: `))?.trim().toLowerCase();
-      if (a === null || a === undefined || a.startsWith("c")) {
-        view.print(style.dim("Plan cancelled."));
-        return;
-      }
-      if (a.startsWith("e")) {
-        view.print(style.dim("Type the plan, one item a line; an empty line ends it."));
-        const edited: string[] = [];
-        for (;;) {
-          const line = await input.read(`${style.dim(`${edited.length + 1}.`)} `);
-          if (line === null || !line.trim()) break;
-          edited.push(line.trim().replace(/^[-*]\s*(\[.\]\s*)?|^\d+[.)]\s*/, ""));
-        }
-        if (edited.length) items = edited;
-        continue;
-      }
-      if (a === "" || a.startsWith("a") || a.startsWith("y")) break;
-    }
+    const items = await reviewPlan(proposed, input, view);
+    if (!items) return;
     todos = items.map((text) => ({ text, status: "pending" as const }));
     view.todos = todos;
     await state.request(planExecutionRequest(items));
