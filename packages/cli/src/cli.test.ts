@@ -76,6 +76,42 @@ const FIB_SCRIPT = [
   { content: "55" },
 ];
 
+const PLAN_SCRIPT = [
+  { content: "", toolCalls: [{ name: "list_dir", arguments: {} }] },
+  { content: "Plan:\n- [ ] Create greet.py\n- [ ] Run it" },
+  {
+    content: "",
+    toolCalls: [
+      {
+        name: "todo",
+        arguments: {
+          items: [
+            { text: "Create greet.py", status: "in_progress" },
+            { text: "Run it", status: "pending" },
+          ],
+        },
+      },
+      { name: "write_file", arguments: { path: "greet.py", content: "print('hi')\n" } },
+    ],
+  },
+  { content: "", toolCalls: [{ name: "run_command", arguments: { command: "python3 greet.py" } }] },
+  {
+    content: "",
+    toolCalls: [
+      {
+        name: "todo",
+        arguments: {
+          items: [
+            { text: "Create greet.py", status: "done" },
+            { text: "Run it", status: "done" },
+          ],
+        },
+      },
+    ],
+  },
+  { content: "It printed hi." },
+];
+
 describe("hands (one-shot)", () => {
   test("writes the file, runs it, shows the steps on stderr and the answer on stdout", async () => {
     const server = await startScriptedServer(FIB_SCRIPT);
@@ -249,6 +285,73 @@ describe("hands (one-shot)", () => {
     const last = JSON.parse(stdout.trim().split("\n").at(-1)!);
     assert.equal(last.type, "result");
     assert.equal(last.status, "aborted");
+  });
+
+  test("--plan without a terminal: a read-only plan, shown on stderr, then executed with the todo tool", async () => {
+    const server = await startScriptedServer(PLAN_SCRIPT);
+    const ws = workspace();
+    const r = await hands(["--plan", ...modelFlags(server), "--cwd", ws, "say hi in python"]);
+    await server.close();
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "It printed hi.\n");
+    assert.match(r.stderr, /Plan:\n {2}1\. \[ \] Create greet\.py\n {2}2\. \[ \] Run it\n/);
+    assert.match(
+      r.stderr,
+      /No one to accept or edit it \(standard input is not a terminal\): executing it as proposed/,
+    );
+    assert.match(r.stderr, /→ todo/);
+    assert.equal(readFileSync(join(ws, "greet.py"), "utf8"), "print('hi')\n");
+    const bodies = server.requests.filter((q) => q.method === "POST").map((q) => q.body);
+    const toolNames = (i: number) => (bodies[i].tools as any[]).map((t) => t.function.name);
+    for (const i of [0, 1]) {
+      assert.ok(toolNames(i).includes("read_file"));
+      assert.ok(!toolNames(i).some((n) => ["write_file", "edit_file", "run_command", "todo"].includes(n)));
+    }
+    assert.match(bodies[0].messages[0].content, /PLAN MODE/);
+    assert.ok(toolNames(2).includes("todo") && toolNames(2).includes("write_file"));
+    assert.doesNotMatch(bodies[2].messages[0].content, /PLAN MODE/);
+    // The execution continues the planning conversation, then states the accepted plan.
+    const roles = bodies[2].messages.map((m: any) => m.role);
+    assert.deepEqual(roles, ["system", "user", "assistant", "tool", "assistant", "user"]);
+    assert.match(bodies[2].messages.at(-1).content, /1\. Create greet\.py\n2\. Run it/);
+  });
+
+  test("--plan --json: the plan is a line of its own between the two runs", async () => {
+    const server = await startScriptedServer(PLAN_SCRIPT);
+    const r = await hands(["--plan", "--json", ...modelFlags(server), "--cwd", workspace(), "say hi"]);
+    await server.close();
+    assert.equal(r.code, 0, r.stderr);
+    const events = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const types = events.map((e) => e.type);
+    const plan = types.indexOf("plan");
+    assert.deepEqual(events[plan].items, ["Create greet.py", "Run it"]);
+    assert.equal(types.indexOf("result"), plan - 1, "the planning run's result comes just before it");
+    assert.equal(types.indexOf("run_start", plan), plan + 1);
+    assert.equal(events.at(-1).type, "result");
+    assert.equal(events.at(-1).answer, "It printed hi.");
+    assert.match(r.stderr, /\(--json output\): executing it as proposed/);
+  });
+
+  test("--plan: a reply without a checklist executes nothing and fails", async () => {
+    const server = await startScriptedServer(() => ({ content: "Which language do you want?" }));
+    const ws = workspace();
+    const r = await hands(["--plan", "--json", ...modelFlags(server), "--cwd", ws, "say hi"]);
+    assert.equal(r.code, 1);
+    const events = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(events.find((e) => e.type === "plan")?.items, []);
+    assert.equal(server.requests.filter((q) => q.method === "POST").length, 1);
+    assert.deepEqual(readdirSync(ws), []);
+    const quiet = await hands(["--plan", "--quiet", ...modelFlags(server), "--cwd", ws, "say hi"]);
+    await server.close();
+    assert.equal(quiet.code, 1);
+    assert.equal(quiet.stdout, "");
+    assert.equal(quiet.stderr, "hands: error: the model's plan has no checklist, so nothing was executed\n");
   });
 
   test("bad flags and values are usage errors with exit 2", async () => {

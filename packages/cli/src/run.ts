@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import {
   Agent,
   type AgentEvent,
+  type AgentOptions,
   builtinTools,
   createApprovalGate,
   projectInstructions,
@@ -62,12 +63,14 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     process.stdout.write(`${version()}\n`);
     return 0;
   }
+  // --plan opens a session where someone can accept the plan; otherwise (a pipe, --json) it runs through.
+  const attended = Boolean(process.stdin.isTTY) && !args.json;
   if (
     args.interactive ||
-    args.plan ||
+    (args.plan && attended) ||
     args.continue ||
     args.resume ||
-    (!args.task && process.stdin.isTTY && !args.json)
+    (!args.task && attended)
   ) {
     const { runInteractive } = await import("./interactive/session.js");
     return runInteractive(args, err);
@@ -91,15 +94,16 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
   const trace = new TraceWriter(args.trace ? resolve(args.trace) : join(data, "traces", `${runId}.jsonl`));
   const view = new LiveView(err, style);
   const listeners: ((e: AgentEvent) => void)[] = [trace.write, auditListener(data, runId)];
+  // A reader that goes away (`hands --json … | head -1`) must not crash the run.
+  let stdoutOpen = true;
+  const jsonLine = (value: unknown) => {
+    if (stdoutOpen) process.stdout.write(`${JSON.stringify(value)}\n`);
+  };
   if (args.json) {
-    // A reader that goes away (`hands --json … | head -1`) must not crash the run.
-    let stdoutOpen = true;
     process.stdout.on("error", () => {
       stdoutOpen = false;
     });
-    listeners.push((e) => {
-      if (stdoutOpen) process.stdout.write(`${JSON.stringify(e)}\n`);
-    });
+    listeners.push(jsonLine);
   }
   if (!args.quiet && !args.json) listeners.push(view.onEvent);
 
@@ -117,7 +121,7 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     { kind: settings.sandbox, workspace, network: args.network, allowDomain: args.allowDomain },
     err,
   );
-  const agent = new Agent({
+  const agentOptions: AgentOptions = {
     provider,
     workspace,
     tools: memory ? [...builtinTools(), recallTool(memory.recall) as Tool] : builtinTools(),
@@ -130,7 +134,7 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     ...(instructions ? { instructions } : {}),
     // One task runs unattended ("auto"), but the command policy still refuses what it denies.
     approve: createApprovalGate({ workspace, policy, mode: () => approvalMode(args.approval ?? "auto") }),
-  });
+  };
 
   // First Ctrl-C stops the run cleanly (status "aborted"); a second one quits at once.
   const controller = new AbortController();
@@ -141,12 +145,19 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
   };
   process.on("SIGINT", onSigint);
   try {
-    const result = await agent.run(task, {
+    const runOptions = {
       signal: controller.signal,
-      onEvent: (e) => {
+      onEvent: (e: AgentEvent) => {
         for (const l of listeners) l(e);
       },
-    });
+    };
+    const planned = args.plan ? await import("./plan-run.js") : undefined;
+    const result = planned
+      ? await planned.runWithPlan(task, agentOptions, runOptions, (items) => {
+          if (args.json) jsonLine({ type: "plan", time: Date.now(), items });
+          if (!args.quiet) err(planned.planNotice(items, args.json, style));
+        })
+      : await new Agent(agentOptions).run(task, runOptions);
     if (!args.json) {
       if (result.status === "done") process.stdout.write(`${result.answer}\n`);
       else if (args.quiet) err(`hands: ${result.status}: ${result.reason ?? ""}\n`);

@@ -1,8 +1,9 @@
 // The person's look at a plan before it runs: accept it, edit it (in their editor in a
 // terminal, line by line in a pipe), or cancel it. Returns the accepted items, or undefined.
+
+import { formatPlan, parseEditedPlan, planFileText } from "../plan.js";
 import { editText } from "./editor.js";
 import type { LineInput } from "./input.js";
-import { formatPlan, parseEditedPlan, planFileText } from "./plan.js";
 import type { SessionView } from "./ui.js";
 
 export async function reviewPlan(

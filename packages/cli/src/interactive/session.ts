@@ -26,6 +26,7 @@ import type { Message, Provider, Usage } from "@hands/llm";
 import { type CliArgs, UsageError } from "../args.js";
 import { readConfigFile, resolveSettings } from "../config.js";
 import { dataDir, projectConfigPath, userConfigPath } from "../paths.js";
+import { extractPlan, PLAN_INSTRUCTIONS, planExecutionRequest, planRequest } from "../plan.js";
 import { COLOR, PLAIN } from "../render.js";
 import { approvalMode, resolveProvider, resolveWorkspace } from "../run.js";
 import { prepareSandbox } from "../sandbox-setup.js";
@@ -33,7 +34,6 @@ import { makeAsker } from "./approve.js";
 import { auditListener, loadPolicy } from "./audit.js";
 import { runSlashCommand } from "./commands.js";
 import { LineInput } from "./input.js";
-import { extractPlan, PLAN_INSTRUCTIONS, planExecutionRequest, planRequest } from "./plan.js";
 import { reviewPlan } from "./plan-review.js";
 import { SessionView } from "./ui.js";
 

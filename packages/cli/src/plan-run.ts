@@ -1,0 +1,56 @@
+// `hands --plan "task"` with nobody at the keyboard: plan with read-only tools, show the plan
+// (a `plan` line with --json), then execute it item by item with the todo tool. The planning
+// run's conversation carries over, so the model keeps what it learned while looking.
+import {
+  Agent,
+  type AgentOptions,
+  createTodoTool,
+  type RunOptions,
+  type RunResult,
+  type Tool,
+} from "@hands/agent";
+import { extractPlan, formatPlan, PLAN_INSTRUCTIONS, planExecutionRequest, planRequest } from "./plan.js";
+import type { Style } from "./render.js";
+
+export async function runWithPlan(
+  task: string,
+  options: AgentOptions,
+  run: RunOptions,
+  /** Told the plan once it is known; an empty list means the model gave no checklist. */
+  onPlan: (items: string[]) => void,
+): Promise<RunResult> {
+  const planner = new Agent({
+    ...options,
+    tools: options.tools.filter((t) => t.readOnly),
+    instructions: [options.instructions, PLAN_INSTRUCTIONS].filter(Boolean).join("\n\n"),
+  });
+  const planned = await planner.run(planRequest(task), run);
+  if (planned.status !== "done") return planned;
+  const items = extractPlan(planned.answer);
+  onPlan(items);
+  if (items.length === 0)
+    return {
+      ...planned,
+      status: "error",
+      reason: "the model's plan has no checklist, so nothing was executed",
+    };
+
+  const used = planned.usage.inputTokens + planned.usage.outputTokens;
+  const executor = new Agent({
+    ...options,
+    tools: [...options.tools, createTodoTool() as Tool],
+    // The token budget covers both runs.
+    ...(options.maxTokens ? { maxTokens: Math.max(1, options.maxTokens - used) } : {}),
+  });
+  return executor.run(planExecutionRequest(items), {
+    ...run,
+    history: planned.messages.filter((m) => m.role !== "system"),
+  });
+}
+
+/** The plan on stderr, and why it runs without anyone accepting it. */
+export function planNotice(items: string[], json: boolean, style: Style): string {
+  if (items.length === 0) return "";
+  const why = json ? "--json output" : "standard input is not a terminal";
+  return `${style.bold("Plan:")}\n${formatPlan(items)}\n${style.dim(`No one to accept or edit it (${why}): executing it as proposed.`)}\n`;
+}
