@@ -44,6 +44,12 @@ const ms = async (fn) => {
   return performance.now() - t;
 };
 
+/** A turn's start until a tool may change files. */
+const turnStart = (cps) => {
+  cps.begin("t");
+  return cps.beforeChange();
+};
+
 /** Touches `k` files the way a command would (new content, new mtime). */
 function change(ws, files, k, round) {
   for (let i = 0; i < k; i++)
@@ -69,16 +75,16 @@ async function measure(name, ws) {
     const dir = join(scratch, `data-${name}-${run}`, "checkpoints");
     const a = await openCheckpoints({ workspace: ws, dir, sessionId: "a" });
     // First turn of the first session in this workspace: every file is hashed.
-    r.cold.push(await ms(async () => (a.begin("t"), await a.beforeChange())));
+    r.cold.push(await ms(() => turnStart(a)));
     await a.end();
     // A later session in the same workspace starts from the newest index.
     const b = await openCheckpoints({ workspace: ws, dir, sessionId: "b" });
-    r.seeded.push(await ms(async () => (b.begin("t"), await b.beforeChange())));
+    r.seeded.push(await ms(() => turnStart(b)));
     await b.end();
-    r.unchanged.push(await ms(async () => (b.begin("t"), await b.beforeChange())));
+    r.unchanged.push(await ms(() => turnStart(b)));
     await b.end();
     change(ws, files, 10, run);
-    r.changed10.push(await ms(async () => (b.begin("t"), await b.beforeChange())));
+    r.changed10.push(await ms(() => turnStart(b)));
     change(ws, files, 10, run + 1000);
     r.end10.push(await ms(() => b.end()));
     r.undo10.push(await ms(() => b.undo()));
