@@ -64,6 +64,18 @@ async function start(
   return { server, workspace, data, tmux };
 }
 
+/** Waits until the visible rows satisfy `ok`. */
+async function waitForRows(tmux: TmuxSession, ok: (rows: string[]) => boolean, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  let rows = tmux.rows();
+  while (!ok(rows)) {
+    if (Date.now() > deadline) throw new Error(`timed out; the screen:\n${rows.join("\n")}`);
+    await new Promise((r) => setTimeout(r, 80));
+    rows = tmux.rows();
+  }
+  return rows;
+}
+
 /** The tool results the model was sent in request `i`. */
 function toolResults(server: ScriptedServer, i: number): string[] {
   const msgs = server.requests.filter((r) => r.method === "POST")[i]?.body?.messages ?? [];
@@ -397,6 +409,44 @@ describe("interactive hands in a terminal", { timeout: 60_000 }, () => {
     await tmux.waitFor(/Executed\./);
     const exec = server.requests.filter((r) => r.method === "POST")[1]?.body?.messages as any[];
     assert.match(String(exec.at(-1).content), /1\. Create greet\.py\n2\. Run it twice\n3\. Clean up/);
+  });
+
+  test("while the model streams, the status line stays on the last row; after the turn the prompt is back there", async () => {
+    const lines = Array.from({ length: 80 }, (_, i) => `filler line ${i + 1}`).join("\n");
+    const { tmux } = await start(
+      [
+        { content: lines },
+        // Streams part of its answer, then stalls with the connection open: a turn in progress.
+        { content: "Streaming the answer slowly, word by word", chunkSize: 10, stallAfterEvents: 3 },
+      ],
+      ["--approval", "auto"],
+    );
+    tmux.type("fill the screen");
+    await tmux.waitFor(/filler line 80[\s\S]*^› ?$/m);
+    tmux.type("now stream");
+    await tmux.waitFor(/Streaming the answer/);
+    const rows = await waitForRows(tmux, (r) => /^── scripted-model · .* ──$/.test(r.at(-1) ?? ""));
+    assert.equal(rows.length, 50);
+    const text = rows.findIndex((r) => r.startsWith("Streaming the answer"));
+    assert.ok(text > 0 && text < 49, `the streamed text is above the bar:\n${rows.join("\n")}`);
+    assert.ok(
+      rows.some((r) => r === "› now stream"),
+      "the request scrolled up with the rest",
+    );
+    tmux.keys("C-c");
+    const after = await waitForRows(tmux, (r) => /^› ?$/.test(r.at(-1) ?? ""));
+    assert.match(
+      after.at(-2) ?? "",
+      /^── scripted-model · .* ──$/,
+      "the per-prompt status line is printed above the prompt",
+    );
+    const since = after.slice(after.indexOf("› now stream"));
+    assert.equal(
+      since.filter((r) => /^── scripted-model/.test(r)).length,
+      1,
+      `the pinned bar was cleared:\n${after.join("\n")}`,
+    );
+    assert.ok(since.some((r) => /aborted/.test(r)));
   });
 
   test("Ctrl-C stops the running step and keeps the session; twice at the prompt quits", async () => {

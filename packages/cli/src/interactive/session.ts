@@ -35,6 +35,7 @@ import { auditListener, loadPolicy } from "./audit.js";
 import { runSlashCommand } from "./commands.js";
 import { LineInput } from "./input.js";
 import { reviewPlan } from "./plan-review.js";
+import { StatusBar } from "./status-bar.js";
 import { SessionView } from "./ui.js";
 
 export interface SessionState {
@@ -130,6 +131,19 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     for (const e of mcp.errors) out(style.yellow(`${e}\n`));
   }
 
+  const status = (width?: number) =>
+    view.statusLine({
+      model: provider.model,
+      workspace,
+      sandbox: box.kind,
+      approval: state.mode,
+      usage,
+      ...(settings.maxTokens ? { contextBudget: settings.maxTokens } : {}),
+      ...(width ? { width } : {}),
+    });
+  // While a request runs, the status line stays on the terminal's last row where that is safe.
+  const bar = tty && StatusBar.supported(process.stdout) ? new StatusBar(process.stdout, status) : undefined;
+
   let todos: TodoItem[] = [];
   const todoTool = createTodoTool((items) => {
     todos = items;
@@ -194,6 +208,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
       });
       current = new AbortController();
       view.turnTokens = 0;
+      bar?.start();
       try {
         const result = await agent.run(text, {
           signal: current.signal,
@@ -207,6 +222,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
               w.usage(e.usage);
               addInto(state.usage, e.usage);
             }
+            if (e.type === "model_response" || e.type === "tool_end") bar?.draw();
           },
         });
         state.history = result.messages.filter((m) => m.role !== "system");
@@ -217,6 +233,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
         current = undefined;
         trace.close();
         view.breakLine();
+        bar?.stop();
       }
     },
   };
@@ -251,16 +268,6 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     `${style.bold("hands")} ${style.dim(`· ${provider.model} · ${workspace} · approval ${state.mode} · /help for commands`)}\n`,
   );
   if (instructions) out(style.dim("Project instructions loaded (AGENTS.md).\n"));
-
-  const status = () =>
-    view.statusLine({
-      model: state.provider.model,
-      workspace,
-      sandbox: box.kind,
-      approval: state.mode,
-      usage: state.usage,
-      ...(settings.maxTokens ? { contextBudget: settings.maxTokens } : {}),
-    });
 
   let first = args.task;
   let planFirst = args.plan;

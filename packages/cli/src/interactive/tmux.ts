@@ -49,6 +49,11 @@ export class TmuxSession {
     return this.tmux("capture-pane", "-p", "-J", "-S", "-2000", "-t", "t");
   }
 
+  /** The visible rows only, top to bottom (exactly `height` of them). */
+  rows(): string[] {
+    return this.tmux("capture-pane", "-p", "-t", "t").replace(/\n$/, "").split("\n");
+  }
+
   /** The pid of the program (the shell's child). */
   programPid(): number {
     const shell = this.tmux("display-message", "-p", "-t", "t", "#{pane_pid}").trim();

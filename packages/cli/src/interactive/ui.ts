@@ -157,6 +157,8 @@ export class SessionView {
     usage: Usage;
     contextBudget?: number;
     session?: string;
+    /** Cut to this many columns (the pinned bar must not wrap). */
+    width?: number;
   }): string {
     const ctx = `ctx ${formatTokens(this.contextTokens)}${info.contextBudget ? `/${formatTokens(info.contextBudget)}` : ""}`;
     const cost = `$${(info.usage.costUsd ?? 0).toFixed(4)}`;
@@ -173,7 +175,8 @@ export class SessionView {
       const current = this.todos.find((t) => t.status === "in_progress");
       parts.push(`todo ${done}/${this.todos.length}${current ? `: ${oneLine(current.text, 30)}` : ""}`);
     }
-    return this.style.dim(`── ${parts.join(" · ")} ──`);
+    const line = `── ${parts.join(" · ")} ──`;
+    return this.style.dim(info.width ? oneLine(line, info.width) : line);
   }
 }
 
