@@ -78,6 +78,35 @@ describe("approval gate", () => {
     assert.match(d.reason ?? "", /nobody can be asked/);
   });
 
+  test("every allowed call waits for the checkpoint first; refused calls do not", async () => {
+    const seen: (string | undefined)[] = [];
+    let release = () => {};
+    const snapshot = new Promise<void>((r) => {
+      release = r;
+    });
+    const g = createApprovalGate({
+      workspace: ws,
+      policy,
+      mode: () => "auto",
+      beforeChange: async (abs) => {
+        seen.push(abs);
+        await snapshot;
+      },
+    });
+    let decided = false;
+    const pending = g(req("run_command", { command: "ls" })).then((d) => {
+      decided = true;
+      return d;
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(decided, false, "the command waits for the snapshot");
+    release();
+    assert.equal((await pending).allow, true);
+    await g(req("write_file", { path: "w.txt", content: "" }));
+    await g(req("run_command", { command: "rm -rf /" }));
+    assert.deepEqual(seen, [undefined, join(ws, "w.txt")]);
+  });
+
   test("allowed writes are checkpointed (the fallback without git) and undone", async () => {
     const cps = new MemoryCheckpoints(ws);
     const g = createApprovalGate({

@@ -245,6 +245,31 @@ describe("git checkpoints", () => {
     assert.equal(read(ws, "vendor/lib.txt"), "v2\n");
   });
 
+  test("a checkpoint that cannot be taken: a warning, the turn goes on, /undo says why once", async () => {
+    const { ws, dir } = setup({ "f.txt": "v0\n" });
+    mkdirSync(join(dir, ".."), { recursive: true });
+    writeFileSync(dir, "a file where the checkpoints folder should be");
+    const warnings: string[] = [];
+    const cps = await openCheckpoints({
+      workspace: ws,
+      dir,
+      sessionId: "s",
+      onWarning: (m) => warnings.push(m),
+    });
+    cps.begin("doomed");
+    await cps.beforeChange();
+    sh(ws, "echo v1 > f.txt");
+    await cps.end();
+    assert.equal(warnings.length, 1);
+    assert.match(
+      warnings[0] ?? "",
+      /^no checkpoint for this request, so \/undo cannot revert it: .*(EEXIST|ENOTDIR)/,
+    );
+    await assert.rejects(cps.undo(), /the request "doomed" had no checkpoint .*\/undo again goes on/);
+    await assert.rejects(cps.undo(), /EEXIST|ENOTDIR/);
+    assert.equal(read(ws, "f.txt"), "v1\n");
+  });
+
   test("without git the fallback keeps the file tools' writes in memory", async () => {
     const { ws, dir } = setup();
     const path = process.env.PATH;

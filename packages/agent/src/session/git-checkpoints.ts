@@ -12,6 +12,7 @@ import {
   lstatSync,
   mkdirSync,
   readdirSync,
+  readFileSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -117,6 +118,7 @@ export class GitCheckpoints implements TurnCheckpoints {
   begin(label: string): void {
     this.started = this.enqueue(async () => {
       try {
+        await this.ready();
         const time = Date.now();
         const snap = await this.snapshot();
         const commit = await this.commit(snap, { label, phase: "start", time, skipped: snap.skipped });
@@ -140,6 +142,7 @@ export class GitCheckpoints implements TurnCheckpoints {
       const turn = this.open;
       this.open = undefined;
       if (!turn || turn.failed) return;
+      await this.ready();
       const start = await this.readCommit(turn.commit);
       const snap = await this.snapshot();
       if (snap.tree === start.tree) {
@@ -161,6 +164,8 @@ export class GitCheckpoints implements TurnCheckpoints {
   undo(): Promise<UndoResult | undefined> {
     return this.enqueue(async () => {
       for (;;) {
+        // A turn without a checkpoint is reported even when the repository cannot be opened.
+        if (!this.turns.at(-1)?.failed) await this.ready();
         const turn = this.turns.pop();
         if (!turn) return undefined;
         if (turn.failed)
@@ -205,6 +210,7 @@ export class GitCheckpoints implements TurnCheckpoints {
 
   diff(): Promise<string> {
     return this.enqueue(async () => {
+      await this.ready();
       const first = this.turns.find((t) => !t.failed);
       if (!first) return "";
       const c = await this.readCommit(first.commit);
@@ -227,14 +233,15 @@ export class GitCheckpoints implements TurnCheckpoints {
     await this.queue;
   }
 
-  /** Runs `fn` after all earlier work, once the repository is set up. */
+  /** Runs `fn` after all earlier work: git calls of one session never overlap. */
   private enqueue<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(async () => {
-      if (!this.setupDone) await this.setup();
-      return fn();
-    });
+    const run = this.queue.then(fn);
     this.queue = run.catch(() => {});
     return run;
+  }
+
+  private async ready(): Promise<void> {
+    if (!this.setupDone) await this.setup();
   }
 
   private warn(message: string): void {
@@ -247,7 +254,7 @@ export class GitCheckpoints implements TurnCheckpoints {
       await gitCommand(["init", "--bare", "--quiet", this.gitDir], { PATH: process.env.PATH ?? "" });
     }
     // Our own settings only: the user's config is not read (see git.ts).
-    writeFileSync(
+    writeIfChanged(
       join(this.gitDir, "config"),
       [
         "[core]",
@@ -263,7 +270,7 @@ export class GitCheckpoints implements TurnCheckpoints {
       ].join("\n"),
     );
     mkdirSync(join(this.gitDir, "info"), { recursive: true });
-    writeFileSync(join(this.gitDir, "info", "exclude"), `${this.excludes().join("\n")}\n`);
+    writeIfChanged(join(this.gitDir, "info", "exclude"), `${this.excludes().join("\n")}\n`);
     const indexes = join(this.gitDir, "indexes");
     mkdirSync(indexes, { recursive: true });
     const index = this.git.opts.indexFile;
@@ -271,14 +278,16 @@ export class GitCheckpoints implements TurnCheckpoints {
     rmSync(`${index}.lock`, { force: true });
     if (!existsSync(index)) seedIndex(indexes, index);
     const refs = await this.git.text(["for-each-ref", "--format=%(refname) %(objectname)", this.prefix]);
-    this.turns = refs
+    const saved = refs
       .split("\n")
       .filter(Boolean)
       .map((line) => {
         const [ref = "", commit = ""] = line.split(" ");
         return { ref, commit };
       });
-    this.seq = Number(this.turns.at(-1)?.ref.slice(this.prefix.length) ?? 0) || 0;
+    this.seq = Number(saved.at(-1)?.ref.slice(this.prefix.length) ?? 0) || 0;
+    // Turns of this process that failed before the repository opened are newer than all saved ones.
+    this.turns = [...saved, ...this.turns];
     this.setupDone = true;
   }
 
@@ -334,6 +343,7 @@ export class GitCheckpoints implements TurnCheckpoints {
       throw new Error(
         `${Math.round(bytes / 1e6)} MB of changed files to snapshot (over ${MAX_SNAPSHOT_BYTES / 1e6} MB)`,
       );
+    if (update.length || drop.length) this.lastTree = undefined;
     if (update.length) {
       // Many files (a first snapshot) go into one pack: writing thousands of loose objects costs
       // seconds of system time. A few files stay loose, so turns do not pile up small packs.
@@ -341,8 +351,8 @@ export class GitCheckpoints implements TurnCheckpoints {
       await this.git.run([...bulk, "update-index", "--add", "--remove", "-z", "--stdin"], nul(update));
     }
     if (drop.length) await this.git.run(["update-index", "--force-remove", "-z", "--stdin"], nul(drop));
-    // Nothing to update: the index still holds the last tree written.
-    if (update.length || drop.length || !this.lastTree) this.lastTree = await this.git.text(["write-tree"]);
+    // Nothing updated: the index still holds the last tree written.
+    this.lastTree ??= await this.git.text(["write-tree"]);
     return { tree: this.lastTree, skipped: skipped.sort() };
   }
 
@@ -415,6 +425,17 @@ export class GitCheckpoints implements TurnCheckpoints {
     }
     return { label: start.meta.label, paths: paths.sort(), kept };
   }
+}
+
+/** Other sessions of the workspace may be reading these files: rewrite them only when needed. */
+function writeIfChanged(path: string, text: string): void {
+  let now: string | undefined;
+  try {
+    now = readFileSync(path, "utf8");
+  } catch {
+    now = undefined;
+  }
+  if (now !== text) writeFileSync(path, text);
 }
 
 function nul(paths: string[]): string {
