@@ -3,8 +3,6 @@
 // kept out, so nothing here reads or writes the workspace's own .git.
 import { spawn } from "node:child_process";
 
-export class GitError extends Error {}
-
 export interface ShadowGitOptions {
   gitDir: string;
   workTree: string;
@@ -27,7 +25,6 @@ export class ShadowGit {
       // Older git ignores GIT_CONFIG_GLOBAL; without a home it finds no user config either.
       HOME: opts.gitDir,
       XDG_CONFIG_HOME: opts.gitDir,
-      GIT_LITERAL_PATHSPECS: "1",
       GIT_TERMINAL_PROMPT: "0",
       GIT_AUTHOR_NAME: "hands",
       GIT_AUTHOR_EMAIL: "hands@localhost",
@@ -55,12 +52,13 @@ export function gitCommand(args: string[], env: NodeJS.ProcessEnv, input?: strin
     const err: Buffer[] = [];
     child.stdout.on("data", (d: Buffer) => out.push(d));
     child.stderr.on("data", (d: Buffer) => err.push(d));
-    child.on("error", (e) => reject(new GitError(`git could not be run: ${e.message}`)));
+    child.on("error", (e) => reject(new Error(`git could not be run: ${e.message}`)));
     child.on("close", (code) => {
       if (code === 0) resolve(Buffer.concat(out));
       else {
         const msg = Buffer.concat(err).toString("utf8").trim().split("\n").slice(-3).join(" ");
-        reject(new GitError(`git ${args[0]} failed (exit ${code}): ${msg}`));
+        const command = args.find((a, i) => !a.startsWith("-") && args[i - 1] !== "-c");
+        reject(new Error(`git ${command} failed (exit ${code}): ${msg}`));
       }
     });
     // A command that exits before reading all its input must not crash us with EPIPE.

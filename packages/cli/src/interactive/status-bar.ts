@@ -60,10 +60,6 @@ export class StatusBar {
     this.out.write(`${ESC}7${ESC}[r${ESC}[${this.rows};1H${ESC}[2K${ESC}8`);
   };
 
-  get isActive(): boolean {
-    return this.active;
-  }
-
   /** Setting the region homes the cursor, so it is saved and put back around it. */
   private region(): string {
     return `${ESC}7${ESC}[1;${this.rows - 1}r${ESC}8`;
