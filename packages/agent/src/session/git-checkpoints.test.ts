@@ -201,6 +201,17 @@ describe("git checkpoints", () => {
     assert.equal(read(ws, "made.txt"), undefined);
   });
 
+  test("files come back byte for byte, whatever the workspace's .gitattributes say", async () => {
+    const { ws, dir } = setup({
+      ".gitattributes": "* text=auto eol=lf\n*.txt ident filter=evil\n",
+      "crlf.txt": "one\r\ntwo $Id$\r\n",
+    });
+    const cps = await open(ws, dir);
+    await turn(cps, "touch", () => sh(ws, "echo changed > crlf.txt"));
+    await cps.undo();
+    assert.equal(read(ws, "crlf.txt"), "one\r\ntwo $Id$\r\n");
+  });
+
   test("a workspace that is a git repository keeps its .git untouched", async () => {
     const { ws, dir } = setup({ "tracked.txt": "t\n" });
     const git = (...args: string[]) =>

@@ -271,6 +271,12 @@ export class GitCheckpoints implements TurnCheckpoints {
     );
     mkdirSync(join(this.gitDir, "info"), { recursive: true });
     writeIfChanged(join(this.gitDir, "info", "exclude"), `${this.excludes().join("\n")}\n`);
+    // These outrank the workspace's .gitattributes: files are stored and restored byte for
+    // byte (no end-of-line conversion, filters, $Id$ or encodings).
+    writeIfChanged(
+      join(this.gitDir, "info", "attributes"),
+      "* -text -filter -ident -working-tree-encoding !eol !diff\n",
+    );
     const indexes = join(this.gitDir, "indexes");
     mkdirSync(indexes, { recursive: true });
     const index = this.git.opts.indexFile;
