@@ -402,7 +402,7 @@ export class Memory {
     // Metadata: the few most important chunks always compete (goal, constraints, facts).
     lists.push(
       this.store
-        .list({ ...filter, order: "importance", limit: 8 })
+        .list({ ...filter, order: "importance", limit: 8, content: false })
         .map((c) => ({ id: c.id, score: c.importance })),
     );
     // Fusion by normalized scores (not ranks): a weak 50th hit must not look half as good as
@@ -428,7 +428,7 @@ export class Memory {
       // One query for all neighbours.
       const steps = [...new Set(top.flatMap((c) => [c.step! - 1, c.step!, c.step! + 1]))];
       const byStep = new Map<number, Chunk[]>();
-      for (const n of this.store.list({ ...filter, stepIn: steps })) {
+      for (const n of this.store.list({ ...filter, stepIn: steps, content: false })) {
         if (n.step === undefined) continue;
         const list = byStep.get(n.step) ?? [];
         list.push(n);

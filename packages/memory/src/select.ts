@@ -93,13 +93,17 @@ export function selectWithinBudget(
   const beta = options.costExponent ?? 0.8;
   const n = candidates.length;
   const value = candidates.map((c) => c.relevance * (1 - iw + iw * c.importance));
-  const maxSim = new Float64Array(n);
   const words = candidates.map((c) => (c.bits ? toWords(c.bits) : undefined));
+  // Redundancy is the cosine to the most similar chosen item, estimated from sign bits:
+  // cos(π · hamming / bits) falls as the distance grows, so the least distance is kept and the
+  // cosine taken once per update (never below 0: a dissimilar item does not add value).
+  const minDist = new Int32Array(n).fill(0x7fffffff);
+  const redundancy = new Float64Array(n);
   const taken = new Uint8Array(n);
   const chosen: number[] = [];
   const heap = new Heap();
   const entry = (i: number, form: "full" | "compressed", tokens: number): Entry => {
-    const g = value[i]! * (1 - lambda * Math.max(0, maxSim[i]!)) * (form === "full" ? 1 : kept);
+    const g = value[i]! * (1 - lambda * redundancy[i]!) * (form === "full" ? 1 : kept);
     return { i, form, tokens, gain: g, ratio: g / Math.max(1, tokens) ** beta, seen: chosen.length };
   };
   for (let i = 0; i < n; i++) {
@@ -116,11 +120,17 @@ export function selectWithinBudget(
     if (e.seen < chosen.length) {
       // Stale: bring its redundancy up to date with what was chosen since, and requeue.
       const v = words[e.i];
-      if (v && lambda > 0)
+      if (v && lambda > 0) {
+        let d = minDist[e.i]!;
         for (let k = e.seen; k < chosen.length; k++) {
           const w = words[chosen[k]!];
-          if (w) maxSim[e.i] = Math.max(maxSim[e.i]!, bitSimilarity(v, w));
+          if (w) d = Math.min(d, hamming(v, w));
         }
+        if (d < minDist[e.i]!) {
+          minDist[e.i] = d;
+          redundancy[e.i] = Math.max(0, Math.cos((Math.PI * d) / (v.length * 32)));
+        }
+      }
       const fresh = entry(e.i, e.form, e.tokens);
       if (fresh.gain > 0) heap.push(fresh);
       continue;
@@ -150,15 +160,16 @@ function popcount(x: number): number {
   return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }
 
-/** Cosine estimated from sign bits (random-hyperplane LSH): cos(π · hamming / bits). */
-export function bitSimilarity(a: Uint32Array, b: Uint32Array): number {
+function hamming(a: Uint32Array, b: Uint32Array): number {
   let h = 0;
   for (let i = 0; i < a.length; i++) h += popcount(a[i]! ^ b[i]!);
-  return Math.cos((Math.PI * h) / (a.length * 32));
+  return h;
 }
 
-/** Bytes to 32-bit words, zero-padded. */
+/** Bytes as 32-bit words: a view when they are aligned whole words, else a zero-padded copy. */
 function toWords(bits: Uint8Array): Uint32Array {
+  if (bits.byteOffset % 4 === 0 && bits.length % 4 === 0)
+    return new Uint32Array(bits.buffer, bits.byteOffset, bits.length / 4);
   const buf = new Uint8Array(Math.ceil(bits.length / 4) * 4);
   buf.set(bits);
   return new Uint32Array(buf.buffer);

@@ -19,56 +19,102 @@ export interface SqliteStoreOptions {
   readonly?: boolean;
 }
 
-interface Row {
-  rowid: number;
-  id: string;
-  scope: string;
-  type: string;
-  content: string;
-  created_at: number;
-  updated_at: number;
-  importance: number;
-  access_count: number;
-  last_access: number | null;
-  goals: string;
-  confidence: number;
-  verification: string;
-  tokens: number;
-  short: string | null;
-  short_tokens: number | null;
-  layer: string;
-  parent: string | null;
-  sources: string;
-  step: number | null;
-  meta: string;
-}
+/** A chunk row as an array (better-sqlite3's raw mode: no object with 21 keys per row). */
+type Row = [
+  rowid: number,
+  id: string,
+  scope: string,
+  type: string,
+  content: string,
+  createdAt: number,
+  updatedAt: number,
+  importance: number,
+  accessCount: number,
+  lastAccess: number | null,
+  goals: string,
+  confidence: number,
+  verification: string,
+  tokens: number,
+  short: string | null,
+  shortTokens: number | null,
+  layer: string,
+  parent: string | null,
+  sources: string,
+  step: number | null,
+  meta: string,
+];
 
+/** The columns of a Row, in its order. */
 const COLUMNS =
   "rowid, id, scope, type, content, created_at, updated_at, importance, access_count, last_access, goals, confidence, verification, tokens, short, short_tokens, layer, parent, sources, step, meta";
+/** Everything but the content (short stand-ins are small and retrieval shows them). */
+const META_COLUMNS = COLUMNS.split(", ")
+  .map((c) => (c === "content" ? "'' AS content" : `chunks.${c} AS ${c}`))
+  .join(", ");
+
+/** Most chunks have no goals, sources or labels: no parse for those. */
+function parseJson<T>(text: string, empty: () => T): T {
+  return text === "[]" || text === "{}" ? empty() : (JSON.parse(text) as T);
+}
 
 function toChunk(r: Row): Chunk {
-  return {
-    id: r.id,
-    scope: r.scope,
-    type: r.type as Chunk["type"],
-    content: r.content,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    importance: r.importance,
-    accessCount: r.access_count,
-    ...(r.last_access !== null ? { lastAccess: r.last_access } : {}),
-    goals: JSON.parse(r.goals) as string[],
-    confidence: r.confidence,
-    verification: r.verification as Chunk["verification"],
-    tokens: r.tokens,
-    ...(r.short !== null ? { short: r.short } : {}),
-    ...(r.short_tokens !== null ? { shortTokens: r.short_tokens } : {}),
-    layer: r.layer as Chunk["layer"],
-    ...(r.parent !== null ? { parent: r.parent } : {}),
-    sources: JSON.parse(r.sources) as string[],
-    ...(r.step !== null ? { step: r.step } : {}),
-    meta: JSON.parse(r.meta) as Record<string, string>,
+  const [
+    ,
+    id,
+    scope,
+    type,
+    content,
+    createdAt,
+    updatedAt,
+    importance,
+    accessCount,
+    lastAccess,
+    goals,
+    confidence,
+    verification,
+    tokens,
+    short,
+    shortTokens,
+    layer,
+    parent,
+    sources,
+    step,
+    meta,
+  ] = r;
+  const c: Chunk = {
+    id,
+    scope,
+    type: type as Chunk["type"],
+    content,
+    createdAt,
+    updatedAt,
+    importance,
+    accessCount,
+    goals: parseJson<string[]>(goals, () => []),
+    confidence,
+    verification: verification as Chunk["verification"],
+    tokens,
+    layer: layer as Chunk["layer"],
+    sources: parseJson<string[]>(sources, () => []),
+    meta: parseJson<Record<string, string>>(meta, () => ({})),
   };
+  if (lastAccess !== null) c.lastAccess = lastAccess;
+  if (short !== null) c.short = short;
+  if (shortTokens !== null) c.shortTokens = shortTokens;
+  if (parent !== null) c.parent = parent;
+  if (step !== null) c.step = step;
+  return c;
+}
+
+/** Postings a text search ranks at most (about): the rarest query terms within this budget. */
+const MAX_POSTINGS = 4000;
+
+/** Matches counted exactly when estimating a document frequency (see docFreq). */
+const DF_SAMPLE = 5000;
+
+/** One FTS5 phrase for a query word (quotes doubled). */
+function ftsPhrase(word: string): string {
+  return `"${word.replace(/"/g, '""')}"`;
 }
 
 function where(filter: ChunkFilter, alias = ""): { sql: string; params: unknown[] } {
@@ -120,6 +166,9 @@ export class SqliteStore implements MemoryStore {
       this.migrate();
     }
     this.db.pragma("busy_timeout = 5000");
+    // Reads through a memory map: no read() call and no copy per page, which retrieval's
+    // scattered row lookups would otherwise pay (the map is address space, not heap).
+    this.db.pragma("mmap_size = 1073741824");
     const db = this.db;
     this.stmts = {
       insert: db.prepare(
@@ -133,7 +182,7 @@ export class SqliteStore implements MemoryStore {
       event: db.prepare(
         "INSERT INTO events (seq, time, kind, chunk_id, reason, data) VALUES (@seq, @time, @kind, @chunkId, @reason, @data)",
       ),
-      get: db.prepare(`SELECT ${COLUMNS} FROM chunks WHERE id = ?`),
+      get: db.prepare(`SELECT ${COLUMNS} FROM chunks WHERE id = ?`).raw(),
       score: db.prepare("UPDATE chunks SET importance = ?, updated_at = ? WHERE id = ?"),
       layer: db.prepare("UPDATE chunks SET layer = ?, updated_at = ? WHERE id = ?"),
       parent: db.prepare("UPDATE chunks SET parent = ?, updated_at = ? WHERE id = ?"),
@@ -143,6 +192,7 @@ export class SqliteStore implements MemoryStore {
       verify: db.prepare("UPDATE chunks SET verification = ?, confidence = ?, updated_at = ? WHERE id = ?"),
       delete: db.prepare("DELETE FROM chunks WHERE id = ?"),
       lastSeq: db.prepare("SELECT coalesce(max(seq), 0) AS seq FROM events"),
+      dataVersion: db.prepare("PRAGMA data_version").pluck(),
       floor: db.prepare("SELECT value FROM meta WHERE key = 'seq_floor'"),
     };
   }
@@ -156,6 +206,11 @@ export class SqliteStore implements MemoryStore {
       this.cache.set(sql, st);
     }
     return st;
+  }
+
+  /** Chunk rows (the columns of a Row, in order). */
+  private rows(sql: string, ...params: unknown[]): Row[] {
+    return this.prep(sql).raw(true).all(...params) as Row[];
   }
 
   private migrate(): void {
@@ -229,9 +284,7 @@ export class SqliteStore implements MemoryStore {
       this.appendTx(events, embeddings, out);
     } catch (err) {
       // Rolled back: the in-process caches may hold rows that never committed.
-      this.indexes.clear();
-      this.metaCache.clear();
-      this.total = -1;
+      this.dropCaches();
       throw err;
     }
     return out;
@@ -312,9 +365,10 @@ export class SqliteStore implements MemoryStore {
       case "deleted": {
         const row = s.get.get(e.id) as Row | undefined;
         if (!row) return;
-        s.ftsDelete.run(BigInt(row.rowid), row.content);
-        s.vecDelete.run(BigInt(row.rowid));
-        this.indexes.get(row.scope)?.remove(row.rowid);
+        const [rowid, , scope, , content] = row;
+        s.ftsDelete.run(BigInt(rowid), content);
+        s.vecDelete.run(BigInt(rowid));
+        this.indexes.get(scope)?.remove(rowid);
         s.delete.run(e.id);
         if (this.total >= 0) this.total--;
         return;
@@ -327,59 +381,86 @@ export class SqliteStore implements MemoryStore {
     return r ? toChunk(r) : undefined;
   }
 
+  private dataVersion = -1;
+
   /**
-   * Metadata of recently read chunks (content left out), for retrieval's candidates. Our own
-   * events drop the entries they change; a write by another connection drops them all.
+   * Drops the in-process caches (candidate metadata, chunk count, bit indexes) when another
+   * connection has written since they were filled; our own writes keep them current.
+   */
+  private fresh(): void {
+    const version = this.stmts.dataVersion.get() as number;
+    if (version !== this.dataVersion) {
+      this.dataVersion = version;
+      this.dropCaches();
+    } else if (this.metaCache.size > 50_000) this.metaCache.clear();
+  }
+
+  private dropCaches(): void {
+    this.metaCache.clear();
+    this.indexes.clear();
+    this.total = -1;
+  }
+
+  /**
+   * Metadata of recently read chunks (content left out), for retrieval's candidates: parsing
+   * rows again would cost more than the queries. Our own events drop the entries they change.
    */
   private readonly metaCache = new Map<string, { chunk: Chunk; rowid: number }>();
-  private metaVersion = -1;
 
-  private cachedMeta(): Map<string, { chunk: Chunk; rowid: number }> {
-    const version = this.db.pragma("data_version", { simple: true }) as number;
-    if (version !== this.metaVersion || this.metaCache.size > 50_000) {
-      this.metaCache.clear();
-      this.metaVersion = version;
-    }
-    return this.metaCache;
+  /** Chunks for metadata rows, the cached object when there is one (shared, read-only). */
+  private remember(rows: Row[]): Chunk[] {
+    return rows.map((r) => {
+      const hit = this.metaCache.get(r[1]);
+      if (hit) return hit.chunk;
+      const chunk = toChunk(r);
+      this.metaCache.set(chunk.id, { chunk, rowid: r[0] });
+      return chunk;
+    });
   }
 
   getMany(ids: string[], options: { content?: boolean } = {}): Chunk[] {
     if (ids.length === 0) return [];
     if (options.content === false) {
       // Shared, read-only objects: callers copy before changing anything.
-      const cache = this.cachedMeta();
+      this.fresh();
+      const cache = this.metaCache;
       const missing = ids.filter((id) => !cache.has(id));
-      if (missing.length) {
-        const cols = COLUMNS.split(", ")
-          .map((c) =>
-            c === "content" ? "'' AS content" : c === "short" ? "NULL AS short" : `chunks.${c} AS ${c}`,
-          )
-          .join(", ");
-        const rows = this.prep(
-          `SELECT ${cols} FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value`,
-        ).all(JSON.stringify(missing)) as Row[];
-        for (const r of rows) cache.set(r.id, { chunk: toChunk(r), rowid: r.rowid });
-      }
-      return ids.flatMap((id) => {
+      if (missing.length)
+        this.remember(
+          this.rows(
+            `SELECT ${META_COLUMNS} FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value`,
+            JSON.stringify(missing),
+          ),
+        );
+      const out: Chunk[] = [];
+      for (const id of ids) {
         const hit = cache.get(id);
-        return hit ? [hit.chunk] : [];
-      });
+        if (hit) out.push(hit.chunk);
+      }
+      return out;
     }
     const cols = COLUMNS.split(", ")
       .map((c) => `chunks.${c} AS ${c}`)
       .join(", ");
-    const rows = this.prep(
+    return this.rows(
       `SELECT ${cols} FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value ORDER BY want.key`,
-    ).all(JSON.stringify(ids)) as Row[];
-    return rows.map(toChunk);
+      JSON.stringify(ids),
+    ).map(toChunk);
   }
 
   shorts(ids: string[]): Map<string, string> {
     const out = new Map<string, string>();
-    if (ids.length === 0) return out;
+    const missing: string[] = [];
+    this.fresh();
+    for (const id of ids) {
+      const hit = this.metaCache.get(id);
+      if (!hit) missing.push(id);
+      else if (hit.chunk.short !== undefined) out.set(id, hit.chunk.short);
+    }
+    if (missing.length === 0) return out;
     const rows = this.prep(
       "SELECT chunks.id AS id, chunks.short AS short FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value",
-    ).all(JSON.stringify(ids)) as { id: string; short: string | null }[];
+    ).all(JSON.stringify(missing)) as { id: string; short: string | null }[];
     for (const r of rows) if (r.short !== null) out.set(r.id, r.short);
     return out;
   }
@@ -402,10 +483,15 @@ export class SqliteStore implements MemoryStore {
         : options.order === "importance"
           ? "importance DESC, rowid DESC"
           : "rowid DESC";
-    const rows = this.prep(
-      `SELECT ${COLUMNS} FROM chunks WHERE ${w.sql} ORDER BY ${order} LIMIT ? OFFSET ?`,
-    ).all(...w.params, options.limit ?? -1, options.offset ?? 0) as Row[];
-    return rows.map(toChunk);
+    const metaOnly = options.content === false;
+    if (metaOnly) this.fresh();
+    const rows = this.rows(
+      `SELECT ${metaOnly ? META_COLUMNS : COLUMNS} FROM chunks WHERE ${w.sql} ORDER BY ${order} LIMIT ? OFFSET ?`,
+      ...w.params,
+      options.limit ?? -1,
+      options.offset ?? 0,
+    );
+    return metaOnly ? this.remember(rows) : rows.map(toChunk);
   }
 
   count(filter: ChunkFilter = {}): number {
@@ -422,51 +508,71 @@ export class SqliteStore implements MemoryStore {
     ).n;
   }
 
+  /** Document frequency per query term, and the number of chunks when it was counted. */
   private readonly df = new Map<string, { d: number; total: number }>();
   private total = -1;
-  private totalVersion = -1;
 
   /** Number of chunks, cached until another connection writes (ours keep it current). */
   private totalChunks(): number {
-    const version = this.db.pragma("data_version", { simple: true }) as number;
-    if (this.total < 0 || version !== this.totalVersion) {
-      this.total = (this.prep("SELECT count(*) AS n FROM chunks").get() as { n: number }).n;
-      this.totalVersion = version;
-    }
+    this.fresh();
+    if (this.total < 0) this.total = (this.prep("SELECT count(*) AS n FROM chunks").get() as { n: number }).n;
     return this.total;
   }
 
   /**
+   * Documents holding a phrase (a word, or a word's FTS tokens), cached: frequencies only grow
+   * and only their order and size matter here, so a count is reused until the store has
+   * doubled; a phrase found nowhere is asked again once the store has changed. Counted up to
+   * DF_SAMPLE matches, newest first (FTS5 stops there); past that, estimated from how many
+   * recent chunks held those matches.
+   */
+  private docFreq(phrase: string, total: number): number {
+    const cached = this.df.get(phrase);
+    if (cached && (cached.d > 0 ? cached.total * 2 > total : cached.total === total)) return cached.d;
+    if (this.df.size > 100_000) this.df.clear();
+    const r = this.prep(
+      `SELECT count(*) AS n, min(rowid) AS lo, max(rowid) AS hi FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC LIMIT ${DF_SAMPLE})`,
+    ).get(ftsPhrase(phrase)) as { n: number; lo: number; hi: number };
+    const d = r.n < DF_SAMPLE ? r.n : Math.min(total, Math.round((r.n * total) / (r.hi - r.lo + 1)));
+    this.df.set(phrase, { d, total });
+    return d;
+  }
+
+  /**
+   * A word FTS5 splits into several tokens (a path, an identifier) is a phrase, which costs as
+   * much as its most common token: "src/app/parser.ts" walks every chunk holding "src" and
+   * "ts". Tokens at its ends far more common than its rarest token barely narrow the matches,
+   * so the phrase keeps the span between its rarer tokens ("app parser").
+   */
+  private narrow(word: string, total: number): string {
+    const tokens = word.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+    if (tokens.length < 2) return word;
+    const dfs = tokens.map((t) => this.docFreq(t, total));
+    const common = Math.max(MAX_POSTINGS, 2 * Math.min(...dfs));
+    let a = 0;
+    let b = tokens.length - 1;
+    while (a < b && dfs[a]! > common) a++;
+    while (b > a && dfs[b]! > common) b--;
+    return a === 0 && b === tokens.length - 1 ? word : tokens.slice(a, b + 1).join(" ");
+  }
+
+  /**
    * Drops query terms found in most chunks: they add almost nothing to BM25 but make FTS5
-   * score every chunk that holds them. Document frequencies are cached per term and
-   * refreshed when the store has grown by a tenth.
+   * score every chunk that holds them.
    */
   private selective(terms: string[]): { terms: string[]; postings: number } {
     const MAX_TERMS = 32;
-    const MAX_POSTINGS = 4000;
-    const DF_CAP = 20_000;
     const total = this.totalChunks();
     if (total < 1000 && terms.length <= MAX_TERMS) return { terms, postings: 0 };
-    // Document frequencies only grow and only their order matters here, so they are cached.
     // A very long query keeps its first and last words.
-    if (this.df.size > 100_000) this.df.clear();
     if (terms.length > 128) terms = [...terms.slice(0, 64), ...terms.slice(-64)];
-    const scored = terms.map((t) => {
-      const cached = this.df.get(t);
-      // Refreshed once the store has doubled since; a term not seen yet is asked again next time.
-      if (cached && cached.total * 2 > total) return { t, d: cached.d };
-      const q = `"${t.replace(/"/g, '""')}"`;
-      // Counted up to a cap: beyond it a term is "common", its exact count does not matter.
-      const d = (
-        this.prep(
-          `SELECT count(*) AS n FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ${DF_CAP})`,
-        ).get(q) as { n: number }
-      ).n;
-      if (d > 0) this.df.set(t, { d, total });
-      return { t, d };
-    });
+    // No token can be common enough to drop in a small store.
+    if (total > MAX_POSTINGS) terms = [...new Set(terms.map((t) => this.narrow(t, total)))];
     // The rarest terms carry the query; terms in most chunks add cost, not ranking.
-    const present = scored.filter((x) => x.d > 0).sort((a, b) => a.d - b.d);
+    const present = terms
+      .map((t) => ({ t, d: this.docFreq(t, total) }))
+      .filter((x) => x.d > 0)
+      .sort((a, b) => a.d - b.d);
     // Ranking cost grows with the postings read: rarest first, within a postings budget
     // (always at least the rarest term, however common).
     const keep: string[] = [];
@@ -482,24 +588,25 @@ export class SqliteStore implements MemoryStore {
   searchText(query: string, filter: ChunkFilter, limit: number): Hit[] {
     const { terms, postings } = this.selective([...new Set(contentWords(query))]);
     if (terms.length === 0) return [];
-    // A query of only common terms cannot rank all their chunks cheaply, nor usefully:
-    // it is ranked among the most recent chunks, about as many as a selective query reads.
-    let minRowid = 0;
-    if (postings > 8000) {
-      const maxRowid = (this.prep("SELECT coalesce(max(rowid), 0) AS m FROM chunks").get() as { m: number })
-        .m;
-      minRowid = Math.max(0, maxRowid - Math.ceil((this.totalChunks() * 4000) / postings));
-    }
-    const match = terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(" OR ");
+    // A query of only common terms cannot rank all their chunks cheaply, nor usefully: it is
+    // ranked among its most recent matches, about as many as a selective query reads. FTS5
+    // walks a doclist newest first and stops at the limit; a rowid bound would not stop it.
+    const recent = postings > 2 * MAX_POSTINGS ? MAX_POSTINGS : -1;
+    const match = terms.map(ftsPhrase).join(" OR ");
     const w = where(filter, "c");
     // Rank inside FTS first (a materialized CTE), then filter: the planner would otherwise
-    // test MATCH row by row.
-    const sql = `WITH hits AS MATERIALIZED (SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid > ? ORDER BY rank LIMIT ?)
+    // test MATCH row by row. FTS5's own ORDER BY rank is the faster shape when all matches
+    // are ranked.
+    const ranked =
+      recent > 0
+        ? `SELECT rowid, rank FROM (SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC LIMIT ${recent}) ORDER BY rank LIMIT ?`
+        : "SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?";
+    const sql = `WITH hits AS MATERIALIZED (${ranked})
       SELECT c.id AS id, hits.rank AS rank FROM hits CROSS JOIN chunks c ON c.rowid = hits.rowid WHERE ${w.sql} ORDER BY hits.rank LIMIT ?`;
     let rows: { id: string; rank: number }[] = [];
     for (let pool = limit * 4; ; pool *= 8) {
-      rows = this.prep(sql).all(match, minRowid, pool, ...w.params, limit) as { id: string; rank: number }[];
-      if (rows.length >= limit || pool > 200_000) break;
+      rows = this.prep(sql).all(match, pool, ...w.params, limit) as { id: string; rank: number }[];
+      if (rows.length >= limit || pool > 200_000 || (recent > 0 && pool >= recent)) break;
       const total = (
         this.prep("SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ?").get(match) as { n: number }
       ).n;
@@ -510,15 +617,10 @@ export class SqliteStore implements MemoryStore {
   }
 
   private readonly indexes = new Map<string, BitIndex>();
-  private dataVersion = -1;
 
   /** The scope's bit index, built on first use; dropped when another connection writes. */
   private bitIndex(scope: string): BitIndex {
-    const version = this.db.pragma("data_version", { simple: true }) as number;
-    if (version !== this.dataVersion) {
-      this.indexes.clear();
-      this.dataVersion = version;
-    }
+    this.fresh();
     let index = this.indexes.get(scope);
     if (!index) {
       index = new BitIndex(Math.ceil(this.options.dimensions / 32));
@@ -536,15 +638,13 @@ export class SqliteStore implements MemoryStore {
 
   searchVector(vector: Float32Array, scope: string, limit: number, filter: ChunkFilter = {}): Hit[] {
     // First pass: Hamming distance on sign bits; second: exact cosine on the stored floats.
-    const near = this.bitIndex(scope)
-      .nearest(toBits(vector), limit * 2)
-      .map((rowid) => ({ rowid }));
+    const near = this.bitIndex(scope).nearest(toBits(vector), limit * 2);
     if (near.length === 0) return [];
     const w = where({ ...filter, scope }, "c");
     // CROSS JOIN keeps the rowid lookups first (the planner would rather scan the scope index).
     const rows = this.prep(
       `SELECT c.id AS id, c.embedding AS embedding FROM json_each(?) AS near CROSS JOIN chunks c ON c.rowid = near.value WHERE ${w.sql}`,
-    ).all(JSON.stringify(near.map((n) => n.rowid)), ...w.params) as {
+    ).all(JSON.stringify(near), ...w.params) as {
       id: string;
       embedding: Buffer | null;
     }[];
@@ -562,11 +662,11 @@ export class SqliteStore implements MemoryStore {
   signBits(ids: string[]): Map<string, Uint8Array> {
     const out = new Map<string, Uint8Array>();
     if (ids.length === 0) return out;
-    const cache = this.cachedMeta();
+    this.fresh();
     const rows: { id: string; rowid: number; scope: string }[] = [];
     const unknown: string[] = [];
     for (const id of ids) {
-      const hit = cache.get(id);
+      const hit = this.metaCache.get(id);
       if (hit) rows.push({ id, rowid: hit.rowid, scope: hit.chunk.scope });
       else unknown.push(id);
     }
@@ -576,6 +676,7 @@ export class SqliteStore implements MemoryStore {
           "SELECT chunks.id AS id, chunks.rowid AS rowid, chunks.scope AS scope FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value",
         ).all(JSON.stringify(unknown)) as { id: string; rowid: number; scope: string }[]),
       );
+    const bytes = Math.ceil(this.options.dimensions / 8);
     const missing: string[] = [];
     const indexes = new Map<string, BitIndex>();
     for (const r of rows) {
@@ -584,8 +685,9 @@ export class SqliteStore implements MemoryStore {
         index = this.bitIndex(r.scope);
         indexes.set(r.scope, index);
       }
+      // A view on the index's words: no copy.
       const w = index.get(r.rowid);
-      if (w) out.set(r.id, new Uint8Array(w.buffer, 0, Math.ceil(this.options.dimensions / 8)));
+      if (w) out.set(r.id, new Uint8Array(w.buffer, w.byteOffset, bytes));
       else missing.push(r.id);
     }
     for (const [id, v] of this.embeddings(missing)) out.set(id, toBits(v));
@@ -639,15 +741,13 @@ export class SqliteStore implements MemoryStore {
     return this.db.transaction(() => ({
       version: 1 as const,
       seq: this.lastSeq(),
-      chunks: (this.prep(`SELECT ${COLUMNS} FROM chunks ORDER BY rowid`).all() as Row[]).map(toChunk),
+      chunks: this.rows(`SELECT ${COLUMNS} FROM chunks ORDER BY rowid`).map(toChunk),
     }))();
   }
 
   loadSnapshot(snapshot: Snapshot, embeddings: Map<string, Float32Array>): void {
     this.db.transaction(() => {
-      this.indexes.clear();
-      this.metaCache.clear();
-      this.total = -1;
+      this.dropCaches();
       this.db.exec("DELETE FROM chunks; DELETE FROM chunks_vec; DELETE FROM events;");
       this.db.exec("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')");
       for (const c of snapshot.chunks)

@@ -13,6 +13,8 @@ export interface ListOptions extends ChunkFilter {
   offset?: number;
   /** Newest first by default. */
   order?: "newest" | "oldest" | "importance";
+  /** false: metadata only, the content left empty (cheaper; shared objects, do not change them). */
+  content?: boolean;
 }
 
 export interface MemoryStore {
