@@ -210,7 +210,9 @@ export class SqliteStore implements MemoryStore {
 
   /** Chunk rows (the columns of a Row, in order). */
   private rows(sql: string, ...params: unknown[]): Row[] {
-    return this.prep(sql).raw(true).all(...params) as Row[];
+    return this.prep(sql)
+      .raw(true)
+      .all(...params) as Row[];
   }
 
   private migrate(): void {
