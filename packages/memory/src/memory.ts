@@ -159,6 +159,11 @@ export class Memory {
     this.store.close();
   }
 
+  /** Keeps the store's indexes quick to search; bounded work, meant for idle moments. */
+  compact(): void {
+    this.store.compact();
+  }
+
   private commit(events: MemoryEventInput[], embeddings?: Map<string, Float32Array>): MemoryEvent[] {
     const done = this.store.append(events, embeddings);
     if (this.onEvent) for (const e of done) this.onEvent(e);

@@ -257,6 +257,10 @@ export class SqliteStore implements MemoryStore {
       );
       CREATE INDEX IF NOT EXISTS events_chunk ON events (chunk_id);
     `);
+    // compact() merges index segments in pairs: each segment is one more b-tree that every term
+    // lookup searches, and small stores grow by many one-chunk segments.
+    if (this.prep("SELECT v FROM chunks_fts_config WHERE k = 'usermerge'").pluck().get() !== 2)
+      this.db.exec("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('usermerge', 2)");
     // Files made before short stand-ins existed.
     const cols = (this.db.pragma("table_info(chunks)") as { name: string }[]).map((c) => c.name);
     if (!cols.includes("short"))
@@ -761,6 +765,16 @@ export class SqliteStore implements MemoryStore {
         "INSERT INTO meta (key, value) VALUES ('seq_floor', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
       ).run(String(snapshot.seq));
     })();
+  }
+
+  /**
+   * FTS5 adds one index segment per write and merges them only now and then (after 64 pages
+   * written, or 16 segments on a level): a store growing by a step at a time keeps a dozen or
+   * more, and every term lookup searches each. This merges some (at most 64 pages' work).
+   */
+  compact(): void {
+    if (!this.options.readonly)
+      this.db.exec("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('merge', 64)");
   }
 
   close(): void {

@@ -42,5 +42,7 @@ export interface MemoryStore {
   snapshot(): Snapshot;
   /** Replaces the whole state with the snapshot (the log is cleared up to its seq). */
   loadSnapshot(snapshot: Snapshot, embeddings: Map<string, Float32Array>): void;
+  /** Bounded housekeeping of the indexes (a few ms at most), for idle moments. */
+  compact(): void;
   close(): void;
 }
