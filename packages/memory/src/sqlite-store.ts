@@ -6,6 +6,7 @@ import { dirname } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { BitIndex } from "./bit-index.js";
 import { toBits } from "./embeddings.js";
+import { MetaCache } from "./meta-cache.js";
 import type { Hit, ListOptions, MemoryStore } from "./store.js";
 import { contentWords } from "./text.js";
 import type { Chunk, ChunkFilter, MemoryEvent, MemoryEventInput, Snapshot } from "./types.js";
@@ -323,7 +324,7 @@ export class SqliteStore implements MemoryStore {
 
   private applyOne(e: MemoryEvent, embeddings?: Map<string, Float32Array>): void {
     const s = this.stmts;
-    if (e.kind !== "created") this.metaCache.delete(e.id);
+    if (e.kind !== "created") this.metaCache.drop(e.id);
     switch (e.kind) {
       case "created": {
         const c = e.chunk;
@@ -398,7 +399,7 @@ export class SqliteStore implements MemoryStore {
     if (version !== this.dataVersion) {
       this.dataVersion = version;
       this.dropCaches();
-    } else if (this.metaCache.size > 50_000) this.metaCache.clear();
+    } else this.metaCache.trim();
   }
 
   private dropCaches(): void {
@@ -407,21 +408,29 @@ export class SqliteStore implements MemoryStore {
     this.total = -1;
   }
 
-  /**
-   * Metadata of recently read chunks (content left out), for retrieval's candidates: parsing
-   * rows again would cost more than the queries. Our own events drop the entries they change.
-   */
-  private readonly metaCache = new Map<string, { chunk: Chunk; rowid: number }>();
+  private readonly metaCache = new MetaCache();
 
-  /** Chunks for metadata rows, the cached object when there is one (shared, read-only). */
+  /** Chunks for metadata rows, the cached object when there is one. */
   private remember(rows: Row[]): Chunk[] {
-    return rows.map((r) => {
-      const hit = this.metaCache.get(r[1]);
-      if (hit) return hit.chunk;
-      const chunk = toChunk(r);
-      this.metaCache.set(chunk.id, { chunk, rowid: r[0] });
-      return chunk;
-    });
+    return rows.map((r) => this.metaCache.remember(r[0], () => toChunk(r)));
+  }
+
+  /** Metadata of rows by row id, in that order (cached, else read in one query). */
+  private metaAt(rowids: number[]): Chunk[] {
+    const missing = rowids.filter((r) => !this.metaCache.atRow(r));
+    if (missing.length)
+      this.remember(
+        this.rows(
+          `SELECT ${META_COLUMNS} FROM json_each(?) AS want CROSS JOIN chunks ON chunks.rowid = want.value`,
+          JSON.stringify(missing),
+        ),
+      );
+    const out: Chunk[] = [];
+    for (const r of rowids) {
+      const c = this.metaCache.atRow(r);
+      if (c) out.push(c);
+    }
+    return out;
   }
 
   getMany(ids: string[], options: { content?: boolean } = {}): Chunk[] {
@@ -489,15 +498,19 @@ export class SqliteStore implements MemoryStore {
         : options.order === "importance"
           ? "importance DESC, rowid DESC"
           : "rowid DESC";
-    const metaOnly = options.content === false;
-    if (metaOnly) this.fresh();
-    const rows = this.rows(
-      `SELECT ${metaOnly ? META_COLUMNS : COLUMNS} FROM chunks WHERE ${w.sql} ORDER BY ${order} LIMIT ? OFFSET ?`,
-      ...w.params,
-      options.limit ?? -1,
-      options.offset ?? 0,
-    );
-    return metaOnly ? this.remember(rows) : rows.map(toChunk);
+    const page = [...w.params, options.limit ?? -1, options.offset ?? 0];
+    if (options.content === false) {
+      // Row ids first (often from an index alone), then metadata only for rows not cached.
+      this.fresh();
+      const rowids = this.prep(`SELECT rowid FROM chunks WHERE ${w.sql} ORDER BY ${order} LIMIT ? OFFSET ?`)
+        .pluck()
+        .all(...page) as number[];
+      return this.metaAt(rowids);
+    }
+    return this.rows(
+      `SELECT ${COLUMNS} FROM chunks WHERE ${w.sql} ORDER BY ${order} LIMIT ? OFFSET ?`,
+      ...page,
+    ).map(toChunk);
   }
 
   count(filter: ChunkFilter = {}): number {
@@ -536,10 +549,18 @@ export class SqliteStore implements MemoryStore {
     const cached = this.df.get(phrase);
     if (cached && (cached.d > 0 ? cached.total * 2 > total : cached.total === total)) return cached.d;
     if (this.df.size > 100_000) this.df.clear();
-    const r = this.prep(
-      `SELECT count(*) AS n, min(rowid) AS lo, max(rowid) AS hi FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC LIMIT ${DF_SAMPLE})`,
-    ).get(ftsPhrase(phrase)) as { n: number; lo: number; hi: number };
-    const d = r.n < DF_SAMPLE ? r.n : Math.min(total, Math.round((r.n * total) / (r.hi - r.lo + 1)));
+    const match = ftsPhrase(phrase);
+    let d = this.prep(
+      `SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ${DF_SAMPLE})`,
+    )
+      .pluck()
+      .get(match) as number;
+    if (d >= DF_SAMPLE) {
+      const r = this.prep(
+        `SELECT min(rowid) AS lo, max(rowid) AS hi FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC LIMIT ${DF_SAMPLE})`,
+      ).get(match) as { lo: number; hi: number };
+      d = Math.min(total, Math.round((DF_SAMPLE * total) / (r.hi - r.lo + 1)));
+    }
     this.df.set(phrase, { d, total });
     return d;
   }
