@@ -99,3 +99,32 @@ export function hammingScan(memory: WebAssembly.Memory): HammingScan {
   const instance = new WebAssembly.Instance(module, { env: { mem: memory } });
   return instance.exports.scan as HammingScan;
 }
+
+/** A few vectors in WebAssembly memory, and the Hamming distances from one of them to all. */
+export class HammingTable {
+  private readonly memory = new WebAssembly.Memory({ initial: 1 });
+  private readonly scan = hammingScan(this.memory);
+  private n = 0;
+  private words64 = 0;
+
+  /** Loads the vectors (missing ones as zeros), replacing those loaded before. */
+  load(vectors: readonly (Uint8Array | undefined)[], bytes: number): void {
+    this.n = vectors.length;
+    this.words64 = Math.max(1, Math.ceil(bytes / 8));
+    const need = this.n * this.words64 * 8 + this.n * 2;
+    const have = this.memory.buffer.byteLength;
+    if (need > have) this.memory.grow(Math.ceil((need - have) / 65536));
+    const all = new Uint8Array(this.memory.buffer, 0, this.n * this.words64 * 8);
+    all.fill(0);
+    vectors.forEach((v, i) => {
+      if (v) all.set(v.subarray(0, this.words64 * 8), i * this.words64 * 8);
+    });
+  }
+
+  /** Distances from vector `i` to each loaded vector (a view, valid until the next call). */
+  from(i: number): Uint16Array {
+    const out = this.n * this.words64 * 8;
+    this.scan(this.n, this.words64, i * this.words64 * 8, out);
+    return new Uint16Array(this.memory.buffer, out, this.n);
+  }
+}
