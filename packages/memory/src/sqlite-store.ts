@@ -5,10 +5,11 @@ import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { BitIndex } from "./bit-index.js";
+import { where } from "./chunk-filter-sql.js";
 import { toBits } from "./embeddings.js";
 import { MetaCache } from "./meta-cache.js";
 import type { Hit, ListOptions, MemoryStore } from "./store.js";
-import { contentWords } from "./text.js";
+import { TextSearch } from "./text-search.js";
 import type { Chunk, ChunkFilter, MemoryEvent, MemoryEventInput, Snapshot } from "./types.js";
 
 const require = createRequire(import.meta.url);
@@ -105,49 +106,6 @@ function toChunk(r: Row): Chunk {
   if (parent !== null) c.parent = parent;
   if (step !== null) c.step = step;
   return c;
-}
-
-/** Postings a text search ranks at most (about): the rarest query terms within this budget. */
-const MAX_POSTINGS = 4000;
-
-/** Matches counted exactly when estimating a document frequency (see docFreq). */
-const DF_SAMPLE = 5000;
-
-/** One FTS5 phrase for a query word (quotes doubled). */
-function ftsPhrase(word: string): string {
-  return `"${word.replace(/"/g, '""')}"`;
-}
-
-function where(filter: ChunkFilter, alias = ""): { sql: string; params: unknown[] } {
-  const p = alias ? `${alias}.` : "";
-  const clauses: string[] = [];
-  const params: unknown[] = [];
-  const inList = (col: string, values: readonly string[]) => {
-    clauses.push(`${p}${col} IN (${values.map(() => "?").join(",")})`);
-    params.push(...values);
-  };
-  if (filter.scope !== undefined)
-    inList("scope", Array.isArray(filter.scope) ? filter.scope : [filter.scope]);
-  if (filter.types?.length) inList("type", filter.types);
-  if (filter.layers?.length) inList("layer", filter.layers);
-  if (filter.minImportance !== undefined) {
-    clauses.push(`${p}importance >= ?`);
-    params.push(filter.minImportance);
-  }
-  if (filter.goal !== undefined) {
-    clauses.push(`EXISTS (SELECT 1 FROM json_each(${p}goals) WHERE value = ?)`);
-    params.push(filter.goal);
-  }
-  if (filter.uncompressedOnly) clauses.push(`${p}parent IS NULL`);
-  if (filter.stepIn) {
-    clauses.push(`${p}step IN (SELECT value FROM json_each(?))`);
-    params.push(JSON.stringify(filter.stepIn));
-  }
-  if (filter.steps) {
-    clauses.push(`${p}step BETWEEN ? AND ?`);
-    params.push(filter.steps[0], filter.steps[1]);
-  }
-  return { sql: clauses.length ? clauses.join(" AND ") : "1", params };
 }
 
 export class SqliteStore implements MemoryStore {
@@ -527,8 +485,6 @@ export class SqliteStore implements MemoryStore {
     ).n;
   }
 
-  /** Document frequency per query term, and the number of chunks when it was counted. */
-  private readonly df = new Map<string, { d: number; total: number }>();
   private total = -1;
 
   /** Number of chunks, cached until another connection writes (ours keep it current). */
@@ -538,109 +494,13 @@ export class SqliteStore implements MemoryStore {
     return this.total;
   }
 
-  /**
-   * Documents holding a phrase (a word, or a word's FTS tokens), cached: frequencies only grow
-   * and only their order and size matter here, so a count is reused until the store has
-   * doubled; a phrase found nowhere is asked again once the store has changed. Counted up to
-   * DF_SAMPLE matches, newest first (FTS5 stops there); past that, estimated from how many
-   * recent chunks held those matches.
-   */
-  private docFreq(phrase: string, total: number): number {
-    const cached = this.df.get(phrase);
-    if (cached && (cached.d > 0 ? cached.total * 2 > total : cached.total === total)) return cached.d;
-    if (this.df.size > 100_000) this.df.clear();
-    const match = ftsPhrase(phrase);
-    let d = this.prep(
-      `SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ${DF_SAMPLE})`,
-    )
-      .pluck()
-      .get(match) as number;
-    if (d >= DF_SAMPLE) {
-      const r = this.prep(
-        `SELECT min(rowid) AS lo, max(rowid) AS hi FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC LIMIT ${DF_SAMPLE})`,
-      ).get(match) as { lo: number; hi: number };
-      d = Math.min(total, Math.round((DF_SAMPLE * total) / (r.hi - r.lo + 1)));
-    }
-    this.df.set(phrase, { d, total });
-    return d;
-  }
-
-  /**
-   * A word FTS5 splits into several tokens (a path, an identifier) is a phrase, which costs as
-   * much as its most common token: "src/app/parser.ts" walks every chunk holding "src" and
-   * "ts". Tokens at its ends far more common than its rarest token barely narrow the matches,
-   * so the phrase keeps the span between its rarer tokens ("app parser").
-   */
-  private narrow(word: string, total: number): string {
-    const tokens = word.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
-    if (tokens.length < 2) return word;
-    const dfs = tokens.map((t) => this.docFreq(t, total));
-    const common = Math.max(MAX_POSTINGS, 2 * Math.min(...dfs));
-    let a = 0;
-    let b = tokens.length - 1;
-    while (a < b && dfs[a]! > common) a++;
-    while (b > a && dfs[b]! > common) b--;
-    return a === 0 && b === tokens.length - 1 ? word : tokens.slice(a, b + 1).join(" ");
-  }
-
-  /**
-   * Drops query terms found in most chunks: they add almost nothing to BM25 but make FTS5
-   * score every chunk that holds them.
-   */
-  private selective(terms: string[]): { terms: string[]; postings: number } {
-    const MAX_TERMS = 32;
-    const total = this.totalChunks();
-    if (total < 1000 && terms.length <= MAX_TERMS) return { terms, postings: 0 };
-    // A very long query keeps its first and last words.
-    if (terms.length > 128) terms = [...terms.slice(0, 64), ...terms.slice(-64)];
-    // No token can be common enough to drop in a small store.
-    if (total > MAX_POSTINGS) terms = [...new Set(terms.map((t) => this.narrow(t, total)))];
-    // The rarest terms carry the query; terms in most chunks add cost, not ranking.
-    const present = terms
-      .map((t) => ({ t, d: this.docFreq(t, total) }))
-      .filter((x) => x.d > 0)
-      .sort((a, b) => a.d - b.d);
-    // Ranking cost grows with the postings read: rarest first, within a postings budget
-    // (always at least the rarest term, however common).
-    const keep: string[] = [];
-    let postings = 0;
-    for (const x of present) {
-      if (keep.length >= MAX_TERMS || (keep.length > 0 && postings + x.d > MAX_POSTINGS)) break;
-      keep.push(x.t);
-      postings += x.d;
-    }
-    return { terms: keep, postings };
-  }
+  private readonly text = new TextSearch(
+    (sql) => this.prep(sql),
+    () => this.totalChunks(),
+  );
 
   searchText(query: string, filter: ChunkFilter, limit: number): Hit[] {
-    const { terms, postings } = this.selective([...new Set(contentWords(query))]);
-    if (terms.length === 0) return [];
-    // A query of only common terms cannot rank all their chunks cheaply, nor usefully: it is
-    // ranked among its most recent matches, about as many as a selective query reads. FTS5
-    // walks a doclist newest first and stops at the limit; a rowid bound would not stop it.
-    const recent = postings > 2 * MAX_POSTINGS ? MAX_POSTINGS : -1;
-    const match = terms.map(ftsPhrase).join(" OR ");
-    const w = where(filter, "c");
-    // Rank inside FTS first (a materialized CTE), then filter: the planner would otherwise
-    // test MATCH row by row. FTS5's own ORDER BY rank is the faster shape when all matches
-    // are ranked.
-    const ranked =
-      recent > 0
-        ? `SELECT rowid, rank FROM (SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC LIMIT ${recent}) ORDER BY rank LIMIT ?`
-        : "SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?";
-    const sql = `WITH hits AS MATERIALIZED (${ranked})
-      SELECT c.id AS id, hits.rank AS rank FROM hits CROSS JOIN chunks c ON c.rowid = hits.rowid WHERE ${w.sql} ORDER BY hits.rank LIMIT ?`;
-    let rows: { id: string; rank: number }[] = [];
-    for (let pool = limit * 4; ; pool *= 8) {
-      rows = this.prep(sql).all(match, pool, ...w.params, limit) as { id: string; rank: number }[];
-      if (rows.length >= limit || pool > 200_000 || (recent > 0 && pool >= recent)) break;
-      const total = (
-        this.prep("SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ?").get(match) as { n: number }
-      ).n;
-      if (total <= pool) break;
-    }
-    // bm25() is lower-is-better and negative; flip it.
-    return rows.map((r) => ({ id: r.id, score: -r.rank }));
+    return this.text.search(query, filter, limit);
   }
 
   private readonly indexes = new Map<string, BitIndex>();
