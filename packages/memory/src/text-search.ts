@@ -99,17 +99,17 @@ export class TextSearch {
   private narrow(words: string[], total: number): string[] {
     const split = words.map((w) => w.split(/[^\p{L}\p{N}]+/u).filter(Boolean));
     const tokens = split.filter((t) => t.length > 1).flat();
-    const df = new Map<string, number>();
-    this.docFreqs(tokens, total).forEach((d, i) => df.set(tokens[i]!, d));
+    const dfs = this.docFreqs(tokens, total);
+    const df = new Map(tokens.map((t, i) => [t, dfs[i]!]));
     const out = words.map((word, k) => {
       const t = split[k]!;
       if (t.length < 2) return word;
-      const dfs = t.map((x) => df.get(x)!);
-      const common = Math.max(MAX_POSTINGS, 2 * Math.min(...dfs));
+      const d = t.map((x) => df.get(x)!);
+      const common = Math.max(MAX_POSTINGS, 2 * Math.min(...d));
       let a = 0;
       let b = t.length - 1;
-      while (a < b && dfs[a]! > common) a++;
-      while (b > a && dfs[b]! > common) b--;
+      while (a < b && d[a]! > common) a++;
+      while (b > a && d[b]! > common) b--;
       return a === 0 && b === t.length - 1 ? word : t.slice(a, b + 1).join(" ");
     });
     return [...new Set(out)];
