@@ -25,7 +25,6 @@ const FNV_OFFSET = 0x811c9dc5;
 const WORD = fnv(FNV_OFFSET, "w:");
 const TRIGRAM = fnv(FNV_OFFSET, "c:");
 const BIGRAM = fnv(FNV_OFFSET, "b:");
-const SPACE = " ".charCodeAt(0);
 
 export class HashEmbedder implements Embedder {
   readonly name = "hash";
@@ -45,10 +44,7 @@ export class HashEmbedder implements Embedder {
       const padded = `<${w}>`;
       for (let i = 0; i + 3 <= padded.length; i++) add(fnv(TRIGRAM, padded, i, i + 3), 0.35);
     }
-    for (let i = 0; i + 1 < ws.length; i++) {
-      const h = fnv(BIGRAM, ws[i]!) ^ SPACE;
-      add(fnv(Math.imul(h, 0x01000193), ws[i + 1]!), 0.5);
-    }
+    for (let i = 0; i + 1 < ws.length; i++) add(fnv(fnv(fnv(BIGRAM, ws[i]!), " "), ws[i + 1]!), 0.5);
     return normalize(v);
   }
 

@@ -19,10 +19,6 @@ export class MetaCache {
     return this.byRowid.get(rowid);
   }
 
-  has(id: string): boolean {
-    return this.byId.has(id);
-  }
-
   /** The cached chunk for the row if there is one, else `make()` remembered. */
   remember(rowid: number, make: () => Chunk): Chunk {
     const hit = this.byRowid.get(rowid);

@@ -101,7 +101,7 @@ export function selectWithinBudget(
   // every candidate, each time one is chosen: one scan) and the cosine taken when it shrinks
   // (never below 0: a dissimilar item does not add value).
   const bytes = candidates.reduce((m, c) => Math.max(m, c.bits?.length ?? 0), 0);
-  const bits = Math.ceil(bytes / 4) * 32;
+  const width = Math.ceil(bytes / 4) * 32;
   const similar = lambda > 0 && bytes > 0;
   if (similar)
     table.load(
@@ -160,14 +160,15 @@ export function selectWithinBudget(
         const d = dist[i]!;
         if (d < minDist[i]! && hasBits[i] && !taken[i]) {
           minDist[i] = d;
-          redundancy[i] = Math.max(0, Math.cos((Math.PI * d) / bits));
+          redundancy[i] = Math.max(0, Math.cos((Math.PI * d) / width));
         }
       }
     }
     left -= e.tokens;
     out.push({ id: candidates[e.i]!.id, form: e.form, tokens: e.tokens, gain: e.gain });
   }
-  // A compressed pick can be upgraded to full if budget is left over at the end.
+  // A compressed pick can be upgraded to full if budget is left over at the end (out[k] is
+  // candidates[chosen[k]]).
   for (const [k, s] of out.entries()) {
     if (s.form !== "compressed") continue;
     const c = candidates[chosen[k]!]!;

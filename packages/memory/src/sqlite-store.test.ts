@@ -116,3 +116,25 @@ test("metadata lists without content, kept current by our events and by another 
   a.close();
   b.close();
 });
+
+test("compact merges the full-text index's segments, and every search finds what it found before", () => {
+  const store = new SqliteStore({ path: file(), dimensions: embedder.dimensions });
+  // One chunk per transaction, as an agent stores its steps: one index segment each.
+  for (let i = 0; i < 120; i++) fill(store, [`step ${i} read src/mod${i % 7}.ts token${i % 13}`], i);
+  // FTS5 numbers its data rows by segment (segment id in the bits above 37).
+  const segments = () =>
+    store.db
+      .prepare("SELECT count(DISTINCT id >> 37) FROM chunks_fts_data WHERE id > 10")
+      .pluck()
+      .get() as number;
+  const queries = ["token3", "src/mod5.ts", "step 77", "token12 src/mod1.ts"];
+  const before = queries.map((q) => store.searchText(q, { scope: "s" }, 20));
+  const many = segments();
+  for (let i = 0; i < 20; i++) store.compact();
+  assert.ok(segments() < many / 2, `${many} segments, then ${segments()}`);
+  assert.deepEqual(
+    queries.map((q) => store.searchText(q, { scope: "s" }, 20)),
+    before,
+  );
+  store.close();
+});

@@ -373,19 +373,19 @@ export class SqliteStore implements MemoryStore {
     return rows.map((r) => this.metaCache.remember(r[0], () => toChunk(r)));
   }
 
-  /** Metadata of rows by row id, in that order (cached, else read in one query). */
-  private metaAt(rowids: number[]): Chunk[] {
-    const missing = rowids.filter((r) => !this.metaCache.atRow(r));
+  /** Metadata of chunks by id or row id, in that order: cached, the rest read in one query. */
+  private metaOf<K>(keys: K[], column: "id" | "rowid", cached: (key: K) => Chunk | undefined): Chunk[] {
+    const missing = keys.filter((k) => !cached(k));
     if (missing.length)
       this.remember(
         this.rows(
-          `SELECT ${META_COLUMNS} FROM json_each(?) AS want CROSS JOIN chunks ON chunks.rowid = want.value`,
+          `SELECT ${META_COLUMNS} FROM json_each(?) AS want CROSS JOIN chunks ON chunks.${column} = want.value`,
           JSON.stringify(missing),
         ),
       );
     const out: Chunk[] = [];
-    for (const r of rowids) {
-      const c = this.metaCache.atRow(r);
+    for (const k of keys) {
+      const c = cached(k);
       if (c) out.push(c);
     }
     return out;
@@ -396,21 +396,7 @@ export class SqliteStore implements MemoryStore {
     if (options.content === false) {
       // Shared, read-only objects: callers copy before changing anything.
       this.fresh();
-      const cache = this.metaCache;
-      const missing = ids.filter((id) => !cache.has(id));
-      if (missing.length)
-        this.remember(
-          this.rows(
-            `SELECT ${META_COLUMNS} FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value`,
-            JSON.stringify(missing),
-          ),
-        );
-      const out: Chunk[] = [];
-      for (const id of ids) {
-        const hit = cache.get(id);
-        if (hit) out.push(hit.chunk);
-      }
-      return out;
+      return this.metaOf(ids, "id", (id) => this.metaCache.get(id)?.chunk);
     }
     const cols = COLUMNS.split(", ")
       .map((c) => `chunks.${c} AS ${c}`)
@@ -463,7 +449,7 @@ export class SqliteStore implements MemoryStore {
       const rowids = this.prep(`SELECT rowid FROM chunks WHERE ${w.sql} ORDER BY ${order} LIMIT ? OFFSET ?`)
         .pluck()
         .all(...page) as number[];
-      return this.metaAt(rowids);
+      return this.metaOf(rowids, "rowid", (r) => this.metaCache.atRow(r));
     }
     return this.rows(
       `SELECT ${COLUMNS} FROM chunks WHERE ${w.sql} ORDER BY ${order} LIMIT ? OFFSET ?`,
@@ -572,7 +558,6 @@ export class SqliteStore implements MemoryStore {
         index = this.bitIndex(r.scope);
         indexes.set(r.scope, index);
       }
-      // A view on the index's words: no copy.
       const w = index.get(r.rowid);
       if (w) out.set(r.id, new Uint8Array(w.buffer, w.byteOffset, bytes));
       else missing.push(r.id);
