@@ -3,7 +3,7 @@
 // stored (p95, goal ≤ 20 ms), and one step's context assembly (goal ≤ 5 ms).
 //   npm run bench:memory-speed -- [--chunks 100000] [--json]
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { ContextAssembler, Memory } from "@hands/memory";
 
@@ -11,6 +11,8 @@ const argv = process.argv.slice(2);
 const N = Number(argv[argv.indexOf("--chunks") + 1]) || 100_000;
 const asJson = argv.includes("--json");
 const dir = mkdtempSync(join(tmpdir(), "hands-mem-speed-"));
+// The machine may be shared: the 1-minute load average at the start and end goes in the report.
+const loadBefore = loadavg()[0];
 
 // Deterministic text with a realistic vocabulary: Zipf-distributed over 30,000 terms (words,
 // identifiers, paths, numbers), as tool outputs and notes of coding sessions are.
@@ -138,6 +140,7 @@ rmSync(dir, { recursive: true, force: true });
 
 const report = {
   chunks: N,
+  loadAverage: [loadBefore, loadavg()[0]].map((x) => Math.round(x * 100) / 100),
   loadSeconds: round(loadS),
   add: preloaded
     ? "not measured (store reused)"
@@ -160,7 +163,9 @@ const report = {
 };
 if (asJson) console.log(JSON.stringify(report, null, 2));
 else {
-  console.log(`memory speed, ${N} chunks stored (load ${report.loadSeconds} s)`);
+  console.log(
+    `memory speed, ${N} chunks stored (load ${report.loadSeconds} s; load average ${report.loadAverage.join(" → ")})`,
+  );
   if (!preloaded)
     console.log(`add chunk       p50 ${report.add.p50Ms} ms  p95 ${report.add.p95Ms} ms   (goal p50 ≤ 1 ms)`);
   console.log(

@@ -215,6 +215,8 @@ export class ContextAssembler {
       if (m.role === "tool" && m.isError) meta.error = "1";
       await this.memory.add({ id, type: chunkType(m), content: messageText(m) || "(empty)", meta });
     }
+    // The model is still thinking: a good moment to keep the full-text index compact.
+    this.memory.compact();
   }
 
   /** A group too big for the budget: its tool results shortened (new objects), ids kept. */

@@ -11,15 +11,20 @@ export interface Embedder {
   embedSync?(text: string): Float32Array;
 }
 
-/** FNV-1a 32-bit. */
-function hash(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
+/** FNV-1a 32-bit, continued from `h` over s[from, to): features hash without being built. */
+function fnv(h: number, s: string, from = 0, to = s.length): number {
+  for (let i = from; i < to; i++) {
     h ^= s.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
-  return h >>> 0;
+  return h;
 }
+
+const FNV_OFFSET = 0x811c9dc5;
+// The hash states after each feature's prefix.
+const WORD = fnv(FNV_OFFSET, "w:");
+const TRIGRAM = fnv(FNV_OFFSET, "c:");
+const BIGRAM = fnv(FNV_OFFSET, "b:");
 
 export class HashEmbedder implements Embedder {
   readonly name = "hash";
@@ -27,18 +32,19 @@ export class HashEmbedder implements Embedder {
 
   embedSync(text: string): Float32Array {
     const v = new Float32Array(this.dimensions);
-    const add = (feature: string, weight: number) => {
-      const h = hash(feature);
+    // Features: "w:<word>", "c:<trigram of <word>>", "b:<word> <next word>".
+    const add = (hash: number, weight: number) => {
+      const h = hash >>> 0;
       // The top bit picks the sign, so collisions cancel out on average.
       v[h % this.dimensions]! += h & 0x80000000 ? -weight : weight;
     };
     const ws = contentWords(text);
     for (const w of ws) {
-      add(`w:${w}`, 1);
+      add(fnv(WORD, w), 1);
       const padded = `<${w}>`;
-      for (let i = 0; i + 3 <= padded.length; i++) add(`c:${padded.slice(i, i + 3)}`, 0.35);
+      for (let i = 0; i + 3 <= padded.length; i++) add(fnv(TRIGRAM, padded, i, i + 3), 0.35);
     }
-    for (let i = 0; i + 1 < ws.length; i++) add(`b:${ws[i]} ${ws[i + 1]}`, 0.5);
+    for (let i = 0; i + 1 < ws.length; i++) add(fnv(fnv(fnv(BIGRAM, ws[i]!), " "), ws[i + 1]!), 0.5);
     return normalize(v);
   }
 

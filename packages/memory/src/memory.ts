@@ -159,6 +159,11 @@ export class Memory {
     this.store.close();
   }
 
+  /** Keeps the store's indexes quick to search; bounded work, meant for idle moments. */
+  compact(): void {
+    this.store.compact();
+  }
+
   private commit(events: MemoryEventInput[], embeddings?: Map<string, Float32Array>): MemoryEvent[] {
     const done = this.store.append(events, embeddings);
     if (this.onEvent) for (const e of done) this.onEvent(e);
@@ -402,7 +407,7 @@ export class Memory {
     // Metadata: the few most important chunks always compete (goal, constraints, facts).
     lists.push(
       this.store
-        .list({ ...filter, order: "importance", limit: 8 })
+        .list({ ...filter, order: "importance", limit: 8, content: false })
         .map((c) => ({ id: c.id, score: c.importance })),
     );
     // Fusion by normalized scores (not ranks): a weak 50th hit must not look half as good as
@@ -428,7 +433,7 @@ export class Memory {
       // One query for all neighbours.
       const steps = [...new Set(top.flatMap((c) => [c.step! - 1, c.step!, c.step! + 1]))];
       const byStep = new Map<number, Chunk[]>();
-      for (const n of this.store.list({ ...filter, stepIn: steps })) {
+      for (const n of this.store.list({ ...filter, stepIn: steps, content: false })) {
         if (n.step === undefined) continue;
         const list = byStep.get(n.step) ?? [];
         list.push(n);

@@ -3,7 +3,11 @@
 // chunk shrinks with its similarity to what is already chosen. Not top-k: a long chunk must
 // earn its tokens, and a near-duplicate adds little. Gains only ever shrink as the selection
 // grows, so the greedy is evaluated lazily (a stale score is an upper bound): only the
-// candidates that reach the top are compared with the newly chosen ones.
+// candidates that reach the top are scored again.
+import { HammingTable } from "./hamming-wasm.js";
+
+/** The candidates' sign bits, for their distances to each chosen one (selections run one at a time). */
+const table = new HammingTable();
 
 export interface Candidate {
   id: string;
@@ -46,38 +50,37 @@ interface Entry {
   seen: number;
 }
 
-/** A binary max-heap on ratio. */
+/** A binary max-heap on ratio (sifting moves a hole, not pairs of entries). */
 class Heap {
   readonly a: Entry[] = [];
   push(e: Entry): void {
     const a = this.a;
+    let k = a.length;
     a.push(e);
-    let k = a.length - 1;
     while (k > 0) {
       const p = (k - 1) >> 1;
-      if (a[p]!.ratio >= a[k]!.ratio) break;
-      [a[p], a[k]] = [a[k]!, a[p]!];
+      if (a[p]!.ratio >= e.ratio) break;
+      a[k] = a[p]!;
       k = p;
     }
+    a[k] = e;
   }
   pop(): Entry | undefined {
     const a = this.a;
     const top = a[0];
     const last = a.pop();
-    if (a.length && last) {
-      a[0] = last;
-      let k = 0;
-      for (;;) {
-        const l = 2 * k + 1;
-        const r = l + 1;
-        let m = k;
-        if (l < a.length && a[l]!.ratio > a[m]!.ratio) m = l;
-        if (r < a.length && a[r]!.ratio > a[m]!.ratio) m = r;
-        if (m === k) break;
-        [a[m], a[k]] = [a[k]!, a[m]!];
-        k = m;
-      }
+    if (a.length === 0 || !last) return top;
+    let k = 0;
+    for (;;) {
+      const l = 2 * k + 1;
+      if (l >= a.length) break;
+      const r = l + 1;
+      const m = r < a.length && a[r]!.ratio > a[l]!.ratio ? r : l;
+      if (a[m]!.ratio <= last.ratio) break;
+      a[k] = a[m]!;
+      k = m;
     }
+    a[k] = last;
     return top;
   }
 }
@@ -93,14 +96,44 @@ export function selectWithinBudget(
   const beta = options.costExponent ?? 0.8;
   const n = candidates.length;
   const value = candidates.map((c) => c.relevance * (1 - iw + iw * c.importance));
-  const maxSim = new Float64Array(n);
-  const words = candidates.map((c) => (c.bits ? toWords(c.bits) : undefined));
+  // Redundancy is the cosine to the most similar chosen item, estimated from sign bits:
+  // cos(π · hamming / bits) falls as the distance grows, so the least distance is kept (for
+  // every candidate, each time one is chosen: one scan) and the cosine taken when it shrinks
+  // (never below 0: a dissimilar item does not add value).
+  const bytes = candidates.reduce((m, c) => Math.max(m, c.bits?.length ?? 0), 0);
+  const width = Math.ceil(bytes / 4) * 32;
+  const similar = lambda > 0 && bytes > 0;
+  if (similar)
+    table.load(
+      candidates.map((c) => c.bits),
+      bytes,
+    );
+  const minDist = new Int32Array(n).fill(0x7fffffff);
+  const redundancy = new Float64Array(n);
   const taken = new Uint8Array(n);
   const chosen: number[] = [];
   const heap = new Heap();
+  // Cost of each form (tokens ** beta), computed once.
+  const fullCost = new Float64Array(n);
+  const shortCost = new Float64Array(n);
+  const hasBits = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const c = candidates[i]!;
+    fullCost[i] = Math.max(1, c.tokens) ** beta;
+    shortCost[i] = Math.max(1, c.compressedTokens ?? 1) ** beta;
+    hasBits[i] = c.bits ? 1 : 0;
+  }
   const entry = (i: number, form: "full" | "compressed", tokens: number): Entry => {
-    const g = value[i]! * (1 - lambda * Math.max(0, maxSim[i]!)) * (form === "full" ? 1 : kept);
-    return { i, form, tokens, gain: g, ratio: g / Math.max(1, tokens) ** beta, seen: chosen.length };
+    const full = form === "full";
+    const g = value[i]! * (1 - lambda * redundancy[i]!) * (full ? 1 : kept);
+    return {
+      i,
+      form,
+      tokens,
+      gain: g,
+      ratio: g / (full ? fullCost[i]! : shortCost[i]!),
+      seen: chosen.length,
+    };
   };
   for (let i = 0; i < n; i++) {
     const c = candidates[i]!;
@@ -114,27 +147,31 @@ export function selectWithinBudget(
   for (let e = heap.pop(); e; e = heap.pop()) {
     if (taken[e.i] || e.tokens > left) continue;
     if (e.seen < chosen.length) {
-      // Stale: bring its redundancy up to date with what was chosen since, and requeue.
-      const v = words[e.i];
-      if (v && lambda > 0)
-        for (let k = e.seen; k < chosen.length; k++) {
-          const w = words[chosen[k]!];
-          if (w) maxSim[e.i] = Math.max(maxSim[e.i]!, bitSimilarity(v, w));
-        }
+      // Stale: scored before the latest choices; score it again and requeue.
       const fresh = entry(e.i, e.form, e.tokens);
       if (fresh.gain > 0) heap.push(fresh);
       continue;
     }
     taken[e.i] = 1;
     chosen.push(e.i);
+    if (similar && hasBits[e.i]) {
+      const dist = table.from(e.i);
+      for (let i = 0; i < n; i++) {
+        const d = dist[i]!;
+        if (d < minDist[i]! && hasBits[i] && !taken[i]) {
+          minDist[i] = d;
+          redundancy[i] = Math.max(0, Math.cos((Math.PI * d) / width));
+        }
+      }
+    }
     left -= e.tokens;
     out.push({ id: candidates[e.i]!.id, form: e.form, tokens: e.tokens, gain: e.gain });
   }
-  // A compressed pick can be upgraded to full if budget is left over at the end.
-  const index = new Map(candidates.map((c, i) => [c.id, i]));
-  for (const s of out) {
+  // A compressed pick can be upgraded to full if budget is left over at the end (out[k] is
+  // candidates[chosen[k]]).
+  for (const [k, s] of out.entries()) {
     if (s.form !== "compressed") continue;
-    const c = candidates[index.get(s.id)!]!;
+    const c = candidates[chosen[k]!]!;
     if (c.tokens - s.tokens <= left) {
       left -= c.tokens - s.tokens;
       s.form = "full";
@@ -142,24 +179,4 @@ export function selectWithinBudget(
     }
   }
   return out;
-}
-
-function popcount(x: number): number {
-  x -= (x >>> 1) & 0x55555555;
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
-}
-
-/** Cosine estimated from sign bits (random-hyperplane LSH): cos(π · hamming / bits). */
-export function bitSimilarity(a: Uint32Array, b: Uint32Array): number {
-  let h = 0;
-  for (let i = 0; i < a.length; i++) h += popcount(a[i]! ^ b[i]!);
-  return Math.cos((Math.PI * h) / (a.length * 32));
-}
-
-/** Bytes to 32-bit words, zero-padded. */
-function toWords(bits: Uint8Array): Uint32Array {
-  const buf = new Uint8Array(Math.ceil(bits.length / 4) * 4);
-  buf.set(bits);
-  return new Uint32Array(buf.buffer);
 }

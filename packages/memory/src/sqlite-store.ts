@@ -5,9 +5,11 @@ import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import { BitIndex } from "./bit-index.js";
+import { where } from "./chunk-filter-sql.js";
 import { toBits } from "./embeddings.js";
+import { MetaCache } from "./meta-cache.js";
 import type { Hit, ListOptions, MemoryStore } from "./store.js";
-import { contentWords } from "./text.js";
+import { TextSearch } from "./text-search.js";
 import type { Chunk, ChunkFilter, MemoryEvent, MemoryEventInput, Snapshot } from "./types.js";
 
 const require = createRequire(import.meta.url);
@@ -19,88 +21,91 @@ export interface SqliteStoreOptions {
   readonly?: boolean;
 }
 
-interface Row {
-  rowid: number;
-  id: string;
-  scope: string;
-  type: string;
-  content: string;
-  created_at: number;
-  updated_at: number;
-  importance: number;
-  access_count: number;
-  last_access: number | null;
-  goals: string;
-  confidence: number;
-  verification: string;
-  tokens: number;
-  short: string | null;
-  short_tokens: number | null;
-  layer: string;
-  parent: string | null;
-  sources: string;
-  step: number | null;
-  meta: string;
-}
+/** A chunk row as an array (better-sqlite3's raw mode: no object with 21 keys per row). */
+type Row = [
+  rowid: number,
+  id: string,
+  scope: string,
+  type: string,
+  content: string,
+  createdAt: number,
+  updatedAt: number,
+  importance: number,
+  accessCount: number,
+  lastAccess: number | null,
+  goals: string,
+  confidence: number,
+  verification: string,
+  tokens: number,
+  short: string | null,
+  shortTokens: number | null,
+  layer: string,
+  parent: string | null,
+  sources: string,
+  step: number | null,
+  meta: string,
+];
 
+/** The columns of a Row, in its order. */
 const COLUMNS =
   "rowid, id, scope, type, content, created_at, updated_at, importance, access_count, last_access, goals, confidence, verification, tokens, short, short_tokens, layer, parent, sources, step, meta";
+/** Everything but the content (short stand-ins are small and retrieval shows them). */
+const META_COLUMNS = COLUMNS.split(", ")
+  .map((c) => (c === "content" ? "'' AS content" : `chunks.${c} AS ${c}`))
+  .join(", ");
 
-function toChunk(r: Row): Chunk {
-  return {
-    id: r.id,
-    scope: r.scope,
-    type: r.type as Chunk["type"],
-    content: r.content,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    importance: r.importance,
-    accessCount: r.access_count,
-    ...(r.last_access !== null ? { lastAccess: r.last_access } : {}),
-    goals: JSON.parse(r.goals) as string[],
-    confidence: r.confidence,
-    verification: r.verification as Chunk["verification"],
-    tokens: r.tokens,
-    ...(r.short !== null ? { short: r.short } : {}),
-    ...(r.short_tokens !== null ? { shortTokens: r.short_tokens } : {}),
-    layer: r.layer as Chunk["layer"],
-    ...(r.parent !== null ? { parent: r.parent } : {}),
-    sources: JSON.parse(r.sources) as string[],
-    ...(r.step !== null ? { step: r.step } : {}),
-    meta: JSON.parse(r.meta) as Record<string, string>,
-  };
+/** Most chunks have no goals, sources or labels: no parse for those. */
+function parseJson<T>(text: string, empty: () => T): T {
+  return text === "[]" || text === "{}" ? empty() : (JSON.parse(text) as T);
 }
 
-function where(filter: ChunkFilter, alias = ""): { sql: string; params: unknown[] } {
-  const p = alias ? `${alias}.` : "";
-  const clauses: string[] = [];
-  const params: unknown[] = [];
-  const inList = (col: string, values: readonly string[]) => {
-    clauses.push(`${p}${col} IN (${values.map(() => "?").join(",")})`);
-    params.push(...values);
+function toChunk(r: Row): Chunk {
+  const [
+    ,
+    id,
+    scope,
+    type,
+    content,
+    createdAt,
+    updatedAt,
+    importance,
+    accessCount,
+    lastAccess,
+    goals,
+    confidence,
+    verification,
+    tokens,
+    short,
+    shortTokens,
+    layer,
+    parent,
+    sources,
+    step,
+    meta,
+  ] = r;
+  const c: Chunk = {
+    id,
+    scope,
+    type: type as Chunk["type"],
+    content,
+    createdAt,
+    updatedAt,
+    importance,
+    accessCount,
+    goals: parseJson<string[]>(goals, () => []),
+    confidence,
+    verification: verification as Chunk["verification"],
+    tokens,
+    layer: layer as Chunk["layer"],
+    sources: parseJson<string[]>(sources, () => []),
+    meta: parseJson<Record<string, string>>(meta, () => ({})),
   };
-  if (filter.scope !== undefined)
-    inList("scope", Array.isArray(filter.scope) ? filter.scope : [filter.scope]);
-  if (filter.types?.length) inList("type", filter.types);
-  if (filter.layers?.length) inList("layer", filter.layers);
-  if (filter.minImportance !== undefined) {
-    clauses.push(`${p}importance >= ?`);
-    params.push(filter.minImportance);
-  }
-  if (filter.goal !== undefined) {
-    clauses.push(`EXISTS (SELECT 1 FROM json_each(${p}goals) WHERE value = ?)`);
-    params.push(filter.goal);
-  }
-  if (filter.uncompressedOnly) clauses.push(`${p}parent IS NULL`);
-  if (filter.stepIn) {
-    clauses.push(`${p}step IN (SELECT value FROM json_each(?))`);
-    params.push(JSON.stringify(filter.stepIn));
-  }
-  if (filter.steps) {
-    clauses.push(`${p}step BETWEEN ? AND ?`);
-    params.push(filter.steps[0], filter.steps[1]);
-  }
-  return { sql: clauses.length ? clauses.join(" AND ") : "1", params };
+  if (lastAccess !== null) c.lastAccess = lastAccess;
+  if (short !== null) c.short = short;
+  if (shortTokens !== null) c.shortTokens = shortTokens;
+  if (parent !== null) c.parent = parent;
+  if (step !== null) c.step = step;
+  return c;
 }
 
 export class SqliteStore implements MemoryStore {
@@ -120,6 +125,9 @@ export class SqliteStore implements MemoryStore {
       this.migrate();
     }
     this.db.pragma("busy_timeout = 5000");
+    // Reads through a memory map: no read() call and no copy per page, which retrieval's
+    // scattered row lookups would otherwise pay (the map is address space, not heap).
+    this.db.pragma("mmap_size = 1073741824");
     const db = this.db;
     this.stmts = {
       insert: db.prepare(
@@ -133,7 +141,7 @@ export class SqliteStore implements MemoryStore {
       event: db.prepare(
         "INSERT INTO events (seq, time, kind, chunk_id, reason, data) VALUES (@seq, @time, @kind, @chunkId, @reason, @data)",
       ),
-      get: db.prepare(`SELECT ${COLUMNS} FROM chunks WHERE id = ?`),
+      get: db.prepare(`SELECT ${COLUMNS} FROM chunks WHERE id = ?`).raw(),
       score: db.prepare("UPDATE chunks SET importance = ?, updated_at = ? WHERE id = ?"),
       layer: db.prepare("UPDATE chunks SET layer = ?, updated_at = ? WHERE id = ?"),
       parent: db.prepare("UPDATE chunks SET parent = ?, updated_at = ? WHERE id = ?"),
@@ -143,6 +151,7 @@ export class SqliteStore implements MemoryStore {
       verify: db.prepare("UPDATE chunks SET verification = ?, confidence = ?, updated_at = ? WHERE id = ?"),
       delete: db.prepare("DELETE FROM chunks WHERE id = ?"),
       lastSeq: db.prepare("SELECT coalesce(max(seq), 0) AS seq FROM events"),
+      dataVersion: db.prepare("PRAGMA data_version").pluck(),
       floor: db.prepare("SELECT value FROM meta WHERE key = 'seq_floor'"),
     };
   }
@@ -156,6 +165,13 @@ export class SqliteStore implements MemoryStore {
       this.cache.set(sql, st);
     }
     return st;
+  }
+
+  /** Chunk rows (the columns of a Row, in order). */
+  private rows(sql: string, ...params: unknown[]): Row[] {
+    return this.prep(sql)
+      .raw(true)
+      .all(...params) as Row[];
   }
 
   private migrate(): void {
@@ -200,6 +216,10 @@ export class SqliteStore implements MemoryStore {
       );
       CREATE INDEX IF NOT EXISTS events_chunk ON events (chunk_id);
     `);
+    // compact() merges index segments in pairs: each segment is one more b-tree that every term
+    // lookup searches, and small stores grow by many one-chunk segments.
+    if (this.prep("SELECT v FROM chunks_fts_config WHERE k = 'usermerge'").pluck().get() !== 2)
+      this.db.exec("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('usermerge', 2)");
     // Files made before short stand-ins existed.
     const cols = (this.db.pragma("table_info(chunks)") as { name: string }[]).map((c) => c.name);
     if (!cols.includes("short"))
@@ -229,9 +249,7 @@ export class SqliteStore implements MemoryStore {
       this.appendTx(events, embeddings, out);
     } catch (err) {
       // Rolled back: the in-process caches may hold rows that never committed.
-      this.indexes.clear();
-      this.metaCache.clear();
-      this.total = -1;
+      this.dropCaches();
       throw err;
     }
     return out;
@@ -264,7 +282,7 @@ export class SqliteStore implements MemoryStore {
 
   private applyOne(e: MemoryEvent, embeddings?: Map<string, Float32Array>): void {
     const s = this.stmts;
-    if (e.kind !== "created") this.metaCache.delete(e.id);
+    if (e.kind !== "created") this.metaCache.drop(e.id);
     switch (e.kind) {
       case "created": {
         const c = e.chunk;
@@ -312,9 +330,10 @@ export class SqliteStore implements MemoryStore {
       case "deleted": {
         const row = s.get.get(e.id) as Row | undefined;
         if (!row) return;
-        s.ftsDelete.run(BigInt(row.rowid), row.content);
-        s.vecDelete.run(BigInt(row.rowid));
-        this.indexes.get(row.scope)?.remove(row.rowid);
+        const [rowid, , scope, , content] = row;
+        s.ftsDelete.run(BigInt(rowid), content);
+        s.vecDelete.run(BigInt(rowid));
+        this.indexes.get(scope)?.remove(rowid);
         s.delete.run(e.id);
         if (this.total >= 0) this.total--;
         return;
@@ -327,59 +346,80 @@ export class SqliteStore implements MemoryStore {
     return r ? toChunk(r) : undefined;
   }
 
-  /**
-   * Metadata of recently read chunks (content left out), for retrieval's candidates. Our own
-   * events drop the entries they change; a write by another connection drops them all.
-   */
-  private readonly metaCache = new Map<string, { chunk: Chunk; rowid: number }>();
-  private metaVersion = -1;
+  private dataVersion = -1;
 
-  private cachedMeta(): Map<string, { chunk: Chunk; rowid: number }> {
-    const version = this.db.pragma("data_version", { simple: true }) as number;
-    if (version !== this.metaVersion || this.metaCache.size > 50_000) {
-      this.metaCache.clear();
-      this.metaVersion = version;
+  /**
+   * Drops the in-process caches (candidate metadata, chunk count, bit indexes) when another
+   * connection has written since they were filled; our own writes keep them current.
+   */
+  private fresh(): void {
+    const version = this.stmts.dataVersion.get() as number;
+    if (version !== this.dataVersion) {
+      this.dataVersion = version;
+      this.dropCaches();
+    } else this.metaCache.trim();
+  }
+
+  private dropCaches(): void {
+    this.metaCache.clear();
+    this.indexes.clear();
+    this.total = -1;
+  }
+
+  private readonly metaCache = new MetaCache();
+
+  /** Chunks for metadata rows, the cached object when there is one. */
+  private remember(rows: Row[]): Chunk[] {
+    return rows.map((r) => this.metaCache.remember(r[0], () => toChunk(r)));
+  }
+
+  /** Metadata of chunks by id or row id, in that order: cached, the rest read in one query. */
+  private metaOf<K>(keys: K[], column: "id" | "rowid", cached: (key: K) => Chunk | undefined): Chunk[] {
+    const missing = keys.filter((k) => !cached(k));
+    if (missing.length)
+      this.remember(
+        this.rows(
+          `SELECT ${META_COLUMNS} FROM json_each(?) AS want CROSS JOIN chunks ON chunks.${column} = want.value`,
+          JSON.stringify(missing),
+        ),
+      );
+    const out: Chunk[] = [];
+    for (const k of keys) {
+      const c = cached(k);
+      if (c) out.push(c);
     }
-    return this.metaCache;
+    return out;
   }
 
   getMany(ids: string[], options: { content?: boolean } = {}): Chunk[] {
     if (ids.length === 0) return [];
     if (options.content === false) {
       // Shared, read-only objects: callers copy before changing anything.
-      const cache = this.cachedMeta();
-      const missing = ids.filter((id) => !cache.has(id));
-      if (missing.length) {
-        const cols = COLUMNS.split(", ")
-          .map((c) =>
-            c === "content" ? "'' AS content" : c === "short" ? "NULL AS short" : `chunks.${c} AS ${c}`,
-          )
-          .join(", ");
-        const rows = this.prep(
-          `SELECT ${cols} FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value`,
-        ).all(JSON.stringify(missing)) as Row[];
-        for (const r of rows) cache.set(r.id, { chunk: toChunk(r), rowid: r.rowid });
-      }
-      return ids.flatMap((id) => {
-        const hit = cache.get(id);
-        return hit ? [hit.chunk] : [];
-      });
+      this.fresh();
+      return this.metaOf(ids, "id", (id) => this.metaCache.get(id)?.chunk);
     }
     const cols = COLUMNS.split(", ")
       .map((c) => `chunks.${c} AS ${c}`)
       .join(", ");
-    const rows = this.prep(
+    return this.rows(
       `SELECT ${cols} FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value ORDER BY want.key`,
-    ).all(JSON.stringify(ids)) as Row[];
-    return rows.map(toChunk);
+      JSON.stringify(ids),
+    ).map(toChunk);
   }
 
   shorts(ids: string[]): Map<string, string> {
     const out = new Map<string, string>();
-    if (ids.length === 0) return out;
+    const missing: string[] = [];
+    this.fresh();
+    for (const id of ids) {
+      const hit = this.metaCache.get(id);
+      if (!hit) missing.push(id);
+      else if (hit.chunk.short !== undefined) out.set(id, hit.chunk.short);
+    }
+    if (missing.length === 0) return out;
     const rows = this.prep(
       "SELECT chunks.id AS id, chunks.short AS short FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value",
-    ).all(JSON.stringify(ids)) as { id: string; short: string | null }[];
+    ).all(JSON.stringify(missing)) as { id: string; short: string | null }[];
     for (const r of rows) if (r.short !== null) out.set(r.id, r.short);
     return out;
   }
@@ -402,10 +442,19 @@ export class SqliteStore implements MemoryStore {
         : options.order === "importance"
           ? "importance DESC, rowid DESC"
           : "rowid DESC";
-    const rows = this.prep(
+    const page = [...w.params, options.limit ?? -1, options.offset ?? 0];
+    if (options.content === false) {
+      // Row ids first (often from an index alone), then metadata only for rows not cached.
+      this.fresh();
+      const rowids = this.prep(`SELECT rowid FROM chunks WHERE ${w.sql} ORDER BY ${order} LIMIT ? OFFSET ?`)
+        .pluck()
+        .all(...page) as number[];
+      return this.metaOf(rowids, "rowid", (r) => this.metaCache.atRow(r));
+    }
+    return this.rows(
       `SELECT ${COLUMNS} FROM chunks WHERE ${w.sql} ORDER BY ${order} LIMIT ? OFFSET ?`,
-    ).all(...w.params, options.limit ?? -1, options.offset ?? 0) as Row[];
-    return rows.map(toChunk);
+      ...page,
+    ).map(toChunk);
   }
 
   count(filter: ChunkFilter = {}): number {
@@ -422,103 +471,29 @@ export class SqliteStore implements MemoryStore {
     ).n;
   }
 
-  private readonly df = new Map<string, { d: number; total: number }>();
   private total = -1;
-  private totalVersion = -1;
 
   /** Number of chunks, cached until another connection writes (ours keep it current). */
   private totalChunks(): number {
-    const version = this.db.pragma("data_version", { simple: true }) as number;
-    if (this.total < 0 || version !== this.totalVersion) {
-      this.total = (this.prep("SELECT count(*) AS n FROM chunks").get() as { n: number }).n;
-      this.totalVersion = version;
-    }
+    this.fresh();
+    if (this.total < 0) this.total = (this.prep("SELECT count(*) AS n FROM chunks").get() as { n: number }).n;
     return this.total;
   }
 
-  /**
-   * Drops query terms found in most chunks: they add almost nothing to BM25 but make FTS5
-   * score every chunk that holds them. Document frequencies are cached per term and
-   * refreshed when the store has grown by a tenth.
-   */
-  private selective(terms: string[]): { terms: string[]; postings: number } {
-    const MAX_TERMS = 32;
-    const MAX_POSTINGS = 4000;
-    const DF_CAP = 20_000;
-    const total = this.totalChunks();
-    if (total < 1000 && terms.length <= MAX_TERMS) return { terms, postings: 0 };
-    // Document frequencies only grow and only their order matters here, so they are cached.
-    // A very long query keeps its first and last words.
-    if (this.df.size > 100_000) this.df.clear();
-    if (terms.length > 128) terms = [...terms.slice(0, 64), ...terms.slice(-64)];
-    const scored = terms.map((t) => {
-      const cached = this.df.get(t);
-      // Refreshed once the store has doubled since; a term not seen yet is asked again next time.
-      if (cached && cached.total * 2 > total) return { t, d: cached.d };
-      const q = `"${t.replace(/"/g, '""')}"`;
-      // Counted up to a cap: beyond it a term is "common", its exact count does not matter.
-      const d = (
-        this.prep(
-          `SELECT count(*) AS n FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ${DF_CAP})`,
-        ).get(q) as { n: number }
-      ).n;
-      if (d > 0) this.df.set(t, { d, total });
-      return { t, d };
-    });
-    // The rarest terms carry the query; terms in most chunks add cost, not ranking.
-    const present = scored.filter((x) => x.d > 0).sort((a, b) => a.d - b.d);
-    // Ranking cost grows with the postings read: rarest first, within a postings budget
-    // (always at least the rarest term, however common).
-    const keep: string[] = [];
-    let postings = 0;
-    for (const x of present) {
-      if (keep.length >= MAX_TERMS || (keep.length > 0 && postings + x.d > MAX_POSTINGS)) break;
-      keep.push(x.t);
-      postings += x.d;
-    }
-    return { terms: keep, postings };
-  }
+  private readonly text = new TextSearch(
+    (sql) => this.prep(sql),
+    () => this.totalChunks(),
+  );
 
   searchText(query: string, filter: ChunkFilter, limit: number): Hit[] {
-    const { terms, postings } = this.selective([...new Set(contentWords(query))]);
-    if (terms.length === 0) return [];
-    // A query of only common terms cannot rank all their chunks cheaply, nor usefully:
-    // it is ranked among the most recent chunks, about as many as a selective query reads.
-    let minRowid = 0;
-    if (postings > 8000) {
-      const maxRowid = (this.prep("SELECT coalesce(max(rowid), 0) AS m FROM chunks").get() as { m: number })
-        .m;
-      minRowid = Math.max(0, maxRowid - Math.ceil((this.totalChunks() * 4000) / postings));
-    }
-    const match = terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(" OR ");
-    const w = where(filter, "c");
-    // Rank inside FTS first (a materialized CTE), then filter: the planner would otherwise
-    // test MATCH row by row.
-    const sql = `WITH hits AS MATERIALIZED (SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid > ? ORDER BY rank LIMIT ?)
-      SELECT c.id AS id, hits.rank AS rank FROM hits CROSS JOIN chunks c ON c.rowid = hits.rowid WHERE ${w.sql} ORDER BY hits.rank LIMIT ?`;
-    let rows: { id: string; rank: number }[] = [];
-    for (let pool = limit * 4; ; pool *= 8) {
-      rows = this.prep(sql).all(match, minRowid, pool, ...w.params, limit) as { id: string; rank: number }[];
-      if (rows.length >= limit || pool > 200_000) break;
-      const total = (
-        this.prep("SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ?").get(match) as { n: number }
-      ).n;
-      if (total <= pool) break;
-    }
-    // bm25() is lower-is-better and negative; flip it.
-    return rows.map((r) => ({ id: r.id, score: -r.rank }));
+    return this.text.search(query, filter, limit);
   }
 
   private readonly indexes = new Map<string, BitIndex>();
-  private dataVersion = -1;
 
   /** The scope's bit index, built on first use; dropped when another connection writes. */
   private bitIndex(scope: string): BitIndex {
-    const version = this.db.pragma("data_version", { simple: true }) as number;
-    if (version !== this.dataVersion) {
-      this.indexes.clear();
-      this.dataVersion = version;
-    }
+    this.fresh();
     let index = this.indexes.get(scope);
     if (!index) {
       index = new BitIndex(Math.ceil(this.options.dimensions / 32));
@@ -536,15 +511,13 @@ export class SqliteStore implements MemoryStore {
 
   searchVector(vector: Float32Array, scope: string, limit: number, filter: ChunkFilter = {}): Hit[] {
     // First pass: Hamming distance on sign bits; second: exact cosine on the stored floats.
-    const near = this.bitIndex(scope)
-      .nearest(toBits(vector), limit * 2)
-      .map((rowid) => ({ rowid }));
+    const near = this.bitIndex(scope).nearest(toBits(vector), limit * 2);
     if (near.length === 0) return [];
     const w = where({ ...filter, scope }, "c");
     // CROSS JOIN keeps the rowid lookups first (the planner would rather scan the scope index).
     const rows = this.prep(
       `SELECT c.id AS id, c.embedding AS embedding FROM json_each(?) AS near CROSS JOIN chunks c ON c.rowid = near.value WHERE ${w.sql}`,
-    ).all(JSON.stringify(near.map((n) => n.rowid)), ...w.params) as {
+    ).all(JSON.stringify(near), ...w.params) as {
       id: string;
       embedding: Buffer | null;
     }[];
@@ -562,11 +535,11 @@ export class SqliteStore implements MemoryStore {
   signBits(ids: string[]): Map<string, Uint8Array> {
     const out = new Map<string, Uint8Array>();
     if (ids.length === 0) return out;
-    const cache = this.cachedMeta();
+    this.fresh();
     const rows: { id: string; rowid: number; scope: string }[] = [];
     const unknown: string[] = [];
     for (const id of ids) {
-      const hit = cache.get(id);
+      const hit = this.metaCache.get(id);
       if (hit) rows.push({ id, rowid: hit.rowid, scope: hit.chunk.scope });
       else unknown.push(id);
     }
@@ -576,6 +549,7 @@ export class SqliteStore implements MemoryStore {
           "SELECT chunks.id AS id, chunks.rowid AS rowid, chunks.scope AS scope FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value",
         ).all(JSON.stringify(unknown)) as { id: string; rowid: number; scope: string }[]),
       );
+    const bytes = Math.ceil(this.options.dimensions / 8);
     const missing: string[] = [];
     const indexes = new Map<string, BitIndex>();
     for (const r of rows) {
@@ -585,7 +559,7 @@ export class SqliteStore implements MemoryStore {
         indexes.set(r.scope, index);
       }
       const w = index.get(r.rowid);
-      if (w) out.set(r.id, new Uint8Array(w.buffer, 0, Math.ceil(this.options.dimensions / 8)));
+      if (w) out.set(r.id, new Uint8Array(w.buffer, w.byteOffset, bytes));
       else missing.push(r.id);
     }
     for (const [id, v] of this.embeddings(missing)) out.set(id, toBits(v));
@@ -639,15 +613,13 @@ export class SqliteStore implements MemoryStore {
     return this.db.transaction(() => ({
       version: 1 as const,
       seq: this.lastSeq(),
-      chunks: (this.prep(`SELECT ${COLUMNS} FROM chunks ORDER BY rowid`).all() as Row[]).map(toChunk),
+      chunks: this.rows(`SELECT ${COLUMNS} FROM chunks ORDER BY rowid`).map(toChunk),
     }))();
   }
 
   loadSnapshot(snapshot: Snapshot, embeddings: Map<string, Float32Array>): void {
     this.db.transaction(() => {
-      this.indexes.clear();
-      this.metaCache.clear();
-      this.total = -1;
+      this.dropCaches();
       this.db.exec("DELETE FROM chunks; DELETE FROM chunks_vec; DELETE FROM events;");
       this.db.exec("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')");
       for (const c of snapshot.chunks)
@@ -659,6 +631,16 @@ export class SqliteStore implements MemoryStore {
         "INSERT INTO meta (key, value) VALUES ('seq_floor', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
       ).run(String(snapshot.seq));
     })();
+  }
+
+  /**
+   * FTS5 adds one index segment per write and merges them only now and then (after 64 pages
+   * written, or 16 segments on a level): a store growing by a step at a time keeps a dozen or
+   * more, and every term lookup searches each. This merges some (at most 64 pages' work).
+   */
+  compact(): void {
+    if (!this.options.readonly)
+      this.db.exec("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('merge', 64)");
   }
 
   close(): void {

@@ -13,6 +13,8 @@ export interface ListOptions extends ChunkFilter {
   offset?: number;
   /** Newest first by default. */
   order?: "newest" | "oldest" | "importance";
+  /** false: metadata only, the content left empty (cheaper; shared objects, do not change them). */
+  content?: boolean;
 }
 
 export interface MemoryStore {
@@ -40,5 +42,7 @@ export interface MemoryStore {
   snapshot(): Snapshot;
   /** Replaces the whole state with the snapshot (the log is cleared up to its seq). */
   loadSnapshot(snapshot: Snapshot, embeddings: Map<string, Float32Array>): void;
+  /** Bounded housekeeping of the indexes (a few ms at most), for idle moments. */
+  compact(): void;
   close(): void;
 }

@@ -1,0 +1,140 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { HashEmbedder } from "./embeddings.js";
+import { SqliteStore } from "./sqlite-store.js";
+import type { Chunk, MemoryEventInput } from "./types.js";
+
+const dir = mkdtempSync(join(tmpdir(), "hands-store-test-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const file = () => join(dir, `s${n++}.db`);
+const embedder = new HashEmbedder();
+
+function chunk(id: string, content: string, step: number): Chunk {
+  return {
+    id,
+    scope: "s",
+    type: "tool_result",
+    content,
+    createdAt: step,
+    updatedAt: step,
+    importance: 0.5,
+    accessCount: 0,
+    goals: [],
+    confidence: 1,
+    verification: "verified",
+    tokens: Math.ceil(content.length / 4),
+    layer: "long_term",
+    sources: [],
+    step,
+    meta: {},
+  };
+}
+
+/** Adds chunks in one transaction (fast enough to build stores of thousands in a test). */
+function fill(store: SqliteStore, contents: string[], first = 0): string[] {
+  const events: MemoryEventInput[] = [];
+  const vectors = new Map<string, Float32Array>();
+  const ids = contents.map((content, i) => {
+    const c = chunk(`c${first + i}`, content, first + i);
+    events.push({ kind: "created", chunk: c, time: c.createdAt, reason: "test" });
+    vectors.set(c.id, embedder.embedSync(content));
+    return c.id;
+  });
+  store.append(events, vectors);
+  return ids;
+}
+
+test("a path in the query finds its chunk in a large store where its outer tokens are everywhere", () => {
+  const store = new SqliteStore({ path: file(), dimensions: embedder.dimensions });
+  // 6,000 chunks, each naming some src/…/….ts file: "src" and "ts" are in all of them.
+  const contents = Array.from({ length: 6000 }, (_, i) => `read src/mod${i % 1500}/file${i}.ts ok`);
+  contents[1234] = "the retry policy lives in src/net/retry_policy.ts and allows 3 attempts";
+  contents[4321] = "the net module and the retry code are elsewhere: src/retry/net.ts";
+  fill(store, contents);
+  const hits = store.searchText("where is src/net/retry_policy.ts?", { scope: "s" }, 10);
+  assert.equal(hits[0]?.id, "c1234");
+  // "net" then "retry" in that order is the phrase; the other chunk has them apart and reversed.
+  assert.ok(!hits.some((h) => h.id === "c4321"), JSON.stringify(hits));
+  store.close();
+});
+
+test("a query of only common terms is ranked among its newest matches; a rare term anywhere", () => {
+  const store = new SqliteStore({ path: file(), dimensions: embedder.dimensions });
+  const contents = Array.from({ length: 12_000 }, (_, i) => `build output line ${i} finished`);
+  contents[10] = "build output: the flaky snapshot test failed";
+  fill(store, contents);
+  // "build" is in every chunk: the best of the newest matches (about 4,000), not of all 12,000.
+  const common = store.searchText("build", { scope: "s" }, 50);
+  assert.equal(common.length, 50);
+  const steps = store.getMany(
+    common.map((h) => h.id),
+    { content: false },
+  );
+  assert.ok(
+    steps.every((c) => c.step! >= 12_000 - 4000),
+    `oldest ${Math.min(...steps.map((c) => c.step!))}`,
+  );
+  // A rare term is found wherever it is, even next to the common ones.
+  assert.equal(store.searchText("flaky build", { scope: "s" }, 5)[0]?.id, "c10");
+  assert.equal(store.searchText("nowhere-to-be-found", { scope: "s" }, 5).length, 0);
+  store.close();
+});
+
+test("metadata lists without content, kept current by our events and by another connection's", () => {
+  const path = file();
+  const a = new SqliteStore({ path, dimensions: embedder.dimensions });
+  fill(a, ["alpha one", "beta two", "gamma three"]);
+  const meta = a.list({ scope: "s", order: "oldest", content: false });
+  assert.deepEqual(
+    meta.map((c) => [c.id, c.content, c.step]),
+    [
+      ["c0", "", 0],
+      ["c1", "", 1],
+      ["c2", "", 2],
+    ],
+  );
+  // Cached objects are reused; a change through our own events replaces them.
+  assert.equal(a.getMany(["c1"], { content: false })[0], meta[1]);
+  a.append([{ kind: "scored", id: "c1", importance: 0.9, time: 5, reason: "test" }]);
+  assert.equal(a.getMany(["c1"], { content: false })[0]!.importance, 0.9);
+  assert.equal(a.list({ scope: "s", order: "importance", limit: 1, content: false })[0]!.id, "c1");
+  // Another connection's writes drop the caches (metadata, counts, vectors).
+  const b = new SqliteStore({ path, dimensions: embedder.dimensions });
+  b.append([{ kind: "scored", id: "c1", importance: 0.1, time: 6, reason: "test" }]);
+  fill(b, ["delta four"], 3);
+  assert.equal(a.getMany(["c1"], { content: false })[0]!.importance, 0.1);
+  assert.equal(a.shorts(["c3"]).size, 0);
+  assert.equal(a.searchVector(embedder.embedSync("delta four"), "s", 1)[0]?.id, "c3");
+  assert.deepEqual(
+    a.list({ scope: "s", stepIn: [3], content: false }).map((c) => c.id),
+    ["c3"],
+  );
+  a.close();
+  b.close();
+});
+
+test("compact merges the full-text index's segments, and every search finds what it found before", () => {
+  const store = new SqliteStore({ path: file(), dimensions: embedder.dimensions });
+  // One chunk per transaction, as an agent stores its steps: one index segment each.
+  for (let i = 0; i < 120; i++) fill(store, [`step ${i} read src/mod${i % 7}.ts token${i % 13}`], i);
+  // FTS5 numbers its data rows by segment (segment id in the bits above 37).
+  const segments = () =>
+    store.db
+      .prepare("SELECT count(DISTINCT id >> 37) FROM chunks_fts_data WHERE id > 10")
+      .pluck()
+      .get() as number;
+  const queries = ["token3", "src/mod5.ts", "step 77", "token12 src/mod1.ts"];
+  const before = queries.map((q) => store.searchText(q, { scope: "s" }, 20));
+  const many = segments();
+  for (let i = 0; i < 20; i++) store.compact();
+  assert.ok(segments() < many / 2, `${many} segments, then ${segments()}`);
+  assert.deepEqual(
+    queries.map((q) => store.searchText(q, { scope: "s" }, 20)),
+    before,
+  );
+  store.close();
+});
