@@ -13,6 +13,13 @@ import { runToolCalls } from "./scheduler.js";
 import type { Tool, ToolContext } from "./tools/types.js";
 import { addUsage, emptyUsage } from "./usage.js";
 
+/**
+ * Events from outside the loop that join a run's stream while the run lasts (e.g. memory moves):
+ * called with the run's emitter when the run starts; returns the function that detaches it,
+ * called just before the result event.
+ */
+export type EventSource = (emit: (event: AgentEventInput) => void) => () => void;
+
 export interface AgentOptions {
   provider: Provider;
   /** Real path of the workspace root. */
@@ -38,6 +45,8 @@ export interface AgentOptions {
    * context within a token budget). Must not change the history; on error the full history is sent.
    */
   context?: (history: readonly Message[], step: number) => Message[] | Promise<Message[]>;
+  /** Their events join the run's stream, between run_start and the result. */
+  eventSources?: EventSource[];
 }
 
 export interface RunOptions {
@@ -122,6 +131,16 @@ export class Agent {
       workspace: opts.workspace,
       maxSteps,
     });
+    // Nothing from outside may follow the result, the stream's last event.
+    let attached = true;
+    const fromSource = (event: AgentEventInput) => {
+      if (attached) emit(event);
+    };
+    const detachers = (opts.eventSources ?? []).map((source) => source(fromSource));
+    const detach = () => {
+      attached = false;
+      for (const d of detachers.splice(0)) d();
+    };
 
     let step = 0;
     let emptyReplies = 0;
@@ -136,6 +155,7 @@ export class Agent {
         usage,
         durationMs: performance.now() - started,
       };
+      detach();
       emit({ type: "result", ...outcome });
       return { runId, ...outcome, messages };
     };
@@ -241,6 +261,7 @@ export class Agent {
         `stopped after the step limit of ${maxSteps} steps without a final answer`,
       );
     } finally {
+      detach();
       outer?.removeEventListener("abort", onAbort);
       if (sandbox) await sandbox.then((s) => s.destroy()).catch(() => {});
     }

@@ -2,8 +2,9 @@
 // never pays for SQLite. Assembles each step's context within the budget, gives the model a
 // recall tool, and after the run keeps what it learned for the workspace's next tasks.
 import { join } from "node:path";
-import type { RecallSource, RunResult } from "@hands/agent";
+import type { EventSource, RecallSource, RunResult } from "@hands/agent";
 import type { Message } from "@hands/llm";
+import { MemoryEventBridge } from "./memory-events.js";
 
 /** Context windows of common models, in tokens; others are assumed to have 128k. */
 const WINDOWS: [RegExp, number][] = [
@@ -22,6 +23,8 @@ export function defaultContextBudget(model: string): number {
 export interface RunMemory {
   context: (history: readonly Message[], step: number) => Promise<Message[]>;
   recall: RecallSource;
+  /** Memory moves, for the run's event stream. */
+  events: EventSource;
   finish(task: string, result: RunResult): Promise<void>;
 }
 
@@ -33,10 +36,12 @@ export async function openRunMemory(opts: {
   budget: number;
 }): Promise<RunMemory> {
   const { ContextAssembler, Memory } = await import("@hands/memory");
+  const bridge = new MemoryEventBridge((): number => memory.step);
   const memory = new Memory({
     path: join(opts.dataDir, "memory.db"),
     scope: opts.runId,
     policy: { workingBudget: opts.budget },
+    onEvent: bridge.onEvent,
   });
   const learned = await memory.recallWorkspace(opts.workspace, opts.task, Math.min(800, opts.budget / 10));
   const preamble = learned.items.length
@@ -46,6 +51,7 @@ export async function openRunMemory(opts: {
   return {
     context: (history, step) => assembler.assemble(history, step),
     recall: { recall: (id) => assembler.recall(id) },
+    events: bridge.source,
     async finish(task, result) {
       try {
         await assembler.flush();

@@ -121,7 +121,7 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     provider,
     workspace,
     tools: memory ? [...builtinTools(), recallTool(memory.recall) as Tool] : builtinTools(),
-    ...(memory ? { context: memory.context } : {}),
+    ...(memory ? { context: memory.context, eventSources: [memory.events] } : {}),
     createSandbox: box.create,
     maxSteps: settings.maxSteps,
     ...(settings.maxTokens ? { maxTokens: settings.maxTokens } : {}),

@@ -1,0 +1,122 @@
+// Memory in one-shot runs, end to end: a real `hands` process, a real SQLite file under the
+// data directory, a scripted model over HTTP.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { type ScriptedServer, startScriptedServer } from "@hands/llm";
+
+const BIN = fileURLToPath(new URL("../bin/hands.js", import.meta.url));
+const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-cli-memrun-")));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function hands(args: string[], extra: Record<string, string> = {}): Promise<Run> {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!/^(OPENAI_|ANTHROPIC_|HANDS_)/.test(k)) env[k] = v;
+  Object.assign(
+    env,
+    { HANDS_DATA_DIR: join(scratch, "data"), XDG_CONFIG_HOME: join(scratch, "config"), NO_COLOR: "1" },
+    extra,
+  );
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const flags = (server: ScriptedServer, ws: string) => [
+  "--base-url",
+  server.url,
+  "--api-key",
+  "k",
+  "--model",
+  "m",
+  "--cwd",
+  ws,
+];
+
+const jsonLines = (text: string) =>
+  text
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+
+test("memory moves are typed events in --json output and in the trace, before the result", async () => {
+  const ws = mkdtempSync(join(scratch, "ws-"));
+  const server = await startScriptedServer([
+    { toolCalls: [{ name: "list_dir", arguments: {} }] },
+    { toolCalls: [{ name: "recall", arguments: { id: "list_dir" } }] },
+    { content: "done" },
+  ]);
+  const trace = join(scratch, "moves.jsonl");
+  const r = await hands([
+    ...flags(server, ws),
+    "--json",
+    "--trace",
+    trace,
+    "--context-budget",
+    "3000",
+    "list the folder",
+  ]);
+  await server.close();
+  assert.equal(r.code, 0, r.stderr);
+  const events = jsonLines(r.stdout);
+  assert.equal(events.at(-1).type, "result");
+  const moves = events.filter((e) => e.type === "memory");
+  const created = moves.filter((e) => e.action === "created");
+  // The system prompt and the task at step 1, then the call and its result.
+  assert.deepEqual(
+    created.slice(0, 2).map((e) => [e.chunkType, e.step]),
+    [
+      ["system_event", 1],
+      ["user_input", 1],
+    ],
+  );
+  assert.ok(created.some((e) => e.chunkType === "tool_result"));
+  for (const e of moves) {
+    assert.match(e.chunkId, /^m[0-9a-f]{10}$/);
+    assert.ok(Number.isInteger(e.seq) && e.seq > 0);
+    assert.ok(e.reason.length > 0);
+    assert.equal(typeof e.time, "number");
+  }
+  // The recall search by words is a memory move too (the chunks it returned were accessed).
+  assert.ok(moves.some((e) => e.action === "accessed" && /retrieved for "list_dir"/.test(e.reason)));
+  // Sequence numbers only grow: the stream follows the memory's log.
+  const seqs = moves.map((e) => e.seq);
+  assert.deepEqual(
+    seqs,
+    [...seqs].sort((a, b) => a - b),
+  );
+  const traced = jsonLines(readFileSync(trace, "utf8"));
+  assert.deepEqual(
+    traced.filter((e) => e.type === "memory").map((e) => e.seq),
+    seqs,
+  );
+  assert.equal(traced.at(-1).type, "result");
+});
+
+test("a run without memory has no memory events", async () => {
+  const ws = mkdtempSync(join(scratch, "ws-"));
+  const server = await startScriptedServer([{ content: "plain" }]);
+  const r = await hands([...flags(server, ws), "--json", "hello"]);
+  await server.close();
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(jsonLines(r.stdout).every((e) => e.type !== "memory"));
+});
