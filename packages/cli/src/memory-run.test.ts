@@ -2,7 +2,7 @@
 // data directory, a scripted model over HTTP.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -110,6 +110,34 @@ test("memory moves are typed events in --json output and in the trace, before th
     seqs,
   );
   assert.equal(traced.at(-1).type, "result");
+});
+
+test("feedback: a tool result the model's next step references is marked used", async () => {
+  const ws = mkdtempSync(join(scratch, "ws-"));
+  writeFileSync(join(ws, "notes.txt"), "The deploy port is 7461 for service_alpha.\n");
+  const server = await startScriptedServer([
+    { toolCalls: [{ name: "read_file", arguments: { path: "notes.txt" } }] },
+    {
+      content: "Port 7461 it is.",
+      toolCalls: [{ name: "write_file", arguments: { path: "port.cfg", content: "port=7461\n" } }],
+    },
+    { toolCalls: [{ name: "list_dir", arguments: {} }] },
+    { content: "done" },
+  ]);
+  const r = await hands([...flags(server, ws), "--json", "--context-budget", "3000", "configure the port"]);
+  await server.close();
+  assert.equal(r.code, 0, r.stderr);
+  const moves = jsonLines(r.stdout).filter((e) => e.type === "memory");
+  const results = moves.filter((e) => e.action === "created" && e.chunkType === "tool_result");
+  const used = moves.filter((e) => e.action === "accessed" && e.reason === "referenced by a later step");
+  assert.deepEqual(
+    used.map((e) => e.chunkId),
+    [results[0].chunkId],
+    "the read_file result, and only it, was used",
+  );
+  const show = await hands(["memory", "show", results[0].chunkId]);
+  assert.match(show.stdout, /7461/);
+  assert.match(show.stdout, /accessed: referenced by a later step/);
 });
 
 test("a run without memory has no memory events", async () => {

@@ -35,7 +35,7 @@ export async function openRunMemory(opts: {
   task: string;
   budget: number;
 }): Promise<RunMemory> {
-  const { ContextAssembler, Memory } = await import("@hands/memory");
+  const { ContextAssembler, FeedbackTracker, Memory } = await import("@hands/memory");
   const bridge = new MemoryEventBridge((): number => memory.step);
   const memory = new Memory({
     path: join(opts.dataDir, "memory.db"),
@@ -47,7 +47,11 @@ export async function openRunMemory(opts: {
   const preamble = learned.items.length
     ? `What earlier tasks in this workspace taught (may be out of date):\n${learned.items.map((i) => `- ${i.text}`).join("\n")}`
     : undefined;
-  const assembler = new ContextAssembler(memory, { budget: opts.budget, ...(preamble ? { preamble } : {}) });
+  const assembler = new ContextAssembler(memory, {
+    budget: opts.budget,
+    feedback: new FeedbackTracker(memory),
+    ...(preamble ? { preamble } : {}),
+  });
   return {
     context: (history, step) => assembler.assemble(history, step),
     recall: { recall: (id) => assembler.recall(id) },

@@ -5,6 +5,7 @@
 // Messages sent unchanged are the history's own objects (never mutated), so the request
 // encoder can reuse their bytes; changed ones are new objects.
 import type { Message } from "@hands/llm";
+import { type ContextFeedback, MAX_JUDGED, type ShownChunk, type StepView } from "./feedback.js";
 import { type Memory, newId, type RetrievedItem } from "./memory.js";
 import { estimateTokens } from "./text.js";
 import type { ChunkType } from "./types.js";
@@ -16,6 +17,8 @@ export interface ContextOptions {
   recentShare?: number;
   /** Workspace knowledge from earlier tasks, shown after the task. */
   preamble?: string;
+  /** Told, once a step's new messages are stored, what the step before showed (see FeedbackTracker). */
+  feedback?: ContextFeedback;
 }
 
 interface Group {
@@ -63,6 +66,8 @@ export class ContextAssembler {
   }
   /** The last step's retrieval query and what it returned (for inspection). */
   last?: { query: string; items: RetrievedItem[]; notes: number };
+  /** What the last step showed, for feedback. */
+  private view: StepView | undefined;
 
   constructor(
     private readonly memory: Memory,
@@ -94,6 +99,7 @@ export class ContextAssembler {
     // New messages are grouped now but stored after retrieval: the query (the latest step)
     // then is not in the store, so its own one-off words do not count as rare matches.
     const pending = this.stage(history);
+    const shownBefore = this.view;
     const head = history.slice(0, 2) as Message[];
     const preamble = this.options.preamble
       ? ({ role: "user", content: this.options.preamble } as Message)
@@ -126,6 +132,7 @@ export class ContextAssembler {
     }
     // Older steps: the best of the rest, by retrieval against the current step.
     const notes: string[] = [];
+    const shown: ShownChunk[] = [];
     if (i >= 0 && left > 50) {
       const exclude = new Set<string>(this.fixedIds);
       for (const [gi] of chosen) for (const id of this.groups[gi]!.chunkIds) exclude.add(id);
@@ -160,6 +167,7 @@ export class ContextAssembler {
         if (cost > noteLeft) continue;
         noteLeft -= cost;
         notes.push(note);
+        shown.push({ id: item.chunk.id, text: item.text, retrieved: true });
         this.last.notes++;
       }
     }
@@ -172,12 +180,17 @@ export class ContextAssembler {
       });
     for (const gi of [...chosen.keys()].sort((a, b) => a - b)) out.push(...chosen.get(gi)!);
     for (const m of out) this.sentChars += messageText(m).length;
+    if (this.options.feedback) this.view = this.stepView(out, chosen, shown);
     // Stored off the critical path: the request goes out first, the writes overlap the model's
     // latency. The next step (or flush) waits for them.
     this.writing = new Promise((resolve, reject) =>
       setImmediate(() => {
         const t = performance.now();
         this.persist(pending).then(() => {
+          this.options.feedback?.observe(
+            shownBefore,
+            pending.map((p) => ({ id: p.id, message: p.m })),
+          );
           this.ingestMs = performance.now() - t;
           resolve();
         }, reject);
@@ -186,6 +199,21 @@ export class ContextAssembler {
     // Handled here so a failed write never crashes the process; flush() still reports it.
     this.writing.catch(() => {});
     return out;
+  }
+
+  /** What the model is shown: the notes, then user input and tool results sent verbatim, newest first. */
+  private stepView(out: Message[], chosen: Map<number, Message[]>, shown: ShownChunk[]): StepView {
+    const groups = [...chosen.keys()].sort((a, b) => b - a);
+    for (const gi of groups) {
+      const ids = this.groups[gi]!.chunkIds;
+      for (const [j, m] of chosen.get(gi)!.entries())
+        if (m.role === "tool" || m.role === "user")
+          shown.push({ id: ids[j]!, text: m.content, retrieved: false });
+      if (shown.length >= MAX_JUDGED) break;
+    }
+    const fixed = out.slice(0, 2).map((m) => m.content);
+    if (this.options.preamble) fixed.push(this.options.preamble);
+    return { shown: shown.slice(0, MAX_JUDGED), fixed };
   }
 
   /** Records new history messages as chunks, grouped by step (a call with its results). */

@@ -1,5 +1,6 @@
 export * from "./context.js";
 export * from "./embeddings.js";
+export * from "./feedback.js";
 export * from "./importance.js";
 export * from "./memory.js";
 export * from "./select.js";
