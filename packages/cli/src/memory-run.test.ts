@@ -2,7 +2,7 @@
 // data directory, a scripted model over HTTP.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -138,6 +138,57 @@ test("feedback: a tool result the model's next step references is marked used", 
   const show = await hands(["memory", "show", results[0].chunkId]);
   assert.match(show.stdout, /7461/);
   assert.match(show.stdout, /accessed: referenced by a later step/);
+});
+
+test("repository facts learned after a run start the next task; a changed fact replaces the old one", async () => {
+  const ws = mkdtempSync(join(scratch, "ws-"));
+  const pkg = (test: string) =>
+    JSON.stringify({ name: "shop", scripts: { test, build: "tsc -b" }, workspaces: ["packages/*"] });
+  writeFileSync(join(ws, "package.json"), pkg("node --test"));
+  writeFileSync(join(ws, "package-lock.json"), "{}");
+  writeFileSync(join(ws, "tsconfig.json"), "{}");
+  writeFileSync(join(ws, "pyproject.toml"), "[project]\nname = 'x'\n");
+  writeFileSync(join(ws, "Makefile"), "test:\n\t@echo tests-ok\nbuild: deps\n\t@echo built\nX := 1\n");
+  mkdirSync(join(ws, "src"));
+  const server = await startScriptedServer([
+    { toolCalls: [{ name: "run_command", arguments: { command: "make test" } }] },
+    { content: "tests pass" },
+    { content: "second" },
+    { content: "third" },
+  ]);
+  const run = (task: string) => hands([...flags(server, ws), "--quiet", "--context-budget", "8000", task]);
+  assert.equal((await run("run the shop tests")).code, 0);
+  const second = await run("run the shop tests again");
+  assert.equal(second.code, 0, second.stderr);
+  const sent = (server.requests[2]!.body as { messages: { content: string }[] }).messages
+    .map((m) => m.content)
+    .join("\n");
+  assert.match(sent, /What earlier tasks in this workspace taught/);
+  for (const fact of [
+    "Languages: TypeScript, Python.",
+    "Package manager: npm (package-lock.json); package shop; workspaces.",
+    "package.json scripts (npm run NAME): test = node --test; build = tsc -b.",
+    "Build files: Makefile (targets: test, build), pyproject.toml, tsconfig.json.",
+    "Test command that worked: make test",
+  ])
+    assert.ok(sent.includes(fact), `the next task starts with: ${fact}\n---\n${sent}`);
+
+  writeFileSync(join(ws, "package.json"), pkg("vitest run"));
+  assert.equal((await run("run the shop tests once more")).code, 0);
+  await server.close();
+  const exp = await hands(["memory", "export", "--scope", `ws:${ws}`]);
+  const facts = (JSON.parse(exp.stdout) as { chunks: { content: string; layer: string; meta: any }[] })
+    .chunks;
+  const byKey = (key: string, live: boolean) =>
+    facts.filter((c) => c.meta.key === key && (c.layer === "archived") !== live).map((c) => c.content);
+  assert.deepEqual(byKey("scripts", true), [
+    "package.json scripts (npm run NAME): test = vitest run; build = tsc -b.",
+  ]);
+  assert.deepEqual(byKey("scripts", false), [
+    "package.json scripts (npm run NAME): test = node --test; build = tsc -b.",
+  ]);
+  assert.equal(byKey("languages", true).length, 1, "an unchanged fact is not stored twice");
+  assert.equal(facts.filter((c) => c.meta.kind === "outcome").length, 3, "one outcome per task");
 });
 
 test("a run without memory has no memory events", async () => {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { EventSource, RecallSource, RunResult } from "@hands/agent";
 import type { Message } from "@hands/llm";
 import { MemoryEventBridge } from "./memory-events.js";
+import { repoFacts, scanProject } from "./project-scan.js";
 
 /** Context windows of common models, in tokens; others are assumed to have 128k. */
 const WINDOWS: [RegExp, number][] = [
@@ -59,10 +60,12 @@ export async function openRunMemory(opts: {
     async finish(task, result) {
       try {
         await assembler.flush();
+        const commands = commandsThatWorked(result.messages);
         await memory.learn(opts.workspace, {
           task,
           outcome: `${result.status}${result.answer ? `: ${result.answer.slice(0, 400)}` : ""}`,
-          commands: commandsThatWorked(result.messages),
+          commands,
+          facts: repoFacts(scanProject(opts.workspace), commands),
         });
       } finally {
         memory.close();

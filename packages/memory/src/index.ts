@@ -9,3 +9,4 @@ export type * from "./store.js";
 export * from "./summarize.js";
 export * from "./text.js";
 export type * from "./types.js";
+export * from "./workspace-facts.js";
