@@ -20,6 +20,12 @@ import { addUsage, emptyUsage } from "./usage.js";
  */
 export type EventSource = (emit: (event: AgentEventInput) => void) => () => void;
 
+/** What the context hook is told besides the history and the step. */
+export interface ContextInfo {
+  /** Index in the history of this run's task (after earlier turns of a conversation). */
+  taskIndex: number;
+}
+
 export interface AgentOptions {
   provider: Provider;
   /** Real path of the workspace root. */
@@ -44,7 +50,7 @@ export interface AgentOptions {
    * Maps the full history to what the model is sent this step (e.g. memory assembling a
    * context within a token budget). Must not change the history; on error the full history is sent.
    */
-  context?: (history: readonly Message[], step: number) => Message[] | Promise<Message[]>;
+  context?: (history: readonly Message[], step: number, info: ContextInfo) => Message[] | Promise<Message[]>;
   /** Their events join the run's stream, between run_start and the result. */
   eventSources?: EventSource[];
 }
@@ -121,6 +127,7 @@ export class Agent {
       runOptions.onMessage?.(m);
     };
     push({ role: "user", content: task });
+    const contextInfo: ContextInfo = { taskIndex: messages.length - 1 };
 
     emit({
       type: "run_start",
@@ -167,7 +174,7 @@ export class Agent {
         let sent = messages;
         if (opts.context) {
           try {
-            sent = await opts.context(messages, step);
+            sent = await opts.context(messages, step, contextInfo);
           } catch {
             sent = messages;
           }

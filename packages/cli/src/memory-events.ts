@@ -33,7 +33,6 @@ export function memoryMove(e: MemoryEvent, step: number): AgentEventInput {
     case "created":
       return {
         ...base,
-        step: e.chunk.step ?? step,
         action: "created",
         chunkId: e.chunk.id,
         layer: e.chunk.layer,

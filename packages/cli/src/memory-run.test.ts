@@ -2,7 +2,16 @@
 // data directory, a scripted model over HTTP.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -189,6 +198,128 @@ test("repository facts learned after a run start the next task; a changed fact r
   ]);
   assert.equal(byKey("languages", true).length, 1, "an unchanged fact is not stored twice");
   assert.equal(facts.filter((c) => c.meta.kind === "outcome").length, 3, "one outcome per task");
+});
+
+function projectConfig(ws: string, memory: unknown): void {
+  mkdirSync(join(ws, ".hands"), { recursive: true });
+  writeFileSync(join(ws, ".hands", "config.json"), JSON.stringify({ memory }));
+}
+
+interface Exported {
+  chunks: { id: string; scope: string; layer: string; content: string; type: string }[];
+}
+
+test("lifecycle: maintenance runs per the configured policy, at most once per interval per memory file", async () => {
+  const ws = mkdtempSync(join(scratch, "ws-"));
+  const data = mkdtempSync(join(scratch, "data-lifecycle-"));
+  const env = { HANDS_DATA_DIR: data };
+  // Everything idle at once is decayed; idle long-term chunks below 1 are archived.
+  const policy = { idleAfterHours: 0, idleDecay: 0.5, archiveAfterDays: 0, archiveBelow: 1 };
+  projectConfig(ws, { enabled: true, contextBudget: 3000, lifecycle: { ...policy, maintainEveryHours: 24 } });
+  const server = await startScriptedServer(() => ({ content: "ok" }));
+  const run = (task: string) => hands([...flags(server, ws), "--quiet", task], env);
+  const exported = async () =>
+    (JSON.parse((await hands(["memory", "export"], env)).stdout) as Exported).chunks;
+
+  assert.equal((await run("first task")).code, 0);
+  const stamp = join(data, "memory.db.maintained");
+  const first = JSON.parse(readFileSync(stamp, "utf8"));
+  assert.ok(first.archived > 0 && first.decayed >= first.archived, JSON.stringify(first));
+  const afterFirst = await exported();
+  const archived = afterFirst.filter((c) => c.layer === "archived");
+  assert.equal(archived.length, first.archived);
+  const show = await hands(["memory", "show", archived[0]!.id], env);
+  assert.match(show.stdout, /scored: idle decay after/);
+  assert.match(show.stdout, /archived: idle and importance 0\.\d+ < 1/);
+
+  // Not due again for 24 hours: the second run's chunks stay where they are.
+  const stampTime = statSync(stamp).mtimeMs;
+  assert.equal((await run("second task")).code, 0);
+  assert.equal(statSync(stamp).mtimeMs, stampTime);
+  const afterSecond = await exported();
+  assert.equal(afterSecond.filter((c) => c.layer === "archived").length, archived.length);
+
+  // Due at every run now, and archived chunks are deleted: the first run's are gone.
+  projectConfig(ws, {
+    enabled: true,
+    contextBudget: 3000,
+    lifecycle: { ...policy, maintainEveryHours: 0, deleteArchivedAfterDays: 0 },
+  });
+  assert.equal((await run("third task")).code, 0);
+  const third = JSON.parse(readFileSync(stamp, "utf8"));
+  assert.equal(third.deleted, archived.length);
+  const ids = new Set((await exported()).map((c) => c.id));
+  assert.ok(archived.every((c) => !ids.has(c.id)));
+  await server.close();
+
+  projectConfig(ws, { lifecycle: { idleDecay: 3 } });
+  const bad = await run("x");
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /config\.json: memory\.lifecycle\.idleDecay must be a number from 0 to 1/);
+});
+
+test("embeddings from an /embeddings endpoint; a failing endpoint warns and loses nothing", async () => {
+  const ws = mkdtempSync(join(scratch, "ws-"));
+  const data = mkdtempSync(join(scratch, "data-emb-"));
+  let failFrom = Number.POSITIVE_INFINITY;
+  const server = await startScriptedServer({
+    script: () => ({ content: "ok" }),
+    embeddings: { dimensions: 48, status: (i) => (i >= failFrom ? 503 : undefined) },
+  });
+  const env = { HANDS_DATA_DIR: data, EMB_KEY: "sk-emb" };
+  projectConfig(ws, {
+    contextBudget: 3000,
+    embeddings: { baseUrl: server.url, model: "emb/test-1", apiKeyEnv: "EMB_KEY" },
+  });
+  const run = (task: string) => hands([...flags(server, ws), "--quiet", task], env);
+  const embeddingCalls = () => server.requests.filter((r) => r.path === "/v1/embeddings");
+
+  const ok = await run("remember the zebra-crossing code 8812");
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.equal(ok.stderr, "");
+  assert.ok(embeddingCalls().length > 3);
+  assert.equal(embeddingCalls()[0]!.headers.authorization, "Bearer sk-emb");
+  // One memory file per embedding model.
+  assert.ok(existsSync(join(data, "memory.emb_test-1.db")));
+  assert.ok(!existsSync(join(data, "memory.db")));
+  // hands memory uses the configured file and embedder.
+  const search = await new Promise<Run>((resolve) => {
+    const child = spawn(process.execPath, [BIN, "memory", "search", "zebra-crossing code"], {
+      cwd: ws,
+      env: { ...process.env, HANDS_DATA_DIR: data, XDG_CONFIG_HOME: join(scratch, "config"), EMB_KEY: "k" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+  assert.equal(search.code, 0, search.stderr);
+  assert.match(search.stdout, /8812/);
+
+  // Down after the size probe: chunks are stored without vectors, with one warning.
+  failFrom = embeddingCalls().length + 1;
+  const degraded = await run("the falcon code is 4471");
+  assert.equal(degraded.code, 0, degraded.stderr);
+  const warnings = degraded.stderr.match(
+    /embeddings endpoint .* failed \(.*503.*\); chunks are stored without vectors/g,
+  );
+  assert.equal(warnings?.length, 1, degraded.stderr);
+
+  // Down from the start: the run uses the built-in embeddings and its own file.
+  failFrom = 0;
+  const fallback = await run("the heron code is 5190");
+  assert.equal(fallback.code, 0, fallback.stderr);
+  assert.match(fallback.stderr, /using the built-in hashed embeddings \(.*memory\.db\) for this run/);
+  await server.close();
+
+  const texts = async (file: string) => {
+    const r = await hands(["memory", "export", "--db", join(data, file)], env);
+    return (JSON.parse(r.stdout) as Exported).chunks.map((c) => c.content).join("\n");
+  };
+  assert.match(await texts("memory.emb_test-1.db"), /falcon code is 4471/);
+  assert.match(await texts("memory.db"), /heron code is 5190/);
 });
 
 test("a run without memory has no memory events", async () => {
