@@ -3,7 +3,15 @@
 // interactive conversation: it assembles each step's context within the budget, answers the
 // recall tool, puts memory moves on the run's event stream, keeps what each task taught the
 // workspace, compacts a conversation on /compact, and runs lifecycle maintenance when due.
-import type { ContextInfo, EventSource, RecallSource, RunResult } from "@hands/agent";
+import {
+  type AgentOptions,
+  type ContextInfo,
+  type EventSource,
+  type RecallSource,
+  type RunResult,
+  recallTool,
+  type Tool,
+} from "@hands/agent";
 import type { Message } from "@hands/llm";
 import type { ContextAssembler, Memory } from "@hands/memory";
 import { MemoryEventBridge } from "./memory-events.js";
@@ -18,6 +26,8 @@ export class AgentMemory {
   /** The agent's current step, and the steps of earlier requests of the conversation. */
   private step = 0;
   private stepBase = 0;
+  /** Estimated tokens of the latest assembled context (on the scale of the budget). */
+  contextTokens = 0;
 
   private constructor(
     readonly memory: Memory,
@@ -47,7 +57,9 @@ export class AgentMemory {
     this.assembler ??= await this.newAssembler(history[task]?.content ?? "");
     // Steps count on across a conversation's requests, so each chunk's step (used to find
     // neighbouring turns) is unique in the conversation.
-    return this.assembler.assemble(history, this.stepBase + step, task);
+    const sent = await this.assembler.assemble(history, this.stepBase + step, task);
+    this.contextTokens = estimateTokens(sent);
+    return sent;
   };
 
   readonly recall: RecallSource = {
@@ -61,6 +73,16 @@ export class AgentMemory {
   /** Memory moves, for the run's event stream (Agent eventSources). */
   get events(): EventSource {
     return this.bridge.source;
+  }
+
+  /** What an Agent needs to use this memory: the context hook and the event source. */
+  agentOptions(): Pick<AgentOptions, "context" | "eventSources"> {
+    return { context: this.context, eventSources: [this.events] };
+  }
+
+  /** The recall tool, answered from this memory. */
+  get tool(): Tool {
+    return recallTool(this.recall) as Tool;
   }
 
   /** The first task of a conversation recalls what earlier tasks taught the workspace. */
@@ -134,6 +156,18 @@ export class AgentMemory {
       this.memory.close();
     }
   }
+}
+
+/** Tokens of messages as the budget counts them (4 characters a token, 4 a message). */
+function estimateTokens(messages: Message[]): number {
+  let n = 0;
+  for (const m of messages) {
+    let chars = m.content.length;
+    if (m.role === "assistant")
+      for (const c of m.toolCalls ?? []) chars += c.name.length + c.arguments.length;
+    n += Math.ceil(chars / 4) + 4;
+  }
+  return n;
 }
 
 /** run_command calls whose result was not an error, in order, without repeats. */

@@ -9,8 +9,6 @@ import {
   createApprovalGate,
   projectInstructions,
   type RunStatus,
-  recallTool,
-  type Tool,
   TraceWriter,
 } from "@hands/agent";
 import { createProvider, type Provider } from "@hands/llm";
@@ -121,8 +119,8 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
   const agent = new Agent({
     provider,
     workspace,
-    tools: memory ? [...builtinTools(), recallTool(memory.recall) as Tool] : builtinTools(),
-    ...(memory ? { context: memory.context, eventSources: [memory.events] } : {}),
+    tools: memory ? [...builtinTools(), memory.tool] : builtinTools(),
+    ...memory?.agentOptions(),
     createSandbox: box.create,
     maxSteps: settings.maxSteps,
     ...(settings.maxTokens ? { maxTokens: settings.maxTokens } : {}),

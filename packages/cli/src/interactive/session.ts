@@ -23,9 +23,10 @@ import {
 import type { Message, Provider, Usage } from "@hands/llm";
 import { type CliArgs, UsageError } from "../args.js";
 import { readConfigFile, resolveSettings } from "../config.js";
+import type { AgentMemory } from "../memory-run.js";
 import { dataDir, projectConfigPath, userConfigPath } from "../paths.js";
 import { COLOR, PLAIN } from "../render.js";
-import { approvalMode, resolveProvider, resolveWorkspace } from "../run.js";
+import { approvalMode, memoryHost, resolveProvider, resolveWorkspace } from "../run.js";
 import { prepareSandbox } from "../sandbox-setup.js";
 import { makeAsker } from "./approve.js";
 import { auditListener, loadPolicy } from "./audit.js";
@@ -47,6 +48,8 @@ export interface SessionState {
   checkpoints: Checkpoints;
   store: SessionStore;
   writer: SessionWriter | undefined;
+  /** When memory is on: it assembles every request's context, across the conversation. */
+  memory: AgentMemory | undefined;
   /** Switches the model (/model). */
   switchModel(name: string): Promise<void>;
   /** Runs one request; `plan` makes it a planning request (read-only tools). */
@@ -105,6 +108,13 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
   const input = new LineInput(tty, join(data, "history"));
   const checkpoints = new Checkpoints(workspace);
   const instructions = projectInstructions(workspace);
+  const memory = settings.memory.enabled
+    ? await (await import("../memory-run.js")).AgentMemory.open(
+        memoryHost(settings, provider, data, (t) => view.print(style.yellow(t))),
+        workspace,
+        `chat-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
+      )
+    : undefined;
 
   // MCP servers from the project or user config; their tools join the built-in ones.
   let mcp: McpConnection | undefined;
@@ -124,8 +134,9 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
   const todoTool = createTodoTool((items) => {
     todos = items;
   }) as Tool;
-  const tools = [...builtinTools(), todoTool, ...(mcp?.tools ?? [])];
-  const readOnlyTools = builtinTools().filter((t) => t.readOnly);
+  const memoryTools = memory ? [memory.tool] : [];
+  const tools = [...builtinTools(), todoTool, ...(mcp?.tools ?? []), ...memoryTools];
+  const readOnlyTools = [...builtinTools().filter((t) => t.readOnly), ...memoryTools];
 
   let current: AbortController | undefined;
   const asker = makeAsker(input, view, box.kind);
@@ -143,6 +154,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     checkpoints,
     store,
     writer,
+    memory,
     quit: false,
     out,
     async switchModel(name: string) {
@@ -175,6 +187,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
         runId: w.meta.id,
         instructions: [instructions, plan ? PLAN_INSTRUCTIONS : undefined].filter(Boolean).join("\n\n"),
         approve: gate,
+        ...memory?.agentOptions(),
       });
       current = new AbortController();
       view.turnTokens = 0;
@@ -195,6 +208,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
         });
         state.history = result.messages.filter((m) => m.role !== "system");
         w.turn(result.status, result.steps);
+        await memory?.learn(text, result).catch(() => {});
         return result;
       } finally {
         current = undefined;
@@ -234,15 +248,22 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
   );
   if (instructions) out(style.dim("Project instructions loaded (AGENTS.md).\n"));
 
-  const status = () =>
-    view.statusLine({
+  const status = () => {
+    // With memory, the context is what memory assembled, on the scale of its budget.
+    if (memory) view.contextTokens = memory.contextTokens;
+    return view.statusLine({
       model: state.provider.model,
       workspace,
       sandbox: box.kind,
       approval: state.mode,
       usage: state.usage,
-      ...(settings.maxTokens ? { contextBudget: settings.maxTokens } : {}),
+      ...(memory
+        ? { contextBudget: memory.budget }
+        : settings.maxTokens
+          ? { contextBudget: settings.maxTokens }
+          : {}),
     });
+  };
 
   let first = args.task;
   let planFirst = args.plan;
@@ -280,6 +301,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     state.writer?.close();
     await mcp?.close();
     await box.close();
+    await memory?.close().catch(() => {});
     view.breakLine();
   }
   if (state.writer)
