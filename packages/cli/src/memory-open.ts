@@ -6,6 +6,7 @@ import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Provider } from "@hands/llm";
 import type { Embedder, Memory, MemoryEvent } from "@hands/memory";
+import { UsageError } from "./args.js";
 import type { MemorySettings } from "./memory-config.js";
 
 /** Context windows of common models, in tokens; others are assumed to have 128k. */
@@ -56,15 +57,19 @@ export async function openMemory(
           warn(`memory: the model's summary failed (${e.message}); an extractive summary was kept`),
         )
       : undefined;
-  const memory = new Memory({
-    path,
-    scope,
-    ...(embedder ? { embedder } : {}),
-    ...(summarizer ? { summarizer } : {}),
-    policy: { workingBudget: budget, ...settings.lifecycle },
-    ...(onEvent ? { onEvent } : {}),
-  });
-  return { memory, path, budget };
+  try {
+    const memory = new Memory({
+      path,
+      scope,
+      ...(embedder ? { embedder } : {}),
+      ...(summarizer ? { summarizer } : {}),
+      policy: { workingBudget: budget, ...settings.lifecycle },
+      ...(onEvent ? { onEvent } : {}),
+    });
+    return { memory, path, budget };
+  } catch (err) {
+    throw new UsageError(`cannot open the memory file ${path}: ${(err as Error).message}`);
+  }
 }
 
 /** The memory file and embedder for the settings (undefined embedder: the built-in one). */

@@ -322,6 +322,19 @@ test("embeddings from an /embeddings endpoint; a failing endpoint warns and lose
   assert.match(await texts("memory.db"), /heron code is 5190/);
 });
 
+test("a memory file that is not a database is a clear error, exit 2", async () => {
+  const data = mkdtempSync(join(scratch, "data-bad-"));
+  writeFileSync(join(data, "memory.db"), "this is not SQLite ".repeat(100));
+  const server = await startScriptedServer([{ content: "never" }]);
+  const r = await hands([...flags(server, mkdtempSync(join(scratch, "ws-"))), "--memory", "x"], {
+    HANDS_DATA_DIR: data,
+  });
+  await server.close();
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /cannot open the memory file .*memory\.db: /);
+  assert.doesNotMatch(r.stderr, /\n\s+at /);
+});
+
 test("a run without memory has no memory events", async () => {
   const ws = mkdtempSync(join(scratch, "ws-"));
   const server = await startScriptedServer([{ content: "plain" }]);

@@ -30,8 +30,8 @@ export class AgentMemory {
   contextTokens = 0;
 
   private constructor(
-    readonly memory: Memory,
-    readonly path: string,
+    private readonly memory: Memory,
+    private readonly path: string,
     readonly budget: number,
     private readonly bridge: MemoryEventBridge,
     private readonly host: MemoryHost,
@@ -52,6 +52,8 @@ export class AgentMemory {
     step: number,
     info?: ContextInfo,
   ): Promise<Message[]> => {
+    // A new run of the conversation starts again at step 1.
+    if (step <= this.step) this.stepBase += this.step;
     this.step = step;
     const task = info?.taskIndex ?? 1;
     this.assembler ??= await this.newAssembler(history[task]?.content ?? "");
@@ -102,7 +104,6 @@ export class AgentMemory {
   /** After a task (a run, or one request of a session): its outcome, the commands that worked, repository facts. */
   async learn(task: string, result: RunResult): Promise<void> {
     await this.assembler?.flush();
-    this.stepBase += result.steps;
     const commands = commandsThatWorked(result.messages);
     await this.memory.learn(this.workspace, {
       task,
