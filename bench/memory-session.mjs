@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, recallTool } from "@hands/agent";
 import { ScriptedProvider } from "@hands/llm";
-import { ContextAssembler, Memory, recallText } from "@hands/memory";
+import { ContextAssembler, FeedbackTracker, Memory, recallText } from "@hands/memory";
 
 const argv = process.argv.slice(2);
 const opt = (name, d) => (argv.includes(name) ? Number(argv[argv.indexOf(name) + 1]) : d);
@@ -92,7 +92,9 @@ const memory = new Memory({
   scope: "session",
   policy: { workingBudget: BUDGET },
 });
-const assembler = new ContextAssembler(memory, { budget: BUDGET });
+// --feedback: automatic used/unused feedback after each response, as the CLI runs it.
+const feedback = argv.includes("--feedback") ? new FeedbackTracker(memory) : undefined;
+const assembler = new ContextAssembler(memory, { budget: BUDGET, ...(feedback ? { feedback } : {}) });
 let fullChars = 0;
 let sentChars = 0;
 let maxSentTokens = 0;
@@ -210,6 +212,7 @@ const report = {
   goalRatio: 0.3,
   assembleMsMean: Math.round((assembleMs.reduce((a, b) => a + b, 0) / assembleMs.length) * 100) / 100,
   ingestMsMean: Math.round((ingestMs.reduce((a, b) => a + b, 0) / ingestMs.length) * 100) / 100,
+  ...(feedback ? { feedback: feedback.counts } : {}),
 };
 if (asJson) console.log(JSON.stringify(report, null, 2));
 else {

@@ -13,6 +13,19 @@ import { runToolCalls } from "./scheduler.js";
 import type { Tool, ToolContext } from "./tools/types.js";
 import { addUsage, emptyUsage } from "./usage.js";
 
+/**
+ * Events from outside the loop that join a run's stream while the run lasts (e.g. memory moves):
+ * called with the run's emitter when the run starts; returns the function that detaches it,
+ * called just before the result event.
+ */
+export type EventSource = (emit: (event: AgentEventInput) => void) => () => void;
+
+/** What the context hook is told besides the history and the step. */
+export interface ContextInfo {
+  /** Index in the history of this run's task (after earlier turns of a conversation). */
+  taskIndex: number;
+}
+
 export interface AgentOptions {
   provider: Provider;
   /** Real path of the workspace root. */
@@ -37,7 +50,9 @@ export interface AgentOptions {
    * Maps the full history to what the model is sent this step (e.g. memory assembling a
    * context within a token budget). Must not change the history; on error the full history is sent.
    */
-  context?: (history: readonly Message[], step: number) => Message[] | Promise<Message[]>;
+  context?: (history: readonly Message[], step: number, info: ContextInfo) => Message[] | Promise<Message[]>;
+  /** Their events join the run's stream, between run_start and the result. */
+  eventSources?: EventSource[];
 }
 
 export interface RunOptions {
@@ -112,6 +127,7 @@ export class Agent {
       runOptions.onMessage?.(m);
     };
     push({ role: "user", content: task });
+    const contextInfo: ContextInfo = { taskIndex: messages.length - 1 };
 
     emit({
       type: "run_start",
@@ -122,6 +138,16 @@ export class Agent {
       workspace: opts.workspace,
       maxSteps,
     });
+    // Nothing from outside may follow the result, the stream's last event.
+    let attached = true;
+    const fromSource = (event: AgentEventInput) => {
+      if (attached) emit(event);
+    };
+    const detachers = (opts.eventSources ?? []).map((source) => source(fromSource));
+    const detach = () => {
+      attached = false;
+      for (const d of detachers.splice(0)) d();
+    };
 
     let step = 0;
     let emptyReplies = 0;
@@ -136,6 +162,7 @@ export class Agent {
         usage,
         durationMs: performance.now() - started,
       };
+      detach();
       emit({ type: "result", ...outcome });
       return { runId, ...outcome, messages };
     };
@@ -147,7 +174,7 @@ export class Agent {
         let sent = messages;
         if (opts.context) {
           try {
-            sent = await opts.context(messages, step);
+            sent = await opts.context(messages, step, contextInfo);
           } catch {
             sent = messages;
           }
@@ -241,6 +268,7 @@ export class Agent {
         `stopped after the step limit of ${maxSteps} steps without a final answer`,
       );
     } finally {
+      detach();
       outer?.removeEventListener("abort", onAbort);
       if (sandbox) await sandbox.then((s) => s.destroy()).catch(() => {});
     }

@@ -17,6 +17,19 @@ export interface RunOutcome {
   durationMs: number;
 }
 
+/** What happened to a memory chunk (the kinds of @hands/memory's event log). */
+export type MemoryAction =
+  | "created"
+  | "scored"
+  | "promoted"
+  | "demoted"
+  | "compressed"
+  | "recalled"
+  | "accessed"
+  | "verified"
+  | "archived"
+  | "deleted";
+
 interface Base {
   /** Milliseconds since the epoch. */
   time: number;
@@ -73,6 +86,26 @@ export type AgentEvent =
       fullOutputPath?: string;
       durationMs: number;
       data?: Record<string, unknown>;
+    })
+  /** A memory move (when memory assembles the context): a chunk stored, scored, moved, compressed… */
+  | (Base & {
+      type: "memory";
+      step: number;
+      action: MemoryAction;
+      chunkId: string;
+      /** Sequence number in the memory's own log (`hands memory show ID` lists a chunk's moves). */
+      seq: number;
+      reason: string;
+      /** The layer it is in (created) or moved to (promoted, demoted, archived). */
+      layer?: string;
+      chunkType?: string;
+      tokens?: number;
+      /** Its importance (created) or new importance (scored). */
+      importance?: number;
+      /** compressed: the summary that now stands for it. */
+      summaryId?: string;
+      /** verified: confirmed, corrected… */
+      verification?: string;
     })
   | (Base & { type: "result" } & RunOutcome);
 

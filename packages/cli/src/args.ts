@@ -13,6 +13,9 @@ export interface CliArgs {
   maxTokens?: number;
   contextBudget?: number;
   memory: boolean;
+  memorySummaries?: string;
+  embeddingsUrl?: string;
+  embeddingsModel?: string;
   json: boolean;
   trace?: string;
   sandbox?: string;
@@ -52,6 +55,8 @@ Run:
   --allow-domain LIST only these domains (comma-separated), through a filtering proxy
   --context-budget N  memory assembles each step's context within N tokens (AdaMEM)
   --memory            the same with the default budget (half the model's context window)
+  --memory-summaries extractive|model|NAME   how memory summarises (default extractive, no model)
+  --embeddings-url URL, --embeddings-model NAME   an OpenAI-compatible /embeddings endpoint for memory
   --trace FILE        JSONL trace file (default: under the data directory)
   --json              one JSON event per line on stdout; the last line is the result
   --quiet             no live view on stderr
@@ -109,6 +114,9 @@ export function parseCliArgs(argv: string[]): CliArgs {
       ? { contextBudget: positiveInt("--context-budget", v["context-budget"]) }
       : {}),
     memory: v.memory ?? false,
+    ...(v["memory-summaries"] ? { memorySummaries: v["memory-summaries"] } : {}),
+    ...(v["embeddings-url"] ? { embeddingsUrl: v["embeddings-url"] } : {}),
+    ...(v["embeddings-model"] ? { embeddingsModel: v["embeddings-model"] } : {}),
     ...(v.trace ? { trace: v.trace } : {}),
     ...(v.sandbox ? { sandbox: v.sandbox } : {}),
     ...(v.network ? { network: v.network } : {}),
@@ -148,6 +156,9 @@ function parse(argv: string[]) {
       "max-tokens": { type: "string" },
       "context-budget": { type: "string" },
       memory: { type: "boolean" },
+      "memory-summaries": { type: "string" },
+      "embeddings-url": { type: "string" },
+      "embeddings-model": { type: "string" },
       json: { type: "boolean" },
       trace: { type: "string" },
       sandbox: { type: "string" },

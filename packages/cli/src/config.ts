@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import type { CliArgs } from "./args.js";
 import { UsageError } from "./args.js";
+import { type MemorySettings, parseMemoryConfig, resolveMemorySettings } from "./memory-config.js";
 import { projectConfigPath, userConfigPath } from "./paths.js";
 
 export type ProviderName = "openai" | "anthropic" | "react";
@@ -21,6 +22,8 @@ export interface FileConfig {
   approval?: string;
   /** MCP servers whose tools the agent may use, by name. */
   mcpServers?: Record<string, unknown>;
+  /** Memory (AdaMEM) settings: see memory-config.ts. */
+  memory?: unknown;
 }
 
 export interface Settings {
@@ -31,6 +34,7 @@ export interface Settings {
   maxSteps: number;
   maxTokens?: number;
   sandbox: string;
+  memory: MemorySettings;
   /** Where each setting that matters for troubleshooting came from. */
   sources: { baseUrl?: string; model?: string };
 }
@@ -57,8 +61,10 @@ export function resolveSettings(
   workspace: string,
   env: NodeJS.ProcessEnv = process.env,
 ): Settings {
-  const user = readConfigFile(userConfigPath(env));
-  const project = readConfigFile(projectConfigPath(workspace));
+  const userPath = userConfigPath(env);
+  const projectPath = projectConfigPath(workspace);
+  const user = readConfigFile(userPath);
+  const project = readConfigFile(projectPath);
   const pick = <K extends keyof FileConfig>(key: K): FileConfig[K] => project[key] ?? user[key];
 
   const provider = (args.provider ?? env.HANDS_PROVIDER ?? pick("provider") ?? "openai") as ProviderName;
@@ -99,6 +105,12 @@ export function resolveSettings(
     maxSteps,
     ...(maxTokens ? { maxTokens } : {}),
     sandbox,
+    memory: resolveMemorySettings(
+      args,
+      env,
+      parseMemoryConfig(project.memory, projectPath),
+      parseMemoryConfig(user.memory, userPath),
+    ),
     sources,
   };
 }

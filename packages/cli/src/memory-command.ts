@@ -1,8 +1,10 @@
 // `hands memory ls|show|search|stats|export`: inspect the memory file.
 import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { UsageError } from "./args.js";
+import { parseCliArgs, UsageError } from "./args.js";
+import { resolveSettings } from "./config.js";
+import { openEmbedder } from "./memory-open.js";
 import { dataDir } from "./paths.js";
+import { resolveWorkspace } from "./run.js";
 
 export const MEMORY_HELP = `Usage: hands memory <command> [options]
 
@@ -27,11 +29,26 @@ export async function runMemoryCommand(argv: string[], out: (s: string) => void)
     out(`${MEMORY_HELP}\n`);
     return 0;
   }
-  const path = flags.get("db") ?? join(dataDir(), "memory.db");
+  // The file and embedder the configuration gives runs in this folder (one file per embedding model).
+  const settings = resolveSettings(parseCliArgs([]), resolveWorkspace(process.cwd()));
+  const configured = await openEmbedder(settings.memory, dataDir(), (t) =>
+    process.stderr.write(`hands: ${t}\n`),
+  );
+  const path = flags.get("db") ?? configured.path;
   if (!existsSync(path))
     throw new UsageError(`no memory file at ${path} (run a task with --context-budget first)`);
-  const { Memory, SqliteStore, HashEmbedder } = await import("@hands/memory");
-  const embedder = new HashEmbedder();
+  const { Memory, SqliteStore, HashEmbedder, storedDimensions } = await import("@hands/memory");
+  // A file made with another embedding model (--db) opens with its own vector size; only
+  // search needs the embedder that made it.
+  const dims = storedDimensions(path) ?? configured.embedder?.dimensions ?? 256;
+  let embedder = configured.embedder ?? new HashEmbedder();
+  if (embedder.dimensions !== dims) {
+    if (cmd === "search")
+      throw new UsageError(
+        `${path} holds ${dims}-dimension vectors from another embedding model than the one configured here; search it from the folder whose configuration made it`,
+      );
+    embedder = new HashEmbedder(dims);
+  }
   const store = new SqliteStore({ path, dimensions: embedder.dimensions });
   const scope = flags.get("scope");
   const memory = new Memory({ store, embedder, ...(scope ? { scope } : {}) });

@@ -1,64 +1,174 @@
-// Memory for a run: loaded only when --context-budget (or --memory) is on, so a plain run
-// never pays for SQLite. Assembles each step's context within the budget, gives the model a
-// recall tool, and after the run keeps what it learned for the workspace's next tasks.
-import { join } from "node:path";
-import type { RecallSource, RunResult } from "@hands/agent";
+// Memory for the agent: loaded only when memory is on (a budget, --memory or memory.enabled),
+// so a plain run never pays for SQLite. One AgentMemory serves a one-shot run or a whole
+// interactive conversation: it assembles each step's context within the budget, answers the
+// recall tool, puts memory moves on the run's event stream, keeps what each task taught the
+// workspace, compacts a conversation on /compact, and runs lifecycle maintenance when due.
+import {
+  type AgentOptions,
+  type ContextInfo,
+  type EventSource,
+  type RecallSource,
+  type RunResult,
+  recallTool,
+  type Tool,
+} from "@hands/agent";
 import type { Message } from "@hands/llm";
+import type { ContextAssembler, Memory } from "@hands/memory";
+import { MemoryEventBridge } from "./memory-events.js";
+import { type MemoryHost, maintainIfDue, openMemory } from "./memory-open.js";
+import { repoFacts, scanProject } from "./project-scan.js";
 
-/** Context windows of common models, in tokens; others are assumed to have 128k. */
-const WINDOWS: [RegExp, number][] = [
-  [/claude/, 200_000],
-  [/gpt-4\.1/, 1_000_000],
-  [/gpt-4o|gpt-5|o[134]/, 128_000],
-  [/llama|qwen|mistral|gemma/, 32_000],
-];
+/** Tokens of conversation a /compact summarises (the newest; older ones stay recallable). */
+const COMPACT_TOKENS = 16_000;
 
-/** The default budget: a share (half) of the model's context window. */
-export function defaultContextBudget(model: string): number {
-  const w = WINDOWS.find(([re]) => re.test(model))?.[1] ?? 128_000;
-  return Math.floor(w / 2);
-}
+export class AgentMemory {
+  private assembler: ContextAssembler | undefined;
+  /** The agent's current step, and the steps of earlier requests of the conversation. */
+  private step = 0;
+  private stepBase = 0;
+  /** Estimated tokens of the latest assembled context (on the scale of the budget). */
+  contextTokens = 0;
 
-export interface RunMemory {
-  context: (history: readonly Message[], step: number) => Promise<Message[]>;
-  recall: RecallSource;
-  finish(task: string, result: RunResult): Promise<void>;
-}
+  private constructor(
+    private readonly memory: Memory,
+    private readonly path: string,
+    readonly budget: number,
+    private readonly bridge: MemoryEventBridge,
+    private readonly host: MemoryHost,
+    private readonly workspace: string,
+  ) {}
 
-export async function openRunMemory(opts: {
-  dataDir: string;
-  runId: string;
-  workspace: string;
-  task: string;
-  budget: number;
-}): Promise<RunMemory> {
-  const { ContextAssembler, Memory } = await import("@hands/memory");
-  const memory = new Memory({
-    path: join(opts.dataDir, "memory.db"),
-    scope: opts.runId,
-    policy: { workingBudget: opts.budget },
-  });
-  const learned = await memory.recallWorkspace(opts.workspace, opts.task, Math.min(800, opts.budget / 10));
-  const preamble = learned.items.length
-    ? `What earlier tasks in this workspace taught (may be out of date):\n${learned.items.map((i) => `- ${i.text}`).join("\n")}`
-    : undefined;
-  const assembler = new ContextAssembler(memory, { budget: opts.budget, ...(preamble ? { preamble } : {}) });
-  return {
-    context: (history, step) => assembler.assemble(history, step),
-    recall: { recall: (id) => assembler.recall(id) },
-    async finish(task, result) {
-      try {
-        await assembler.flush();
-        await memory.learn(opts.workspace, {
-          task,
-          outcome: `${result.status}${result.answer ? `: ${result.answer.slice(0, 400)}` : ""}`,
-          commands: commandsThatWorked(result.messages),
-        });
-      } finally {
-        memory.close();
-      }
+  static async open(host: MemoryHost, workspace: string, scope: string): Promise<AgentMemory> {
+    let self: AgentMemory | undefined;
+    const bridge = new MemoryEventBridge(() => self?.step ?? 0);
+    const { memory, path, budget } = await openMemory(host, scope, bridge.onEvent);
+    self = new AgentMemory(memory, path, budget, bridge, host, workspace);
+    return self;
+  }
+
+  /** The Agent's `context` hook. */
+  readonly context = async (
+    history: readonly Message[],
+    step: number,
+    info?: ContextInfo,
+  ): Promise<Message[]> => {
+    // A new run of the conversation starts again at step 1.
+    if (step <= this.step) this.stepBase += this.step;
+    this.step = step;
+    const task = info?.taskIndex ?? 1;
+    this.assembler ??= await this.newAssembler(history[task]?.content ?? "");
+    // Steps count on across a conversation's requests, so each chunk's step (used to find
+    // neighbouring turns) is unique in the conversation.
+    const sent = await this.assembler.assemble(history, this.stepBase + step, task);
+    this.contextTokens = estimateTokens(sent);
+    return sent;
+  };
+
+  readonly recall: RecallSource = {
+    recall: async (id) => {
+      if (this.assembler) return this.assembler.recall(id);
+      const { recallText } = await import("@hands/memory");
+      return recallText(this.memory, id);
     },
   };
+
+  /** Memory moves, for the run's event stream (Agent eventSources). */
+  get events(): EventSource {
+    return this.bridge.source;
+  }
+
+  /** What an Agent needs to use this memory: the context hook and the event source. */
+  agentOptions(): Pick<AgentOptions, "context" | "eventSources"> {
+    return { context: this.context, eventSources: [this.events] };
+  }
+
+  /** The recall tool, answered from this memory. */
+  get tool(): Tool {
+    return recallTool(this.recall) as Tool;
+  }
+
+  /** The first task of a conversation recalls what earlier tasks taught the workspace. */
+  private async newAssembler(task: string): Promise<ContextAssembler> {
+    const { ContextAssembler, FeedbackTracker } = await import("@hands/memory");
+    const learned = await this.memory.recallWorkspace(this.workspace, task, Math.min(800, this.budget / 10));
+    const preamble = learned.items.length
+      ? `What earlier tasks in this workspace taught (may be out of date):\n${learned.items.map((i) => `- ${i.text}`).join("\n")}`
+      : undefined;
+    return new ContextAssembler(this.memory, {
+      budget: this.budget,
+      feedback: new FeedbackTracker(this.memory),
+      ...(preamble ? { preamble } : {}),
+    });
+  }
+
+  /** After a task (a run, or one request of a session): its outcome, the commands that worked, repository facts. */
+  async learn(task: string, result: RunResult): Promise<void> {
+    await this.assembler?.flush();
+    const commands = commandsThatWorked(result.messages);
+    await this.memory.learn(this.workspace, {
+      task,
+      outcome: `${result.status}${result.answer ? `: ${result.answer.slice(0, 400)}` : ""}`,
+      commands,
+      facts: repoFacts(scanProject(this.workspace), commands),
+    });
+  }
+
+  /**
+   * /compact: the conversation's requests, answers and calls become one summary in memory
+   * (by the configured summarizer) that points back to them; returns the history that
+   * replaces the conversation. Everything stays recallable. Undefined: memory has not seen
+   * the conversation (e.g. a resumed session before its first request).
+   */
+  async compact(): Promise<Message[] | undefined> {
+    if (!this.assembler) return undefined;
+    await this.assembler.flush();
+    const picked: string[] = [];
+    let tokens = 0;
+    for (const c of this.memory.store.list({
+      scope: this.memory.scope,
+      types: ["user_input", "agent_response", "tool_call"],
+      uncompressedOnly: true,
+      order: "newest",
+      limit: 2000,
+    })) {
+      if (tokens + c.tokens > COMPACT_TOKENS) break;
+      tokens += c.tokens;
+      picked.push(c.id);
+    }
+    if (picked.length === 0) return undefined;
+    const summary = await this.memory.compress(picked.reverse(), "the user compacted the conversation");
+    // The next request starts a new history; the old one is still found by retrieval.
+    this.assembler = undefined;
+    return [
+      {
+        role: "user",
+        content: `Summary of the conversation so far (recall "${summary.id}" for all of it):\n${summary.content}`,
+      },
+      { role: "assistant", content: "Understood; I will continue from this summary." },
+    ];
+  }
+
+  /** Stores what is pending, runs maintenance when due, closes the file. */
+  async close(): Promise<void> {
+    try {
+      await this.assembler?.flush();
+      maintainIfDue(this.memory, this.path, this.host.settings.maintainEveryMs);
+    } finally {
+      this.memory.close();
+    }
+  }
+}
+
+/** Tokens of messages as the budget counts them (4 characters a token, 4 a message). */
+function estimateTokens(messages: Message[]): number {
+  let n = 0;
+  for (const m of messages) {
+    let chars = m.content.length;
+    if (m.role === "assistant")
+      for (const c of m.toolCalls ?? []) chars += c.name.length + c.arguments.length;
+    n += Math.ceil(chars / 4) + 4;
+  }
+  return n;
 }
 
 /** run_command calls whose result was not an error, in order, without repeats. */

@@ -10,8 +10,6 @@ import {
   createApprovalGate,
   projectInstructions,
   type RunStatus,
-  recallTool,
-  type Tool,
   TraceWriter,
 } from "@hands/agent";
 import { createProvider, type Provider } from "@hands/llm";
@@ -19,6 +17,7 @@ import { HELP, parseCliArgs, UsageError } from "./args.js";
 import { resolveSettings, type Settings } from "./config.js";
 import { findLocalServer, listModels, noModelHelp } from "./discover.js";
 import { auditListener, loadPolicy } from "./interactive/audit.js";
+import type { MemoryHost } from "./memory-open.js";
 import { dataDir } from "./paths.js";
 import { COLOR, LiveView, PLAIN } from "./render.js";
 import { prepareSandbox } from "./sandbox-setup.js";
@@ -110,12 +109,12 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
   const instructions = projectInstructions(workspace);
   const policy = loadPolicy(workspace);
   // Memory only when asked for: a plain run never loads SQLite.
-  const budget =
-    args.contextBudget ??
-    envBudget(process.env.HANDS_CONTEXT_BUDGET) ??
-    (args.memory ? (await import("./memory-run.js")).defaultContextBudget(provider.model) : undefined);
-  const memory = budget
-    ? await (await import("./memory-run.js")).openRunMemory({ dataDir: data, runId, workspace, task, budget })
+  const memory = settings.memory.enabled
+    ? await (await import("./memory-run.js")).AgentMemory.open(
+        memoryHost(settings, provider, data, (t) => err(style.yellow(`hands: ${t}\n`))),
+        workspace,
+        runId,
+      )
     : undefined;
   const box = await prepareSandbox(
     { kind: settings.sandbox, workspace, network: args.network, allowDomain: args.allowDomain },
@@ -124,8 +123,8 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
   const agentOptions: AgentOptions = {
     provider,
     workspace,
-    tools: memory ? [...builtinTools(), recallTool(memory.recall) as Tool] : builtinTools(),
-    ...(memory ? { context: memory.context } : {}),
+    tools: memory ? [...builtinTools(), memory.tool] : builtinTools(),
+    ...memory?.agentOptions(),
     createSandbox: box.create,
     maxSteps: settings.maxSteps,
     ...(settings.maxTokens ? { maxTokens: settings.maxTokens } : {}),
@@ -162,13 +161,34 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
       if (result.status === "done") process.stdout.write(`${result.answer}\n`);
       else if (args.quiet) err(`hands: ${result.status}: ${result.reason ?? ""}\n`);
     }
-    await memory?.finish(task, result).catch(() => {});
+    await memory?.learn(task, result).catch(() => {});
     return EXIT_CODES[result.status];
   } finally {
     process.off("SIGINT", onSigint);
     await box.close();
     trace.close();
+    await memory?.close().catch(() => {});
   }
+}
+
+/** What memory needs from the run: its settings, the model, a way to reach other models, a voice. */
+export function memoryHost(
+  settings: Settings,
+  provider: Provider,
+  dataDir: string,
+  warn: (text: string) => void,
+): MemoryHost {
+  return {
+    settings: settings.memory,
+    dataDir,
+    provider,
+    namedProvider: async (model) => {
+      const p = await resolveProvider(settings, warn, () => {}, model);
+      if (typeof p === "number") throw new UsageError(`no model server for the summary model ${model}`);
+      return p;
+    },
+    warn,
+  };
 }
 
 /** Finds the model endpoint and model name; a number is an exit code (nothing found). */
@@ -217,14 +237,6 @@ export async function resolveProvider(
 export function approvalMode(value: string): "auto" | "ask" | "read-only" {
   if (value === "auto" || value === "ask" || value === "read-only") return value;
   throw new UsageError(`unknown approval mode "${value}"; use auto, ask or read-only`);
-}
-
-function envBudget(value: string | undefined): number | undefined {
-  if (!value) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0)
-    throw new UsageError(`HANDS_CONTEXT_BUDGET must be a positive whole number, got "${value}"`);
-  return n;
 }
 
 export function resolveWorkspace(dir: string): string {

@@ -5,9 +5,10 @@
 // Messages sent unchanged are the history's own objects (never mutated), so the request
 // encoder can reuse their bytes; changed ones are new objects.
 import type { Message } from "@hands/llm";
+import { type ContextFeedback, MAX_JUDGED, type ShownChunk, type StepView } from "./feedback.js";
 import { type Memory, newId, type RetrievedItem } from "./memory.js";
 import { estimateTokens } from "./text.js";
-import type { ChunkType } from "./types.js";
+import type { Chunk, ChunkType } from "./types.js";
 
 export interface ContextOptions {
   /** Tokens for the whole context. */
@@ -16,6 +17,8 @@ export interface ContextOptions {
   recentShare?: number;
   /** Workspace knowledge from earlier tasks, shown after the task. */
   preamble?: string;
+  /** Told, once a step's new messages are stored, what the step before showed (see FeedbackTracker). */
+  feedback?: ContextFeedback;
 }
 
 interface Group {
@@ -63,14 +66,22 @@ export class ContextAssembler {
   }
   /** The last step's retrieval query and what it returned (for inspection). */
   last?: { query: string; items: RetrievedItem[]; notes: number };
+  /** Index of the current request in the history (its words are the goal). */
+  private task = 0;
+  /** What the last step showed, for feedback. */
+  private view: StepView | undefined;
 
   constructor(
     private readonly memory: Memory,
     private readonly options: ContextOptions,
   ) {}
 
-  /** Maps the full history to the messages to send; the history is never changed. */
-  async assemble(history: readonly Message[], step: number): Promise<Message[]> {
+  /**
+   * Maps the full history to the messages to send; the history is never changed. `task`: the
+   * index of the current request — in a conversation, a later user message than history[1]
+   * (which opened it); it is always sent, and the goal and the retrieval query follow it.
+   */
+  async assemble(history: readonly Message[], step: number, task = 1): Promise<Message[]> {
     const memory = this.memory;
     await this.flush();
     memory.step = step;
@@ -81,19 +92,23 @@ export class ContextAssembler {
         layer: "long_term",
         meta: { role: "system" },
       });
-      const task = await memory.add({
+      const first = await memory.add({
         type: "user_input",
         content: history[1]!.content,
         importance: 1,
         meta: { role: "task" },
       });
-      this.fixedIds.push(sys.id, task.id);
-      memory.setGoal(history[1]!.content);
+      this.fixedIds.push(sys.id, first.id);
       this.seen = 2;
+    }
+    if (task !== this.task && history[task]) {
+      this.task = task;
+      memory.setGoal(history[task]!.content);
     }
     // New messages are grouped now but stored after retrieval: the query (the latest step)
     // then is not in the store, so its own one-off words do not count as rare matches.
     const pending = this.stage(history);
+    const shownBefore = this.view;
     const head = history.slice(0, 2) as Message[];
     const preamble = this.options.preamble
       ? ({ role: "user", content: this.options.preamble } as Message)
@@ -114,10 +129,16 @@ export class ContextAssembler {
       chosen.set(lastIdx, squeezed.messages);
       left -= squeezed.tokens;
     }
+    const pinned = task > 1 ? this.groupStarting(task) : undefined;
+    if (pinned !== undefined && !chosen.has(pinned)) {
+      chosen.set(pinned, this.groups[pinned]!.messages);
+      left -= this.groups[pinned]!.tokens;
+    }
     // Recent steps, newest first, within their share.
     let recentLeft = Math.floor(Math.max(0, left) * (this.options.recentShare ?? 0.5));
     let i = lastIdx - 1;
     for (; i >= 0; i--) {
+      if (i === pinned) continue;
       const g = this.groups[i]!;
       if (g.tokens > recentLeft) break;
       chosen.set(i, g.messages);
@@ -126,12 +147,13 @@ export class ContextAssembler {
     }
     // Older steps: the best of the rest, by retrieval against the current step.
     const notes: string[] = [];
+    const shown: ShownChunk[] = [];
     if (i >= 0 && left > 50) {
       const exclude = new Set<string>(this.fixedIds);
       for (const [gi] of chosen) for (const id of this.groups[gi]!.chunkIds) exclude.add(id);
       // The task, and the end of the latest step (where results and the next need show).
       const lastText = last.messages.map(messageText).join("\n");
-      const query = `${history[1]!.content}\n${lastText.slice(-1500)}`;
+      const query = `${history[task]?.content ?? ""}\n${lastText.slice(-1500)}`;
       // Labels cost tokens too: ask for less, then enforce the real cost below.
       const noteBudget = Math.floor((left - 40) * 0.75);
       let noteLeft = left - 40;
@@ -148,7 +170,8 @@ export class ContextAssembler {
       this.last = { query, items: found.items, notes: 0 };
       for (const item of found.items) {
         const gi = this.chunkToGroup.get(item.chunk.id);
-        if (gi === undefined || gi > i || chosen.has(gi)) continue;
+        // Not in this history: from earlier in the conversation (before a /compact), unless a summary.
+        if (gi === undefined ? !fromEarlier(item.chunk) : gi > i || chosen.has(gi)) continue;
         const label = item.chunk.meta.tool
           ? `${item.chunk.meta.tool} result`
           : item.chunk.type.replace("_", " ");
@@ -160,6 +183,7 @@ export class ContextAssembler {
         if (cost > noteLeft) continue;
         noteLeft -= cost;
         notes.push(note);
+        shown.push({ id: item.chunk.id, text: item.text, retrieved: true });
         this.last.notes++;
       }
     }
@@ -172,12 +196,17 @@ export class ContextAssembler {
       });
     for (const gi of [...chosen.keys()].sort((a, b) => a - b)) out.push(...chosen.get(gi)!);
     for (const m of out) this.sentChars += messageText(m).length;
+    if (this.options.feedback) this.view = this.stepView(out, chosen, shown);
     // Stored off the critical path: the request goes out first, the writes overlap the model's
     // latency. The next step (or flush) waits for them.
     this.writing = new Promise((resolve, reject) =>
       setImmediate(() => {
         const t = performance.now();
         this.persist(pending).then(() => {
+          this.options.feedback?.observe(
+            shownBefore,
+            pending.map((p) => ({ id: p.id, message: p.m })),
+          );
           this.ingestMs = performance.now() - t;
           resolve();
         }, reject);
@@ -186,6 +215,31 @@ export class ContextAssembler {
     // Handled here so a failed write never crashes the process; flush() still reports it.
     this.writing.catch(() => {});
     return out;
+  }
+
+  /** What the model is shown: the notes, then user input and tool results sent verbatim, newest first. */
+  private stepView(out: Message[], chosen: Map<number, Message[]>, shown: ShownChunk[]): StepView {
+    const groups = [...chosen.keys()].sort((a, b) => b - a);
+    for (const gi of groups) {
+      const ids = this.groups[gi]!.chunkIds;
+      for (const [j, m] of chosen.get(gi)!.entries())
+        if (m.role === "tool" || m.role === "user")
+          shown.push({ id: ids[j]!, text: m.content, retrieved: false });
+      if (shown.length >= MAX_JUDGED) break;
+    }
+    const fixed = out.slice(0, 2).map((m) => m.content);
+    if (this.options.preamble) fixed.push(this.options.preamble);
+    return { shown: shown.slice(0, MAX_JUDGED), fixed };
+  }
+
+  /** The group the message at `index` starts (a user message always starts one). */
+  private groupStarting(index: number): number | undefined {
+    for (let gi = this.groups.length - 1; gi >= 0; gi--) {
+      const start = this.groups[gi]!.start;
+      if (start === index) return gi;
+      if (start < index) return undefined;
+    }
+    return undefined;
   }
 
   /** Records new history messages as chunks, grouped by step (a call with its results). */
@@ -238,6 +292,11 @@ export class ContextAssembler {
     });
     return { messages, tokens };
   }
+}
+
+/** A chunk of this scope that no history message stands for: an earlier part of the conversation. */
+function fromEarlier(c: Chunk): boolean {
+  return c.type !== "summary" && c.meta.role !== "system";
 }
 
 /** The text the recall tool returns for an id (summary expanded) or, failing that, a search. */

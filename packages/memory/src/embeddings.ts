@@ -71,33 +71,54 @@ export class OpenAIEmbedder implements Embedder {
     this.dimensions = options.dimensions;
   }
 
+  /** An embedder for the endpoint; without `dimensions`, one request finds out the vectors' size. */
+  static async connect(
+    options: Omit<OpenAIEmbedderOptions, "dimensions"> & { dimensions?: number },
+    signal?: AbortSignal,
+  ): Promise<OpenAIEmbedder> {
+    const dimensions =
+      options.dimensions ?? (await requestEmbeddings(options, ["dimensions"], signal))[0]!.length;
+    if (!dimensions) throw new Error("embeddings: the endpoint returned an empty vector");
+    return new OpenAIEmbedder({ ...options, dimensions });
+  }
+
   async embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
     const out: Float32Array[] = [];
     const size = this.options.batchSize ?? 64;
     for (let i = 0; i < texts.length; i += size) {
-      const batch = texts.slice(i, i + size);
-      const res = await fetch(`${this.options.baseURL.replace(/\/+$/, "")}/embeddings`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
-        },
-        body: JSON.stringify({ model: this.options.model, input: batch }),
-        ...(signal ? { signal } : {}),
-      });
-      if (!res.ok) throw new Error(`embeddings request failed: HTTP ${res.status} ${await res.text()}`);
-      const body = (await res.json()) as { data?: { index: number; embedding: number[] }[] };
-      const rows = [...(body.data ?? [])].sort((a, b) => a.index - b.index);
-      if (rows.length !== batch.length)
-        throw new Error(`embeddings: asked for ${batch.length}, got ${rows.length}`);
-      for (const r of rows) {
-        if (r.embedding.length !== this.dimensions)
-          throw new Error(`embeddings: expected ${this.dimensions} dimensions, got ${r.embedding.length}`);
-        out.push(normalize(Float32Array.from(r.embedding)));
+      for (const e of await requestEmbeddings(this.options, texts.slice(i, i + size), signal)) {
+        if (e.length !== this.dimensions)
+          throw new Error(`embeddings: expected ${this.dimensions} dimensions, got ${e.length}`);
+        out.push(normalize(Float32Array.from(e)));
       }
     }
     return out;
   }
+}
+
+async function requestEmbeddings(
+  options: Pick<OpenAIEmbedderOptions, "baseURL" | "model" | "apiKey">,
+  batch: string[],
+  signal?: AbortSignal,
+): Promise<number[][]> {
+  const res = await fetch(`${options.baseURL.replace(/\/+$/, "")}/embeddings`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+    },
+    body: JSON.stringify({ model: options.model, input: batch }),
+    ...(signal ? { signal } : {}),
+  });
+  if (!res.ok)
+    throw new Error(`embeddings request failed: HTTP ${res.status} ${(await res.text()).slice(0, 300)}`);
+  const body = (await res.json()) as { data?: { index: number; embedding: number[] }[] };
+  const rows = [...(body.data ?? [])].sort((a, b) => a.index - b.index);
+  if (rows.length !== batch.length)
+    throw new Error(`embeddings: asked for ${batch.length}, got ${rows.length}`);
+  if (rows.some((r) => !Array.isArray(r.embedding) || r.embedding.some((x) => typeof x !== "number")))
+    throw new Error("embeddings: the answer holds a vector that is not a list of numbers");
+  return rows.map((r) => r.embedding);
 }
 
 export function normalize(v: Float32Array): Float32Array {

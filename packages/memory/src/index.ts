@@ -1,10 +1,13 @@
 export * from "./context.js";
 export * from "./embeddings.js";
+export * from "./feedback.js";
 export * from "./importance.js";
 export * from "./memory.js";
+export * from "./resilient-embedder.js";
 export * from "./select.js";
 export * from "./sqlite-store.js";
 export type * from "./store.js";
 export * from "./summarize.js";
 export * from "./text.js";
 export type * from "./types.js";
+export * from "./workspace-facts.js";

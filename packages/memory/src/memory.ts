@@ -19,6 +19,7 @@ import type {
   NewChunk,
   Snapshot,
 } from "./types.js";
+import { LIVE_LAYERS, rememberFacts, type WorkspaceFact } from "./workspace-facts.js";
 
 export interface LifecyclePolicy {
   /** Tokens of working memory; the bar to enter it rises as this fills. */
@@ -114,7 +115,8 @@ export interface Learned {
   task: string;
   outcome: string;
   commands?: string[];
-  facts?: string[];
+  /** Facts about the repository; a keyed fact replaces the older one with its key. */
+  facts?: (string | WorkspaceFact)[];
 }
 
 export function newId(): string {
@@ -541,6 +543,17 @@ export class Memory {
     return events.length;
   }
 
+  /** Archives a chunk: kept, with the reason, but out of the live layers. */
+  archive(id: string, reason: string): void {
+    const c = this.store.get(id);
+    if (!c || c.layer === "archived") return;
+    if (c.scope === this.scope) {
+      if (c.layer === "working") this.workingTokens -= c.tokens;
+      if (c.layer === "short_term") this.shortTermCount--;
+    }
+    this.commit([{ kind: "archived", id, layer: "archived", time: this.clock(), reason }]);
+  }
+
   /** Lifecycle: idle decay, archiving, and (only if the policy says so) deletion. */
   maintain(): { decayed: number; archived: number; deleted: number } {
     const now = this.clock();
@@ -608,23 +621,25 @@ export class Memory {
         meta: { kind: "outcome" },
       }),
     );
-    for (const c of learned.commands ?? [])
-      out.push(
-        await this.add({
-          ...base,
-          type: "fact",
-          content: `Command that worked: ${c}`,
-          meta: { kind: "command" },
-        }),
-      );
-    for (const f of learned.facts ?? [])
-      out.push(await this.add({ ...base, type: "fact", content: f, meta: { kind: "repo_fact" } }));
+    const facts: WorkspaceFact[] = [
+      ...(learned.commands ?? []).map((c) => ({
+        key: `command:${c}`,
+        text: `Command that worked: ${c}`,
+        kind: "command",
+      })),
+      ...(learned.facts ?? []).map((f) => (typeof f === "string" ? { key: `fact:${f}`, text: f } : f)),
+    ];
+    out.push(...(await rememberFacts(this, scope, facts, base)));
     return out;
   }
 
   /** What earlier tasks in this workspace taught that bears on `task`. */
   async recallWorkspace(workspace: string, task: string, budget: number): Promise<Retrieval> {
-    return this.retrieve(task, { budget, filter: { scope: workspaceScope(workspace) }, fullOnly: true });
+    return this.retrieve(task, {
+      budget,
+      filter: { scope: workspaceScope(workspace), layers: [...LIVE_LAYERS] },
+      fullOnly: true,
+    });
   }
 
   snapshot(): Snapshot {

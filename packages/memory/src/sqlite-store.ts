@@ -647,3 +647,19 @@ export class SqliteStore implements MemoryStore {
     if (this.db.open) this.db.close();
   }
 }
+
+/** The size of the vectors a memory file was made with (undefined: not a memory file yet). */
+export function storedDimensions(path: string): number | undefined {
+  const Database = require("better-sqlite3") as typeof BetterSqlite3;
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    const row = db.prepare("SELECT value FROM meta WHERE key = 'dimensions'").get() as
+      | { value: string }
+      | undefined;
+    return row ? Number(row.value) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    db.close();
+  }
+}

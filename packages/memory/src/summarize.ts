@@ -22,7 +22,11 @@ export function summarizeSync(texts: string[], maxTokens: number): string {
 
 export class LlmSummarizer implements Summarizer {
   readonly name: string;
-  constructor(private readonly provider: Provider) {
+  constructor(
+    private readonly provider: Provider,
+    /** Told when a summary falls back to the extractive one (the model failed or said nothing). */
+    private readonly onFallback?: (error: Error) => void,
+  ) {
     this.name = `llm:${provider.model}`;
   }
 
@@ -43,8 +47,10 @@ export class LlmSummarizer implements Summarizer {
       });
       const text = res.message.content.trim();
       if (text) return text;
-    } catch {
+      this.onFallback?.(new Error("the model returned an empty summary"));
+    } catch (err) {
       // A failed summary must not lose the chunk: fall back to the extractive one.
+      this.onFallback?.(err instanceof Error ? err : new Error(String(err)));
     }
     return summarizeSync(texts, maxTokens);
   }

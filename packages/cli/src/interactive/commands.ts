@@ -134,7 +134,10 @@ async function undo(state: SessionState): Promise<void> {
   state.writer?.message(ack);
 }
 
-/** Replaces the conversation with the model's summary of it. */
+/**
+ * Replaces the conversation with a summary of it: with memory, a memory chunk that points back
+ * to every message (all stay recallable); without, the model's own summary.
+ */
 async function compact(state: SessionState): Promise<void> {
   const { view } = state;
   if (state.history.length === 0) {
@@ -143,31 +146,36 @@ async function compact(state: SessionState): Promise<void> {
   }
   view.startSpinner("compacting");
   try {
-    const messages: Message[] = [
-      { role: "system", content: "You summarise coding sessions for the agent that continues them." },
-      ...state.history.filter((m) => m.role !== "tool"),
-      {
-        role: "user",
-        content:
-          "Summarise this conversation for yourself: the requests, what was done (files, commands, results), what is left, and facts to remember. Be concise.",
-      },
-    ];
-    // Tool results are left out, so tool calls go too: the summary needs the words, not the calls.
-    const plain = messages.map(
-      (m): Message => (m.role === "assistant" ? { role: "assistant", content: m.content } : m),
-    );
-    const r = await state.provider.complete({ messages: plain, tools: [] });
-    view.stopSpinner();
-    const summary = r.message.content.trim();
     const before = state.history.length;
-    state.history = [
-      { role: "user", content: `Summary of the conversation so far:\n${summary}` },
-      { role: "assistant", content: "Understood; I will continue from this summary." },
-    ];
+    state.history = (await state.memory?.compact()) ?? (await modelSummary(state));
+    view.stopSpinner();
     state.writer?.append({ type: "compact", time: Date.now(), messages: state.history });
-    view.print(`Compacted ${before} messages into a summary (${summary.length} characters).`);
+    view.print(
+      `Compacted ${before} messages into a summary (${state.history[0]!.content.length} characters).`,
+    );
   } catch (e) {
     view.stopSpinner();
     view.print(view.style.red(`Compacting failed: ${(e as Error).message}`));
   }
+}
+
+async function modelSummary(state: SessionState): Promise<Message[]> {
+  const messages: Message[] = [
+    { role: "system", content: "You summarise coding sessions for the agent that continues them." },
+    ...state.history.filter((m) => m.role !== "tool"),
+    {
+      role: "user",
+      content:
+        "Summarise this conversation for yourself: the requests, what was done (files, commands, results), what is left, and facts to remember. Be concise.",
+    },
+  ];
+  // Tool results are left out, so tool calls go too: the summary needs the words, not the calls.
+  const plain = messages.map(
+    (m): Message => (m.role === "assistant" ? { role: "assistant", content: m.content } : m),
+  );
+  const r = await state.provider.complete({ messages: plain, tools: [] });
+  return [
+    { role: "user", content: `Summary of the conversation so far:\n${r.message.content.trim()}` },
+    { role: "assistant", content: "Understood; I will continue from this summary." },
+  ];
 }

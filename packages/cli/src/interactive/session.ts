@@ -25,10 +25,11 @@ import {
 import type { Message, Provider, Usage } from "@hands/llm";
 import { type CliArgs, UsageError } from "../args.js";
 import { readConfigFile, resolveSettings } from "../config.js";
+import type { AgentMemory } from "../memory-run.js";
 import { dataDir, projectConfigPath, userConfigPath } from "../paths.js";
 import { extractPlan, PLAN_INSTRUCTIONS, planExecutionRequest, planRequest } from "../plan.js";
 import { COLOR, PLAIN } from "../render.js";
-import { approvalMode, resolveProvider, resolveWorkspace } from "../run.js";
+import { approvalMode, memoryHost, resolveProvider, resolveWorkspace } from "../run.js";
 import { prepareSandbox } from "../sandbox-setup.js";
 import { makeAsker } from "./approve.js";
 import { auditListener, loadPolicy } from "./audit.js";
@@ -51,6 +52,8 @@ export interface SessionState {
   checkpoints: TurnCheckpoints;
   store: SessionStore;
   writer: SessionWriter | undefined;
+  /** When memory is on: it assembles every request's context, across the conversation. */
+  memory: AgentMemory | undefined;
   /** Switches the model (/model). */
   switchModel(name: string): Promise<void>;
   /** Runs one request; `plan` makes it a planning request (read-only tools). */
@@ -116,6 +119,13 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     onWarning: (m) => view.print(style.yellow(`  ! ${m}`)),
   });
   const instructions = projectInstructions(workspace);
+  const memory = settings.memory.enabled
+    ? await (await import("../memory-run.js")).AgentMemory.open(
+        memoryHost(settings, provider, data, (t) => view.print(style.yellow(t))),
+        workspace,
+        `chat-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
+      )
+    : undefined;
 
   // MCP servers from the project or user config; their tools join the built-in ones.
   let mcp: McpConnection | undefined;
@@ -131,16 +141,20 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     for (const e of mcp.errors) out(style.yellow(`${e}\n`));
   }
 
-  const status = (width?: number) =>
-    view.statusLine({
+  const status = (width?: number) => {
+    // With memory, the context is what memory assembled, on the scale of its budget.
+    if (memory) view.contextTokens = memory.contextTokens;
+    const budget = memory ? memory.budget : settings.maxTokens;
+    return view.statusLine({
       model: provider.model,
       workspace,
       sandbox: box.kind,
       approval: state.mode,
       usage,
-      ...(settings.maxTokens ? { contextBudget: settings.maxTokens } : {}),
+      ...(budget ? { contextBudget: budget } : {}),
       ...(width ? { width } : {}),
     });
+  };
   // While a request runs, the status line stays on the terminal's last row where that is safe.
   const bar = tty && StatusBar.supported(process.stdout) ? new StatusBar(process.stdout, status) : undefined;
 
@@ -148,8 +162,9 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
   const todoTool = createTodoTool((items) => {
     todos = items;
   }) as Tool;
-  const tools = [...builtinTools(), todoTool, ...(mcp?.tools ?? [])];
-  const readOnlyTools = builtinTools().filter((t) => t.readOnly);
+  const memoryTools = memory ? [memory.tool] : [];
+  const tools = [...builtinTools(), todoTool, ...(mcp?.tools ?? []), ...memoryTools];
+  const readOnlyTools = [...builtinTools().filter((t) => t.readOnly), ...memoryTools];
 
   let current: AbortController | undefined;
   const asker = makeAsker(input, view, box.kind);
@@ -167,6 +182,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     checkpoints,
     store,
     writer,
+    memory,
     quit: false,
     out,
     async switchModel(name: string) {
@@ -205,6 +221,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
         runId: w.meta.id,
         instructions: [instructions, plan ? PLAN_INSTRUCTIONS : undefined].filter(Boolean).join("\n\n"),
         approve: gate,
+        ...memory?.agentOptions(),
       });
       current = new AbortController();
       view.turnTokens = 0;
@@ -227,6 +244,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
         });
         state.history = result.messages.filter((m) => m.role !== "system");
         w.turn(result.status, result.steps);
+        await memory?.learn(text, result).catch(() => {});
         return result;
       } finally {
         if (!plan) await checkpoints.end();
@@ -306,6 +324,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     await mcp?.close();
     await box.close();
     await checkpoints.close();
+    await memory?.close().catch(() => {});
     view.breakLine();
   }
   if (state.writer)

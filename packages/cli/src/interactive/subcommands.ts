@@ -1,9 +1,10 @@
 // `hands sessions` (saved sessions) and `hands init` (a starter AGENTS.md from a project scan).
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SessionStore, type SessionSummary } from "@hands/agent";
 import { UsageError } from "../args.js";
 import { dataDir } from "../paths.js";
+import { scanProject } from "../project-scan.js";
 import { oneLine } from "../render.js";
 import { resolveWorkspace } from "../run.js";
 
@@ -41,8 +42,8 @@ export function formatSessions(list: SessionSummary[]): string {
 
 /** What a scan of the project says: languages, package manager, scripts, folders. */
 export function starterAgentsMd(ws: string): string {
-  const entries = safeList(ws);
-  const has = (n: string) => entries.includes(n);
+  const scan = scanProject(ws);
+  const has = (n: string) => scan.entries.includes(n);
   const lines = [
     "# AGENTS.md",
     "",
@@ -52,23 +53,17 @@ export function starterAgentsMd(ws: string): string {
   ];
   const facts: string[] = [];
   const commands: string[] = [];
-  if (has("package.json")) {
-    let pkg: { name?: string; scripts?: Record<string, string>; workspaces?: unknown } = {};
-    try {
-      pkg = JSON.parse(readFileSync(join(ws, "package.json"), "utf8"));
-    } catch {
-      pkg = {};
-    }
-    const pm = has("pnpm-lock.yaml") ? "pnpm" : has("yarn.lock") ? "yarn" : "npm";
+  const pkg = scan.packageJson;
+  if (pkg) {
+    const pm = scan.packageManager ?? "npm";
     facts.push(
       `- JavaScript/TypeScript${has("tsconfig.json") ? " (TypeScript)" : ""}, package manager: ${pm}${pkg.name ? `, package ${pkg.name}` : ""}${pkg.workspaces ? ", workspaces" : ""}.`,
     );
     for (const script of ["build", "test", "lint", "format", "typecheck"]) {
-      if (pkg.scripts?.[script])
-        commands.push(`- ${script}: \`${pm} run ${script}\` (${pkg.scripts[script]})`);
+      if (pkg.scripts[script]) commands.push(`- ${script}: \`${pm} run ${script}\` (${pkg.scripts[script]})`);
     }
   }
-  if (has("pyproject.toml") || has("setup.py") || has("requirements.txt")) {
+  if (scan.languages.includes("Python")) {
     facts.push("- Python project.");
     commands.push("- test: `python -m pytest -q`");
   }
@@ -80,9 +75,13 @@ export function starterAgentsMd(ws: string): string {
     facts.push("- Go module.");
     commands.push("- test: `go test ./...`");
   }
-  if (has("Makefile")) commands.push("- `make` targets exist: see Makefile.");
-  const dirs = entries.filter((e) => !e.startsWith(".") && e !== "node_modules" && isDir(join(ws, e)));
-  if (dirs.length) facts.push(`- Top-level folders: ${dirs.slice(0, 15).join(", ")}.`);
+  if (has("Makefile"))
+    commands.push(
+      scan.makeTargets.length
+        ? `- \`make\` targets: ${scan.makeTargets.join(", ")} (see Makefile).`
+        : "- `make` targets exist: see Makefile.",
+    );
+  if (scan.dirs.length) facts.push(`- Top-level folders: ${scan.dirs.slice(0, 15).join(", ")}.`);
   if (facts.length === 0) facts.push("- (describe the project here)");
   lines.push(...facts, "", "## Commands", ...(commands.length ? commands : ["- (how to build and test)"]));
   lines.push(
@@ -93,20 +92,4 @@ export function starterAgentsMd(ws: string): string {
     "",
   );
   return lines.join("\n");
-}
-
-function safeList(dir: string): string[] {
-  try {
-    return readdirSync(dir).sort();
-  } catch {
-    return [];
-  }
-}
-
-function isDir(p: string): boolean {
-  try {
-    return readdirSync(p) !== undefined;
-  } catch {
-    return false;
-  }
 }

@@ -54,6 +54,12 @@ export interface ScriptedServerOptions {
   script: ServerScript;
   /** Model id reported by GET /v1/models (default "scripted-model"). */
   model?: string;
+  /**
+   * POST /v1/embeddings (answered apart from the chat script): bag-of-words vectors of
+   * `dimensions` (default 32) made from each input, so similar texts get similar vectors;
+   * `status` may fail the nth embeddings request (0-based) with an HTTP status.
+   */
+  embeddings?: { dimensions?: number; status?: (index: number) => number | undefined };
 }
 
 export interface ScriptedServer {
@@ -288,6 +294,18 @@ function errorBody(protocol: Protocol, status: number, message: string): string 
   });
 }
 
+/** Each word adds 1 to the slot its hash picks: texts that share words point the same way. */
+function bagOfWords(text: string, dims: number): number[] {
+  const v: number[] = new Array<number>(dims).fill(0);
+  for (const w of text.toLowerCase().match(/[a-z0-9_]+/g) ?? []) {
+    let h = 0;
+    for (let i = 0; i < w.length; i++) h = (h * 31 + w.charCodeAt(i)) >>> 0;
+    v[h % dims]! += 1;
+  }
+  if (!v.some((x) => x > 0)) v[0] = 1;
+  return v;
+}
+
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -311,6 +329,7 @@ export async function startScriptedServer(
   const timers = new Set<NodeJS.Timeout>();
   let turns = 0;
   let ids = 0;
+  let embeddingRequests = 0;
 
   const send = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
     res.writeHead(status, {
@@ -402,6 +421,23 @@ export async function startScriptedServer(
     res.end(sent.join(""));
   };
 
+  const embed = (res: ServerResponse, body: unknown, index: number) => {
+    const status = options.embeddings?.status?.(index);
+    if (status && status >= 300)
+      return send(res, status, errorBody("openai", status, `scripted error ${status}`));
+    const input = (body as { input?: unknown } | undefined)?.input;
+    const texts = typeof input === "string" ? [input] : input;
+    if (!Array.isArray(texts) || texts.some((t) => typeof t !== "string"))
+      return send(res, 400, errorBody("openai", 400, "input must be a string or a list of strings"));
+    const dims = options.embeddings?.dimensions ?? 32;
+    const data = (texts as string[]).map((text, i) => ({
+      object: "embedding",
+      index: i,
+      embedding: bagOfWords(text, dims),
+    }));
+    send(res, 200, JSON.stringify({ object: "list", data, model: (body as { model?: string }).model ?? "" }));
+  };
+
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0]!;
     readBody(req)
@@ -414,6 +450,7 @@ export async function startScriptedServer(
         }
         const record: RecordedHttpRequest = { method: req.method ?? "GET", path, headers: req.headers, body };
         requests.push(record);
+        if (req.method === "POST" && path === "/v1/embeddings") return embed(res, body, embeddingRequests++);
         if (req.method === "GET" && path === "/v1/models") {
           return send(
             res,
