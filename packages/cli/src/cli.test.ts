@@ -14,40 +14,19 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { startScriptedServer } from "@hands/llm";
+import { BIN, type CliRun, cleanEnv as cliEnv, runHands } from "./testing/cli-process.js";
 
-const BIN = fileURLToPath(new URL("../bin/hands.js", import.meta.url));
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-cli-test-")));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** An environment with no model settings, so tests choose exactly what the CLI sees. */
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (!/^(OPENAI_|ANTHROPIC_|HANDS_)/.test(k)) env[k] = v;
-  }
-  return {
-    ...env,
-    HANDS_DATA_DIR: join(scratch, "data"),
-    XDG_CONFIG_HOME: join(scratch, "config"),
-    NO_COLOR: "1",
-    ...extra,
-  };
+  return cliEnv(scratch, extra);
 }
 
-function hands(
-  args: string[],
-  env = cleanEnv(),
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+function hands(args: string[], env = cleanEnv()): Promise<CliRun> {
+  return runHands(args, env);
 }
 
 /** Points the CLI at a scripted server with a dummy key and model name. */

@@ -1,41 +1,18 @@
 // End to end: a run with --context-budget keeps memory; the next related task in the same
 // workspace starts with what the first learned; `hands memory …` inspects the file.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { startScriptedServer } from "@hands/llm";
+import { type CliRun, cleanEnv, runHands } from "./testing/cli-process.js";
 
-const BIN = fileURLToPath(new URL("../bin/hands.js", import.meta.url));
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-cli-mem-")));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
-function hands(
-  args: string[],
-  extra: Record<string, string> = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^(OPENAI_|ANTHROPIC_|HANDS_)/.test(k)) env[k] = v;
-  Object.assign(
-    env,
-    { HANDS_DATA_DIR: join(scratch, "data"), XDG_CONFIG_HOME: join(scratch, "config"), NO_COLOR: "1" },
-    extra,
-  );
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr.on("data", (d) => {
-      stderr += d;
-    });
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+function hands(args: string[], extra: Record<string, string> = {}): Promise<CliRun> {
+  return runHands(args, cleanEnv(scratch, extra));
 }
 
 test("--context-budget: memory, recall tool, cross-task learning, and hands memory", async () => {

@@ -1,7 +1,6 @@
 // Memory in one-shot runs, end to end: a real `hands` process, a real SQLite file under the
 // data directory, a scripted model over HTTP.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -15,39 +14,14 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { type ScriptedServer, startScriptedServer } from "@hands/llm";
+import { type CliRun, cleanEnv, runHands } from "./testing/cli-process.js";
 
-const BIN = fileURLToPath(new URL("../bin/hands.js", import.meta.url));
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-cli-memrun-")));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function hands(args: string[], extra: Record<string, string> = {}): Promise<Run> {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^(OPENAI_|ANTHROPIC_|HANDS_)/.test(k)) env[k] = v;
-  Object.assign(
-    env,
-    { HANDS_DATA_DIR: join(scratch, "data"), XDG_CONFIG_HOME: join(scratch, "config"), NO_COLOR: "1" },
-    extra,
-  );
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr.on("data", (d) => {
-      stderr += d;
-    });
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+function hands(args: string[], extra: Record<string, string> = {}): Promise<CliRun> {
+  return runHands(args, cleanEnv(scratch, extra));
 }
 
 const flags = (server: ScriptedServer, ws: string) => [
@@ -283,18 +257,11 @@ test("embeddings from an /embeddings endpoint; a failing endpoint warns and lose
   assert.ok(existsSync(join(data, "memory.emb_test-1.db")));
   assert.ok(!existsSync(join(data, "memory.db")));
   // hands memory uses the configured file and embedder.
-  const search = await new Promise<Run>((resolve) => {
-    const child = spawn(process.execPath, [BIN, "memory", "search", "zebra-crossing code"], {
-      cwd: ws,
-      env: { ...process.env, HANDS_DATA_DIR: data, XDG_CONFIG_HOME: join(scratch, "config"), EMB_KEY: "k" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+  const search = await runHands(
+    ["memory", "search", "zebra-crossing code"],
+    cleanEnv(scratch, { HANDS_DATA_DIR: data, EMB_KEY: "k" }),
+    ws,
+  );
   assert.equal(search.code, 0, search.stderr);
   assert.match(search.stdout, /8812/);
 

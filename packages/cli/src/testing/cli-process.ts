@@ -1,0 +1,42 @@
+// Runs the real `hands` bin as a child process for end-to-end tests, with an environment
+// that holds no model settings of the machine's, so each test chooses what the CLI sees.
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const BIN = fileURLToPath(new URL("../../bin/hands.js", import.meta.url));
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The process environment without OPENAI_/ANTHROPIC_/HANDS_ settings; data and config under `scratch`. */
+export function cleanEnv(scratch: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!/^(OPENAI_|ANTHROPIC_|HANDS_)/.test(k)) env[k] = v;
+  return {
+    ...env,
+    HANDS_DATA_DIR: join(scratch, "data"),
+    XDG_CONFIG_HOME: join(scratch, "config"),
+    NO_COLOR: "1",
+    ...extra,
+  };
+}
+
+/** Runs `hands args…` to its end, collecting stdout and stderr. */
+export function runHands(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<CliRun> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
