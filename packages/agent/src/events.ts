@@ -107,6 +107,8 @@ export type AgentEvent =
       /** verified: confirmed, corrected… */
       verification?: string;
     })
+  /** `--plan` without anyone to accept it: the checklist about to be executed (empty: none found). */
+  | (Base & { type: "plan"; items: string[] })
   | (Base & { type: "result" } & RunOutcome);
 
 export type AgentEventType = AgentEvent["type"];

@@ -295,11 +295,27 @@ describe("hands (one-shot)", () => {
     assert.match(bodies[2].messages.at(-1).content, /1\. Create greet\.py\n2\. Run it/);
   });
 
-  test("--plan --json: the plan is a line of its own between the two runs", async () => {
+  test("--plan --json: the plan is an event of its own between the two runs, in the output and the trace", async () => {
     const server = await startScriptedServer(PLAN_SCRIPT);
-    const r = await hands(["--plan", "--json", ...modelFlags(server), "--cwd", workspace(), "say hi"]);
+    const trace = join(scratch, "plan-trace.jsonl");
+    const r = await hands([
+      "--plan",
+      "--json",
+      "--trace",
+      trace,
+      ...modelFlags(server),
+      "--cwd",
+      workspace(),
+      "say hi",
+    ]);
     await server.close();
     assert.equal(r.code, 0, r.stderr);
+    // The trace holds the same stream, the plan included.
+    const traced = readFileSync(trace, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(traced.find((e) => e.type === "plan")?.items, ["Create greet.py", "Run it"]);
     const events = r.stdout
       .trim()
       .split("\n")

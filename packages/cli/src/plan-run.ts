@@ -27,6 +27,8 @@ export async function runWithPlan(
   const planned = await planner.run(planRequest(task), run);
   if (planned.status !== "done") return planned;
   const items = extractPlan(planned.answer);
+  // On the run's stream too, so --json and the trace show what is about to be executed.
+  run.onEvent?.({ type: "plan", time: Date.now(), items });
   onPlan(items);
   if (items.length === 0)
     return {

@@ -153,7 +153,6 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     const planned = args.plan ? await import("./plan-run.js") : undefined;
     const result = planned
       ? await planned.runWithPlan(task, agentOptions, runOptions, (items) => {
-          if (args.json) jsonLine({ type: "plan", time: Date.now(), items });
           if (!args.quiet) err(planned.planNotice(items, args.json, style));
         })
       : await new Agent(agentOptions).run(task, runOptions);
