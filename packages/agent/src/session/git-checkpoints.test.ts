@@ -12,13 +12,14 @@ import {
   realpathSync,
   rmSync,
   statSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { openCheckpoints, type TurnCheckpoints } from "./checkpoints.js";
-import { MAX_SNAPSHOT_FILE_BYTES, shadowRepoPath } from "./git-checkpoints.js";
+import { type GitCheckpoints, MAX_SNAPSHOT_FILE_BYTES, shadowRepoPath } from "./git-checkpoints.js";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "hands-checkpoints-")));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -151,6 +152,36 @@ describe("git checkpoints", () => {
     assert.equal((await c.undo())?.label, "finished");
     assert.equal(read(ws, "f.txt"), "v0\n");
     assert.equal(await c.undo(), undefined);
+  });
+
+  test("sessions idle past the retention lose their checkpoints when another session opens; recent ones keep theirs", async () => {
+    const { ws, dir } = setup({ "f.txt": "v0\n" });
+    const old = await open(ws, dir, "old-session");
+    await turn(old, "long ago", () => sh(ws, "echo old > f.txt"));
+    await old.close();
+    const recent = await open(ws, dir, "recent-session");
+    await turn(recent, "lately", () => sh(ws, "echo recent > f.txt"));
+    await recent.close();
+    const repo = shadowRepoPath(dir, ws);
+    const monthAgo = (Date.now() - 40 * 24 * 3600_000) / 1000;
+    utimesSync(join(repo, "indexes", "old-session"), monthAgo, monthAgo);
+    const refs = () =>
+      execFileSync("git", ["--git-dir", repo, "for-each-ref", "--format=%(refname)"], { encoding: "utf8" });
+    assert.match(refs(), /refs\/hands\/old-session\//);
+
+    // Opening a session prunes in the background; close() waits for it.
+    const now = await open(ws, dir, "new-session");
+    await turn(now, "today", () => sh(ws, "echo new > f.txt"));
+    await now.close();
+    assert.doesNotMatch(refs(), /old-session/);
+    assert.ok(!existsSync(join(repo, "indexes", "old-session")));
+    assert.match(refs(), /refs\/hands\/recent-session\//);
+    assert.deepEqual(await (now as GitCheckpoints).pruneIdleSessions(), [], "nothing idle is left to drop");
+
+    // The old session has nothing left to undo; the recent one still undoes its turn.
+    assert.equal(await (await open(ws, dir, "old-session")).undo(), undefined);
+    assert.equal((await (await open(ws, dir, "recent-session")).undo())?.label, "lately");
+    assert.equal(read(ws, "f.txt"), "old\n");
   });
 
   test(".gitignored files, heavy folders and files over the size cap are left alone", async () => {

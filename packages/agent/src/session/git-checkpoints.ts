@@ -46,6 +46,8 @@ const HEAVY_DIRS = [
 /** File times come from a coarse kernel clock (a tick behind): allow for it when asking "made in the turn?". */
 const CLOCK_SLACK_MS = 250;
 const MAX_SKIPPED_LISTED = 1000;
+/** Other sessions' checkpoints untouched this long are dropped when a session of the workspace opens. */
+export const CHECKPOINT_RETENTION_MS = 30 * 24 * 3600_000;
 
 interface TurnMeta {
   label: string;
@@ -103,6 +105,8 @@ export class GitCheckpoints implements TurnCheckpoints {
   private started: Promise<void> = Promise.resolve();
   /** The tree of this session's index when it was last written. */
   private lastTree: string | undefined;
+  /** Pruning of idle sessions, started once the repository is open. */
+  private pruning: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly opts: CheckpointOptions) {
     if (!/^[\w.-]+$/.test(opts.sessionId)) throw new Error(`invalid session id: ${opts.sessionId}`);
@@ -231,6 +235,40 @@ export class GitCheckpoints implements TurnCheckpoints {
 
   async close(): Promise<void> {
     await this.queue;
+    await this.pruning;
+  }
+
+  /**
+   * Drops the checkpoints (refs and index) of other sessions of this workspace whose index has
+   * not changed for `retentionMs`, then lets git delete what only they held. Runs beside this
+   * session's own git calls (other refs, other index), so no turn waits for it. Returns the
+   * sessions dropped.
+   */
+  async pruneIdleSessions(retentionMs = CHECKPOINT_RETENTION_MS, now = Date.now()): Promise<string[]> {
+    const indexes = join(this.gitDir, "indexes");
+    const own = basename(this.git.opts.indexFile);
+    const idle = readdirSync(indexes).filter(
+      (id) =>
+        id !== own &&
+        /^[\w.-]+$/.test(id) &&
+        !id.endsWith(".lock") &&
+        now - statSync(join(indexes, id)).mtimeMs > retentionMs,
+    );
+    if (idle.length === 0) return [];
+    for (const id of idle) {
+      const refs = await this.git.text(["for-each-ref", "--format=%(refname)", `refs/hands/${id}/`]);
+      const deletes = refs
+        .split("\n")
+        .filter(Boolean)
+        .map((ref) => `delete ${ref}\n`)
+        .join("");
+      if (deletes) await this.git.run(["update-ref", "--stdin"], deletes);
+      rmSync(join(indexes, id), { force: true });
+    }
+    // Objects younger than a day stay: a live session may have written them and not yet named
+    // them in a ref.
+    await this.git.run(["gc", "--quiet", "--prune=1.day.ago"]);
+    return idle;
   }
 
   /** Runs `fn` after all earlier work: git calls of one session never overlap. */
@@ -295,6 +333,9 @@ export class GitCheckpoints implements TurnCheckpoints {
     // Turns of this process that failed before the repository opened are newer than all saved ones.
     this.turns = [...saved, ...this.turns];
     this.setupDone = true;
+    this.pruning = this.pruneIdleSessions().catch((e) =>
+      this.warn(`could not drop old sessions' checkpoints: ${(e as Error).message}`),
+    );
   }
 
   /** Never snapshotted: heavy folders, and the data folder when it lies inside the workspace. */
