@@ -60,7 +60,7 @@ export class AgentMemory {
     // Steps count on across a conversation's requests, so each chunk's step (used to find
     // neighbouring turns) is unique in the conversation.
     const sent = await this.assembler.assemble(history, this.stepBase + step, task);
-    this.contextTokens = estimateTokens(sent);
+    this.contextTokens = this.assembler.lastTokens;
     return sent;
   };
 
@@ -157,18 +157,6 @@ export class AgentMemory {
       this.memory.close();
     }
   }
-}
-
-/** Tokens of messages as the budget counts them (4 characters a token, 4 a message). */
-function estimateTokens(messages: Message[]): number {
-  let n = 0;
-  for (const m of messages) {
-    let chars = m.content.length;
-    if (m.role === "assistant")
-      for (const c of m.toolCalls ?? []) chars += c.name.length + c.arguments.length;
-    n += Math.ceil(chars / 4) + 4;
-  }
-  return n;
 }
 
 /** run_command calls whose result was not an error, in order, without repeats. */

@@ -35,6 +35,11 @@ function messageText(m: Message): string {
   return m.content;
 }
 
+/** A message's cost against the budget: its text, plus 4 tokens of framing. */
+function messageTokens(m: Message): number {
+  return estimateTokens(messageText(m)) + 4;
+}
+
 function chunkType(m: Message): ChunkType {
   if (m.role === "user") return "user_input";
   if (m.role === "tool") return "tool_result";
@@ -50,6 +55,8 @@ export class ContextAssembler {
   private readonly chunkToGroup = new Map<string, number>();
   /** Characters sent over the run (for reports). */
   sentChars = 0;
+  /** Estimated tokens of the latest assembled context, on the budget's scale. */
+  lastTokens = 0;
   /** Time the last step's messages took to store (off the critical path). */
   ingestMs = 0;
   private writing: Promise<void> = Promise.resolve();
@@ -113,9 +120,13 @@ export class ContextAssembler {
     const preamble = this.options.preamble
       ? ({ role: "user", content: this.options.preamble } as Message)
       : undefined;
-    let left = this.options.budget - head.reduce((n, m) => n + estimateTokens(messageText(m)) + 4, 0);
+    let left = this.options.budget - head.reduce((n, m) => n + messageTokens(m), 0);
     if (preamble) left -= estimateTokens(preamble.content) + 4;
-    if (this.groups.length === 0) return [...head, ...(preamble ? [preamble] : [])];
+    if (this.groups.length === 0) {
+      const out = [...head, ...(preamble ? [preamble] : [])];
+      this.lastTokens = out.reduce((n, m) => n + messageTokens(m), 0);
+      return out;
+    }
 
     const chosen = new Map<number, Message[]>();
     // The latest step always goes in; compressed if it alone is over the budget.
@@ -195,7 +206,11 @@ export class ContextAssembler {
         content: `Memory — earlier steps not shown in full, most relevant first (use the recall tool with an id to see the original):\n\n${notes.join("\n\n")}`,
       });
     for (const gi of [...chosen.keys()].sort((a, b) => a - b)) out.push(...chosen.get(gi)!);
-    for (const m of out) this.sentChars += messageText(m).length;
+    this.lastTokens = 0;
+    for (const m of out) {
+      this.sentChars += messageText(m).length;
+      this.lastTokens += messageTokens(m);
+    }
     if (this.options.feedback) this.view = this.stepView(out, chosen, shown);
     // Stored off the critical path: the request goes out first, the writes overlap the model's
     // latency. The next step (or flush) waits for them.
@@ -280,7 +295,7 @@ export class ContextAssembler {
     let tokens = 0;
     const messages = g.messages.map((m, j) => {
       if (m.role !== "tool" || estimateTokens(m.content) <= per) {
-        tokens += estimateTokens(messageText(m)) + 4;
+        tokens += messageTokens(m);
         return m;
       }
       const id = g.chunkIds[j]!;
