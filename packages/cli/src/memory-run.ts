@@ -115,11 +115,11 @@ export class AgentMemory {
 
   /**
    * /compact: the conversation's requests, answers and calls become one summary in memory
-   * (by the configured summarizer) that points back to them; returns the history that
-   * replaces the conversation. Everything stays recallable. Undefined: memory has not seen
-   * the conversation (e.g. a resumed session before its first request).
+   * (by the configured summarizer) that points back to them; returns the message that opens
+   * the new history. Everything stays recallable. Undefined: memory has not seen the
+   * conversation (e.g. a resumed session before its first request).
    */
-  async compact(): Promise<Message[] | undefined> {
+  async compact(): Promise<string | undefined> {
     if (!this.assembler) return undefined;
     await this.assembler.flush();
     const picked: string[] = [];
@@ -139,13 +139,7 @@ export class AgentMemory {
     const summary = await this.memory.compress(picked.reverse(), "the user compacted the conversation");
     // The next request starts a new history; the old one is still found by retrieval.
     this.assembler = undefined;
-    return [
-      {
-        role: "user",
-        content: `Summary of the conversation so far (recall "${summary.id}" for all of it):\n${summary.content}`,
-      },
-      { role: "assistant", content: "Understood; I will continue from this summary." },
-    ];
+    return `Summary of the conversation so far (recall "${summary.id}" for all of it):\n${summary.content}`;
   }
 
   /** Stores what is pending, runs maintenance when due, closes the file. */

@@ -3,7 +3,7 @@
 import type { ApprovalPrompt, UserAnswer } from "@hands/agent";
 import { oneLine } from "../render.js";
 import type { LineInput } from "./input.js";
-import { colorDiff, type SessionView } from "./ui.js";
+import { capLines, colorDiff, type SessionView } from "./ui.js";
 
 const MAX_DIFF_LINES = 60;
 
@@ -12,15 +12,10 @@ export function makeAsker(input: LineInput, view: SessionView, sandbox = "local"
     const s = view.style;
     view.breakLine();
     if (p.kind === "write" && p.preview) {
-      const lines = p.preview.diff.split("\n");
-      const shown =
-        lines.length > MAX_DIFF_LINES
-          ? [...lines.slice(0, MAX_DIFF_LINES), `… ${lines.length - MAX_DIFF_LINES} more lines`]
-          : lines;
       view.print(
         `${s.yellow("?")} ${s.bold(p.name)} wants to ${p.preview.created ? "create" : "change"} ${s.bold(p.preview.path)}:`,
       );
-      view.print(colorDiff(shown.join("\n") || "(no change)", s));
+      view.print(colorDiff(capLines(p.preview.diff, MAX_DIFF_LINES) || "(no change)", s));
     } else if (p.kind === "command" && p.command !== undefined) {
       const what = p.name === "execute_python" ? "run Python code" : "run a command";
       view.print(`${s.yellow("?")} ${s.bold(p.name)} wants to ${what} in the ${sandbox} sandbox:`);

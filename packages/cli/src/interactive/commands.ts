@@ -4,7 +4,7 @@ import type { Message } from "@hands/llm";
 import { mainArgument } from "../render.js";
 import type { SessionState } from "./session.js";
 import { formatSessions } from "./subcommands.js";
-import { colorDiff, formatTokens } from "./ui.js";
+import { capLines, colorDiff, formatTokens } from "./ui.js";
 
 export const SLASH_HELP = `Commands:
   /help              this list
@@ -98,13 +98,6 @@ export async function runSlashCommand(
 
 const MAX_DIFF_LINES = 2000;
 
-function capLines(text: string, max: number): string {
-  const lines = text.split("\n");
-  return lines.length <= max
-    ? text
-    : [...lines.slice(0, max), `… ${lines.length - max} more lines`].join("\n");
-}
-
 /** Reverts the last request's files and tells the model, so it does not trust what it saw. */
 async function undo(state: SessionState): Promise<void> {
   const { view } = state;
@@ -147,7 +140,11 @@ async function compact(state: SessionState): Promise<void> {
   view.startSpinner("compacting");
   try {
     const before = state.history.length;
-    state.history = (await state.memory?.compact()) ?? (await modelSummary(state));
+    const summary = (await state.memory?.compact()) ?? (await modelSummary(state));
+    state.history = [
+      { role: "user", content: summary },
+      { role: "assistant", content: "Understood; I will continue from this summary." },
+    ];
     view.stopSpinner();
     state.writer?.append({ type: "compact", time: Date.now(), messages: state.history });
     view.print(
@@ -159,7 +156,8 @@ async function compact(state: SessionState): Promise<void> {
   }
 }
 
-async function modelSummary(state: SessionState): Promise<Message[]> {
+/** The model's own summary of the conversation, as the first message of the new history. */
+async function modelSummary(state: SessionState): Promise<string> {
   const messages: Message[] = [
     { role: "system", content: "You summarise coding sessions for the agent that continues them." },
     ...state.history.filter((m) => m.role !== "tool"),
@@ -174,8 +172,5 @@ async function modelSummary(state: SessionState): Promise<Message[]> {
     (m): Message => (m.role === "assistant" ? { role: "assistant", content: m.content } : m),
   );
   const r = await state.provider.complete({ messages: plain, tools: [] });
-  return [
-    { role: "user", content: `Summary of the conversation so far:\n${r.message.content.trim()}` },
-    { role: "assistant", content: "Understood; I will continue from this summary." },
-  ];
+  return `Summary of the conversation so far:\n${r.message.content.trim()}`;
 }

@@ -185,6 +185,14 @@ function shortPath(p: string): string {
   return home && p.startsWith(`${home}/`) ? `~${p.slice(home.length)}` : p;
 }
 
+/** The first `max` lines of a text, and how many more there were. */
+export function capLines(text: string, max: number): string {
+  const lines = text.split("\n");
+  return lines.length <= max
+    ? text
+    : [...lines.slice(0, max), `… ${lines.length - max} more lines`].join("\n");
+}
+
 /** A unified diff with + and - lines coloured. */
 export function colorDiff(diff: string, style: Style): string {
   return diff
