@@ -92,6 +92,11 @@ function positiveInt(name: string, value: string | undefined): number | undefine
   return n;
 }
 
+/** A positive whole number from the environment: unset or empty means not given. */
+export function positiveIntSetting(name: string, value: string | undefined): number | undefined {
+  return value === undefined || value === "" ? undefined : positiveInt(name, value);
+}
+
 export function parseCliArgs(argv: string[]): CliArgs {
   let parsed: ReturnType<typeof parse>;
   try {

@@ -2,7 +2,7 @@
 // flags > environment > project .hands/config.json > user ~/.config/hands/config.json.
 import { readFileSync } from "node:fs";
 import type { CliArgs } from "./args.js";
-import { UsageError } from "./args.js";
+import { positiveIntSetting, UsageError } from "./args.js";
 import { type MemorySettings, parseMemoryConfig, resolveMemorySettings } from "./memory-config.js";
 import { projectConfigPath, userConfigPath } from "./paths.js";
 
@@ -93,9 +93,9 @@ export function resolveSettings(
   const apiKey =
     args.apiKey ?? (provider === "anthropic" ? env.ANTHROPIC_API_KEY : env.OPENAI_API_KEY) ?? pick("apiKey");
   const maxSteps =
-    args.maxSteps ?? numberSetting("HANDS_MAX_STEPS", env.HANDS_MAX_STEPS) ?? pick("maxSteps") ?? 50;
+    args.maxSteps ?? positiveIntSetting("HANDS_MAX_STEPS", env.HANDS_MAX_STEPS) ?? pick("maxSteps") ?? 50;
   const maxTokens =
-    args.maxTokens ?? numberSetting("HANDS_MAX_TOKENS", env.HANDS_MAX_TOKENS) ?? pick("maxTokens");
+    args.maxTokens ?? positiveIntSetting("HANDS_MAX_TOKENS", env.HANDS_MAX_TOKENS) ?? pick("maxTokens");
 
   return {
     provider,
@@ -113,12 +113,4 @@ export function resolveSettings(
     ),
     sources,
   };
-}
-
-function numberSetting(name: string, value: string | undefined): number | undefined {
-  if (value === undefined || value === "") return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0)
-    throw new UsageError(`${name} must be a positive whole number, got "${value}"`);
-  return n;
 }

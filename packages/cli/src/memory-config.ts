@@ -7,7 +7,7 @@
 //                    "deleteArchivedAfterDays", "maintainEveryHours" } }
 // Pure parsing: nothing here loads the memory package.
 import type { CliArgs } from "./args.js";
-import { UsageError } from "./args.js";
+import { positiveIntSetting, UsageError } from "./args.js";
 
 export interface EmbeddingsSettings {
   baseUrl: string;
@@ -133,7 +133,10 @@ export function resolveMemorySettings(
   user: MemoryConfig,
 ): MemorySettings {
   const budget =
-    args.contextBudget ?? envBudget(env.HANDS_CONTEXT_BUDGET) ?? project.contextBudget ?? user.contextBudget;
+    args.contextBudget ??
+    positiveIntSetting("HANDS_CONTEXT_BUDGET", env.HANDS_CONTEXT_BUDGET) ??
+    project.contextBudget ??
+    user.contextBudget;
   const enabled = args.memory || budget !== undefined || (project.enabled ?? user.enabled ?? false);
   const summaries = args.memorySummaries ?? project.summaries ?? user.summaries ?? "extractive";
   let embeddings = project.embeddings ?? user.embeddings;
@@ -162,14 +165,6 @@ export function resolveMemorySettings(
     lifecycle: { ...user.lifecycle, ...project.lifecycle },
     maintainEveryMs: project.maintainEveryMs ?? user.maintainEveryMs ?? DAY,
   };
-}
-
-function envBudget(value: string | undefined): number | undefined {
-  if (!value) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0)
-    throw new UsageError(`HANDS_CONTEXT_BUDGET must be a positive whole number, got "${value}"`);
-  return n;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
