@@ -1,8 +1,19 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { cutAtObservation, parseReact, type ReactParse } from "./react-parser.js";
+import type { ToolSchema } from "./types.js";
 
-const TOOLS = ["read_file", "write_file", "list_dir", "run_tests"];
+const str = { type: "string" };
+const TOOLS: ToolSchema[] = [
+  { name: "read_file", description: "", parameters: { type: "object", properties: { path: str }, required: ["path"] } },
+  {
+    name: "write_file",
+    description: "",
+    parameters: { type: "object", properties: { path: str, content: str }, required: ["path", "content"] },
+  },
+  { name: "list_dir", description: "", parameters: { type: "object", properties: { path: str } } },
+  { name: "run_tests", description: "", parameters: { type: "object", properties: {} } },
+];
 
 function action(parsed: ReactParse): Extract<ReactParse, { kind: "action" }> {
   assert.equal(parsed.kind, "action", JSON.stringify(parsed));
@@ -208,9 +219,10 @@ describe("parseReact: failures", () => {
     assert.match(p.error, /not closed|not valid/);
   });
 
-  test("input that is not an object", () => {
-    const p = error(parseReact("Action: read_file\nAction Input: src/a.ts", TOOLS));
+  test("plain text for a tool that needs several arguments", () => {
+    const p = error(parseReact("Action: write_file\nAction Input: src/a.ts", TOOLS));
     assert.equal(p.reason, "bad_input");
-    assert.match(p.error, /must be a JSON object, got: src\/a\.ts/);
+    assert.equal(p.tool, "write_file");
+    assert.equal(p.error, "write_file takes its arguments as one JSON object, not plain text (got: src/a.ts)");
   });
 });

@@ -190,9 +190,14 @@ describe("ReactProvider", () => {
       { content: 'Action: read_file\nAction Input: {"path": "a', finishReason: "length" },
     ]);
     const bad = await provider.complete({ messages: USER, tools: TOOLS });
-    assert.match(
-      bad.correction ?? "",
-      /^Observation: ERROR: Action Input is not valid JSON: .*Reply in exactly this format/s,
+    assert.equal(
+      bad.correction,
+      [
+        'Observation: ERROR: Action Input is not valid JSON: expected "," or "}" at position 13. The arguments of read_file (JSON Schema): {"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}',
+        "Write the Action again:",
+        "Action: read_file",
+        "Action Input: <one JSON object>",
+      ].join("\n"),
     );
     const cut = await provider.complete({ messages: USER, tools: TOOLS });
     assert.match(cut.correction ?? "", /cut off at the token limit/);
