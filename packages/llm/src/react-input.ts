@@ -30,7 +30,8 @@ export function stringParameter(schema: JsonSchema | undefined): string | undefi
   const props = (schema?.properties ?? {}) as Record<string, JsonSchema | undefined>;
   const required = Array.isArray(schema?.required) ? (schema.required as string[]) : [];
   const names = Object.keys(props);
-  const name = required.length === 1 ? required[0] : required.length === 0 && names.length === 1 ? names[0] : undefined;
+  const name =
+    required.length === 1 ? required[0] : required.length === 0 && names.length === 1 ? names[0] : undefined;
   if (name === undefined) return undefined;
   const type = props[name]?.type;
   return type === undefined || type === "string" || (Array.isArray(type) && type.includes("string"))
@@ -41,9 +42,7 @@ export function stringParameter(schema: JsonSchema | undefined): string | undefi
 function hasNoParameters(schema: JsonSchema | undefined): boolean {
   const props = schema?.properties;
   const required = schema?.required;
-  return (
-    (!props || Object.keys(props).length === 0) && (!Array.isArray(required) || required.length === 0)
-  );
+  return (!props || Object.keys(props).length === 0) && (!Array.isArray(required) || required.length === 0);
 }
 
 function shorten(text: string): string {
@@ -55,12 +54,26 @@ function needsObject(tool: ToolSchema, text: string): string {
   return `${tool.name} takes its arguments as one JSON object, not plain text (got: ${shorten(text)})`;
 }
 
+/**
+ * Keeps a backslash before a character JSON cannot escape (`\w` in a regex, `C:\dir`): models
+ * mean the backslash, and the lenient reader would drop it.
+ */
+function keepUnknownEscapes(text: string): string {
+  return text.replace(/\\(u[0-9a-fA-F]{4}|[\s\S])/g, (pair, c: string) =>
+    c.length > 1 || `"'\\/bfnrt`.includes(c) ? pair : `\\${pair}`,
+  );
+}
+
+function parseModelJson(text: string): unknown {
+  return parseLenientJson(keepUnknownEscapes(text));
+}
+
 /** Reads the JSON object at the start of `text`. */
 function readJsonObject(text: string, offset = 0): InputResult {
   const end = findBalancedEnd(text, 0);
   const source = end > 0 ? text.slice(0, end) : text;
   try {
-    const value = parseLenientJson(source);
+    const value = parseModelJson(source);
     if (!value || typeof value !== "object" || Array.isArray(value)) {
       return { ok: false, error: "Action Input must be a JSON object" };
     }
@@ -119,7 +132,7 @@ function splitTopLevel(text: string): string[] {
 function literal(text: string): { value: unknown } | undefined {
   if (!/^(?:["'+\-.\d]|true\b|false\b|null\b|True\b|False\b|None\b)/.test(text)) return undefined;
   try {
-    return { value: parseLenientJson(text) };
+    return { value: parseModelJson(text) };
   } catch {
     return undefined;
   }
@@ -135,7 +148,9 @@ function keywordArguments(text: string, tool: ToolSchema): Record<string, unknow
     if (!m || !Object.hasOwn(props, m[1]!)) return undefined;
     const raw = part.slice(m[0].length);
     // One unquoted value for a string parameter (path=src/a.ts) is taken as written.
-    const value = literal(raw) ?? (parts.length === 1 && raw && stringParameter(tool.parameters) === m[1] ? { value: raw } : undefined);
+    const value =
+      literal(raw) ??
+      (parts.length === 1 && raw && stringParameter(tool.parameters) === m[1] ? { value: raw } : undefined);
     if (!value) return undefined;
     out[m[1]!] = value.value;
   }
@@ -206,7 +221,8 @@ export function readActionInput(text: string, plainEnd: number, tool: ToolSchema
 export function readLineArguments(text: string, tool: ToolSchema): InputResult | undefined {
   const lead = /^[ \t]*/.exec(text)![0].length;
   const open = text[lead];
-  if (open === "{") return OBJECT_START.test(text.slice(lead)) ? readJsonObject(text.slice(lead), lead) : undefined;
+  if (open === "{")
+    return OBJECT_START.test(text.slice(lead)) ? readJsonObject(text.slice(lead), lead) : undefined;
   if (open === "[") {
     const lineEnd = text.indexOf("\n");
     const line = lineEnd < 0 ? text : text.slice(0, lineEnd);

@@ -5,7 +5,11 @@ import type { ToolSchema } from "./types.js";
 
 const str = { type: "string" };
 const TOOLS: ToolSchema[] = [
-  { name: "read_file", description: "", parameters: { type: "object", properties: { path: str }, required: ["path"] } },
+  {
+    name: "read_file",
+    description: "",
+    parameters: { type: "object", properties: { path: str }, required: ["path"] },
+  },
   {
     name: "write_file",
     description: "",
@@ -223,6 +227,9 @@ describe("parseReact: failures", () => {
     const p = error(parseReact("Action: write_file\nAction Input: src/a.ts", TOOLS));
     assert.equal(p.reason, "bad_input");
     assert.equal(p.tool, "write_file");
-    assert.equal(p.error, "write_file takes its arguments as one JSON object, not plain text (got: src/a.ts)");
+    assert.equal(
+      p.error,
+      "write_file takes its arguments as one JSON object, not plain text (got: src/a.ts)",
+    );
   });
 });

@@ -51,7 +51,8 @@ const FINISH_NAME = /^(?:finish|final[ _-]?answer|answer)$/i;
 /** "Action: None" / "N/A" / "no action": the model means to answer without a tool. */
 const NO_ACTION = /^[\s`"'*]*(?:none|n\/a|no[ _-]?(?:action|tool)s?(?: needed)?)(?![\w/])/i;
 /** An "Action Input: None" line under "Action: None". */
-const NO_INPUT_LINE = /^\s*(?:[*_#>]+[ \t]*)*action[ \t_-]*input[ \t]*[:：][ \t]*(?:none|n\/a|null|\{\s*\})?[ \t]*(?:\n|$)/i;
+const NO_INPUT_LINE =
+  /^\s*(?:[*_#>]+[ \t]*)*action[ \t_-]*input[ \t]*[:：][ \t]*(?:none|n\/a|null|\{\s*\})?[ \t]*(?:\n|$)/i;
 const THINK_OPEN = /^\s*<(think|thinking|reasoning)>/i;
 const THINK_CLOSE = /(?:^|\n)[ \t]*<\/(think|thinking|reasoning)>/i;
 
@@ -145,7 +146,10 @@ export function cutAtObservation(text: string): string {
 }
 
 function normalise(name: string): string {
-  return name.toLowerCase().replace(/^(?:functions|tools?)[.:]/, "").replace(/[\s_.-]+/g, "");
+  return name
+    .toLowerCase()
+    .replace(/^(?:functions|tools?)[.:]/, "")
+    .replace(/[\s_.-]+/g, "");
 }
 
 /** Exact, then case-insensitive, then ignoring separators and a "functions." prefix. */
@@ -163,7 +167,9 @@ function findTool(name: string, tools: readonly ToolSchema[]): ToolSchema | unde
 /** A tool named as a whole word in a wordy Action line ("Action: use the `grep` tool"), if only one is. */
 function mentionedTool(line: string, tools: readonly ToolSchema[]): ToolSchema | undefined {
   const named = tools.filter((t) =>
-    new RegExp(String.raw`(?:^|[^\w-])${t.name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\w-])`, "i").test(line),
+    new RegExp(String.raw`(?:^|[^\w-])${t.name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\w-])`, "i").test(
+      line,
+    ),
   );
   return named.length === 1 ? named[0] : undefined;
 }
@@ -246,7 +252,9 @@ export function parseReact(text: string, tools: readonly ToolSchema[]): ReactPar
   const thought = thoughtOf();
 
   const nextDecision = marks.find((m) => isDecision(m) && m.start > decision.start)?.start ?? end;
-  const inputMark = marks.find((m) => m.key === "input" && m.start > decision.start && m.start < nextDecision);
+  const inputMark = marks.find(
+    (m) => m.key === "input" && m.start > decision.start && m.start < nextDecision,
+  );
   const shift = (read: InputResult | undefined, by: number) =>
     read?.ok ? { ...read, end: read.end + by } : read;
   // JSON may run past a keyword that sits inside one of its strings, so readers get the rest of
@@ -254,7 +262,10 @@ export function parseReact(text: string, tools: readonly ToolSchema[]): ReactPar
   const readFor = (tool: ToolSchema): InputResult => {
     const fromLine = () => shift(readLineArguments(body.slice(lineStart + after), tool), lineStart + after);
     if (inputMark) {
-      const read = shift(readActionInput(body.slice(inputMark.body), next(inputMark) - inputMark.body, tool), inputMark.body)!;
+      const read = shift(
+        readActionInput(body.slice(inputMark.body), next(inputMark) - inputMark.body, tool),
+        inputMark.body,
+      )!;
       // "Action: read_file(a.txt)" above an empty "Action Input:" line.
       return read.ok && Object.keys(read.input).length === 0 ? (fromLine() ?? read) : read;
     }
@@ -262,7 +273,8 @@ export function parseReact(text: string, tools: readonly ToolSchema[]): ReactPar
     if (onLine) return onLine;
     // No "Action Input:" label: accept a JSON object or fence right below the Action line.
     const below = body.slice(lineEnd, nextMark);
-    if (/^\s*(```|\{)/.test(below)) return shift(readActionInput(body.slice(lineEnd), below.length, tool), lineEnd)!;
+    if (/^\s*(```|\{)/.test(below))
+      return shift(readActionInput(body.slice(lineEnd), below.length, tool), lineEnd)!;
     return { ok: true, input: {}, end: lineEnd };
   };
 
@@ -283,10 +295,13 @@ export function parseReact(text: string, tools: readonly ToolSchema[]): ReactPar
   }
   if (!tool) return { kind: "error", thought, reason: "unknown_tool", error: `unknown tool "${name}"` };
   const parsed = readFor(tool);
-  if (!parsed.ok) return { kind: "error", thought, reason: "bad_input", error: parsed.error, tool: tool.name };
+  if (!parsed.ok)
+    return { kind: "error", thought, reason: "bad_input", error: parsed.error, tool: tool.name };
   // A hallucinated Observation is the first one after the arguments.
   end = observationCut(body, marks, Math.max(decision.start, parsed.end - 1));
-  const ignoredActions = marks.filter((m) => m.key === "action" && m.start >= parsed.end && m.start < end).length;
+  const ignoredActions = marks.filter(
+    (m) => m.key === "action" && m.start >= parsed.end && m.start < end,
+  ).length;
   return {
     kind: "action",
     thought,
