@@ -210,7 +210,12 @@ export function readActionInput(text: string, plainEnd: number, tool: ToolSchema
     const object = readJsonObject(rest.slice(wrapped[0].length), lead + wrapped[0].length);
     if (object.ok) return object;
   }
-  return fromText(text.slice(lead, Math.max(lead, plainEnd)).trim(), tool, plainEnd);
+  // Plain text ends at the next keyword. A one-line input ends at its line when a blank line
+  // follows (a remark after a command must not run); longer inputs (code, a heredoc) stay whole.
+  const plain = text.slice(lead, Math.max(lead, plainEnd));
+  const oneLine = /^[^\n]*(?=\n[ \t]*\n)/.exec(plain.trimEnd());
+  const value = oneLine ? oneLine[0] : plain;
+  return fromText(value.trim(), tool, lead + value.length);
 }
 
 /**
@@ -253,4 +258,12 @@ export function readLineArguments(text: string, tool: ToolSchema): InputResult |
     return { ok: false, error: needsObject(tool, inner) };
   }
   return fromText(inner, tool, end);
+}
+
+/** Arguments given as a value inside a JSON action ({"action_input": …}): an object or a string. */
+export function argumentsFromValue(value: unknown, tool: ToolSchema): InputResult {
+  if (value === undefined || value === null) return ok({}, 0);
+  if (typeof value === "object" && !Array.isArray(value)) return ok(value as Record<string, unknown>, 0);
+  if (typeof value === "string") return fromText(value.trim(), tool, 0);
+  return { ok: false, error: needsObject(tool, JSON.stringify(value)) };
 }

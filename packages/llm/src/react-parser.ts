@@ -4,6 +4,7 @@
 // merely looks like a keyword: text inside <think>, a quoted example in a code fence, or an
 // "Observation:" echoed before the model's own Thought never become a decision.
 import { type InputResult, readActionInput, readLineArguments } from "./react-input.js";
+import { type JsonAction, readJsonAction } from "./react-json-action.js";
 import type { ToolSchema } from "./types.js";
 
 export type ReactErrorReason = "no_keywords" | "no_decision" | "no_tool_name" | "unknown_tool" | "bad_input";
@@ -33,6 +34,8 @@ type Key = "thought" | "action" | "input" | "final" | "observation";
 
 interface Mark {
   key: Key;
+  /** A bare "Answer:", which decides only when no Action follows it. */
+  weak?: boolean;
   /** Where the keyword starts. */
   start: number;
   /** Where the text after "Keyword:" starts. */
@@ -44,15 +47,16 @@ interface Mark {
 // final keyword) counts only at a line start.
 const WORDS = String.raw`thought|action[ \t_-]*input|action|final[ \t_-]*answer|observation`;
 const TAIL = String.raw`(?:[ \t]+\d+)?[ \t]*(?:\*\*|__)?[ \t]*[:：](?:[ \t]*(?:\*\*|__))?[ \t]*`;
-// Line start, then optional markdown decoration (**, __, #, >).
-const ANCHORED = new RegExp(String.raw`^[ \t]*(?:[*_#>]+[ \t]*)*(${WORDS}|answer)${TAIL}`, "gim");
+// Line start, then optional markdown decoration (**, __, #, >), one character per step so a
+// long run of them cannot make the pattern backtrack exponentially.
+const ANCHORED = new RegExp(String.raw`^[ \t]*(?:[*_#>][ \t]*)*(${WORDS}|answer)${TAIL}`, "gim");
 const ANYWHERE = new RegExp(String.raw`\b(${WORDS})${TAIL}`, "gi");
 const FINISH_NAME = /^(?:finish|final[ _-]?answer|answer)$/i;
 /** "Action: None" / "N/A" / "no action": the model means to answer without a tool. */
 const NO_ACTION = /^[\s`"'*]*(?:none|n\/a|no[ _-]?(?:action|tool)s?(?: needed)?)(?![\w/])/i;
 /** An "Action Input: None" line under "Action: None". */
 const NO_INPUT_LINE =
-  /^\s*(?:[*_#>]+[ \t]*)*action[ \t_-]*input[ \t]*[:：][ \t]*(?:none|n\/a|null|\{\s*\})?[ \t]*(?:\n|$)/i;
+  /^\s*(?:[*_#>][ \t]*)*action[ \t_-]*input[ \t]*[:：][ \t]*(?:none|n\/a|null|\{\s*\})?[ \t]*(?:\n|$)/i;
 const THINK_OPEN = /^\s*<(think|thinking|reasoning)>/i;
 const THINK_CLOSE = /(?:^|\n)[ \t]*<\/(think|thinking|reasoning)>/i;
 
@@ -66,7 +70,8 @@ function keyOf(word: string): Key {
 function findMarks(text: string, pattern: RegExp): Mark[] {
   const marks: Mark[] = [];
   for (const m of text.matchAll(pattern)) {
-    marks.push({ key: keyOf(m[1]!), start: m.index, body: m.index + m[0].length });
+    const weak = m[1]!.toLowerCase() === "answer";
+    marks.push({ key: keyOf(m[1]!), start: m.index, body: m.index + m[0].length, ...(weak ? { weak } : {}) });
   }
   return marks;
 }
@@ -199,6 +204,20 @@ function finalFromInput(input: Record<string, unknown>, thought: string): string
   return thought;
 }
 
+function fromJsonAction(json: JsonAction, thought: string): ReactParse {
+  if (json.kind === "final") return { kind: "final", thought, answer: json.answer || thought };
+  if (json.kind === "error")
+    return { kind: "error", thought, reason: "bad_input", error: json.error, tool: json.tool };
+  return {
+    kind: "action",
+    thought,
+    tool: json.tool,
+    arguments: JSON.stringify(json.input),
+    input: json.input,
+    ignoredActions: json.more,
+  };
+}
+
 /**
  * Parses a ReAct reply. The first Action or Final Answer decides (one action per turn); an
  * Action FINISH (any case) counts as a final answer, "Action: None" too; a missing Action Input
@@ -207,7 +226,9 @@ function finalFromInput(input: Record<string, unknown>, thought: string): string
 export function parseReact(text: string, tools: readonly ToolSchema[]): ReactParse {
   const { body } = splitThinking(text);
   const marks = structureMarks(body);
-  const decision = marks.find(isDecision);
+  const decision = marks.find(
+    (m, i) => isDecision(m) && !(m.weak && marks.slice(i + 1).some((n) => n.key === "action")),
+  );
   let end = observationCut(body, marks, decision?.start);
   const live = () => marks.filter((m) => m.start < end);
   const next = (mark: Mark) => live().find((m) => m.start > mark.start)?.start ?? end;
@@ -219,6 +240,8 @@ export function parseReact(text: string, tools: readonly ToolSchema[]): ReactPar
 
   if (!decision) {
     const thought = thoughtOf();
+    const json = readJsonAction(body, tools);
+    if (json) return fromJsonAction(json, thought);
     if (marks.length === 0) {
       return {
         kind: "error",
@@ -250,6 +273,11 @@ export function parseReact(text: string, tools: readonly ToolSchema[]): ReactPar
   const line = body.slice(lineStart, Math.max(lineStart, Math.min(lineEnd, nextMark)));
   const { name, after } = readToolName(line);
   const thought = thoughtOf();
+  if (!name || /^\s*(```|\{)/.test(line)) {
+    // "Action:" over a JSON blob, as LangChain's chat agents write it.
+    const json = readJsonAction(body.slice(decision.body, end), tools);
+    if (json) return fromJsonAction(json, thought);
+  }
 
   const nextDecision = marks.find((m) => isDecision(m) && m.start > decision.start)?.start ?? end;
   const inputMark = marks.find(
