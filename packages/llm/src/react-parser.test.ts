@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { stringParameter } from "./react-input.js";
 import { cutAtObservation, parseReact, type ReactParse } from "./react-parser.js";
 import type { ToolSchema } from "./types.js";
 
@@ -231,5 +232,47 @@ describe("parseReact: failures", () => {
       p.error,
       "write_file takes its arguments as one JSON object, not plain text (got: src/a.ts)",
     );
+  });
+});
+
+describe("parseReact: structure over look-alikes", () => {
+  test("cutAtObservation keeps an Observation echoed before the Thought and cuts one after the Action", () => {
+    assert.equal(
+      cutAtObservation("Observation: old\nThought: t\nFinal Answer: a"),
+      "Observation: old\nThought: t\nFinal Answer: a",
+    );
+    assert.equal(cutAtObservation("Action: run_tests\nObservation: fake"), "Action: run_tests\n");
+    assert.equal(cutAtObservation("Just prose.\nObservation: fake"), "Just prose.\n");
+  });
+
+  test("a long run of markdown decoration does not hang the keyword pattern", { timeout: 5000 }, () => {
+    const p = parseReact(`${"*".repeat(20_000)}x\n${"#".repeat(20_000)} Thought y\nAction: run_tests`, TOOLS);
+    assert.equal(action(p).tool, "run_tests");
+  });
+
+  test("a reply made of 20,000 Action lines runs the first and counts the rest", { timeout: 5000 }, () => {
+    const p = action(parseReact("Action: run_tests\n".repeat(20_000), TOOLS));
+    assert.equal(p.ignoredActions, 19_999);
+  });
+});
+
+describe("stringParameter", () => {
+  test("the one required string, or the only string property", () => {
+    assert.equal(
+      stringParameter({ properties: { path: str, limit: { type: "integer" } }, required: ["path"] }),
+      "path",
+    );
+    assert.equal(stringParameter({ properties: { path: str } }), "path");
+    assert.equal(stringParameter({ properties: { q: { type: ["string", "null"] } }, required: ["q"] }), "q");
+  });
+
+  test("none when a tool needs more, or its one parameter is not a string", () => {
+    assert.equal(
+      stringParameter({ properties: { path: str, content: str }, required: ["path", "content"] }),
+      undefined,
+    );
+    assert.equal(stringParameter({ properties: { path: str, glob: str } }), undefined);
+    assert.equal(stringParameter({ properties: { n: { type: "integer" } }, required: ["n"] }), undefined);
+    assert.equal(stringParameter(undefined), undefined);
   });
 });
