@@ -36,6 +36,8 @@ for (const honourStop of [false, true]) {
     groups[group][0] += outcomes[i].ok ? 1 : 0;
     groups[group][1]++;
   });
+  const held = data.cases.flatMap((c, i) => (c.heldOut ? [outcomes[i].ok] : []));
+  if (held.length) groups["held out"] = [held.filter(Boolean).length, held.length];
   const split = Object.entries(groups)
     .map(([g, [ok, n]]) => `${g} ${ok}/${n}`)
     .join(", ");

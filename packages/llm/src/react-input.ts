@@ -69,7 +69,7 @@ function parseModelJson(text: string): unknown {
 }
 
 /** Reads the JSON object at the start of `text`. */
-function readJsonObject(text: string, offset = 0): InputResult {
+function readJsonObject(text: string, offset = 0, tool?: ToolSchema): InputResult {
   const end = findBalancedEnd(text, 0);
   const source = end > 0 ? text.slice(0, end) : text;
   try {
@@ -79,6 +79,9 @@ function readJsonObject(text: string, offset = 0): InputResult {
     }
     return ok(value as Record<string, unknown>, offset + (end > 0 ? end : text.length));
   } catch (err) {
+    // {path: src/a.ts}: unquoted values for the tool's string parameters.
+    const bare = tool && end > 0 ? keywordArguments(source.slice(1, -1), tool) : undefined;
+    if (bare) return ok(bare, offset + end);
     const why = end > 0 ? (err as Error).message : "the JSON object is not closed (missing })";
     return { ok: false, error: `Action Input is not valid JSON: ${why}` };
   }
@@ -142,15 +145,15 @@ function literal(text: string): { value: unknown } | undefined {
 function keywordArguments(text: string, tool: ToolSchema): Record<string, unknown> | undefined {
   const props = (tool.parameters.properties ?? {}) as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  const parts = splitTopLevel(text);
-  for (const part of parts) {
+  for (const part of splitTopLevel(text)) {
     const m = /^([A-Za-z_]\w*)\s*[=:]\s*/.exec(part);
     if (!m || !Object.hasOwn(props, m[1]!)) return undefined;
     const raw = part.slice(m[0].length);
-    // One unquoted value for a string parameter (path=src/a.ts) is taken as written.
-    const value =
-      literal(raw) ??
-      (parts.length === 1 && raw && stringParameter(tool.parameters) === m[1] ? { value: raw } : undefined);
+    // An unquoted value for a string parameter (path=src/a.ts) is taken as written.
+    const type = (props[m[1]!] as JsonSchema | undefined)?.type;
+    const bare =
+      raw && !/^["'{[(]/.test(raw) && (type === undefined || type === "string") ? { value: raw } : undefined;
+    const value = literal(raw) ?? bare;
     if (!value) return undefined;
     out[m[1]!] = value.value;
   }
@@ -203,7 +206,7 @@ export function readActionInput(text: string, plainEnd: number, tool: ToolSchema
     return fromText(inner.replace(/\n$/, ""), tool, end);
   }
   const rest = text.slice(lead);
-  if (OBJECT_START.test(rest)) return readJsonObject(rest, lead);
+  if (OBJECT_START.test(rest)) return readJsonObject(rest, lead, tool);
   // The object wrapped in a call, as in LlamaIndex traces: QueryEngineTool({"a": 1}).
   const wrapped = /^[A-Za-z_][\w.]*\(\s*(?=\{)/.exec(rest);
   if (wrapped) {
@@ -213,6 +216,9 @@ export function readActionInput(text: string, plainEnd: number, tool: ToolSchema
   // Plain text ends at the next keyword. A one-line input ends at its line when a blank line
   // follows (a remark after a command must not run); longer inputs (code, a heredoc) stay whole.
   const plain = text.slice(lead, Math.max(lead, plainEnd));
+  // "Run this Python:" over a fence: the fence holds the value.
+  const introduced = /^[^\n`]*:[ \t]*\n[ \t]*```[\w-]*[ \t]*\n([\s\S]*?)\n?[ \t]*```\s*$/.exec(plain);
+  if (introduced) return fromText(introduced[1]!, tool, lead + plain.length);
   const oneLine = /^[^\n]*(?=\n[ \t]*\n)/.exec(plain.trimEnd());
   const value = oneLine ? oneLine[0] : plain;
   return fromText(value.trim(), tool, lead + value.length);
@@ -266,4 +272,12 @@ export function argumentsFromValue(value: unknown, tool: ToolSchema): InputResul
   if (typeof value === "object" && !Array.isArray(value)) return ok(value as Record<string, unknown>, 0);
   if (typeof value === "string") return fromText(value.trim(), tool, 0);
   return { ok: false, error: needsObject(tool, JSON.stringify(value)) };
+}
+
+/** The answer inside a Finish action's arguments ({"answer": …} and its usual synonyms). */
+export function finalFromInput(input: Record<string, unknown>, fallback: string): string {
+  const answer = input.answer ?? input.final_answer ?? input.result ?? input.response ?? input.output;
+  if (typeof answer === "string") return answer.trim();
+  if (answer !== undefined) return JSON.stringify(answer);
+  return fallback;
 }

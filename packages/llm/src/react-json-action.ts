@@ -1,10 +1,11 @@
 // Reads an Action written as one JSON object instead of Thought/Action lines: LangChain's chat
 // agents emit {"action": "search", "action_input": "…"} (in a fence, often under "Action:"),
+// other prompts {"tool": …, "args": …},
 // tool-tuned models {"name": …, "arguments": …} or <tool_call>…</tool_call>. Only objects that
 // name an offered tool (or the final answer) count, so JSON that merely has an "action" key
 // is left alone.
 import { findBalancedEnd, parseLenientJson } from "./lenient-json.js";
-import { argumentsFromValue } from "./react-input.js";
+import { argumentsFromValue, finalFromInput } from "./react-input.js";
 import { extractTextToolCallsWithRest } from "./text-tool-calls.js";
 import type { ToolSchema } from "./types.js";
 
@@ -18,14 +19,17 @@ const FINAL = /^final[ _-]?answer$/i;
 function fromActionObject(value: unknown, tools: readonly ToolSchema[]): JsonAction | undefined {
   if (!value || typeof value !== "object" || Array.isArray(value)) return undefined;
   const obj = value as Record<string, unknown>;
-  if (typeof obj.action !== "string") return undefined;
-  const input = obj.action_input ?? obj.actionInput ?? obj.input;
-  if (FINAL.test(obj.action.trim())) {
-    return { kind: "final", answer: typeof input === "string" ? input.trim() : JSON.stringify(input ?? "") };
+  const name = obj.action ?? obj.tool ?? obj.tool_name;
+  if (typeof name !== "string") return undefined;
+  const input = obj.action_input ?? obj.actionInput ?? obj.args ?? obj.arguments ?? obj.input;
+  if (FINAL.test(name.trim())) {
+    if (typeof input === "string") return { kind: "final", answer: input.trim() };
+    const answer =
+      input && typeof input === "object" ? finalFromInput(input as Record<string, unknown>, "") : "";
+    return { kind: "final", answer };
   }
-  const tool =
-    tools.find((t) => t.name === obj.action) ??
-    tools.find((t) => t.name.toLowerCase() === String(obj.action).toLowerCase());
+  const lower = name.toLowerCase();
+  const tool = tools.find((t) => t.name === name) ?? tools.find((t) => t.name.toLowerCase() === lower);
   if (!tool) return undefined;
   const args = argumentsFromValue(input, tool);
   if (!args.ok) return { kind: "error", tool: tool.name, error: args.error };
@@ -34,7 +38,7 @@ function fromActionObject(value: unknown, tools: readonly ToolSchema[]): JsonAct
 
 /** The first JSON action in `text`, or undefined. */
 export function readJsonAction(text: string, tools: readonly ToolSchema[]): JsonAction | undefined {
-  for (const m of text.matchAll(/\{\s*["']?action["']?\s*:/g)) {
+  for (const m of text.matchAll(/\{\s*["']?(?:action|tool|tool_name)["']?\s*:/g)) {
     const end = findBalancedEnd(text, m.index);
     if (end < 0) continue;
     let value: unknown;

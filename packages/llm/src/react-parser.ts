@@ -3,7 +3,7 @@
 // slip we can read safely saves a correction turn. What the structure says wins over what
 // merely looks like a keyword: text inside <think>, a quoted example in a code fence, or an
 // "Observation:" echoed before the model's own Thought never become a decision.
-import { type InputResult, readActionInput, readLineArguments } from "./react-input.js";
+import { finalFromInput, type InputResult, readActionInput, readLineArguments } from "./react-input.js";
 import { type JsonAction, readJsonAction } from "./react-json-action.js";
 import type { ToolSchema } from "./types.js";
 
@@ -57,6 +57,8 @@ const NO_ACTION = /^[\s`"'*]*(?:none|n\/a|no[ _-]?(?:action|tool)s?(?: needed)?)
 /** An "Action Input: None" line under "Action: None". */
 const NO_INPUT_LINE =
   /^\s*(?:[*_#>][ \t]*)*action[ \t_-]*input[ \t]*[:：][ \t]*(?:none|n\/a|null|\{\s*\})?[ \t]*(?:\n|$)/i;
+/** A reply cut inside a trailing "Observation" keyword (e.g. at the token limit). */
+const PARTIAL_OBSERVATION = /\n[ \t]*obs(?:e(?:r(?:v(?:a(?:t(?:i(?:o(?:n)?)?)?)?)?)?)?)?[ \t]*$/i;
 const THINK_OPEN = /^\s*<(think|thinking|reasoning)>/i;
 const THINK_CLOSE = /(?:^|\n)[ \t]*<\/(think|thinking|reasoning)>/i;
 
@@ -125,9 +127,18 @@ function structureMarks(body: string): Mark[] {
   }
   if (!marks.some(isDecision) && all[0] && body.slice(0, all[0].start).trim() === "") {
     const loose = findMarks(body, ANYWHERE).filter((m) => !blockOf(m));
-    if (loose.some(isDecision)) marks = loose;
+    if (loose.some(isDecision)) return loose;
   }
-  return marks;
+  // "Action: grep Action Input: x" on one line: the input keyword counts on an Action line.
+  const onActionLine = findMarks(body, ANYWHERE).filter(
+    (m) =>
+      m.key === "input" &&
+      !marks.some((n) => n.start <= m.start && m.start < n.body) &&
+      marks.some(
+        (a) => a.key === "action" && a.start < m.start && !body.slice(a.start, m.start).includes("\n"),
+      ),
+  );
+  return onActionLine.length ? [...marks, ...onActionLine].sort((a, b) => a.start - b.start) : marks;
 }
 
 /** Where a hallucinated "Observation:" starts: the first one after the decision. */
@@ -197,13 +208,6 @@ const FINISH_TOOL: ToolSchema = {
   parameters: { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] },
 };
 
-function finalFromInput(input: Record<string, unknown>, thought: string): string {
-  const answer = input.answer ?? input.final_answer ?? input.result ?? input.response ?? input.output;
-  if (typeof answer === "string") return answer.trim();
-  if (answer !== undefined) return JSON.stringify(answer);
-  return thought;
-}
-
 function fromJsonAction(json: JsonAction, thought: string): ReactParse {
   if (json.kind === "final") return { kind: "final", thought, answer: json.answer || thought };
   if (json.kind === "error")
@@ -224,7 +228,7 @@ function fromJsonAction(json: JsonAction, thought: string): ReactParse {
  * means `{}`; a plain-text input goes to the tool's one string parameter.
  */
 export function parseReact(text: string, tools: readonly ToolSchema[]): ReactParse {
-  const { body } = splitThinking(text);
+  const body = splitThinking(text).body.replace(PARTIAL_OBSERVATION, "");
   const marks = structureMarks(body);
   const decision = marks.find(
     (m, i) => isDecision(m) && !(m.weak && marks.slice(i + 1).some((n) => n.key === "action")),
@@ -317,7 +321,7 @@ export function parseReact(text: string, tools: readonly ToolSchema[]): ReactPar
     const rest = body.slice(lineEnd, end).replace(NO_INPUT_LINE, "").trim();
     return { kind: "final", thought, answer: rest || thought };
   }
-  tool ??= tools.length ? mentionedTool(line, tools) : undefined;
+  if (name) tool ??= mentionedTool(line, tools);
   if (!name && !tool) {
     return { kind: "error", thought, reason: "no_tool_name", error: "the Action line has no tool name" };
   }
