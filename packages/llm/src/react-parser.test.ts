@@ -253,6 +253,9 @@ describe("parseReact: structure over look-alikes", () => {
   test("a reply made of 20,000 Action lines runs the first and counts the rest", { timeout: 5000 }, () => {
     const p = action(parseReact("Action: run_tests\n".repeat(20_000), TOOLS));
     assert.equal(p.ignoredActions, 19_999);
+    const oneLine = action(parseReact("Action: read_file Action Input: a.txt\n".repeat(20_000), TOOLS));
+    assert.deepEqual(oneLine.input, { path: "a.txt" });
+    assert.equal(oneLine.ignoredActions, 19_999);
   });
 });
 

@@ -130,14 +130,13 @@ function structureMarks(body: string): Mark[] {
     if (loose.some(isDecision)) return loose;
   }
   // "Action: grep Action Input: x" on one line: the input keyword counts on an Action line.
-  const onActionLine = findMarks(body, ANYWHERE).filter(
-    (m) =>
-      m.key === "input" &&
-      !marks.some((n) => n.start <= m.start && m.start < n.body) &&
-      marks.some(
-        (a) => a.key === "action" && a.start < m.start && !body.slice(a.start, m.start).includes("\n"),
-      ),
-  );
+  // (Anchored marks start at their line's start.)
+  const actionLines = new Set(marks.filter((m) => m.key === "action").map((m) => m.start));
+  const onActionLine = findMarks(body, ANYWHERE).filter((m) => {
+    if (m.key !== "input") return false;
+    const lineStart = body.lastIndexOf("\n", m.start - 1) + 1;
+    return actionLines.has(lineStart) && !/^[ \t*_#>]*$/.test(body.slice(lineStart, m.start));
+  });
   return onActionLine.length ? [...marks, ...onActionLine].sort((a, b) => a.start - b.start) : marks;
 }
 
