@@ -256,6 +256,13 @@ describe("parseReact: structure over look-alikes", () => {
     const oneLine = action(parseReact("Action: read_file Action Input: a.txt\n".repeat(20_000), TOOLS));
     assert.deepEqual(oneLine.input, { path: "a.txt" });
     assert.equal(oneLine.ignoredActions, 19_999);
+    const echoes = action(
+      parseReact(
+        `${"Observation: x\nAction: run_tests\n".repeat(20_000)}Thought: y\nAction: list_dir`,
+        TOOLS,
+      ),
+    );
+    assert.equal(echoes.tool, "list_dir");
   });
 });
 

@@ -140,6 +140,28 @@ function structureMarks(body: string): Mark[] {
   return onActionLine.length ? [...marks, ...onActionLine].sort((a, b) => a.start - b.start) : marks;
 }
 
+/**
+ * An Observation echoed before the decision holds the tool's output, which may contain
+ * keyword lines of its own (a file that is a ReAct transcript): when the model's own Thought
+ * follows, everything between is the echo and carries no structure.
+ */
+function dropEchoes(marks: readonly Mark[]): Mark[] {
+  // nextThought[i]: index of the first Thought mark after i, or -1.
+  const nextThought: number[] = new Array(marks.length);
+  for (let i = marks.length - 1, t = -1; i >= 0; i--) {
+    nextThought[i] = t;
+    if (marks[i]!.key === "thought") t = i;
+  }
+  const out: Mark[] = [];
+  for (let i = 0; i < marks.length; i++) {
+    const m = marks[i]!;
+    out.push(m);
+    if (isDecision(m)) return out.concat(marks.slice(i + 1));
+    if (m.key === "observation" && nextThought[i]! > 0) i = nextThought[i]! - 1;
+  }
+  return out;
+}
+
 /** Where a hallucinated "Observation:" starts: the first one after the decision. */
 function observationCut(body: string, marks: readonly Mark[], after: number | undefined): number {
   for (const m of marks) {
@@ -156,7 +178,7 @@ function observationCut(body: string, marks: readonly Mark[], after: number | un
  */
 export function cutAtObservation(text: string): string {
   const { body } = splitThinking(text);
-  const marks = structureMarks(body);
+  const marks = dropEchoes(structureMarks(body));
   return body.slice(0, observationCut(body, marks, marks.find(isDecision)?.start));
 }
 
@@ -228,7 +250,7 @@ function fromJsonAction(json: JsonAction, thought: string): ReactParse {
  */
 export function parseReact(text: string, tools: readonly ToolSchema[]): ReactParse {
   const body = splitThinking(text).body.replace(PARTIAL_OBSERVATION, "");
-  const marks = structureMarks(body);
+  const marks = dropEchoes(structureMarks(body));
   const decision = marks.find(
     (m, i) => isDecision(m) && !(m.weak && marks.slice(i + 1).some((n) => n.key === "action")),
   );
@@ -324,7 +346,11 @@ export function parseReact(text: string, tools: readonly ToolSchema[]): ReactPar
   if (!name && !tool) {
     return { kind: "error", thought, reason: "no_tool_name", error: "the Action line has no tool name" };
   }
-  if (!tool) return { kind: "error", thought, reason: "unknown_tool", error: `unknown tool "${name}"` };
+  if (!tool) {
+    const words = line.trim().replace(/[`"'*]/g, "");
+    const shown = words === name ? name : words.length > 60 ? `${words.slice(0, 60)}…` : words;
+    return { kind: "error", thought, reason: "unknown_tool", error: `unknown tool "${shown}"` };
+  }
   const parsed = readFor(tool);
   if (!parsed.ok)
     return { kind: "error", thought, reason: "bad_input", error: parsed.error, tool: tool.name };

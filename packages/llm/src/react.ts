@@ -164,13 +164,9 @@ export class ReactProvider implements Provider {
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
     const stop = [...(request.stop ?? []), OBSERVATION_STOP];
-    const inner = await this.inner.complete({
-      ...request,
-      messages: renderReactHistory(request.messages, request.tools, this.notes),
-      tools: [],
-      stop,
-    });
-    const text = inner.message.content;
+    const messages = renderReactHistory(request.messages, request.tools, this.notes);
+    const inner = await this.inner.complete({ ...request, messages, tools: [], stop });
+    const text = withoutEcho(inner.message.content, messages[messages.length - 1]);
     const parsed = parseReact(text, request.tools);
     const base = { usage: inner.usage, durationMs: inner.durationMs };
 
@@ -214,6 +210,19 @@ export class ReactProvider implements Provider {
 }
 
 const MAX_NOTES = 256;
+
+/**
+ * Drops a copy of the last Observation sent from the start of a reply. The copy is the tool's
+ * output, which may hold keyword lines of its own (a file that is a ReAct transcript) that must
+ * never be read as the model's Action.
+ */
+function withoutEcho(reply: string, lastSent: Message | undefined): string {
+  if (lastSent?.role !== "user" || !lastSent.content.startsWith("Observation:")) return reply;
+  const echo = lastSent.content.trim();
+  const start = reply.trimStart();
+  const rest = start.slice(echo.length);
+  return start.startsWith(echo) && (rest === "" || rest.startsWith("\n")) ? rest : reply;
+}
 
 /**
  * What the model is told when its reply could not be used: the exact problem, then what to
