@@ -24,11 +24,11 @@ for (const honourStop of [false, true]) {
   const outcomes = await runShapeCases(build, data, { honourStop });
   const passed = outcomes.filter((o) => o.ok).length;
   // By what the case expects: the reply understood (a tool call or an answer), a false positive
-  // avoided (fp-*), or a correction for what is still refused.
+  // look-alike read as its structure says (fp-*), or a correction for what is still refused.
   const groups = {};
   data.cases.forEach((c, i) => {
     const group = c.id.startsWith("fp-")
-      ? "not a false positive"
+      ? "look-alikes"
       : "correction" in c.expect
         ? "corrected"
         : "understood";

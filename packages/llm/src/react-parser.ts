@@ -201,8 +201,12 @@ function findTool(name: string, tools: readonly ToolSchema[]): ToolSchema | unde
   );
 }
 
-/** A tool named as a whole word in a wordy Action line ("Action: use the `grep` tool"), if only one is. */
+/**
+ * A tool named as a whole word in a wordy Action line ("Action: use the `grep` tool"), if only
+ * one is and the line does not say not to.
+ */
 function mentionedTool(line: string, tools: readonly ToolSchema[]): ToolSchema | undefined {
+  if (/\b(?:not|no|never|instead|without|don't|won't|can't|cannot)\b/i.test(line)) return undefined;
   const named = tools.filter((t) =>
     new RegExp(String.raw`(?:^|[^\w-])${t.name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\w-])`, "i").test(
       line,
@@ -338,9 +342,16 @@ export function parseReact(text: string, tools: readonly ToolSchema[]): ReactPar
   }
   let tool = findTool(name, tools);
   if (!tool && NO_ACTION.test(line)) {
-    // What follows the Action line is the answer, else the thought (CrewAI traces do this).
+    // CrewAI traces answer this way: what follows the Action line is the answer. Without one,
+    // taking the thought as the answer could end a task on "I need to look first".
     const rest = body.slice(lineEnd, end).replace(NO_INPUT_LINE, "").trim();
-    return { kind: "final", thought, answer: rest || thought };
+    if (rest) return { kind: "final", thought, answer: rest };
+    return {
+      kind: "error",
+      thought,
+      reason: "no_decision",
+      error: `"Action: ${line.trim()}" names no tool; to answer without one, write "Final Answer: <your answer>"`,
+    };
   }
   if (name) tool ??= mentionedTool(line, tools);
   if (!name && !tool) {

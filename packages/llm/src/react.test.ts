@@ -268,7 +268,10 @@ describe("ReactProvider: shapes from other frameworks, over HTTP", () => {
     description: "Write a file.",
     parameters: {
       type: "object",
-      properties: { path: { type: "string" }, content: { type: "string" } },
+      properties: {
+        path: { type: "string" },
+        content: { type: "string", description: "The whole new text." },
+      },
       required: ["path", "content"],
     },
   };
@@ -324,7 +327,7 @@ describe("ReactProvider: shapes from other frameworks, over HTTP", () => {
     );
   });
 
-  test("plain text for a tool with several arguments: a short correction with that tool's schema", async () => {
+  test("plain text for a tool with several arguments: a short correction with that tool's schema (no descriptions)", async () => {
     await withServer(
       [{ content: "Thought: save\nAction: write_file\nAction Input: notes.txt" }],
       async (provider) => {

@@ -211,6 +211,11 @@ export class ReactProvider implements Provider {
 
 const MAX_NOTES = 256;
 
+/** Keeps a schema in a correction short: the descriptions are in the system prompt already. */
+function withoutDescriptions(key: string, value: unknown): unknown {
+  return key === "description" && typeof value === "string" ? undefined : value;
+}
+
 /**
  * Drops a copy of the last Observation sent from the start of a reply. The copy is the tool's
  * output, which may hold keyword lines of its own (a file that is a ReAct transcript) that must
@@ -236,7 +241,7 @@ export function correctionFor(
   const head = `Observation: ERROR: ${parsed.error}${cutOff ? " (your reply was cut off at the token limit: keep it shorter)" : ""}.`;
   const tool = parsed.tool === undefined ? undefined : tools.find((t) => t.name === parsed.tool);
   if (tool) {
-    return `${head} The arguments of ${tool.name} (JSON Schema): ${JSON.stringify(tool.parameters)}\nWrite the Action again:\nAction: ${tool.name}\nAction Input: <one JSON object>`;
+    return `${head} The arguments of ${tool.name} (JSON Schema): ${JSON.stringify(tool.parameters, withoutDescriptions)}\nWrite the Action again:\nAction: ${tool.name}\nAction Input: <one JSON object>`;
   }
   return `${head} ${formatReminder(tools.map((t) => t.name))}`;
 }
