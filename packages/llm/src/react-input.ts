@@ -16,7 +16,7 @@ export type InputResult =
   | { ok: false; error: string };
 
 /** Inputs that mean "no arguments". */
-const NO_INPUT = /^(?:none|null|n\/a|nothing|no input|\{\s*\}|\(\s*\))?$/i;
+const NO_INPUT = /^(?:none|null|n\/a|\{\s*\}|\(\s*\))?$/i;
 /** A `{` that starts a JSON object (a key or `}` follows), not shell braces such as `{ ls; }`. */
 const OBJECT_START = /^\{\s*(?:["'}]|\/[/*]|[A-Za-z_$][\w$-]*\s*:)/;
 
@@ -144,7 +144,8 @@ function literal(text: string): { value: unknown } | undefined {
 /** `path="a.txt", limit=20` when every key is one of the tool's parameters. */
 function keywordArguments(text: string, tool: ToolSchema): Record<string, unknown> | undefined {
   const props = (tool.parameters.properties ?? {}) as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
+  // Entries, not assignments: a key named __proto__ must stay an ordinary key.
+  const out: Array<[string, unknown]> = [];
   for (const part of splitTopLevel(text)) {
     const m = /^([A-Za-z_]\w*)\s*[=:]\s*/.exec(part);
     if (!m || !Object.hasOwn(props, m[1]!)) return undefined;
@@ -155,9 +156,9 @@ function keywordArguments(text: string, tool: ToolSchema): Record<string, unknow
       raw && !/^["'{[(]/.test(raw) && (type === undefined || type === "string") ? { value: raw } : undefined;
     const value = literal(raw) ?? bare;
     if (!value) return undefined;
-    out[m[1]!] = value.value;
+    out.push([m[1]!, value.value]);
   }
-  return Object.keys(out).length ? out : undefined;
+  return out.length ? Object.fromEntries(out) : undefined;
 }
 
 /** Arguments written as text: a quoted string, keyword arguments, or the bare value. */
@@ -191,7 +192,8 @@ function fromText(text: string, tool: ToolSchema, end: number): InputResult {
  * object may run past it (a keyword inside a string), plain text may not.
  */
 export function readActionInput(text: string, plainEnd: number, tool: ToolSchema): InputResult {
-  const lead = /^\s*(?:(?:\*\*|__)\s*)?/.exec(text)![0].length;
+  // Bold markers before the value (CrewAI traces: "Action Input: ** {…}"), not a leading "__" of a name.
+  const lead = /^\s*(?:(?:\*\*|__)(?!\w)\s*)?/.exec(text)![0].length;
   const fence = /^```[\w-]*[ \t]*\n?/.exec(text.slice(lead));
   if (fence) {
     const from = lead + fence[0].length;
@@ -233,7 +235,7 @@ export function readLineArguments(text: string, tool: ToolSchema): InputResult |
   const lead = /^[ \t]*/.exec(text)![0].length;
   const open = text[lead];
   if (open === "{")
-    return OBJECT_START.test(text.slice(lead)) ? readJsonObject(text.slice(lead), lead) : undefined;
+    return OBJECT_START.test(text.slice(lead)) ? readJsonObject(text.slice(lead), lead, tool) : undefined;
   if (open === "[") {
     const lineEnd = text.indexOf("\n");
     const line = lineEnd < 0 ? text : text.slice(0, lineEnd);

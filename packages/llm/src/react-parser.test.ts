@@ -286,3 +286,29 @@ describe("stringParameter", () => {
     assert.equal(stringParameter(undefined), undefined);
   });
 });
+
+describe("parseReact: hostile names and keys", () => {
+  test("a parameter named __proto__ stays an ordinary key", () => {
+    const tool: ToolSchema = {
+      name: "t",
+      description: "",
+      parameters: JSON.parse(
+        '{"type":"object","properties":{"__proto__":{"type":"string"},"q":{"type":"string"}}}',
+      ),
+    };
+    const p = action(parseReact('Action: t\nAction Input: __proto__="x", q="y"', [tool]));
+    assert.equal(Object.getPrototypeOf(p.input), Object.prototype);
+    assert.ok(Object.hasOwn(p.input, "__proto__"));
+    assert.equal(p.arguments, '{"__proto__":"x","q":"y"}');
+  });
+
+  test("tool names with regex characters are matched literally", () => {
+    const odd: ToolSchema = {
+      name: "a.b+(c",
+      description: "",
+      parameters: { type: "object", properties: {} },
+    };
+    assert.equal(action(parseReact("Action: use the a.b+(c tool", [odd, ...TOOLS])).tool, "a.b+(c");
+    assert.equal(error(parseReact("Action: use the axb tool", [odd])).reason, "unknown_tool");
+  });
+});

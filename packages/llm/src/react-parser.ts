@@ -46,7 +46,7 @@ interface Mark {
 // ** and a colon (ASCII or full-width, as Chinese-tuned models emit). "Answer:" (LlamaIndex's
 // final keyword) counts only at a line start.
 const WORDS = String.raw`thought|action[ \t_-]*input|action|final[ \t_-]*answer|observation`;
-const TAIL = String.raw`(?:[ \t]+\d+)?[ \t]*(?:\*\*|__)?[ \t]*[:：](?:[ \t]*(?:\*\*|__))?[ \t]*`;
+const TAIL = String.raw`(?:[ \t]+\d+)?[ \t]*(?:\*\*|__)?[ \t]*[:：](?:[ \t]*(?:\*\*|__)(?!\w))?[ \t]*`;
 // Line start, then optional markdown decoration (**, __, #, >), one character per step so a
 // long run of them cannot make the pattern backtrack exponentially.
 const ANCHORED = new RegExp(String.raw`^[ \t]*(?:[*_#>][ \t]*)*(${WORDS}|answer)${TAIL}`, "gim");
