@@ -23,7 +23,17 @@ export type AuditEvent =
       error?: string;
     }
   | { event: "destroy"; session: string; reason: string }
-  | { event: "reap"; session: string; reason: string; what: string };
+  | { event: "reap"; session: string; reason: string; what: string }
+  | {
+      /** A decision of the allow-list proxy (shared by the sessions it serves). */
+      event: "network";
+      method: string;
+      host: string;
+      port: number;
+      allowed: boolean;
+      reason?: string;
+      address?: string;
+    };
 
 export class AuditLog {
   constructor(readonly path: string | undefined) {
