@@ -126,7 +126,7 @@ export async function startAllowListProxy(options: AllowListProxyOptions): Promi
       const open = unanswered.get(req.socket) ?? new Set<ServerResponse>();
       unanswered.set(req.socket, open.add(res));
       res.once("close", () => open.delete(res));
-      void forwardPlainHttp(req, res);
+      forwardPlainHttp(req, res).catch((e: Error) => refuseResponse(res, 502, e.message));
     },
   );
   // Responses still being written on each client connection: a CONNECT pipelined behind a
@@ -167,7 +167,13 @@ export async function startAllowListProxy(options: AllowListProxyOptions): Promi
           timeout: UPSTREAM_TIMEOUT_MS,
         },
         (upRes) => {
-          res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, forwardedHeaders(upRes.headers));
+          try {
+            res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, forwardedHeaders(upRes.headers));
+          } catch (e) {
+            upRes.destroy();
+            refuseResponse(res, 502, `unusable response from ${target.host}: ${(e as Error).message}`);
+            return;
+          }
           upRes.pipe(res);
         },
       );
@@ -188,7 +194,7 @@ export async function startAllowListProxy(options: AllowListProxyOptions): Promi
   server.on("connect", (req: IncomingMessage, client: Socket, head: Buffer) => {
     track(client);
     client.on("error", () => {});
-    void openTunnel(req, client, head);
+    openTunnel(req, client, head).catch((e: Error) => refuseTunnel(client, 502, e.message));
   });
 
   async function openTunnel(req: IncomingMessage, client: Socket, head: Buffer): Promise<void> {
