@@ -11,6 +11,19 @@ export const systemLookup: LookupFn = (hostname) => dnsLookup(hostname, { all: t
 
 const LOOKUP_TIMEOUT_MS = 10_000;
 
+/** One decision as the proxy's log and the audit log keep it. */
+export interface ProxyLogEntry {
+  /** CONNECT, GET, …; "" for a request too malformed to have one. */
+  method: string;
+  host: string;
+  port: number;
+  allowed: boolean;
+  /** Why it was refused. */
+  reason?: string;
+  /** The address connected to. */
+  address?: string;
+}
+
 export type Decision =
   | { allowed: true; address: string }
   | { allowed: false; status: 403 | 502; reason: string };

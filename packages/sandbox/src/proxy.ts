@@ -22,8 +22,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import { AuditLog } from "./audit.js";
-import { decideDestination, type LookupFn, systemLookup } from "./proxy-policy.js";
+import { decideDestination, type LookupFn, type ProxyLogEntry, systemLookup } from "./proxy-policy.js";
 import { type Authority, AuthorityError, parseAllowRules, parseAuthority } from "./proxy-rules.js";
+
+export type { ProxyLogEntry } from "./proxy-policy.js";
 
 export const PROXY_PORT = 3128;
 export const PROXY_SOCKET_IN_SANDBOX = "/run/hands-proxy.sock";
@@ -63,18 +65,6 @@ while True:
     c, _ = s.accept()
     threading.Thread(target=handle, args=(c,), daemon=True).start()
 `;
-
-export interface ProxyLogEntry {
-  /** CONNECT, GET, …; "" for a request too malformed to have one. */
-  method: string;
-  host: string;
-  port: number;
-  allowed: boolean;
-  /** Why it was refused. */
-  reason?: string;
-  /** The address connected to. */
-  address?: string;
-}
 
 export interface AllowListProxy {
   socketPath: string;
