@@ -25,8 +25,8 @@ export interface ProxyLogEntry {
 }
 
 export type Decision =
-  | { allowed: true; address: string }
-  | { allowed: false; status: 403 | 502; reason: string };
+  /** `addresses`: every answer, all checked, in the resolver's order (tried in turn). */
+  { allowed: true; addresses: string[] } | { allowed: false; status: 403 | 502; reason: string };
 
 export async function decideDestination(
   target: Authority & { port: number },
@@ -36,7 +36,7 @@ export async function decideDestination(
   const refusal = ruleRefusal(target, target.port, rules);
   if (refusal) return { allowed: false, status: 403, reason: refusal };
   // An IP literal is allowed only by a rule naming it, which is what allows a non-public one.
-  if (target.ip) return { allowed: true, address: target.host };
+  if (target.ip) return { allowed: true, addresses: [target.host] };
   let answers: ReadonlyArray<{ address: string }>;
   try {
     answers = await withTimeout(lookup(target.host), LOOKUP_TIMEOUT_MS);
@@ -56,9 +56,9 @@ export async function decideDestination(
         status: 403,
         reason: `${target.host} resolves to ${ip ?? address}, a ${range} address (a rule naming that address allows it)`,
       };
-    if (ip) addresses.push(ip);
+    addresses.push(ip as string);
   }
-  return { allowed: true, address: addresses[0] as string };
+  return { allowed: true, addresses: [...new Set(addresses)] };
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

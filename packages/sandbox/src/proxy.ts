@@ -89,6 +89,9 @@ export const MAX_LOG_ENTRIES = 1000;
 /** Bound on a request line plus headers; longer requests get 431 before any parsing of ours. */
 export const MAX_HEADER_BYTES = 8192;
 const UPSTREAM_TIMEOUT_MS = 30_000;
+const CONNECT_TIMEOUT_MS = 10_000;
+/** Answers of one name tried in turn (an unreachable IPv6 address falls back to IPv4). */
+const MAX_ADDRESSES_TRIED = 3;
 
 /** Starts the proxy on a fresh Unix socket. */
 export async function startAllowListProxy(options: AllowListProxyOptions): Promise<AllowListProxy> {
@@ -143,7 +146,17 @@ export async function startAllowListProxy(options: AllowListProxyOptions): Promi
       refuseResponse(res, decision.status, decision.reason);
       return;
     }
-    record({ method, host: target.host, port: target.port, allowed: true, address: decision.address });
+    let upstream: Socket;
+    try {
+      upstream = await connectChecked(decision.addresses, target.port);
+    } catch (e) {
+      record({ method, host: target.host, port: target.port, allowed: true, reason: (e as Error).message });
+      refuseResponse(res, 502, (e as Error).message);
+      return;
+    }
+    track(upstream);
+    const address = upstream.remoteAddress ?? "";
+    record({ method, host: target.host, port: target.port, allowed: true, address });
     let up: ReturnType<typeof request>;
     try {
       up = request(
@@ -152,8 +165,8 @@ export async function startAllowListProxy(options: AllowListProxyOptions): Promi
           path,
           headers: { ...forwardedHeaders(req.headers), host: authorityText(target, 80) },
           setHost: false,
-          // No agent: one upstream connection per request, to the checked address only.
-          createConnection: () => dial(decision.address, target.port),
+          // No agent: one upstream connection per request, to a checked address only.
+          createConnection: () => upstream,
           timeout: UPSTREAM_TIMEOUT_MS,
         },
         (upRes) => {
@@ -168,6 +181,7 @@ export async function startAllowListProxy(options: AllowListProxyOptions): Promi
         },
       );
     } catch (e) {
+      upstream.destroy();
       refuseResponse(res, 400, `cannot forward this request: ${(e as Error).message}`);
       return;
     }
@@ -207,32 +221,64 @@ export async function startAllowListProxy(options: AllowListProxyOptions): Promi
       refuseTunnel(client, decision.status, decision.reason);
       return;
     }
-    record({ method: "CONNECT", host: target.host, port, allowed: true, address: decision.address });
-    if (client.destroyed) return;
     let up: Socket;
     try {
-      up = dial(decision.address, port);
+      up = await connectChecked(decision.addresses, port);
     } catch (e) {
+      record({ method: "CONNECT", host: target.host, port, allowed: true, reason: (e as Error).message });
       refuseTunnel(client, 502, (e as Error).message);
       return;
     }
+    record({ method: "CONNECT", host: target.host, port, allowed: true, address: up.remoteAddress ?? "" });
+    if (client.destroyed) {
+      up.destroy();
+      return;
+    }
     track(up);
-    let connected = false;
-    up.setTimeout(UPSTREAM_TIMEOUT_MS, () =>
-      up.destroy(new Error(`no connection to ${target.host}:${port} in ${UPSTREAM_TIMEOUT_MS} ms`)),
-    );
-    up.once("connect", () => {
-      connected = true;
-      up.setTimeout(0);
-      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      if (head.length > 0) up.write(head);
-      // From here on the bytes are the tool's business with the server it was allowed to reach.
-      up.pipe(client);
-      client.pipe(up);
-    });
-    // Once the tunnel is up, an error can only end it: a status line would land mid-stream.
-    up.on("error", (e) => (connected ? client.destroy() : refuseTunnel(client, 502, e.message)));
+    client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+    if (head.length > 0) up.write(head);
+    // From here on the bytes are the tool's business with the server it was allowed to reach;
+    // an error can only end the tunnel (a status line would land mid-stream).
+    up.on("error", () => client.destroy());
     client.on("close", () => up.destroy());
+    up.pipe(client);
+    client.pipe(up);
+  }
+
+  /** Connects to the first of the checked addresses that answers (no name is resolved here). */
+  async function connectChecked(addresses: readonly string[], port: number): Promise<Socket> {
+    let last: Error = new Error("no address to connect to");
+    for (const address of addresses.slice(0, MAX_ADDRESSES_TRIED)) {
+      try {
+        return await dialOne(address, port);
+      } catch (e) {
+        last = e as Error;
+      }
+    }
+    throw last;
+  }
+
+  function dialOne(address: string, port: number): Promise<Socket> {
+    return new Promise((resolve, reject) => {
+      let s: Socket;
+      try {
+        s = dial(address, port);
+      } catch (e) {
+        reject(e);
+        return;
+      }
+      s.setTimeout(CONNECT_TIMEOUT_MS, () =>
+        s.destroy(new Error(`no connection to ${address} port ${port} in ${CONNECT_TIMEOUT_MS} ms`)),
+      );
+      s.once("error", reject);
+      s.once("connect", () => {
+        s.setTimeout(0);
+        s.off("error", reject);
+        // Whoever takes the socket adds its own handler; until then an error must not throw.
+        s.on("error", () => {});
+        resolve(s);
+      });
+    });
   }
 
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => {

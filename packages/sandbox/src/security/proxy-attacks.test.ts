@@ -404,6 +404,18 @@ describe("allow-list proxy under attack", () => {
     assert.deepEqual(dial.dialed, []);
   });
 
+  test("an unreachable first answer falls back to the next checked one, never to a new lookup", async () => {
+    await start([`allowed.test:${P}`, `127.0.0.1:${P}`], {
+      "allowed.test": ["2606:4700::1111", "127.0.0.1"],
+    });
+    const c = await RawClient.open(proxy?.socketPath ?? "");
+    c.send(get(`http://allowed.test:${P}/fb`, `allowed.test:${P}`));
+    assert.equal((await c.response()).body, `upstream saw allowed.test:${P}/fb`);
+    c.end();
+    assert.deepEqual(dial.dialed, [`2606:4700::1111 ${P}`, `127.0.0.1 ${P}`]);
+    assert.deepEqual(dns.asked, ["allowed.test"]);
+  });
+
   test("DNS rebinding: the proxy resolves once and dials the address it checked", async () => {
     let answers = 0;
     await proxy?.close();
