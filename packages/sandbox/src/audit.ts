@@ -2,6 +2,7 @@
 // operations, destroy, reap), appended to a file the user can keep and grep.
 import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import type { ProxyLogEntry } from "./proxy-policy.js";
 
 export type AuditEvent =
   | { event: "create"; session: string; kind: string; workspace: string }
@@ -23,7 +24,9 @@ export type AuditEvent =
       error?: string;
     }
   | { event: "destroy"; session: string; reason: string }
-  | { event: "reap"; session: string; reason: string; what: string };
+  | { event: "reap"; session: string; reason: string; what: string }
+  /** A decision of the allow-list proxy (shared by the sessions it serves). */
+  | ({ event: "network" } & ProxyLogEntry);
 
 export class AuditLog {
   constructor(readonly path: string | undefined) {
