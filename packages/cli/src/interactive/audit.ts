@@ -66,7 +66,7 @@ export function auditListener(dataDir: string, sessionId: string): (e: AgentEven
     if (e.type === "tool_end") calls.delete(e.callId);
     if (e.type !== "approval") return;
     if (!ready) {
-      mkdirSync(dataDir, { recursive: true });
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
       ready = true;
     }
     const line = {
@@ -79,6 +79,6 @@ export function auditListener(dataDir: string, sessionId: string): (e: AgentEven
       ...(e.rule ? { rule: e.rule } : {}),
       ...(e.reason ? { reason: e.reason } : {}),
     };
-    appendFileSync(path, `${JSON.stringify(line)}\n`);
+    appendFileSync(path, `${JSON.stringify(line)}\n`, { mode: 0o600 });
   };
 }
