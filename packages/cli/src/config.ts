@@ -88,6 +88,7 @@ export function resolveSettings(
     {
       approval: user.approval ?? opts.approvalDefault ?? "auto",
       sandbox: args.sandbox ?? env.HANDS_SANDBOX ?? user.sandbox ?? "auto",
+      provider: args.provider ?? env.HANDS_PROVIDER ?? user.provider ?? "openai",
     },
     env,
   );

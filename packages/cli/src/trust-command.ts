@@ -8,7 +8,7 @@ export const TRUST_HELP = `Usage: hands trust [DIR]     trust DIR (default: the 
        hands untrust [DIR]   forget DIR
 
 A folder that is not trusted may only make runs stricter: its .hands/config.json cannot set
-baseUrl, apiKey, provider, mcpServers, sandbox "local", a laxer approval mode or memory
+baseUrl, apiKey, another provider, mcpServers, sandbox "local", a laxer approval mode or memory
 embeddings/lifecycle, and .hands/policy.json "allow" rules are ignored. Trust is per folder
 (not its subfolders), by real path: a moved, renamed or replaced folder must be trusted again.`;
 
@@ -39,6 +39,7 @@ export function runTrustCommand(name: "trust" | "untrust", argv: string[], out: 
     out(`Trusted ${path}: its .hands/ settings now apply in full (hands untrust to undo).\n`);
     return 0;
   }
-  out(untrustFolder(dir) ? `No longer trusted: ${dir}\n` : `Not a trusted folder: ${dir}\n`);
+  const forgotten = untrustFolder(dir);
+  out(forgotten ? `No longer trusted: ${forgotten}\n` : `Not a trusted folder: ${dir}\n`);
   return 0;
 }

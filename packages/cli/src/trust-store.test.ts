@@ -48,8 +48,8 @@ test("trust is kept 0600 in the user's config folder (0700), by real path, exact
   // Trusting again keeps one entry.
   trustFolder(ws, env);
   assert.equal(readTrustStore(env).folders.length, 1);
-  assert.equal(untrustFolder(ws, env), true);
-  assert.equal(untrustFolder(ws, env), false);
+  assert.equal(untrustFolder(link, env), ws);
+  assert.equal(untrustFolder(ws, env), undefined);
   assert.equal(trustState(ws, env).trusted, false);
 });
 

@@ -40,7 +40,7 @@ export function trustStorePath(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** The real path of a folder (symlinks resolved), or a UsageError naming it as `what`. */
-export function realFolder(dir: string, what = "folder"): string {
+export function realFolder(dir: string, what = "path"): string {
   let real: string;
   try {
     real = realpathSync(resolve(dir));
@@ -132,20 +132,20 @@ export function trustFolder(dir: string, env: NodeJS.ProcessEnv = process.env): 
   return path;
 }
 
-/** Forgets a folder; true when it was trusted. A folder that no longer exists is matched by its name. */
-export function untrustFolder(dir: string, env: NodeJS.ProcessEnv = process.env): boolean {
+/** Forgets a folder: its path, or undefined when it was not trusted. A folder gone is matched by its name. */
+export function untrustFolder(dir: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   let path: string;
   try {
     path = realFolder(dir);
   } catch {
-    path = dir;
+    path = resolve(dir);
   }
   const store = readTrustStore(env);
   if (store.unsafe) throw new UsageError(`not changing the trusted folders: ${store.unsafe}`);
   const folders = store.folders.filter((f) => f.path !== path);
-  if (folders.length === store.folders.length) return false;
+  if (folders.length === store.folders.length) return undefined;
   writeStore(env, folders);
-  return true;
+  return path;
 }
 
 /** Writes the store 0600 through a fresh temporary file (O_EXCL) renamed over it. */

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import { compileRule } from "@hands/agent";
 import { untrustedConfig, untrustedNotice, untrustedPolicy } from "./trust.js";
 
-const base = { approval: "ask", sandbox: "auto" };
+const base = { approval: "ask", sandbox: "auto", provider: "openai" };
 
 test("harmless settings apply; stricter approval and isolating sandboxes apply; the rest is named", () => {
   const { config, ignored } = untrustedConfig(
@@ -46,15 +46,19 @@ test("harmless settings apply; stricter approval and isolating sandboxes apply; 
 });
 
 test("approval and sandbox are judged against what the run would use without the project", () => {
-  const cases: [Record<string, unknown>, { approval: string; sandbox: string }, boolean][] = [
-    [{ approval: "auto" }, { approval: "ask", sandbox: "auto" }, false],
-    [{ approval: "auto" }, { approval: "auto", sandbox: "auto" }, true],
-    [{ approval: "ask" }, { approval: "auto", sandbox: "auto" }, true],
-    [{ approval: "yolo" }, { approval: "auto", sandbox: "auto" }, false],
-    [{ sandbox: "local" }, { approval: "ask", sandbox: "auto" }, false],
-    [{ sandbox: "local" }, { approval: "ask", sandbox: "local" }, true],
-    [{ sandbox: "auto" }, { approval: "ask", sandbox: "bwrap" }, false],
-    [{ sandbox: "bwrap" }, { approval: "ask", sandbox: "local" }, true],
+  const b = (approval: string, sandbox: string, provider = "openai") => ({ approval, sandbox, provider });
+  const cases: [Record<string, unknown>, ReturnType<typeof b>, boolean][] = [
+    [{ approval: "auto" }, b("ask", "auto"), false],
+    [{ approval: "auto" }, b("auto", "auto"), true],
+    [{ approval: "ask" }, b("auto", "auto"), true],
+    [{ approval: "yolo" }, b("auto", "auto"), false],
+    [{ sandbox: "local" }, b("ask", "auto"), false],
+    [{ sandbox: "local" }, b("ask", "local"), true],
+    [{ sandbox: "auto" }, b("ask", "bwrap"), false],
+    [{ sandbox: "bwrap" }, b("ask", "local"), true],
+    [{ provider: "openai" }, b("ask", "auto"), true],
+    [{ provider: "anthropic" }, b("ask", "auto"), false],
+    [{ provider: "openai" }, b("ask", "auto", "anthropic"), false],
   ];
   for (const [project, baseline, applies] of cases)
     assert.equal(

@@ -4,7 +4,8 @@
 // with a line saying what and how to trust the folder (`hands trust`).
 //
 // Honoured from an untrusted folder: model, maxSteps, maxTokens; sandbox bwrap/docker (or the
-// same as without the project); an approval mode at least as strict as without it; memory
+// same as without the project); the same provider as without it; an approval mode at least as
+// strict as without it; memory
 // enabled/contextBudget/summaries; policy deny and ask rules. Anything else — and any key
 // added later — is ignored until the folder is trusted: this is a list of what is allowed,
 // not of what is forbidden.
@@ -17,6 +18,7 @@ type Json = Record<string, unknown>;
 export interface Baseline {
   approval: string;
   sandbox: string;
+  provider: string;
 }
 
 export interface ProjectView {
@@ -59,6 +61,10 @@ export function untrustedConfig(project: Json, baseline: Baseline): { config: Js
       case "maxSteps":
       case "maxTokens":
         config[key] = value;
+        break;
+      case "provider":
+        if (value === baseline.provider) config[key] = value;
+        else ignore(key, WHY.provider!, value);
         break;
       case "sandbox":
         if (ISOLATING.includes(value as string) || value === baseline.sandbox) config[key] = value;

@@ -78,7 +78,8 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
   };
   let resolved = resolveAll();
   // In a terminal, a folder whose settings would be partly ignored asks once to be trusted.
-  if (tty && resolved.ignored.length && !resolved.settings.trust.trusted) {
+  const { trust } = resolved.settings;
+  if (tty && resolved.ignored.length && !trust.trusted && trust.why !== "store-unsafe") {
     if (await askTrust(workspace, resolved.ignored, style, out)) {
       trustFolder(workspace);
       out(style.dim(`Trusted ${workspace} (hands untrust to undo).\n`));
