@@ -350,3 +350,31 @@ describe("settings files that are not files", { timeout: 60_000 }, () => {
     assert.equal(chats(real).length, 0);
   });
 });
+
+describe("the model writing .hands/ in a session", { timeout: 60_000 }, () => {
+  test("asked every time even with --approval auto, with only yes or no; 'a' is not an answer", async () => {
+    const planted = '{"sandbox":"local"}';
+    const real = await server([
+      {
+        content: "",
+        toolCalls: [{ name: "write_file", arguments: { path: ".hands/config.json", content: planted } }],
+      },
+      { content: "", toolCalls: [{ name: "write_file", arguments: { path: "plain.txt", content: "ok" } }] },
+      { content: "finished" },
+    ]);
+    const u = user("sessionwrite", real);
+    // "a" (always) is not offered for settings: it is asked again, then "n" refuses.
+    const r = await u.hands(["-i", "--approval", "auto", "--model", "m"], "plant it\na\nn not yours\n");
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /write_file wants to create \.hands\/config\.json/);
+    assert.match(r.stdout, /\.hands\/config\.json is Hands' own settings for this project/);
+    assert.equal(r.stdout.match(/Allow\? \[y\]es \/ \[n\]o: /g)?.length, 2, r.stdout);
+    assert.equal(existsSync(join(u.ws, ".hands", "config.json")), false);
+    assert.match(toolResults(real, 1)[0]!, /not yours/);
+    assert.equal(
+      readFileSync(join(u.ws, "plain.txt"), "utf8"),
+      "ok",
+      "other writes still follow approval auto",
+    );
+  });
+});
