@@ -30,12 +30,14 @@ export type AuditEvent =
 
 export class AuditLog {
   constructor(readonly path: string | undefined) {
-    if (path) mkdirSync(dirname(path), { recursive: true });
+    if (path) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   }
 
   write(e: AuditEvent): void {
     if (!this.path) return;
     // Synchronous appends keep the order of events and survive a crash right after.
-    appendFileSync(this.path, `${JSON.stringify({ time: new Date().toISOString(), ...e })}\n`);
+    appendFileSync(this.path, `${JSON.stringify({ time: new Date().toISOString(), ...e })}\n`, {
+      mode: 0o600,
+    });
   }
 }
