@@ -27,6 +27,11 @@ import type { ToolResult } from "./types.js";
 import { writeFileTool } from "./write-file.js";
 
 const ATTEMPTS = 1000;
+/**
+ * On a loaded machine the attacker may not run for a while; calls go on (up to this many)
+ * until each test has seen what proves the race was real (e.g. both refusals and reads).
+ */
+const MAX_ATTEMPTS = 20 * ATTEMPTS;
 /** Every file outside holds this word, so any leak of its content shows. */
 const SECRET = "SECRET";
 
@@ -39,6 +44,9 @@ function contents(dir: string): Record<string, string> {
   }
   return out;
 }
+
+const refused = (rs: ToolResult[]) => rs.filter((r) => r.isError).length;
+const served = (rs: ToolResult[]) => rs.filter((r) => !r.isError).length;
 
 describe(`file tools under a symlink-swapping attacker (${ATTEMPTS} attempts each)`, () => {
   let t: TestContext;
@@ -70,10 +78,14 @@ describe(`file tools under a symlink-swapping attacker (${ATTEMPTS} attempts eac
   });
 
   /**
-   * Runs `call` ATTEMPTS times while the workspace flips, then checks that nothing leaked and
-   * nothing outside changed; returns the results so each test can check the race was real.
+   * Runs `call` ATTEMPTS times (more, up to MAX_ATTEMPTS, until `enough` holds) while the
+   * workspace flips, then checks that nothing leaked and nothing outside changed; returns the
+   * results so each test can check the race was real.
    */
-  async function underAttack(call: (i: number) => Promise<ToolResult>): Promise<ToolResult[]> {
+  async function underAttack(
+    call: (i: number) => Promise<ToolResult>,
+    enough: (rs: ToolResult[]) => boolean = (rs) => served(rs) > 0 && refused(rs) > 0,
+  ): Promise<ToolResult[]> {
     const ws = t.workspace;
     flipper = await startFlipper([
       [join(ws, "d"), join(ws, "link")],
@@ -81,7 +93,8 @@ describe(`file tools under a symlink-swapping attacker (${ATTEMPTS} attempts eac
     ]);
     const results: ToolResult[] = [];
     try {
-      for (let i = 0; i < ATTEMPTS; i++) results.push(await call(i));
+      for (let i = 0; i < MAX_ATTEMPTS && (i < ATTEMPTS || !enough(results)); i++)
+        results.push(await call(i));
     } finally {
       const flips = await flipper.stop();
       flipper = undefined;
@@ -95,12 +108,14 @@ describe(`file tools under a symlink-swapping attacker (${ATTEMPTS} attempts eac
     return results;
   }
 
-  const refused = (rs: ToolResult[]) => rs.filter((r) => r.isError).length;
-  const served = (rs: ToolResult[]) => rs.filter((r) => !r.isError).length;
+  const sample = (rs: ToolResult[]) => rs.find((r) => r.isError)?.output ?? "(no error)";
 
   it("read_file never returns the outside file (a flipped folder or a flipped file)", async () => {
     const rs = await underAttack((i) => readFileTool.execute({ path: i % 2 ? "d/f" : "g" }, t));
-    assert.ok(served(rs) > 0 && refused(rs) > 0, `served ${served(rs)}, refused ${refused(rs)}`);
+    assert.ok(
+      served(rs) > 0 && refused(rs) > 0,
+      `served ${served(rs)}, refused ${refused(rs)}: ${sample(rs)}`,
+    );
     for (const r of rs) if (!r.isError) assert.match(r.output, /inside [fg]/);
   });
 
@@ -108,7 +123,10 @@ describe(`file tools under a symlink-swapping attacker (${ATTEMPTS} attempts eac
     const rs = await underAttack((i) =>
       writeFileTool.execute({ path: i % 2 ? "d/w.txt" : `d/new${i}/w.txt`, content: `w${i}\n` }, t),
     );
-    assert.ok(served(rs) > 0, "no write went through");
+    assert.ok(served(rs) > 0, `no write went through: ${sample(rs)}`);
+    // The folders it made would only slow the tests that list the workspace.
+    for (const n of readdirSync(join(t.workspace, "d")))
+      if (n.startsWith("new")) rmSync(join(t.workspace, "d", n), { recursive: true });
   });
 
   it("edit_file never reads or writes the outside file", async () => {
@@ -121,23 +139,25 @@ describe(`file tools under a symlink-swapping attacker (${ATTEMPTS} attempts eac
       if (!r.isError) n++;
       return r;
     });
-    assert.ok(served(rs) > 0, "no edit went through");
+    assert.ok(served(rs) > 0, `no edit went through: ${sample(rs)}`);
   });
 
   it("list_dir never lists the outside folder", async () => {
     const rs = await underAttack((i) => listDirTool.execute({ path: i % 2 ? "d" : "." }, t));
-    assert.ok(served(rs) > 0, "no listing went through");
+    assert.ok(served(rs) > 0, `no listing went through: ${sample(rs)}`);
   });
 
   it("glob never finds files outside", async () => {
     const rs = await underAttack((i) => globTool.execute({ pattern: "**/*", path: i % 2 ? "d" : "." }, t));
-    assert.ok(served(rs) > 0, "no glob went through");
+    assert.ok(served(rs) > 0, `no glob went through: ${sample(rs)}`);
   });
 
   it("grep never searches files outside", async () => {
     const paths = ["d", ".", "g", "d/f"];
-    const rs = await underAttack((i) =>
-      grepTool.execute({ pattern: "outside|inside", path: paths[i % paths.length] }, t),
+    const found = (rs: ToolResult[]) => rs.some((r) => /inside/.test(r.output));
+    const rs = await underAttack(
+      (i) => grepTool.execute({ pattern: "outside|inside", path: paths[i % paths.length] }, t),
+      found,
     );
     assert.ok(
       rs.some((r) => /inside/.test(r.output)),
@@ -147,6 +167,9 @@ describe(`file tools under a symlink-swapping attacker (${ATTEMPTS} attempts eac
 
   it("code_outline never outlines the outside file", async () => {
     const rs = await underAttack(() => codeOutlineTool.execute({ path: "d/x.py" }, t));
-    assert.ok(served(rs) > 0 && refused(rs) > 0, `served ${served(rs)}, refused ${refused(rs)}`);
+    assert.ok(
+      served(rs) > 0 && refused(rs) > 0,
+      `served ${served(rs)}, refused ${refused(rs)}: ${sample(rs)}`,
+    );
   });
 });

@@ -134,6 +134,11 @@ function partsBelow(root: string, abs: string): string[] {
   return relative(root, abs).split(sep).filter(Boolean);
 }
 
+/** The path for messages: relative below the first root (the workspace), else absolute. */
+function shownBelow(roots: readonly string[], root: string, parts: string[], abs: string): string {
+  return root === roots[0] ? parts.join("/") || "." : abs;
+}
+
 /**
  * Opens the real path `abs` (inside one of `roots`) from its root, one component at a time,
  * never following a symlink (see the top of this file). The caller closes `fd`.
@@ -143,16 +148,17 @@ function partsBelow(root: string, abs: string): string[] {
 export function openInside(roots: readonly string[], abs: string): Opened {
   const root = rootOf(roots, abs);
   const parts = partsBelow(root, abs);
+  const shown = shownBelow(roots, root, parts, abs);
   let fd = openRoot(root);
   try {
     for (let i = 0; i < parts.length - 1; i++) {
-      const next = openDirAt(fd, parts[i]!, abs);
+      const next = openDirAt(fd, parts[i]!, shown);
       closeSync(fd);
       fd = next;
     }
     const last = parts[parts.length - 1];
     if (last === undefined) return { fd, stats: fstatSync(fd) };
-    const opened = openAt(fd, last, abs);
+    const opened = openAt(fd, last, shown);
     closeSync(fd);
     return opened;
   } catch (e) {
@@ -173,6 +179,7 @@ export function openParentInside(
   create: boolean,
 ): { dirFd: number; name: string } {
   const parts = partsBelow(rootOf([root], abs), abs);
+  const shown = parts.join("/");
   const name = parts.pop();
   if (name === undefined) throw new PathError("path is the workspace root folder, not a file.");
   let fd = openRoot(root);
@@ -180,7 +187,7 @@ export function openParentInside(
     for (const part of parts) {
       let next: number;
       try {
-        next = openDirAt(fd, part, abs);
+        next = openDirAt(fd, part, shown);
       } catch (e) {
         if (!create || (e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
         try {
@@ -188,7 +195,7 @@ export function openParentInside(
         } catch (m) {
           if ((m as NodeJS.ErrnoException).code !== "EEXIST") throw m;
         }
-        next = openDirAt(fd, part, abs);
+        next = openDirAt(fd, part, shown);
       }
       closeSync(fd);
       fd = next;
