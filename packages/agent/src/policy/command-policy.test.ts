@@ -45,7 +45,11 @@ describe("command policy rules", () => {
   });
 
   test("split into parts", () => {
-    assert.deepEqual(commandParts("a && b | c; d $(e f)"), ["a", "b", "c", "d", "e f"]);
+    assert.deepEqual(commandParts("a && b | c; d $(e f)"), ["a", "b", "c", "d $(e f)", "e f"]);
+    assert.deepEqual(commandParts("sudo env X=1 /bin/rm -rf '/' && bash -c \"ls -la\""), [
+      "/bin/rm -rf /",
+      "ls -la",
+    ]);
   });
 });
 

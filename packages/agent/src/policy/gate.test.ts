@@ -62,7 +62,7 @@ describe("approval gate", () => {
     const d = await gate(req("run_command", { command: "rm -rf /" }));
     assert.equal(d.allow, false);
     assert.equal(d.source, "policy");
-    assert.equal(d.rule, "rm -rf of / or ~");
+    assert.equal(d.rule, "rm -r of /, ~ or a system folder");
     assert.equal(asked.length, before);
     mode = "read-only";
     assert.equal((await gate(req("run_command", { command: "ls" }))).allow, false);
