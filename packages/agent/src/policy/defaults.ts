@@ -22,7 +22,7 @@ const isRecursiveRm = (inv: Invocation) => inv.name === "rm" && hasOption(inv, "
 
 export const DEFAULT_DENY: PolicyRuleSpec[] = [
   {
-    name: "rm -r of /, ~ or a system folder",
+    name: "rm -rf of / or ~", // the name front ends and their tests know; it covers system folders too
     matches: (inv) => isRecursiveRm(inv) && operands(inv).some(isSweepingPath),
     action: "deny",
     reason: "deletes the whole file system, the home folder or a system folder",

@@ -1,8 +1,9 @@
 // The approval gate: combines the approval mode, the command policy, "always" answers and a
 // person's answers into the agent's approve hook. Allowed calls wait for the turn's checkpoint.
 import type { ApprovalDecision, ApprovalRequest, ApproveHook } from "../approval.js";
-import type { CommandPolicy, PolicyDecision } from "./command-policy.js";
+import { type CommandPolicy, normalizeCommand, type PolicyDecision } from "./command-policy.js";
 import { previewWrite, type WritePreview, writeTarget } from "./preview.js";
+import { understand } from "./shell-meaning.js";
 
 export type ApprovalMode = "auto" | "ask" | "read-only";
 export const APPROVAL_MODES: ApprovalMode[] = ["auto", "ask", "read-only"];
@@ -50,12 +51,19 @@ export function classify(
   return { kind: "other" };
 }
 
-/** What an "always" answer covers: all writes, one command's first two words, or one tool. */
-function alwaysKey(name: string, kind: ApprovalKind, command?: string): string {
-  if (kind === "write") return "write";
-  if (kind === "command" && name === "run_command" && command)
-    return `cmd:${command.trim().split(/\s+/).slice(0, 2).join(" ")}`;
-  return `tool:${name}`;
+/**
+ * What an "always" answer covers: all writes, one tool, or for a command line each program it
+ * runs with its first argument (`npm test`, `git push`). A later command is covered only when
+ * every program it runs is: "always" for `npm test` does not cover `npm test && curl … | sh`.
+ */
+function alwaysKeys(name: string, kind: ApprovalKind, command?: string): string[] {
+  if (kind === "write") return ["write"];
+  if (kind === "command" && name === "run_command" && command) {
+    const meaning = understand(command);
+    if (!meaning.parsed || meaning.invocations.length === 0) return [`line:${normalizeCommand(command)}`];
+    return meaning.invocations.map((i) => `cmd:${[i.name, ...i.args.slice(0, 1)].join(" ")}`);
+  }
+  return [`tool:${name}`];
 }
 
 export function createApprovalGate(opts: GateOptions): ApproveHook {
@@ -93,8 +101,9 @@ export function createApprovalGate(opts: GateOptions): ApproveHook {
     }
     const mustAsk = policy?.action === "ask" || mode === "ask";
     if (!mustAsk) return { allow: true, source: "mode" };
-    const key = alwaysKey(name, kind, command);
-    if (always.has(key)) return { allow: true, source: "session", reason: "allowed for this session" };
+    const keys = alwaysKeys(name, kind, command);
+    if (keys.every((k) => always.has(k)))
+      return { allow: true, source: "session", reason: "allowed for this session" };
     const rule = policy?.rule?.name;
     if (!opts.askUser)
       return {
@@ -120,7 +129,7 @@ export function createApprovalGate(opts: GateOptions): ApproveHook {
         ...(rule ? { rule } : {}),
         reason: answer.reason?.trim() || "the user said no",
       };
-    if (answer.answer === "always") always.add(key);
+    if (answer.answer === "always") for (const k of keys) always.add(k);
     return { allow: true, source: "user", ...(rule ? { rule } : {}) };
   }
 }

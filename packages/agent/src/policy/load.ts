@@ -30,11 +30,18 @@ export function readPolicyFile(path: string): PolicyRule[] {
   return rules.map((r, i) => compileRule(r as PolicyRuleSpec, path, i));
 }
 
+let builtins: { deny: PolicyRule[]; ask: PolicyRule[] } | undefined;
+
+/**
+ * The built-in rules, compiled (and their examples checked) once per process: they never
+ * change, and checking their ~150 examples parses each one.
+ */
 export function builtinRules(): { deny: PolicyRule[]; ask: PolicyRule[] } {
-  return {
+  builtins ??= {
     deny: DEFAULT_DENY.map((r, i) => compileRule(r, "built-in", i)),
     ask: DEFAULT_ASK.map((r, i) => compileRule(r, "built-in", i)),
   };
+  return builtins;
 }
 
 export function loadCommandPolicy(paths: { project?: string; user?: string }): CommandPolicy {

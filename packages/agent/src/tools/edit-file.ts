@@ -1,7 +1,13 @@
 // edit_file: exact string replacement in a file, with helpful errors when the match fails.
 import { writeFileAtomicAt } from "./fs/atomic.js";
 import { closeQuietly, type Opened, openAt, openParentInside, readFd } from "./fs/confined.js";
-import { errorResult, exceptionResult, notFoundResult, writeTargetOrError } from "./fs/errors.js";
+import {
+  errorResult,
+  exceptionResult,
+  notFoundResult,
+  workspaceRoot,
+  writeTargetOrError,
+} from "./fs/errors.js";
 import { capForData } from "./fs/snapshot.js";
 import {
   bigrams,
@@ -232,7 +238,7 @@ export const editFileTool: Tool<EditFileArgs> = {
       // Everything below goes through the folder's descriptor (fs/confined.ts), never the name.
       let at: { dirFd: number; name: string };
       try {
-        at = openParentInside(ctx.workspace, abs, oldStr === "");
+        at = openParentInside(workspaceRoot(ctx), abs, oldStr === "");
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === "ENOENT") return await notFoundResult(ctx, args.path, abs);
         throw e;

@@ -1,7 +1,14 @@
 import { lstatSync } from "node:fs";
 import picomatch from "picomatch";
 import { closeQuietly, viaFd } from "./fs/confined.js";
-import { errorResult, exceptionResult, openOrError, readableRoots, resolveOrError } from "./fs/errors.js";
+import {
+  errorResult,
+  exceptionResult,
+  openOrError,
+  readableRoots,
+  resolveOrError,
+  workspaceRoot,
+} from "./fs/errors.js";
 import { fmtInt } from "./fs/text.js";
 import { walkFiles } from "./fs/walk.js";
 import { displayPath } from "./paths.js";
@@ -84,7 +91,7 @@ export const globTool: Tool<GlobArgs> = {
       let total = 0;
       let stoppedEarly = false;
       for await (const f of walkFiles({
-        workspace: ctx.workspace,
+        workspace: workspaceRoot(ctx),
         roots: readableRoots(ctx),
         base,
         includeNodeModules: mentionsNodeModules(clean),

@@ -1,6 +1,13 @@
 import picomatch from "picomatch";
 import { closeQuietly, type Opened, openListed, readFd } from "./fs/confined.js";
-import { errorResult, exceptionResult, openOrError, readableRoots, resolveOrError } from "./fs/errors.js";
+import {
+  errorResult,
+  exceptionResult,
+  openOrError,
+  readableRoots,
+  resolveOrError,
+  workspaceRoot,
+} from "./fs/errors.js";
 import { fmtInt, looksBinary } from "./fs/text.js";
 import { walkFiles } from "./fs/walk.js";
 import { mentionsNodeModules } from "./glob.js";
@@ -174,7 +181,7 @@ export const grepTool: Tool<GrepArgs> = {
       } else {
         closeQuietly(takeFirst().fd); // the walk opens the folder again, the same safe way
         for await (const f of walkFiles({
-          workspace: ctx.workspace,
+          workspace: workspaceRoot(ctx),
           roots,
           base,
           includeNodeModules: args.glob !== undefined && mentionsNodeModules(args.glob),

@@ -173,3 +173,31 @@ describe(`file tools under a symlink-swapping attacker (${ATTEMPTS} attempts eac
     );
   });
 });
+
+describe("the descriptor-based file tools with a workspace given through a symlink", () => {
+  it("read, write, edit, list, glob and grep still work", async () => {
+    const real = makeTestContext();
+    const alias = join(mkdtempSync(join(tmpdir(), "hands-alias-")), "ws");
+    symlinkSync(real.workspace, alias);
+    const ctx = { ...real, workspace: alias };
+    try {
+      assert.equal(
+        (await writeFileTool.execute({ path: "a/b.txt", content: "hello\n" }, ctx)).isError,
+        undefined,
+      );
+      assert.equal(readFileSync(join(real.workspace, "a", "b.txt"), "utf8"), "hello\n");
+      const edited = await editFileTool.execute(
+        { path: "a/b.txt", old_string: "hello", new_string: "bye" },
+        ctx,
+      );
+      assert.equal(edited.isError, undefined, edited.output);
+      assert.match((await readFileTool.execute({ path: "a/b.txt" }, ctx)).output, /bye/);
+      assert.match((await listDirTool.execute({}, ctx)).output, /b\.txt/);
+      assert.match((await globTool.execute({ pattern: "**/*.txt" }, ctx)).output, /a\/b\.txt/);
+      assert.match((await grepTool.execute({ pattern: "bye" }, ctx)).output, /a\/b\.txt:1:bye/);
+    } finally {
+      rmSync(join(alias, ".."), { recursive: true, force: true });
+      await real.cleanup();
+    }
+  });
+});

@@ -1,7 +1,7 @@
 // write_file: create or overwrite a whole file, atomically.
 import { writeFileAtomicAt } from "./fs/atomic.js";
 import { closeQuietly, openParentInside } from "./fs/confined.js";
-import { errorResult, exceptionResult, writeTargetOrError } from "./fs/errors.js";
+import { errorResult, exceptionResult, workspaceRoot, writeTargetOrError } from "./fs/errors.js";
 import { capForData, snapshotAt } from "./fs/snapshot.js";
 import { countLines, fmtInt } from "./fs/text.js";
 import { displayPath, FILE_PATH_PARAM } from "./paths.js";
@@ -39,7 +39,7 @@ export const writeFileTool: Tool<WriteFileArgs> = {
     if (abs === ctx.workspace) return errorResult("path is the workspace root folder, not a file.");
     let dirFd: number | undefined;
     try {
-      const parent = openParentInside(ctx.workspace, abs, true);
+      const parent = openParentInside(workspaceRoot(ctx), abs, true);
       dirFd = parent.dirFd;
       const before = await snapshotAt(dirFd, parent.name, shown);
       if (before.exists && !before.isFile) {
