@@ -81,6 +81,9 @@ describe("the command policy judges meaning, not spelling", () => {
     assert.equal(d?.rule?.name, "unparseable command");
     assert.match(d?.reason ?? "", /syntax error/);
     assert.equal(actionOf("rm -rf / && echo $("), "deny");
+    const deep = `${"( ".repeat(20_000)}ls${" )".repeat(20_000)}`;
+    assert.equal(actionOf(deep), "ask", "nesting deeper than the stack is unparseable, not a crash");
+    assert.equal(actionOf(`${"( ".repeat(50)}rm -rf /${" )".repeat(50)}`), "deny");
   });
 
   it("an allow rule covers a command only when it covers every program the command runs", () => {

@@ -258,10 +258,15 @@ class Walker {
 export function parseShell(line: string): ParsedShell {
   const tree = parser.parse(line);
   if (!tree) return { commands: [], functions: [], parsed: false };
+  const w = new Walker();
   try {
-    const w = new Walker();
     w.walkChildren(tree.rootNode, { background: false, inFunctions: [], redirects: [] });
     return { commands: w.commands, functions: w.functions, parsed: !tree.rootNode.hasError };
+  } catch (err) {
+    // Nesting deeper than the JS stack (thousands of subshells): judge what was walked, and
+    // say the line could not be parsed, so the policy asks.
+    if (!(err instanceof RangeError)) throw err;
+    return { commands: w.commands.filter(Boolean), functions: w.functions, parsed: false };
   } finally {
     tree.delete();
   }
