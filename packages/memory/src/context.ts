@@ -177,6 +177,9 @@ export class ContextAssembler {
         neighborHits: 8,
         // Old steps here are few and large (tool outputs): a smaller pool keeps a step fast.
         candidates: 60,
+        // Tool outputs run to thousands of tokens: here a stand-in that keeps the outline or the
+        // failures must be able to win over one full output.
+        select: { costExponent: 0.8, compressedValue: 0.75 },
       });
       this.last = { query, items: found.items, notes: 0 };
       for (const item of found.items) {
