@@ -4,6 +4,14 @@
 // to the current step — verbatim or compressed (with the id that `recall` expands).
 // Messages sent unchanged are the history's own objects (never mutated), so the request
 // encoder can reuse their bytes; changed ones are new objects.
+//
+// Cache-aware (the default): providers bill a request's prefix that matches the previous
+// request at a tenth of the price, so the history is sent as it is, append-only, while it fits
+// the budget. When it no longer fits, a compaction point: the context is assembled as above
+// within a share of the budget (compactTo), and from then on each request is exactly that
+// context followed by the history's new messages — a stable prefix (system, task, a memory
+// section that changes only at compaction points) and append-only recent steps — until the
+// budget is reached again and the next compaction point comes.
 import type { Message } from "@hands/llm";
 import { type ContextFeedback, MAX_JUDGED, type ShownChunk, type StepView } from "./feedback.js";
 import { type Memory, newId, type RetrievedItem } from "./memory.js";
@@ -19,6 +27,18 @@ export interface ContextOptions {
   preamble?: string;
   /** Told, once a step's new messages are stored, what the step before showed (see FeedbackTracker). */
   feedback?: ContextFeedback;
+  /** Append-only between compaction points, for providers' prompt caches (default true). */
+  cacheAware?: boolean;
+  /** At a compaction point, the share of the budget the assembled context takes (default 0.6). */
+  compactTo?: number;
+}
+
+/** What a compaction point sent: later requests repeat it and append the history's new messages. */
+interface Frozen {
+  sent: Message[];
+  tokens: number;
+  /** Index in the history of the first message not in `sent`. */
+  next: number;
 }
 
 interface Group {
@@ -77,11 +97,37 @@ export class ContextAssembler {
   private task = 0;
   /** What the last step showed, for feedback. */
   private view: StepView | undefined;
+  /** The last compaction point (cache-aware mode); undefined while the whole history fits. */
+  private frozen: Frozen | undefined;
+  /** Estimated tokens of the whole history seen so far. */
+  private historyTokens = 0;
+  /** Compaction points so far (for reports and `hands memory show`). */
+  compactions = 0;
+  /** The token budget; `shrink` lowers it (e.g. after the provider said the context overflowed). */
+  budget: number;
 
   constructor(
     private readonly memory: Memory,
     private readonly options: ContextOptions,
-  ) {}
+  ) {
+    this.budget = options.budget;
+  }
+
+  /**
+   * Lowers the budget to `factor` of itself (at least 1,000 tokens) and makes the next step a
+   * compaction point: the entry point for a context-overflow error from the provider.
+   */
+  shrink(factor = 0.7): number {
+    this.budget = Math.max(1000, Math.floor(this.budget * factor));
+    this.frozen = undefined;
+    this.forceCompaction = true;
+    return this.budget;
+  }
+  private forceCompaction = false;
+  /** Chunks the requests since the last compaction point show (not offered again as notes). */
+  private inContext = new Set<string>();
+  /** The preamble as one message object, the same in every request. */
+  private preambleMessage: Message | undefined;
 
   /**
    * Maps the full history to the messages to send; the history is never changed. `task`: the
@@ -93,6 +139,10 @@ export class ContextAssembler {
     await this.flush();
     memory.step = step;
     if (this.seen === 0 && history.length >= 2) {
+      // Memory already holds this scope (an earlier part of the conversation): the first
+      // step is a compaction point, so its memory section can show what came before.
+      if (this.options.cacheAware !== false && memory.store.count({ scope: memory.scope }) > 0)
+        this.forceCompaction = true;
       const sys = await memory.add({
         type: "system_event",
         content: history[0]!.content,
@@ -107,6 +157,8 @@ export class ContextAssembler {
       });
       this.fixedIds.push(sys.id, first.id);
       this.seen = 2;
+      this.historyTokens = messageTokens(history[0]!) + messageTokens(history[1]!);
+      if (this.options.preamble) this.historyTokens += estimateTokens(this.options.preamble) + 4;
     }
     if (task !== this.task && history[task]) {
       this.task = task;
@@ -116,11 +168,102 @@ export class ContextAssembler {
     // then is not in the store, so its own one-off words do not count as rare matches.
     const pending = this.stage(history);
     const shownBefore = this.view;
+    // A new request while something is left out of the context: its memory section is
+    // retrieved again for it.
+    if ((this.frozen || this.compactions > 0) && pending.some((p) => p.m.role === "user"))
+      this.forceCompaction = true;
+    if (this.options.cacheAware !== false && !this.forceCompaction) {
+      const fits = await this.appendOnly(history);
+      if (fits) {
+        for (const p of pending) this.inContext.add(p.id);
+        this.view = undefined;
+        this.storeLater(pending, shownBefore);
+        return fits;
+      }
+    }
+    this.forceCompaction = false;
+    const out = await this.compose(history, task);
+    for (const p of pending) this.inContext.add(p.id);
+    if (this.options.cacheAware !== false) {
+      this.frozen = { sent: out, tokens: this.lastTokens, next: history.length };
+      this.compactions++;
+    }
+    this.storeLater(pending, shownBefore);
+    return out;
+  }
+
+  /** The request while no compaction is due: the history itself, or the last compaction point's context plus what came after it. */
+  private async appendOnly(history: readonly Message[]): Promise<Message[] | undefined> {
+    if (!this.frozen) {
+      if (this.historyTokens > this.budget) return undefined;
+      this.lastTokens = this.historyTokens;
+      this.preambleMessage ??= this.options.preamble
+        ? { role: "user", content: this.options.preamble }
+        : undefined;
+      const out = this.preambleMessage
+        ? [history[0]!, history[1]!, this.preambleMessage, ...history.slice(2)]
+        : history.slice();
+      this.sentChars += out.reduce((n, m) => n + messageText(m).length, 0);
+      return out;
+    }
+    const added = history.slice(this.frozen.next);
+    let tokens = this.frozen.tokens + added.reduce((n, m) => n + messageTokens(m), 0);
+    if (tokens > this.budget) return undefined;
+    const sent = [...this.frozen.sent, ...added];
+    const hint = await this.recallHint(added, this.budget - tokens);
+    if (hint) {
+      sent.push(hint);
+      tokens += messageTokens(hint);
+    }
+    // The next request repeats this one: the hint stays where it was shown.
+    this.frozen = { sent, tokens, next: history.length };
+    this.lastTokens = tokens;
+    this.sentChars += sent.reduce((n, m) => n + messageText(m).length, 0);
+    return sent;
+  }
+
+  /**
+   * Between compaction points the memory section stays as it was; what the latest step calls
+   * for from further back comes as a small note after it (a few items, stand-ins first), which
+   * later requests repeat in place, so the prefix still matches.
+   */
+  private async recallHint(added: readonly Message[], room: number): Promise<Message | undefined> {
+    const budget = Math.min(room, Math.max(250, Math.floor(this.budget * 0.01)));
+    const text = added.map(messageText).join("\n").slice(-1500);
+    if (budget < 60 || !text.trim()) return undefined;
+    const found = await this.memory.retrieve(text, {
+      budget: budget - 30,
+      exclude: this.inContext,
+      touch: false,
+      neighbors: 0,
+      candidates: 80,
+    });
+    // Results, user input and summaries carry what a step needs; calls and replies do not.
+    const items = found.items.filter(
+      (i) =>
+        HINT_TYPES.has(i.chunk.type) && (this.chunkToGroup.has(i.chunk.id) || i.chunk.type === "summary"),
+    );
+    if (items.length === 0) return undefined;
+    for (const i of items) this.inContext.add(i.chunk.id);
+    return {
+      role: "user",
+      content: `Memory (automatic note, not from the user) — earlier steps related to the latest one:\n${items.map(noteFor).join("\n\n")}`,
+    };
+  }
+
+  /** Builds the context within the budget (at a compaction point: within its share). */
+  private async compose(history: readonly Message[], task: number): Promise<Message[]> {
+    const memory = this.memory;
+    const budget =
+      this.options.cacheAware !== false
+        ? Math.floor(this.budget * (this.options.compactTo ?? 0.6))
+        : this.budget;
     const head = history.slice(0, 2) as Message[];
-    const preamble = this.options.preamble
-      ? ({ role: "user", content: this.options.preamble } as Message)
+    this.preambleMessage ??= this.options.preamble
+      ? { role: "user", content: this.options.preamble }
       : undefined;
-    let left = this.options.budget - head.reduce((n, m) => n + messageTokens(m), 0);
+    const preamble = this.preambleMessage;
+    let left = budget - head.reduce((n, m) => n + messageTokens(m), 0);
     if (preamble) left -= estimateTokens(preamble.content) + 4;
     if (this.groups.length === 0) {
       const out = [...head, ...(preamble ? [preamble] : [])];
@@ -162,6 +305,7 @@ export class ContextAssembler {
     if (i >= 0 && left > 50) {
       const exclude = new Set<string>(this.fixedIds);
       for (const [gi] of chosen) for (const id of this.groups[gi]!.chunkIds) exclude.add(id);
+      this.inContext = exclude;
       // The task, and the end of the latest step (where results and the next need show).
       const lastText = last.messages.map(messageText).join("\n");
       const query = `${history[task]?.content ?? ""}\n${lastText.slice(-1500)}`;
@@ -186,18 +330,13 @@ export class ContextAssembler {
         const gi = this.chunkToGroup.get(item.chunk.id);
         // Not in this history: from earlier in the conversation (before a /compact), unless a summary.
         if (gi === undefined ? !fromEarlier(item.chunk) : gi > i || chosen.has(gi)) continue;
-        const label = item.chunk.meta.tool
-          ? `${item.chunk.meta.tool} result`
-          : item.chunk.type.replace("_", " ");
-        const note =
-          item.form === "full"
-            ? `[${item.chunk.id}] step ${item.chunk.step ?? "?"} ${label}:\n${item.text}`
-            : `[${item.chunk.id}] step ${item.chunk.step ?? "?"} ${label} (compressed; recall "${item.chunk.id}" for the full text): ${item.text}`;
+        const note = noteFor(item);
         const cost = estimateTokens(note) + 1;
         if (cost > noteLeft) continue;
         noteLeft -= cost;
         notes.push(note);
         shown.push({ id: item.chunk.id, text: item.text, retrieved: true });
+        this.inContext.add(item.chunk.id);
         this.last.notes++;
       }
     }
@@ -215,8 +354,17 @@ export class ContextAssembler {
       this.lastTokens += messageTokens(m);
     }
     if (this.options.feedback) this.view = this.stepView(out, chosen, shown);
-    // Stored off the critical path: the request goes out first, the writes overlap the model's
-    // latency. The next step (or flush) waits for them.
+    return out;
+  }
+
+  /**
+   * Stores the step's new messages off the critical path: the request goes out first, the
+   * writes overlap the model's latency. The next step (or flush) waits for them.
+   */
+  private storeLater(
+    pending: { id: string; m: Message; k: number }[],
+    shownBefore: StepView | undefined,
+  ): void {
     this.writing = new Promise((resolve, reject) =>
       setImmediate(() => {
         const t = performance.now();
@@ -232,7 +380,6 @@ export class ContextAssembler {
     );
     // Handled here so a failed write never crashes the process; flush() still reports it.
     this.writing.catch(() => {});
-    return out;
   }
 
   /** What the model is shown: the notes, then user input and tool results sent verbatim, newest first. */
@@ -271,7 +418,9 @@ export class ContextAssembler {
       const g = this.groups[this.groups.length - 1]!;
       g.messages.push(m);
       g.chunkIds.push(id);
-      g.tokens += estimateTokens(messageText(m) || "(empty)") + 4;
+      const t = estimateTokens(messageText(m) || "(empty)") + 4;
+      g.tokens += t;
+      this.historyTokens += t;
       this.chunkToGroup.set(id, this.groups.length - 1);
       pending.push({ id, m, k });
     }
@@ -310,6 +459,16 @@ export class ContextAssembler {
     });
     return { messages, tokens };
   }
+}
+
+const HINT_TYPES = new Set<ChunkType>(["tool_result", "user_input", "summary", "fact"]);
+
+/** An item of the memory section: its id, step and kind, then its text (a stand-in says how to get the rest). */
+function noteFor(item: RetrievedItem): string {
+  const label = item.chunk.meta.tool ? `${item.chunk.meta.tool} result` : item.chunk.type.replace("_", " ");
+  return item.form === "full"
+    ? `[${item.chunk.id}] step ${item.chunk.step ?? "?"} ${label}:\n${item.text}`
+    : `[${item.chunk.id}] step ${item.chunk.step ?? "?"} ${label} (compressed; recall "${item.chunk.id}" for the full text): ${item.text}`;
 }
 
 /** A chunk of this scope that no history message stands for: an earlier part of the conversation. */
