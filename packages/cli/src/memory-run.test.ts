@@ -107,7 +107,9 @@ test("feedback: a tool result the model's next step references is marked used", 
     { toolCalls: [{ name: "list_dir", arguments: {} }] },
     { content: "done" },
   ]);
-  const r = await hands([...flags(server, ws), "--json", "--context-budget", "3000", "configure the port"]);
+  // A budget this small makes memory store the steps from the first one (a history under half
+  // the budget is sent as it is and not stored: nothing is left out to judge).
+  const r = await hands([...flags(server, ws), "--json", "--context-budget", "500", "configure the port"]);
   await server.close();
   assert.equal(r.code, 0, r.stderr);
   const moves = jsonLines(r.stdout).filter((e) => e.type === "memory");
@@ -302,11 +304,21 @@ test("a memory file that is not a database is a clear error, exit 2", async () =
   assert.doesNotMatch(r.stderr, /\n\s+at /);
 });
 
-test("a run without memory has no memory events", async () => {
+test("memory is on by default; --no-memory runs without it", async () => {
   const ws = mkdtempSync(join(scratch, "ws-"));
-  const server = await startScriptedServer([{ content: "plain" }]);
-  const r = await hands([...flags(server, ws), "--json", "hello"]);
+  const server = await startScriptedServer([{ content: "plain" }, { content: "plain again" }]);
+  const on = await hands([...flags(server, ws), "--json", "hello"]);
+  assert.equal(on.code, 0, on.stderr);
+  const created = jsonLines(on.stdout).filter((e) => e.type === "memory" && e.action === "created");
+  assert.ok(created.length >= 2, "the system prompt and the task went into memory");
+  // The recall tool is offered with memory on, not without it.
+  const off = await hands([...flags(server, ws), "--json", "--no-memory", "hello"]);
   await server.close();
-  assert.equal(r.code, 0, r.stderr);
-  assert.ok(jsonLines(r.stdout).every((e) => e.type !== "memory"));
+  assert.equal(off.code, 0, off.stderr);
+  assert.ok(jsonLines(off.stdout).every((e) => e.type !== "memory"));
+  const [withMemory, without] = server.requests
+    .filter((r) => r.path.endsWith("/chat/completions"))
+    .map((r) => (r.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name));
+  assert.ok(withMemory.includes("recall"));
+  assert.ok(!without.includes("recall"));
 });

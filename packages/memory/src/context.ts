@@ -31,6 +31,8 @@ export interface ContextOptions {
   cacheAware?: boolean;
   /** At a compaction point, the share of the budget the assembled context takes (default 0.6). */
   compactTo?: number;
+  /** Cache-aware: messages are stored once the history reaches this share of the budget (default 0.5). */
+  ingestFrom?: number;
 }
 
 /** What a compaction point sent: later requests repeat it and append the history's new messages. */
@@ -82,8 +84,13 @@ export class ContextAssembler {
   private writing: Promise<void> = Promise.resolve();
 
   /** Waits until every message seen so far is stored (e.g. before closing the memory). */
-  flush(): Promise<void> {
-    return this.writing;
+  async flush(): Promise<void> {
+    await this.writing;
+    if (this.backlog.length === 0) return;
+    const backlog = this.backlog;
+    this.backlog = [];
+    this.storeLater(backlog, undefined);
+    await this.writing;
   }
 
   /** The recall tool's answer, once pending writes are stored. */
@@ -101,6 +108,11 @@ export class ContextAssembler {
   private frozen: Frozen | undefined;
   /** Estimated tokens of the whole history seen so far. */
   private historyTokens = 0;
+  /**
+   * Messages staged but not stored yet: while the whole history is sent anyway and stays
+   * under `ingestFrom` of the budget, storing it would be work for nothing on every step.
+   */
+  private backlog: { id: string; m: Message; k: number }[] = [];
   /** Compaction points so far (for reports and `hands memory show`). */
   compactions = 0;
   /** The token budget; `shrink` lowers it (e.g. after the provider said the context overflowed). */
@@ -126,6 +138,8 @@ export class ContextAssembler {
   private forceCompaction = false;
   /** Chunks the requests since the last compaction point show (not offered again as notes). */
   private inContext = new Set<string>();
+  /** Paths named by tool calls, by call id (until their results are stored). */
+  private readonly callPaths = new Map<string, string>();
   /** The preamble as one message object, the same in every request. */
   private preambleMessage: Message | undefined;
 
@@ -136,7 +150,8 @@ export class ContextAssembler {
    */
   async assemble(history: readonly Message[], step: number, task = 1): Promise<Message[]> {
     const memory = this.memory;
-    await this.flush();
+    // The previous step's writes (not the backlog: it waits until memory needs it).
+    await this.writing;
     memory.step = step;
     if (this.seen === 0 && history.length >= 2) {
       // Memory already holds this scope (an earlier part of the conversation): the first
@@ -176,12 +191,34 @@ export class ContextAssembler {
       const fits = await this.appendOnly(history);
       if (fits) {
         for (const p of pending) this.inContext.add(p.id);
-        this.view = undefined;
+        if (!this.frozen && this.historyTokens < this.budget * (this.options.ingestFrom ?? 0.5)) {
+          this.backlog.push(...pending);
+          this.view = undefined;
+          return fits;
+        }
+        if (this.backlog.length) {
+          pending.unshift(...this.backlog);
+          this.backlog = [];
+        }
+        // Everything recent is shown as it is: the newest steps are what feedback judges.
+        if (this.options.feedback) {
+          const recent = new Map<number, Message[]>();
+          for (let gi = this.groups.length - 1; gi >= 0 && gi >= this.groups.length - MAX_JUDGED; gi--)
+            recent.set(gi, this.groups[gi]!.messages);
+          this.view = this.stepView(fits, recent, []);
+        } else this.view = undefined;
         this.storeLater(pending, shownBefore);
         return fits;
       }
     }
     this.forceCompaction = false;
+    // A compaction point retrieves from the store: everything older than this step must be in it.
+    if (this.backlog.length) {
+      const backlog = this.backlog;
+      this.backlog = [];
+      this.storeLater(backlog, undefined);
+      await this.writing;
+    }
     const out = await this.compose(history, task);
     for (const p of pending) this.inContext.add(p.id);
     if (this.options.cacheAware !== false) {
@@ -432,7 +469,18 @@ export class ContextAssembler {
   private async persist(pending: { id: string; m: Message; k: number }[]): Promise<void> {
     for (const { id, m, k } of pending) {
       const meta: Record<string, string> = { role: m.role, index: String(k) };
-      if (m.role === "tool") meta.tool = m.name;
+      if (m.role === "tool") {
+        meta.tool = m.name;
+        // The file a read_file result is of: its stand-in is the file's outline.
+        const path = this.callPaths.get(m.toolCallId);
+        if (path) meta.path = path;
+        this.callPaths.delete(m.toolCallId);
+      }
+      if (m.role === "assistant")
+        for (const c of m.toolCalls ?? []) {
+          const path = /"path"\s*:\s*"([^"\\]{1,400})"/.exec(c.arguments)?.[1];
+          if (path) this.callPaths.set(c.id, path);
+        }
       if (m.role === "tool" && m.isError) meta.error = "1";
       await this.memory.add({ id, type: chunkType(m), content: messageText(m) || "(empty)", meta });
     }

@@ -1,0 +1,26 @@
+// Source outlines for memory's code stand-ins, from the agent's tree-sitter outline library.
+// Memory must not depend on the agent, so the CLI hands it this function (MemoryOptions.outline).
+import type { OutlineLine } from "@hands/memory";
+
+/** The outline of `source` (a file at `path`), flattened with depths; undefined for unsupported languages. */
+export async function outlineForMemory(source: string, path: string): Promise<OutlineLine[] | undefined> {
+  const { languageForPath, parseOutline } = await import("@hands/agent");
+  const language = languageForPath(path);
+  if (!language) return undefined;
+  const { symbols } = await parseOutline(source, language);
+  const out: OutlineLine[] = [];
+  const visit = (list: typeof symbols, depth: number) => {
+    for (const s of list) {
+      const decorators = s.decorators?.length ? `${s.decorators.join(" ")} ` : "";
+      out.push({
+        signature: `${decorators}${s.signature}`,
+        startLine: s.startLine,
+        endLine: s.endLine,
+        depth,
+      });
+      if (s.children) visit(s.children, depth + 1);
+    }
+  };
+  visit(symbols, 0);
+  return out;
+}
