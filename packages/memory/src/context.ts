@@ -15,8 +15,8 @@
 import type { Message } from "@hands/llm";
 import { type ContextFeedback, MAX_JUDGED, type ShownChunk, type StepView } from "./feedback.js";
 import { type Memory, newId, type RetrievedItem } from "./memory.js";
-import { estimateTokens } from "./text.js";
-import type { Chunk, ChunkType } from "./types.js";
+import { contentWords, estimateTokens } from "./text.js";
+import type { Chunk, ChunkType, NewChunk } from "./types.js";
 
 export interface ContextOptions {
   /** Tokens for the whole context. */
@@ -268,7 +268,10 @@ export class ContextAssembler {
     const budget = Math.min(room, Math.max(250, Math.floor(this.budget * 0.01)));
     const text = added.map(messageText).join("\n").slice(-1500);
     if (budget < 60 || !text.trim()) return undefined;
-    const found = await this.memory.retrieve(text, {
+    // A short query of the step's most specific words: a step costs a few FTS terms, not 30.
+    const query = specificWords(text, 12).join(" ");
+    if (!query) return undefined;
+    const found = await this.memory.retrieve(query, {
       budget: budget - 30,
       exclude: this.inContext,
       touch: false,
@@ -467,6 +470,7 @@ export class ContextAssembler {
 
   /** Records staged messages as chunks, with the ids the context already refers to. */
   private async persist(pending: { id: string; m: Message; k: number }[]): Promise<void> {
+    const inputs: NewChunk[] = [];
     for (const { id, m, k } of pending) {
       const meta: Record<string, string> = { role: m.role, index: String(k) };
       if (m.role === "tool") {
@@ -482,8 +486,9 @@ export class ContextAssembler {
           if (path) this.callPaths.set(c.id, path);
         }
       if (m.role === "tool" && m.isError) meta.error = "1";
-      await this.memory.add({ id, type: chunkType(m), content: messageText(m) || "(empty)", meta });
+      inputs.push({ id, type: chunkType(m), content: messageText(m) || "(empty)", meta });
     }
+    await this.memory.addMany(inputs);
     // The model is still thinking: a good moment to keep the full-text index compact.
     this.memory.compact();
   }
@@ -507,6 +512,14 @@ export class ContextAssembler {
     });
     return { messages, tokens };
   }
+}
+
+/** The `n` most specific distinct content words (identifiers, numbers, paths, long words), in order. */
+function specificWords(text: string, n: number): string[] {
+  const ws = [...new Set(contentWords(text))];
+  const score = (w: string) => (/[\d_./]/.test(w) ? 20 : 0) + Math.min(w.length, 14);
+  const keep = new Set([...ws].sort((a, b) => score(b) - score(a)).slice(0, n));
+  return ws.filter((w) => keep.has(w));
 }
 
 const HINT_TYPES = new Set<ChunkType>(["tool_result", "user_input", "summary", "fact"]);

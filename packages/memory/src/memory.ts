@@ -201,6 +201,30 @@ export class Memory {
 
   /** Stores a chunk: scores it, then places it by adaptive encoding. */
   async add(input: NewChunk): Promise<Chunk> {
+    const [chunk] = await this.addMany([input]);
+    return chunk!;
+  }
+
+  /** Stores chunks in one transaction (a step's messages), each scored and placed as `add` does. */
+  async addMany(inputs: NewChunk[]): Promise<Chunk[]> {
+    const chunks: Chunk[] = [];
+    const events: MemoryEventInput[] = [];
+    const vectors = new Map<string, Float32Array>();
+    for (const input of inputs) {
+      const { chunk, event, vector } = await this.prepare(input);
+      chunks.push(chunk);
+      events.push(event);
+      vectors.set(chunk.id, vector);
+    }
+    if (events.length === 0) return chunks;
+    this.commit(events, vectors);
+    this.rebalance();
+    return chunks;
+  }
+
+  private async prepare(
+    input: NewChunk,
+  ): Promise<{ chunk: Chunk; event: MemoryEventInput; vector: Float32Array }> {
     const now = this.clock();
     const chunk: Chunk = {
       id: input.id ?? newId(),
@@ -242,23 +266,20 @@ export class Memory {
       }
     }
     const vector = await this.embedOne(chunk.content);
-    const events: MemoryEventInput[] = [];
     let layer: Layer = input.layer ?? this.encode(chunk);
     if (chunk.scope !== this.scope && !input.layer) layer = "long_term";
     chunk.layer = layer;
-    events.push({
+    const event: MemoryEventInput = {
       kind: "created",
       chunk,
       time: now,
       reason: `${chunk.type}, importance ${chunk.importance.toFixed(2)} → ${layer}`,
-    });
+    };
     if (chunk.scope === this.scope) {
       if (layer === "working") this.workingTokens += chunk.tokens;
       if (layer === "short_term") this.shortTermCount++;
     }
-    this.commit(events, new Map([[chunk.id, vector]]));
-    this.rebalance();
-    return chunk;
+    return { chunk, event, vector };
   }
 
   /** Adaptive encoding: the fuller working memory is, the higher the bar to enter it. */
