@@ -146,6 +146,8 @@ export class AgentMemory {
   async close(): Promise<void> {
     try {
       await this.assembler?.flush();
+      // For `hands memory show`: what the last request held, and why.
+      if (this.assembler) this.memory.store.saveContext(this.memory.scope, this.assembler.describe());
       maintainIfDue(this.memory, this.path, this.host.settings.maintainEveryMs);
     } finally {
       this.memory.close();

@@ -15,6 +15,7 @@
 import type { Message } from "@hands/llm";
 import { type ContextFeedback, MAX_JUDGED, type ShownChunk, type StepView } from "./feedback.js";
 import { type Memory, newId, type RetrievedItem } from "./memory.js";
+import type { ContextRecord } from "./store.js";
 import { contentWords, estimateTokens } from "./text.js";
 import type { Chunk, ChunkType, NewChunk } from "./types.js";
 
@@ -75,6 +76,8 @@ export class ContextAssembler {
   private readonly fixedIds: string[] = [];
   private readonly groups: Group[] = [];
   private readonly chunkToGroup = new Map<string, number>();
+  /** The chunk id of each history message, by index. */
+  private readonly chunkIdAt = new Map<number, string>();
   /** Characters sent over the run (for reports). */
   sentChars = 0;
   /** Estimated tokens of the latest assembled context, on the budget's scale. */
@@ -113,6 +116,9 @@ export class ContextAssembler {
    * under `ingestFrom` of the budget, storing it would be work for nothing on every step.
    */
   private backlog: { id: string; m: Message; k: number }[] = [];
+  /** Why each chunk of the current context is in it, and in which form (see describe). */
+  private why = new Map<string, { form: "full" | "stand-in"; why: string }>();
+  private whyStep = 0;
   /** Compaction points so far (for reports and `hands memory show`). */
   compactions = 0;
   /** The token budget; `shrink` lowers it (e.g. after the provider said the context overflowed). */
@@ -153,6 +159,7 @@ export class ContextAssembler {
     // The previous step's writes (not the backlog: it waits until memory needs it).
     await this.writing;
     memory.step = step;
+    this.whyStep = step;
     if (this.seen === 0 && history.length >= 2) {
       // Memory already holds this scope (an earlier part of the conversation): the first
       // step is a compaction point, so its memory section can show what came before.
@@ -244,6 +251,14 @@ export class ContextAssembler {
       return out;
     }
     const added = history.slice(this.frozen.next);
+    for (let k = this.frozen.next; k < history.length; k++) {
+      const id = this.chunkIdAt.get(k);
+      if (id)
+        this.why.set(id, {
+          form: "full",
+          why: `appended at step ${this.whyStep}, after compaction point ${this.compactions}`,
+        });
+    }
     let tokens = this.frozen.tokens + added.reduce((n, m) => n + messageTokens(m), 0);
     if (tokens > this.budget) return undefined;
     const sent = [...this.frozen.sent, ...added];
@@ -284,7 +299,13 @@ export class ContextAssembler {
         HINT_TYPES.has(i.chunk.type) && (this.chunkToGroup.has(i.chunk.id) || i.chunk.type === "summary"),
     );
     if (items.length === 0) return undefined;
-    for (const i of items) this.inContext.add(i.chunk.id);
+    for (const i of items) {
+      this.inContext.add(i.chunk.id);
+      this.why.set(i.chunk.id, {
+        form: i.form === "full" ? "full" : "stand-in",
+        why: `recall note at step ${this.whyStep}: matches the step's words "${query.slice(0, 60)}" (relevance ${i.relevance.toFixed(2)})`,
+      });
+    }
     return {
       role: "user",
       content: `Memory (automatic note, not from the user) — earlier steps related to the latest one:\n${items.map(noteFor).join("\n\n")}`,
@@ -294,6 +315,12 @@ export class ContextAssembler {
   /** Builds the context within the budget (at a compaction point: within its share). */
   private async compose(history: readonly Message[], task: number): Promise<Message[]> {
     const memory = this.memory;
+    this.why = new Map();
+    for (const [k, id] of this.fixedIds.entries())
+      this.why.set(id, {
+        form: "full",
+        why: k === 0 ? "the system prompt: always sent" : "the task: always sent",
+      });
     const budget =
       this.options.cacheAware !== false
         ? Math.floor(this.budget * (this.options.compactTo ?? 0.6))
@@ -317,15 +344,27 @@ export class ContextAssembler {
     const last = this.groups[lastIdx]!;
     if (last.tokens <= Math.max(0, left)) {
       chosen.set(lastIdx, last.messages);
+      this.explain(lastIdx, "full", "the latest step");
       left -= last.tokens;
     } else {
       const squeezed = this.squeeze(last, Math.max(200, left));
       chosen.set(lastIdx, squeezed.messages);
+      for (const [j, id] of last.chunkIds.entries())
+        this.why.set(
+          id,
+          squeezed.messages[j] === last.messages[j]
+            ? { form: "full", why: `the latest step (step ${this.whyStep})` }
+            : {
+                form: "stand-in",
+                why: `the latest step, its output shortened to fit the budget (step ${this.whyStep})`,
+              },
+        );
       left -= squeezed.tokens;
     }
     const pinned = task > 1 ? this.groupStarting(task) : undefined;
     if (pinned !== undefined && !chosen.has(pinned)) {
       chosen.set(pinned, this.groups[pinned]!.messages);
+      this.explain(pinned, "full", "the current request");
       left -= this.groups[pinned]!.tokens;
     }
     // Recent steps, newest first, within their share.
@@ -336,6 +375,7 @@ export class ContextAssembler {
       const g = this.groups[i]!;
       if (g.tokens > recentLeft) break;
       chosen.set(i, g.messages);
+      this.explain(i, "full", "a recent step, within the recent share of the budget");
       recentLeft -= g.tokens;
       left -= g.tokens;
     }
@@ -377,6 +417,10 @@ export class ContextAssembler {
         notes.push(note);
         shown.push({ id: item.chunk.id, text: item.text, retrieved: true });
         this.inContext.add(item.chunk.id);
+        this.why.set(item.chunk.id, {
+          form: item.form === "full" ? "full" : "stand-in",
+          why: `memory section (compaction point ${this.compactions + 1}, step ${this.whyStep}): relevance ${item.relevance.toFixed(2)} to the task and the latest step, importance ${item.chunk.importance.toFixed(2)}`,
+        });
         this.last.notes++;
       }
     }
@@ -437,6 +481,32 @@ export class ContextAssembler {
     return { shown: shown.slice(0, MAX_JUDGED), fixed };
   }
 
+  private explain(gi: number, form: "full" | "stand-in", why: string): void {
+    for (const id of this.groups[gi]!.chunkIds)
+      this.why.set(id, { form, why: `${why} (step ${this.whyStep})` });
+  }
+
+  /** What the latest request held, chunk by chunk: its form and why it is there. */
+  describe(): ContextRecord {
+    if (this.why.size === 0) {
+      const why = "in the history, sent whole: it fits the budget, so nothing is left out";
+      const ids = [...this.fixedIds, ...this.groups.flatMap((g) => g.chunkIds)];
+      return {
+        mode: `whole history (${this.lastTokens} of ${this.budget} tokens)`,
+        tokens: this.lastTokens,
+        items: ids.map((id) => ({ id, form: "full", why })),
+      };
+    }
+    return {
+      mode:
+        this.options.cacheAware === false
+          ? `assembled for this step (${this.lastTokens} of ${this.budget} tokens)`
+          : `compaction point ${this.compactions}, then append-only (${this.lastTokens} of ${this.budget} tokens)`,
+      tokens: this.lastTokens,
+      items: [...this.why].map(([id, w]) => ({ id, ...w })),
+    };
+  }
+
   /** The group the message at `index` starts (a user message always starts one). */
   private groupStarting(index: number): number | undefined {
     for (let gi = this.groups.length - 1; gi >= 0; gi--) {
@@ -462,6 +532,7 @@ export class ContextAssembler {
       g.tokens += t;
       this.historyTokens += t;
       this.chunkToGroup.set(id, this.groups.length - 1);
+      this.chunkIdAt.set(k, id);
       pending.push({ id, m, k });
     }
     this.seen = history.length;
