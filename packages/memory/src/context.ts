@@ -12,6 +12,7 @@
 // context followed by the history's new messages — a stable prefix (system, task, a memory
 // section that changes only at compaction points) and append-only recent steps — until the
 // budget is reached again and the next compaction point comes.
+import { createHash } from "node:crypto";
 import type { Message } from "@hands/llm";
 import { type ContextFeedback, MAX_JUDGED, type ShownChunk, type StepView } from "./feedback.js";
 import { type Memory, newId, type RetrievedItem } from "./memory.js";
@@ -42,6 +43,14 @@ interface Frozen {
   tokens: number;
   /** Index in the history of the first message not in `sent`. */
   next: number;
+}
+
+/** A history message staged for memory; `stored`: its text is already a chunk (same id). */
+interface Pending {
+  id: string;
+  m: Message;
+  k: number;
+  stored: boolean;
 }
 
 interface Group {
@@ -76,6 +85,8 @@ export class ContextAssembler {
   private readonly fixedIds: string[] = [];
   private readonly groups: Group[] = [];
   private readonly chunkToGroup = new Map<string, number>();
+  /** Chunk ids by a hash of their message's role, tool and text (see stage). */
+  private readonly byContent = new Map<string, string>();
   /** The chunk id of each history message, by index. */
   private readonly chunkIdAt = new Map<number, string>();
   /** Characters sent over the run (for reports). */
@@ -115,7 +126,7 @@ export class ContextAssembler {
    * Messages staged but not stored yet: while the whole history is sent anyway and stays
    * under `ingestFrom` of the budget, storing it would be work for nothing on every step.
    */
-  private backlog: { id: string; m: Message; k: number }[] = [];
+  private backlog: Pending[] = [];
   /** Why each chunk of the current context is in it, and in which form (see describe). */
   private why = new Map<string, { form: "full" | "stand-in"; why: string }>();
   private whyStep = 0;
@@ -142,6 +153,8 @@ export class ContextAssembler {
     return this.budget;
   }
   private forceCompaction = false;
+  /** Content words of the context since the last compaction point (see recallHint). */
+  private contextWords = new Set<string>();
   /** Chunks the requests since the last compaction point show (not offered again as notes). */
   private inContext = new Set<string>();
   /** Paths named by tool calls, by call id (until their results are stored). */
@@ -229,6 +242,7 @@ export class ContextAssembler {
     const out = await this.compose(history, task);
     for (const p of pending) this.inContext.add(p.id);
     if (this.options.cacheAware !== false) {
+      this.contextWords = new Set(out.flatMap((m) => contentWords(messageText(m))));
       this.frozen = { sent: out, tokens: this.lastTokens, next: history.length };
       this.compactions++;
     }
@@ -281,10 +295,18 @@ export class ContextAssembler {
    */
   private async recallHint(added: readonly Message[], room: number): Promise<Message | undefined> {
     const budget = Math.min(room, Math.max(250, Math.floor(this.budget * 0.01)));
-    const text = added.map(messageText).join("\n").slice(-1500);
-    if (budget < 60 || !text.trim()) return undefined;
-    // A short query of the step's most specific words: a step costs a few FTS terms, not 30.
-    const query = specificWords(text, 12).join(" ");
+    // What the step brings up that the context does not hold yet is what may need recalling:
+    // a step that only repeats known words costs no retrieval at all.
+    const fresh: string[] = [];
+    for (const m of added)
+      for (const w of contentWords(messageText(m))) {
+        if (this.contextWords.has(w)) continue;
+        this.contextWords.add(w);
+        fresh.push(w);
+      }
+    if (budget < 60 || fresh.length === 0) return undefined;
+    // A short query of the most specific of them: a few FTS terms, not 30.
+    const query = specificWords(fresh.join(" "), 12).join(" ");
     if (!query) return undefined;
     const found = await this.memory.retrieve(query, {
       budget: budget - 30,
@@ -292,6 +314,8 @@ export class ContextAssembler {
       touch: false,
       neighbors: 0,
       candidates: 80,
+      // The query is a few exact words: full text finds them; vectors would add cost, not recall.
+      vectors: false,
     });
     // Results, user input and summaries carry what a step needs; calls and replies do not.
     const items = found.items.filter(
@@ -300,6 +324,7 @@ export class ContextAssembler {
     );
     if (items.length === 0) return undefined;
     for (const i of items) {
+      for (const w of contentWords(i.text)) this.contextWords.add(w);
       this.inContext.add(i.chunk.id);
       this.why.set(i.chunk.id, {
         form: i.form === "full" ? "full" : "stand-in",
@@ -445,10 +470,7 @@ export class ContextAssembler {
    * Stores the step's new messages off the critical path: the request goes out first, the
    * writes overlap the model's latency. The next step (or flush) waits for them.
    */
-  private storeLater(
-    pending: { id: string; m: Message; k: number }[],
-    shownBefore: StepView | undefined,
-  ): void {
+  private storeLater(pending: Pending[], shownBefore: StepView | undefined): void {
     this.writing = new Promise((resolve, reject) =>
       setImmediate(() => {
         const t = performance.now();
@@ -518,31 +540,48 @@ export class ContextAssembler {
   }
 
   /** Records new history messages as chunks, grouped by step (a call with its results). */
-  private stage(history: readonly Message[]): { id: string; m: Message; k: number }[] {
-    const pending: { id: string; m: Message; k: number }[] = [];
+  private stage(history: readonly Message[]): Pending[] {
+    const pending: Pending[] = [];
     for (let k = this.seen; k < history.length; k++) {
       const m = history[k]!;
-      const id = newId();
+      const text = messageText(m) || "(empty)";
+      // A message whose text memory already holds (a file read again, the same command
+      // re-run with the same output) is the same chunk: stored once, one id for both.
+      const key = createHash("sha1")
+        .update(`${m.role}\u0000${m.role === "tool" ? m.name : ""}\u0000${text}`)
+        .digest("base64");
+      const known = this.byContent.get(key);
+      const id = known ?? newId();
+      if (!known) this.byContent.set(key, id);
       const toolFollows = m.role === "tool" && this.groups.length > 0;
       if (!toolFollows) this.groups.push({ start: k, messages: [], chunkIds: [], tokens: 0 });
       const g = this.groups[this.groups.length - 1]!;
       g.messages.push(m);
       g.chunkIds.push(id);
-      const t = estimateTokens(messageText(m) || "(empty)") + 4;
+      const t = estimateTokens(text) + 4;
       g.tokens += t;
       this.historyTokens += t;
       this.chunkToGroup.set(id, this.groups.length - 1);
       this.chunkIdAt.set(k, id);
-      pending.push({ id, m, k });
+      if (m.role === "assistant")
+        for (const c of m.toolCalls ?? []) {
+          const path = /"path"\s*:\s*"([^"\\]{1,400})"/.exec(c.arguments)?.[1];
+          if (path) this.callPaths.set(c.id, path);
+        }
+      pending.push({ id, m, k, stored: known !== undefined });
     }
     this.seen = history.length;
     return pending;
   }
 
   /** Records staged messages as chunks, with the ids the context already refers to. */
-  private async persist(pending: { id: string; m: Message; k: number }[]): Promise<void> {
+  private async persist(pending: Pending[]): Promise<void> {
     const inputs: NewChunk[] = [];
-    for (const { id, m, k } of pending) {
+    for (const { id, m, k, stored } of pending) {
+      if (stored) {
+        if (m.role === "tool") this.callPaths.delete(m.toolCallId);
+        continue;
+      }
       const meta: Record<string, string> = { role: m.role, index: String(k) };
       if (m.role === "tool") {
         meta.tool = m.name;
@@ -551,11 +590,6 @@ export class ContextAssembler {
         if (path) meta.path = path;
         this.callPaths.delete(m.toolCallId);
       }
-      if (m.role === "assistant")
-        for (const c of m.toolCalls ?? []) {
-          const path = /"path"\s*:\s*"([^"\\]{1,400})"/.exec(c.arguments)?.[1];
-          if (path) this.callPaths.set(c.id, path);
-        }
       if (m.role === "tool" && m.isError) meta.error = "1";
       inputs.push({ id, type: chunkType(m), content: messageText(m) || "(empty)", meta });
     }

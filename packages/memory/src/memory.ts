@@ -91,6 +91,8 @@ export interface RetrieveOptions {
   neighborHits?: number;
   /** Give up the compressed forms (only full chunks). */
   fullOnly?: boolean;
+  /** Search the vectors too (default true); false: full text and metadata only, cheaper. */
+  vectors?: boolean;
   /** Relevance multiplier (1 + this) for turns spoken by someone the query names (0: none). */
   speakerBoost?: number;
   /** Tokens each item costs beyond its text (its label or pointer); default 4 for both forms. */
@@ -454,8 +456,10 @@ export class Memory {
       filter.scope === undefined ? [this.scope] : Array.isArray(filter.scope) ? filter.scope : [filter.scope];
     const lists: { id: string; score: number }[][] = [];
     lists.push(this.store.searchText(query, filter, k));
-    const qv = await this.embedOne(query);
-    for (const s of scopes) lists.push(this.store.searchVector(qv, s, Math.min(k, 100), filter));
+    if (options.vectors !== false) {
+      const qv = await this.embedOne(query);
+      for (const s of scopes) lists.push(this.store.searchVector(qv, s, Math.min(k, 100), filter));
+    }
     // Metadata: the few most important chunks always compete (goal, constraints, facts).
     lists.push(
       this.store
