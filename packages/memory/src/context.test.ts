@@ -130,3 +130,29 @@ test("cache-aware: the history goes as it is while it fits, then each request ex
   await asm.flush();
   memory.close();
 });
+
+test("a message whose text memory already holds is stored once, under one id", async () => {
+  const memory = new Memory();
+  const asm = new ContextAssembler(memory, { budget: 400, ingestFrom: 0 });
+  const history: Message[] = [
+    { role: "system", content: "sys" },
+    { role: "user", content: "task" },
+  ];
+  for (let s = 0; s < 3; s++)
+    history.push(
+      {
+        role: "assistant",
+        content: "",
+        toolCalls: [{ id: `c${s}`, name: "read_file", arguments: '{"path":"a.ts"}' }],
+      },
+      { role: "tool", toolCallId: `c${s}`, name: "read_file", content: "export const A = 1;\n".repeat(20) },
+    );
+  await asm.assemble(history, 3);
+  await asm.flush();
+  // system + task + one call + one result, though the history read the file three times.
+  assert.equal(memory.store.count(), 4);
+  const [result] = memory.store.list({ types: ["tool_result"] });
+  assert.equal(result?.meta.path, "a.ts");
+  assert.match(await asm.recall(result!.id), /export const A = 1;/);
+  memory.close();
+});
