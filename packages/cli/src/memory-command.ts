@@ -37,7 +37,7 @@ export async function runMemoryCommand(argv: string[], out: (s: string) => void)
   );
   const path = flags.get("db") ?? configured.path;
   if (!existsSync(path))
-    throw new UsageError(`no memory file at ${path} (run a task with --context-budget first)`);
+    throw new UsageError(`no memory file at ${path} (a run with memory on, the default, makes it)`);
   const { Memory, SqliteStore, HashEmbedder, storedDimensions } = await import("@hands/memory");
   // A file made with another embedding model (--db) opens with its own vector size; only
   // search needs the embedder that made it.
