@@ -64,6 +64,15 @@ export class AgentMemory {
     return sent;
   };
 
+  /**
+   * After the provider said the context overflowed: a lower budget (`factor` of it), and the
+   * next step is a compaction point. Returns the new budget (undefined before the first step).
+   * The entry point for the agent's context-overflow hook.
+   */
+  shrink(factor = 0.7): number | undefined {
+    return this.assembler?.shrink(factor);
+  }
+
   readonly recall: RecallSource = {
     recall: async (id) => {
       if (this.assembler) return this.assembler.recall(id);
