@@ -63,6 +63,12 @@ test("hands memory show: the last context, each item's layer, importance, form, 
   const env = { HANDS_DATA_DIR: data };
   const none = await hands(["memory", "show", "--db", join(data, "missing.db")], env);
   assert.equal(none.code, 2, "no memory file is a usage error");
+  // A memory file no run has recorded a context in yet.
+  const { Memory } = await import("@hands/memory");
+  new Memory({ path: join(scratch, "empty.db") }).close();
+  const empty = await hands(["memory", "show", "--db", join(scratch, "empty.db")], env);
+  assert.equal(empty.code, 1);
+  assert.match(empty.stdout, /^no context recorded yet/);
   // 700 tokens: the two long outputs cannot both stay, so the run has a compaction point.
   const run = await hands(
     [...common, "--sandbox", "local", "--context-budget", "700", "check the quota"],
