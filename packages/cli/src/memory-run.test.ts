@@ -107,14 +107,51 @@ test("feedback: a tool result the model's next step references is marked used", 
     { toolCalls: [{ name: "list_dir", arguments: {} }] },
     { content: "done" },
   ]);
-  // A budget this small makes memory store the steps from the first one (a history under half
-  // the budget is sent as it is and not stored: nothing is left out to judge).
-  const r = await hands([...flags(server, ws), "--json", "--context-budget", "500", "configure the port"]);
+  // The history fits the default budget: requests only append, and the steps are stored (and
+  // judged) in one batch when the run ends — so the memory file, not the run's stream, shows it.
+  const r = await hands([...flags(server, ws), "--json", "configure the port"]);
+  await server.close();
+  assert.equal(r.code, 0, r.stderr);
+  const ls = await hands(["memory", "ls", "--limit", "200"]);
+  // This run's session: the scope of its task (the file also holds other tests' runs).
+  const scope = ls.stdout.match(
+    /^m[0-9a-f]{10} +\S+ +user_input +\S+ +\S+ +(\S+) +configure the port$/m,
+  )?.[1];
+  assert.ok(scope, ls.stdout);
+  const results = [...ls.stdout.matchAll(/^(m[0-9a-f]{10}) +\S+ +tool_result +\S+ +\S+ +(\S+) /gm)]
+    .filter((m) => m[2] === scope)
+    .map((m) => m[1]!);
+  assert.equal(results.length, 3, ls.stdout);
+  const used: string[] = [];
+  for (const id of results) {
+    const show = await hands(["memory", "show", id]);
+    if (/accessed: referenced by a later step/.test(show.stdout)) used.push(show.stdout);
+  }
+  assert.equal(used.length, 1, "the read_file result, and only it, was used");
+  assert.match(used[0]!, /7461/);
+});
+
+test("feedback on the run's stream when memory compacts: the used result is marked as the run goes", async () => {
+  const ws = mkdtempSync(join(scratch, "ws-"));
+  writeFileSync(join(ws, "notes.txt"), "The deploy port is 7461 for service_alpha.\n");
+  const server = await startScriptedServer([
+    { toolCalls: [{ name: "read_file", arguments: { path: "notes.txt" } }] },
+    {
+      content: "Port 7461 it is.",
+      toolCalls: [{ name: "write_file", arguments: { path: "port.cfg", content: "port=7461\n" } }],
+    },
+    { toolCalls: [{ name: "list_dir", arguments: {} }] },
+    { content: "done" },
+  ]);
+  // A budget this small makes every step a compaction point: each step's messages are stored
+  // as it goes, and the memory moves are on the --json stream.
+  const r = await hands([...flags(server, ws), "--json", "--context-budget", "300", "configure the port"]);
   await server.close();
   assert.equal(r.code, 0, r.stderr);
   const moves = jsonLines(r.stdout).filter((e) => e.type === "memory");
   const results = moves.filter((e) => e.action === "created" && e.chunkType === "tool_result");
   const used = moves.filter((e) => e.action === "accessed" && e.reason === "referenced by a later step");
+  assert.ok(results.length >= 2, JSON.stringify(moves.map((m) => m.action)));
   assert.deepEqual(
     used.map((e) => e.chunkId),
     [results[0].chunkId],

@@ -133,7 +133,7 @@ test("cache-aware: the history goes as it is while it fits, then each request ex
 
 test("a message whose text memory already holds is stored once, under one id", async () => {
   const memory = new Memory();
-  const asm = new ContextAssembler(memory, { budget: 400, ingestFrom: 0 });
+  const asm = new ContextAssembler(memory, { budget: 400 });
   const history: Message[] = [
     { role: "system", content: "sys" },
     { role: "user", content: "task" },

@@ -33,8 +33,6 @@ export interface ContextOptions {
   cacheAware?: boolean;
   /** At a compaction point, the share of the budget the assembled context takes (default 0.6). */
   compactTo?: number;
-  /** Cache-aware: messages are stored once the history reaches this share of the budget (default 0.5). */
-  ingestFrom?: number;
 }
 
 /** What a compaction point sent: later requests repeat it and append the history's new messages. */
@@ -101,9 +99,7 @@ export class ContextAssembler {
   async flush(): Promise<void> {
     await this.writing;
     if (this.backlog.length === 0) return;
-    const backlog = this.backlog;
-    this.backlog = [];
-    this.storeLater(backlog, undefined);
+    this.storeBacklog();
     await this.writing;
   }
 
@@ -123,10 +119,12 @@ export class ContextAssembler {
   /** Estimated tokens of the whole history seen so far. */
   private historyTokens = 0;
   /**
-   * Messages staged but not stored yet: while the whole history is sent anyway and stays
-   * under `ingestFrom` of the budget, storing it would be work for nothing on every step.
+   * Steps staged but not stored yet (cache-aware): while requests only append, nothing is
+   * retrieved from the store, so a step's messages wait and are stored in one batch at the
+   * next compaction point (or flush) — a transaction and a rebalance per batch, not per step.
+   * Each step keeps what the step before showed, for feedback once its messages are stored.
    */
-  private backlog: Pending[] = [];
+  private backlog: { pending: Pending[]; shownBefore: StepView | undefined }[] = [];
   /** Why each chunk of the current context is in it, and in which form (see describe). */
   private why = new Map<string, { form: "full" | "stand-in"; why: string }>();
   private whyStep = 0;
@@ -211,15 +209,7 @@ export class ContextAssembler {
       const fits = await this.appendOnly(history);
       if (fits) {
         for (const p of pending) this.inContext.add(p.id);
-        if (!this.frozen && this.historyTokens < this.budget * (this.options.ingestFrom ?? 0.5)) {
-          this.backlog.push(...pending);
-          this.view = undefined;
-          return fits;
-        }
-        if (this.backlog.length) {
-          pending.unshift(...this.backlog);
-          this.backlog = [];
-        }
+        this.backlog.push({ pending, shownBefore });
         // Everything recent is shown as it is: the newest steps are what feedback judges.
         if (this.options.feedback) {
           const recent = new Map<number, Message[]>();
@@ -227,16 +217,13 @@ export class ContextAssembler {
             recent.set(gi, this.groups[gi]!.messages);
           this.view = this.stepView(fits, recent, []);
         } else this.view = undefined;
-        this.storeLater(pending, shownBefore);
         return fits;
       }
     }
     this.forceCompaction = false;
     // A compaction point retrieves from the store: everything older than this step must be in it.
     if (this.backlog.length) {
-      const backlog = this.backlog;
-      this.backlog = [];
-      this.storeLater(backlog, undefined);
+      this.storeBacklog();
       await this.writing;
     }
     const out = await this.compose(history, task);
@@ -471,14 +458,26 @@ export class ContextAssembler {
    * writes overlap the model's latency. The next step (or flush) waits for them.
    */
   private storeLater(pending: Pending[], shownBefore: StepView | undefined): void {
+    this.storeSteps([{ pending, shownBefore }]);
+  }
+
+  /** Stores the backlog's steps in one batch (see `backlog`). */
+  private storeBacklog(): void {
+    const steps = this.backlog;
+    this.backlog = [];
+    this.storeSteps(steps);
+  }
+
+  private storeSteps(steps: { pending: Pending[]; shownBefore: StepView | undefined }[]): void {
     this.writing = new Promise((resolve, reject) =>
       setImmediate(() => {
         const t = performance.now();
-        this.persist(pending).then(() => {
-          this.options.feedback?.observe(
-            shownBefore,
-            pending.map((p) => ({ id: p.id, message: p.m })),
-          );
+        this.persist(steps.flatMap((st) => st.pending)).then(() => {
+          for (const st of steps)
+            this.options.feedback?.observe(
+              st.shownBefore,
+              st.pending.map((p) => ({ id: p.id, message: p.m })),
+            );
           this.ingestMs = performance.now() - t;
           resolve();
         }, reject);
