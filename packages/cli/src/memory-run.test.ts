@@ -95,7 +95,8 @@ test("memory moves are typed events in --json output and in the trace, before th
   assert.equal(traced.at(-1).type, "result");
 });
 
-test("feedback: a tool result the model's next step references is marked used", async () => {
+/** A task whose second step uses what the first read (the port) and whose third uses nothing. */
+async function portTask(): Promise<{ ws: string; server: ScriptedServer }> {
   const ws = mkdtempSync(join(scratch, "ws-"));
   writeFileSync(join(ws, "notes.txt"), "The deploy port is 7461 for service_alpha.\n");
   const server = await startScriptedServer([
@@ -107,6 +108,11 @@ test("feedback: a tool result the model's next step references is marked used", 
     { toolCalls: [{ name: "list_dir", arguments: {} }] },
     { content: "done" },
   ]);
+  return { ws, server };
+}
+
+test("feedback: a tool result the model's next step references is marked used", async () => {
+  const { ws, server } = await portTask();
   // The history fits the default budget: requests only append, and the steps are stored (and
   // judged) in one batch when the run ends — so the memory file, not the run's stream, shows it.
   const r = await hands([...flags(server, ws), "--json", "configure the port"]);
@@ -132,17 +138,7 @@ test("feedback: a tool result the model's next step references is marked used", 
 });
 
 test("feedback on the run's stream when memory compacts: the used result is marked as the run goes", async () => {
-  const ws = mkdtempSync(join(scratch, "ws-"));
-  writeFileSync(join(ws, "notes.txt"), "The deploy port is 7461 for service_alpha.\n");
-  const server = await startScriptedServer([
-    { toolCalls: [{ name: "read_file", arguments: { path: "notes.txt" } }] },
-    {
-      content: "Port 7461 it is.",
-      toolCalls: [{ name: "write_file", arguments: { path: "port.cfg", content: "port=7461\n" } }],
-    },
-    { toolCalls: [{ name: "list_dir", arguments: {} }] },
-    { content: "done" },
-  ]);
+  const { ws, server } = await portTask();
   // A budget this small makes every step a compaction point: each step's messages are stored
   // as it goes, and the memory moves are on the --json stream.
   const r = await hands([...flags(server, ws), "--json", "--context-budget", "300", "configure the port"]);
