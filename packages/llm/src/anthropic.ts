@@ -2,7 +2,13 @@
 // it takes ~120 ms to load and most runs never touch it.
 import type Anthropic from "@anthropic-ai/sdk";
 import type { MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/messages/messages";
-import { fromAnthropicStop, fromAnthropicUsage, toAnthropic, toAnthropicTools } from "./anthropic-wire.js";
+import {
+  fromAnthropicStop,
+  fromAnthropicUsage,
+  toAnthropic,
+  toAnthropicTools,
+  withCacheBreakpoints,
+} from "./anthropic-wire.js";
 import type { IdleWatch } from "./idle.js";
 import { type ModelPrice, withCost } from "./pricing.js";
 import { type CallContext, protocolError, summarize, withRetry } from "./retry.js";
@@ -57,7 +63,7 @@ export class AnthropicProvider implements Provider {
   async complete(request: ModelRequest): Promise<ModelResponse> {
     const started = performance.now();
     const client = await this.getClient();
-    const { system, messages } = toAnthropic(request.messages);
+    const { system, messages } = withCacheBreakpoints(toAnthropic(request.messages));
     const params: MessageCreateParamsBase = {
       model: this.model,
       max_tokens: request.maxTokens ?? this.options.maxTokens ?? 8192,
