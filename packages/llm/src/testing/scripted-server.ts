@@ -3,6 +3,7 @@
 // model is fake, never the protocol.
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { checkChatRequest } from "./request-check.js";
 
 export interface ServerToolCall {
   id?: string;
@@ -70,6 +71,12 @@ export interface ScriptedServer {
   port: number;
   /** Every request received, in order. */
   requests: RecordedHttpRequest[];
+  /**
+   * Chat requests a real server would have rejected (bad JSON, missing model, unanswered tool
+   * calls, …): each was answered 400 and printed to stderr, and `close()` rejects listing them.
+   */
+  invalid: { request: number; path: string; error: string }[];
+  /** Rejects if any request was invalid: a test that sent one fails even if it expected an error. */
   close(): Promise<void>;
 }
 
@@ -326,6 +333,7 @@ export async function startScriptedServer(
   const { script } = options;
   const modelId = options.model ?? "scripted-model";
   const requests: RecordedHttpRequest[] = [];
+  const invalid: ScriptedServer["invalid"] = [];
   const timers = new Set<NodeJS.Timeout>();
   let turns = 0;
   let ids = 0;
@@ -468,8 +476,15 @@ export async function startScriptedServer(
               ? "anthropic"
               : undefined;
         if (!protocol) return send(res, 404, errorBody("openai", 404, `no route for ${req.method} ${path}`));
-        if (!body || typeof body !== "object")
-          return send(res, 400, errorBody(protocol, 400, "request body is not JSON"));
+        const problem = checkChatRequest(protocol, raw);
+        if (problem) {
+          const entry = { request: requests.length, path, error: problem };
+          invalid.push(entry);
+          process.stderr.write(
+            `scripted server: request #${entry.request} to ${path} is invalid: ${problem}\n`,
+          );
+          return send(res, 400, errorBody(protocol, 400, `scripted server: invalid request: ${problem}`));
+        }
         await answer(req, res, protocol, record, raw.length);
       })
       .catch((err: unknown) => {
@@ -490,11 +505,16 @@ export async function startScriptedServer(
     origin,
     port,
     requests,
+    invalid,
     close: () =>
-      new Promise<void>((resolve) => {
+      new Promise<void>((resolve, reject) => {
         for (const timer of timers) clearTimeout(timer);
         timers.clear();
-        server.close(() => resolve());
+        server.close(() => {
+          if (invalid.length === 0) return resolve();
+          const list = invalid.map((r) => `#${r.request} ${r.path}: ${r.error}`).join("\n  ");
+          reject(new Error(`scripted server received ${invalid.length} invalid request(s):\n  ${list}`));
+        });
         server.closeAllConnections();
       }),
   };
