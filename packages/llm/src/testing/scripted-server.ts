@@ -61,6 +61,51 @@ export interface ScriptedServerOptions {
    * `status` may fail the nth embeddings request (0-based) with an HTTP status.
    */
   embeddings?: { dimensions?: number; status?: (index: number) => number | undefined };
+  /**
+   * A model context window: a chat request of more than `tokens` (its body's characters / 4, the
+   * usage estimate below) is rejected with HTTP 400 and the real wording of `server` (default:
+   * the endpoint's own), without consuming a script turn.
+   */
+  contextWindow?: { tokens: number; server?: OverflowWording };
+}
+
+export type OverflowWording = "openai" | "anthropic" | "llamacpp" | "lmstudio";
+
+/** The error body each server sends when the prompt does not fit (wordings as they send them). */
+export function overflowBody(server: OverflowWording, limit: number, tokens: number): string {
+  switch (server) {
+    case "openai":
+      return JSON.stringify({
+        error: {
+          message: `This model's maximum context length is ${limit} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
+          type: "invalid_request_error",
+          param: "messages",
+          code: "context_length_exceeded",
+        },
+      });
+    case "anthropic":
+      return JSON.stringify({
+        type: "error",
+        error: {
+          type: "invalid_request_error",
+          message: `prompt is too long: ${tokens} tokens > ${limit} maximum`,
+        },
+      });
+    case "llamacpp":
+      return JSON.stringify({
+        error: {
+          code: 400,
+          message: "the request exceeds the available context size, try increasing it",
+          type: "exceed_context_size_error",
+          n_prompt_tokens: tokens,
+          n_ctx: limit,
+        },
+      });
+    case "lmstudio":
+      return JSON.stringify({
+        error: `Trying to keep the first ${tokens} tokens when context the overflows. However, the model is loaded with context length of only ${limit} tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input`,
+      });
+  }
 }
 
 export interface ScriptedServer {
@@ -76,6 +121,8 @@ export interface ScriptedServer {
    * calls, …): each was answered 400 and printed to stderr, and `close()` rejects listing them.
    */
   invalid: { request: number; path: string; error: string }[];
+  /** Requests rejected by `contextWindow`. */
+  readonly overflows: number;
   /** Rejects if any request was invalid: a test that sent one fails even if it expected an error. */
   close(): Promise<void>;
 }
@@ -338,6 +385,7 @@ export async function startScriptedServer(
   let turns = 0;
   let ids = 0;
   let embeddingRequests = 0;
+  let overflows = 0;
 
   const send = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
     res.writeHead(status, {
@@ -355,6 +403,12 @@ export async function startScriptedServer(
     record: RecordedHttpRequest,
     rawLength: number,
   ) => {
+    const window = options.contextWindow;
+    const promptTokens = Math.ceil(rawLength / 4);
+    if (window && promptTokens > window.tokens) {
+      overflows++;
+      return send(res, 400, overflowBody(window.server ?? protocol, window.tokens, promptTokens));
+    }
     const index = turns++;
     let turn: ServerTurn | undefined;
     if (Array.isArray(script)) turn = script[index];
@@ -506,6 +560,9 @@ export async function startScriptedServer(
     port,
     requests,
     invalid,
+    get overflows() {
+      return overflows;
+    },
     close: () =>
       new Promise<void>((resolve, reject) => {
         for (const timer of timers) clearTimeout(timer);
