@@ -1,12 +1,16 @@
 // Anthropic's messages API with tool use and streaming. The SDK is imported on first use:
 // it takes ~120 ms to load and most runs never touch it.
 import type Anthropic from "@anthropic-ai/sdk";
-import type { MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/messages/messages";
+import type {
+  MessageCreateParamsBase,
+  RawMessageStreamEvent,
+} from "@anthropic-ai/sdk/resources/messages/messages";
 import { fromAnthropicStop, fromAnthropicUsage, toAnthropic, toAnthropicTools } from "./anthropic-wire.js";
 import type { IdleWatch } from "./idle.js";
 import { type ModelPrice, withCost } from "./pricing.js";
 import { type CallContext, protocolError, summarize, withRetry } from "./retry.js";
 import { retryOptions, type SdkProviderOptions, sdkClientOptions, withIdleTimeout } from "./sdk-common.js";
+import { readJsonEvents, streamError } from "./sse.js";
 import type { ModelRequest, ModelResponse, Provider, ToolCall, Usage } from "./types.js";
 
 export interface AnthropicProviderOptions extends SdkProviderOptions {
@@ -135,7 +139,11 @@ export class AnthropicProvider implements Provider {
     request: ModelRequest,
     watch: IdleWatch,
   ): Promise<RawResult> {
-    const stream = await client.messages.create({ ...params, stream: true }, { signal: watch.signal });
+    // The raw response, read by our own SSE decoder (linear in the body's size).
+    const response = await client.messages
+      .create({ ...params, stream: true }, { signal: watch.signal })
+      .asResponse();
+    if (!response.body) throw protocolError("the server answered 200 but the event stream held no data");
     const emit = request.onEvent;
     let content = "";
     let stop: string | null = null;
@@ -150,9 +158,11 @@ export class AnthropicProvider implements Provider {
     const calls: ToolCall[] = [];
     // Content block index -> position in `calls` (text and tool blocks share one index space).
     const toolIndex = new Map<number, number>();
-    for await (const event of stream) {
-      watch.touch();
+    for await (const { value } of readJsonEvents(response.body, watch.touch)) {
+      const event = value as RawMessageStreamEvent | { type: "error"; error: unknown };
       switch (event.type) {
+        case "error":
+          throw streamError(event);
         case "message_start":
           started = true;
           mergeUsage(event.message.usage);

@@ -15,6 +15,7 @@ import { type ModelPrice, withCost } from "./pricing.js";
 import { RequestBodyEncoder } from "./request-body.js";
 import { type CallContext, protocolError, summarize, withRetry } from "./retry.js";
 import { retryOptions, type SdkProviderOptions, sdkClientOptions, withIdleTimeout } from "./sdk-common.js";
+import { readJsonEvents, streamError } from "./sse.js";
 import { extractTextToolCallsWithRest } from "./text-tool-calls.js";
 import type { FinishReason, ModelRequest, ModelResponse, Provider, ToolCall, Usage } from "./types.js";
 
@@ -183,12 +184,16 @@ export class OpenAIProvider implements Provider {
     request: ModelRequest,
     watch: IdleWatch,
   ): Promise<RawResult> {
-    const stream = (await client.post("/chat/completions", {
-      body: body({ stream: true, stream_options: { include_usage: true } }),
-      headers: JSON_HEADERS,
-      stream: true,
-      signal: watch.signal,
-    })) as unknown as AsyncIterable<ChatCompletionChunk>;
+    // The raw response, read by our own SSE decoder (linear in the body's size).
+    const response = await client
+      .post("/chat/completions", {
+        body: body({ stream: true, stream_options: { include_usage: true } }),
+        headers: JSON_HEADERS,
+        stream: true,
+        signal: watch.signal,
+      })
+      .asResponse();
+    if (!response.body) throw protocolError("the server answered 200 but the event stream held no data");
     const emit = request.onEvent;
     let content = "";
     let finish: string | null = null;
@@ -196,8 +201,9 @@ export class OpenAIProvider implements Provider {
     let chunks = 0;
     // Parallel tool calls arrive interleaved by index; names and ids come once, arguments in pieces.
     const calls = new Map<number, { id: string; name: string; arguments: string }>();
-    for await (const chunk of stream) {
-      watch.touch();
+    for await (const { value } of readJsonEvents(response.body, watch.touch)) {
+      if (value && typeof value === "object" && "error" in value) throw streamError(value);
+      const chunk = value as ChatCompletionChunk;
       chunks++;
       if (chunk.usage) usage = chunk.usage;
       const choice = chunk.choices?.[0];

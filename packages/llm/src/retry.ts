@@ -225,7 +225,8 @@ export function classifyError(err: unknown): ErrorInfo {
     return { kind: "connection", retryable: true, message: `connection error: ${message}`, code };
   }
   if (err instanceof SyntaxError) {
-    return { kind: "malformed", retryable: false, message: `malformed response: ${summarize(message)}` };
+    // A body that is not JSON (cut short, or one bad chunk) is retried like a 5xx.
+    return { kind: "malformed", retryable: true, message: `malformed response: ${summarize(message)}` };
   }
   return {
     kind: "other",

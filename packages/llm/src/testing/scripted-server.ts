@@ -31,6 +31,12 @@ export interface ServerTurn {
   endAfterEvents?: number;
   /** Streaming: send this many SSE events, then go silent, keeping the connection open. */
   stallAfterEvents?: number;
+  /** Streaming: the event at this index carries half of its JSON (a corrupted chunk). */
+  corruptEvent?: number;
+  /** Non-streaming: send this many bytes of the JSON body (headers promise it all), then drop the connection. */
+  truncateBodyAt?: number;
+  /** Accept the request and never answer (no status line, no headers). */
+  neverAnswer?: boolean;
   /** Wait before answering. */
   delayMs?: number;
   /** Characters per text / argument delta (default 12). */
@@ -451,6 +457,7 @@ export async function startScriptedServer(
         headers,
       );
     }
+    if (turn.neverAnswer) return;
     const id = `${protocol === "openai" ? "chatcmpl" : "msg"}_${++ids}`;
     const usage = usageOf(turn, rawLength);
     const body = record.body as { stream?: boolean; stream_options?: { include_usage?: boolean } };
@@ -459,12 +466,22 @@ export async function startScriptedServer(
         protocol === "openai"
           ? openaiJson(turn, modelId, id, usage)
           : anthropicJson(turn, modelId, id, usage);
+      if (turn.truncateBodyAt !== undefined) {
+        res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(json) });
+        res.write(json.slice(0, turn.truncateBodyAt), () => res.socket?.destroy());
+        return;
+      }
       return send(res, turn.status ?? 200, json, headers);
     }
     const events =
       protocol === "openai"
         ? openaiEvents(turn, modelId, id, usage, body.stream_options?.include_usage === true)
         : anthropicEvents(turn, modelId, id, usage);
+    if (turn.corruptEvent !== undefined && events[turn.corruptEvent]) {
+      const e = events[turn.corruptEvent]!;
+      const data = e.indexOf("data: ");
+      events[turn.corruptEvent] = `${e.slice(0, data + 6 + Math.floor((e.length - data - 8) / 2))}\n\n`;
+    }
     res.writeHead(turn.status ?? 200, {
       "content-type": "text/event-stream",
       "cache-control": "no-cache",
