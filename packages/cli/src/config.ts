@@ -17,6 +17,8 @@ export interface FileConfig {
   apiKey?: string;
   maxSteps?: number;
   maxTokens?: number;
+  /** Seconds without data from the model server before a call is retried. */
+  idleTimeout?: number;
   sandbox?: string;
   /** Interactive approval mode: auto | ask | read-only. */
   approval?: string;
@@ -33,6 +35,8 @@ export interface Settings {
   apiKey?: string;
   maxSteps: number;
   maxTokens?: number;
+  /** Idle timeout of model calls (flag, HANDS_IDLE_TIMEOUT, config idleTimeout; seconds there). */
+  idleTimeoutMs?: number;
   sandbox: string;
   memory: MemorySettings;
   /** Where each setting that matters for troubleshooting came from. */
@@ -104,6 +108,7 @@ export function resolveSettings(
     ...(apiKey ? { apiKey } : {}),
     maxSteps,
     ...(maxTokens ? { maxTokens } : {}),
+    ...idleTimeoutSetting(args, env, pick("idleTimeout")),
     sandbox,
     memory: resolveMemorySettings(
       args,
@@ -113,4 +118,21 @@ export function resolveSettings(
     ),
     sources,
   };
+}
+
+/** The model calls' idle timeout in ms, when one is set (else the provider's default). */
+function idleTimeoutSetting(
+  args: CliArgs,
+  env: NodeJS.ProcessEnv,
+  fromFile: unknown,
+): { idleTimeoutMs?: number } {
+  const seconds =
+    args.idleTimeout ??
+    positiveIntSetting("HANDS_IDLE_TIMEOUT", env.HANDS_IDLE_TIMEOUT) ??
+    (typeof fromFile === "number" && Number.isInteger(fromFile) && fromFile > 0 ? fromFile : undefined);
+  if (fromFile !== undefined && seconds === undefined)
+    throw new UsageError(
+      `idleTimeout in the config must be a whole number of seconds, got ${JSON.stringify(fromFile)}`,
+    );
+  return seconds ? { idleTimeoutMs: seconds * 1000 } : {};
 }
