@@ -504,6 +504,8 @@ export async function startScriptedServer(
     const status = options.embeddings?.status?.(index);
     if (status && status >= 300)
       return send(res, status, errorBody("openai", status, `scripted error ${status}`));
+    if (typeof (body as { model?: unknown } | undefined)?.model !== "string")
+      return send(res, 400, errorBody("openai", 400, "`model` is missing or not a string"));
     const input = (body as { input?: unknown } | undefined)?.input;
     const texts = typeof input === "string" ? [input] : input;
     if (!Array.isArray(texts) || texts.some((t) => typeof t !== "string"))
