@@ -2,7 +2,7 @@
 // (and checking every body: tool calls answered, roles valid), the loop shrinks what it sends
 // and carries on to the final answer.
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -11,9 +11,10 @@ import {
   type Message,
   OpenAIProvider,
   type OverflowWording,
+  type ServerScript,
   startScriptedServer,
 } from "@hands/llm";
-import { Agent } from "./agent.js";
+import { Agent, type AgentOptions } from "./agent.js";
 import type { AgentEvent } from "./events.js";
 import { builtinTools } from "./tools/index.js";
 
@@ -30,15 +31,18 @@ async function longRun(opts: {
   window: number;
   wording?: OverflowWording;
   anthropic?: boolean;
-  context?: (history: readonly Message[]) => Message[];
+  context?: AgentOptions["context"];
+  script?: ServerScript;
 }) {
   const ws = realpathSync(mkdtempSync(join(tmpdir(), "hands-overflow-")));
   writeFileSync(join(ws, "sample.py"), FILE);
   const server = await startScriptedServer({
-    script: (_req, index) =>
-      index + 1 < opts.steps
-        ? { toolCalls: [{ id: `call_${index}`, name: "read_file", arguments: { path: "sample.py" } }] }
-        : { content: "All read: the final answer." },
+    script:
+      opts.script ??
+      ((_req, index) =>
+        index + 1 < opts.steps
+          ? { toolCalls: [{ id: `call_${index}`, name: "read_file", arguments: { path: "sample.py" } }] }
+          : { content: "All read: the final answer." }),
     contextWindow: { tokens: opts.window, ...(opts.wording ? { server: opts.wording } : {}) },
   });
   const retry = { baseDelayMs: 0, maxDelayMs: 0 };
@@ -99,16 +103,15 @@ test("through the Anthropic provider: its tool_use/tool_result pairing survives 
 });
 
 test("the oldest outputs become pointers to saved text the model can read back", async () => {
-  const ws = realpathSync(mkdtempSync(join(tmpdir(), "hands-overflow-")));
-  writeFileSync(join(ws, "sample.py"), FILE);
   let pointer = "";
-  const server = await startScriptedServer({
+  const { result } = await longRun({
+    steps: 10,
+    window: 6500,
     script: (req, index) => {
       const tools = (req.body.messages as Array<{ role: string; content: string }>).filter(
         (m) => m.role === "tool",
       );
-      const elided = tools.find((m) => m.content.startsWith("[output of read_file"));
-      if (elided && !pointer) pointer = elided.content;
+      pointer ||= tools.find((m) => m.content.startsWith("[output of read_file"))?.content ?? "";
       if (index < 8) return { toolCalls: [{ name: "read_file", arguments: { path: "sample.py" } }] };
       if (index === 8) {
         const path = /saved at (\S+);/.exec(pointer)?.[1] ?? "none";
@@ -116,34 +119,13 @@ test("the oldest outputs become pointers to saved text the model can read back",
       }
       return { content: "done" };
     },
-    contextWindow: { tokens: 6500 },
   });
-  try {
-    const agent = new Agent({
-      provider: new OpenAIProvider({
-        baseURL: server.url,
-        model: "m",
-        apiKey: "k",
-        retry: { baseDelayMs: 0 },
-      }),
-      workspace: ws,
-      tools: builtinTools(),
-      createSandbox: noSandbox,
-      outputDir: join(ws, ".out"),
-    });
-    const result = await agent.run("read");
-    assert.equal(result.status, "done", result.reason);
-    assert.match(pointer, /left out to fit the model's context window: the full output is saved at /);
-    const path = /saved at (\S+);/.exec(pointer)![1]!;
-    assert.equal(readFileSync(path, "utf8").includes("def function_59(x)"), true);
-    // The model's read_file of the pointer got the original text back.
-    const last = result.messages.filter((m) => m.role === "tool").at(-1)!;
-    assert.match(last.content, /def function_59\(x\)/);
-    assert.ok(!last.content.startsWith("ERROR"), last.content.slice(0, 200));
-  } finally {
-    await server.close();
-    rmSync(ws, { recursive: true, force: true });
-  }
+  assert.equal(result.status, "done", result.reason);
+  assert.match(pointer, /left out to fit the model's context window: the full output is saved at /);
+  // The model's read_file of the pointer got the original text back.
+  const last = result.messages.filter((m) => m.role === "tool").at(-1)!;
+  assert.match(last.content, /def function_59\(x\)/);
+  assert.ok(!last.content.startsWith("ERROR"), last.content.slice(0, 200));
 });
 
 test("the context hook is told the window after an overflow; what it returns is still made to fit", async () => {
@@ -152,40 +134,15 @@ test("the context hook is told the window after an overflow; what it returns is 
     steps: 30,
     window: 5000,
     // A hook that ignores the hint and sends everything: the loop's own shrinking covers it.
-    context: (history) => history as Message[],
+    context: (history, _step, info) => {
+      windows.push(info.windowTokens);
+      return history as Message[];
+    },
   });
   assert.equal(result.status, "done", result.reason);
-  const ws = realpathSync(mkdtempSync(join(tmpdir(), "hands-overflow-")));
-  writeFileSync(join(ws, "sample.py"), FILE);
-  const server = await startScriptedServer({
-    script: (_r, i) =>
-      i < 20 ? { toolCalls: [{ name: "read_file", arguments: { path: "sample.py" } }] } : { content: "ok" },
-    contextWindow: { tokens: 5000 },
-  });
-  try {
-    const agent = new Agent({
-      provider: new OpenAIProvider({
-        baseURL: server.url,
-        model: "m",
-        apiKey: "k",
-        retry: { baseDelayMs: 0 },
-      }),
-      workspace: ws,
-      tools: builtinTools(),
-      createSandbox: noSandbox,
-      context: (history, _step, info) => {
-        windows.push(info.windowTokens);
-        return history as Message[];
-      },
-    });
-    assert.equal((await agent.run("read")).status, "done");
-    assert.equal(windows[0], undefined);
-    assert.ok(
-      windows.some((w) => w !== undefined && w <= 5000 * 1.5),
-      JSON.stringify(windows.slice(-3)),
-    );
-  } finally {
-    await server.close();
-    rmSync(ws, { recursive: true, force: true });
-  }
+  assert.equal(windows[0], undefined);
+  assert.ok(
+    windows.some((w) => w !== undefined && w <= 5000 * 1.5),
+    JSON.stringify(windows.slice(-3)),
+  );
 });

@@ -109,24 +109,30 @@ describe("context overflow wordings", () => {
 });
 
 describe("providers throw ContextOverflowError, without retrying", () => {
-  for (const server of ["openai", "llamacpp", "lmstudio"] as const) {
-    test(`OpenAI-compatible endpoint, ${server} wording`, async () => {
+  const cases = [
+    ["openai", "openai"],
+    ["openai", "llamacpp"],
+    ["openai", "lmstudio"],
+    ["anthropic", "anthropic"],
+  ] as const;
+  for (const [endpoint, server] of cases) {
+    test(`${endpoint} endpoint, ${server} wording`, async () => {
       const s = await startScriptedServer({
         script: [{ content: "never" }],
         contextWindow: { tokens: 10, server },
       });
       try {
-        const provider = new OpenAIProvider({
-          baseURL: s.url,
-          model: "m",
-          apiKey: "k",
-          retry: { baseDelayMs: 0 },
-        });
+        const options = { model: "m", apiKey: "k", retry: { baseDelayMs: 0 } };
+        const provider =
+          endpoint === "openai"
+            ? new OpenAIProvider({ baseURL: s.url, ...options })
+            : new AnthropicProvider({ baseURL: s.origin, ...options });
         const err = await provider
           .complete({ messages: [{ role: "user", content: "x".repeat(400) }], tools: [] })
           .catch((e: unknown) => e);
         assert.ok(err instanceof ContextOverflowError, String(err));
         assert.equal(err.limitTokens, 10);
+        if (server !== "openai") assert.ok((err.promptTokens ?? 0) > 10);
         assert.match(err.message, /does not fit the model's context window/);
         assert.equal(s.requests.length, 1, "not retried");
       } finally {
@@ -134,25 +140,4 @@ describe("providers throw ContextOverflowError, without retrying", () => {
       }
     });
   }
-
-  test("Anthropic endpoint", async () => {
-    const s = await startScriptedServer({ script: [{ content: "never" }], contextWindow: { tokens: 10 } });
-    try {
-      const provider = new AnthropicProvider({
-        baseURL: s.origin,
-        model: "m",
-        apiKey: "k",
-        retry: { baseDelayMs: 0 },
-      });
-      const err = await provider
-        .complete({ messages: [{ role: "user", content: "x".repeat(400) }], tools: [] })
-        .catch((e: unknown) => e);
-      assert.ok(err instanceof ContextOverflowError, String(err));
-      assert.equal(err.limitTokens, 10);
-      assert.ok((err.promptTokens ?? 0) > 10);
-      assert.equal(s.requests.length, 1);
-    } finally {
-      await s.close();
-    }
-  });
 });
