@@ -70,6 +70,23 @@ for (const kind of ["openai", "anthropic"] as const) {
       assert.match(r.retries[0]!, /not valid JSON/);
     });
 
+    test("an overload reported inside the stream is retried", async () => {
+      const r = await attempt(kind, [
+        { content: "abcdefgh", chunkSize: 2, errorEventAfter: 3 },
+        { content: "later" },
+      ]);
+      assert.equal(r.response.message.content, "later");
+      assert.equal(r.retries.length, 1);
+      assert.match(r.retries[0]!, /Overloaded/);
+    });
+
+    test("an invalid-request error inside the stream is not retried", async () => {
+      const server = [
+        { content: "abc", errorEventAfter: 1, errorType: "invalid_request_error", errorMessage: "bad tool" },
+      ];
+      await assert.rejects(attempt(kind, server), /bad tool/);
+    });
+
     test("a JSON body cut short is retried", async () => {
       const r = await attempt(
         kind,

@@ -98,5 +98,16 @@ export function streamError(body: unknown): Error {
       : typeof (e as { message?: unknown })?.message === "string"
         ? (e as { message: string }).message
         : JSON.stringify(e);
-  return Object.assign(new Error(message), { error: e });
+  // The status the same fault gets outside a stream, so an overload mid-stream is retried.
+  const status = STREAM_ERROR_STATUS[String((e as { type?: unknown })?.type)];
+  return Object.assign(new Error(message), { error: e, ...(status ? { status } : {}) });
 }
+
+/** Error types servers send inside a stream (Anthropic's and OpenAI's), as HTTP statuses. */
+const STREAM_ERROR_STATUS: Record<string, number> = {
+  overloaded_error: 529,
+  api_error: 500,
+  server_error: 500,
+  rate_limit_error: 429,
+  invalid_request_error: 400,
+};

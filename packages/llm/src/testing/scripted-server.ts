@@ -31,6 +31,9 @@ export interface ServerTurn {
   endAfterEvents?: number;
   /** Streaming: send this many SSE events, then go silent, keeping the connection open. */
   stallAfterEvents?: number;
+  /** Streaming: after this many events, an error event (`errorType`, default overloaded) ends the stream. */
+  errorEventAfter?: number;
+  errorType?: string;
   /** Streaming: the event at this index carries half of its JSON (a corrupted chunk). */
   corruptEvent?: number;
   /** Non-streaming: send this many bytes of the JSON body (headers promise it all), then drop the connection. */
@@ -477,6 +480,17 @@ export async function startScriptedServer(
       protocol === "openai"
         ? openaiEvents(turn, modelId, id, usage, body.stream_options?.include_usage === true)
         : anthropicEvents(turn, modelId, id, usage);
+    if (turn.errorEventAfter !== undefined) {
+      const type = turn.errorType ?? (protocol === "openai" ? "server_error" : "overloaded_error");
+      const error = { type, message: turn.errorMessage ?? "Overloaded" };
+      events.splice(
+        turn.errorEventAfter,
+        events.length,
+        protocol === "openai"
+          ? `data: ${JSON.stringify({ error })}\n\n`
+          : `event: error\ndata: ${JSON.stringify({ type: "error", error })}\n\n`,
+      );
+    }
     if (turn.corruptEvent !== undefined && events[turn.corruptEvent]) {
       const e = events[turn.corruptEvent]!;
       const data = e.indexOf("data: ");
