@@ -62,7 +62,7 @@ export interface AgentOptions {
   /**
    * Maps the full history to what the model is sent this step (e.g. memory assembling a
    * context within a token budget). Must not change the history; on error the full history is sent.
-   * After a context overflow it is called again for the same step with `info.windowTokens` set.
+   * Called once a step; after a context overflow, `info.windowTokens` is set on later steps.
    */
   context?: (history: readonly Message[], step: number, info: ContextInfo) => Message[] | Promise<Message[]>;
   /** Their events join the run's stream, between run_start and the result. */
@@ -144,14 +144,6 @@ export class Agent {
     const contextInfo: ContextInfo = { taskIndex: messages.length - 1 };
     // Learns the model's window from overflow errors and keeps requests inside it.
     const window = new ContextWindow(outputDir);
-    const contextFor = async (): Promise<Message[]> => {
-      if (!opts.context) return messages;
-      try {
-        return await opts.context(messages, step, contextInfo);
-      } catch {
-        return messages;
-      }
-    };
 
     emit({
       type: "run_start",
@@ -195,7 +187,14 @@ export class Agent {
       while (step < maxSteps) {
         if (signal.aborted) return finish("aborted", "", "aborted by the user");
         step++;
-        let sent = await contextFor();
+        let sent = messages;
+        if (opts.context) {
+          try {
+            sent = await opts.context(messages, step, contextInfo);
+          } catch {
+            sent = messages;
+          }
+        }
         const tools = this.registry.schemas();
         let response: ModelResponse | undefined;
         for (let overflows = 0; response === undefined; ) {
@@ -226,6 +225,8 @@ export class Agent {
             if (!shrink)
               return finish("error", "", `model call failed: ${(err as Error)?.message ?? String(err)}`);
             overflows++;
+            // From the next step on, the hook is told the window (called once a step: memory
+            // stores what it sees); this step's retry is shortened by the loop alone.
             contextInfo.windowTokens = window.limitTokens;
             emit({
               type: "model_retry",
@@ -234,7 +235,6 @@ export class Agent {
               delayMs: 0,
               error: `the context did not fit the model's window (${err.limitTokens ? `${err.limitTokens} tokens` : "size not given"}); sending a shorter one`,
             });
-            sent = await contextFor();
           }
         }
         addUsage(usage, response.usage);
