@@ -87,7 +87,7 @@ test("a 200-step run against an 8,000-token window finishes with its final answe
   }
 });
 
-for (const wording of ["anthropic", "llamacpp", "lmstudio"] as const) {
+for (const wording of ["anthropic", "llamacpp", "lmstudio", "ollama"] as const) {
   test(`overflow worded as ${wording} is recognised and recovered from`, async () => {
     const { result, server } = await longRun({ steps: 40, window: 6000, wording });
     assert.equal(result.status, "done", result.reason);

@@ -96,14 +96,26 @@ export class AnthropicProvider implements Provider {
     };
   }
 
-  private async jsonOnce(
+  private jsonOnce(
     client: Anthropic,
     params: MessageCreateParamsBase,
     request: ModelRequest,
   ): Promise<RawResult> {
+    // The whole answer within the idle timeout: the SDK's own stops at the headers.
+    return withIdleTimeout(this.options, request.signal, (watch) =>
+      this.readJson(client, params, request, watch),
+    );
+  }
+
+  private async readJson(
+    client: Anthropic,
+    params: MessageCreateParamsBase,
+    request: ModelRequest,
+    watch: IdleWatch,
+  ): Promise<RawResult> {
     const message: unknown = await client.messages.create(
       { ...params, stream: false },
-      request.signal ? { signal: request.signal } : {},
+      { signal: watch.signal },
     );
     const blocks = (message as { content?: unknown } | null)?.content;
     if (!message || typeof message !== "object" || !Array.isArray(blocks)) {

@@ -87,6 +87,15 @@ for (const kind of ["openai", "anthropic"] as const) {
       await assert.rejects(attempt(kind, server), /bad tool/);
     });
 
+    test("a JSON body that stalls half-way times out and is retried", async () => {
+      const r = await attempt(kind, [{ content: "whole", stallBodyAt: 20 }, { content: "whole" }], {
+        stream: false,
+        timeoutMs: 300,
+      });
+      assert.equal(r.response.message.content, "whole");
+      assert.deepEqual(r.retries, ["timed out: no data from the server for 300 ms"]);
+    });
+
     test("a JSON body cut short is retried", async () => {
       const r = await attempt(
         kind,

@@ -144,11 +144,23 @@ export class OpenAIProvider implements Provider {
     };
   }
 
-  private async jsonOnce(client: OpenAI, body: BodyOf, request: ModelRequest): Promise<RawResult> {
+  private jsonOnce(client: OpenAI, body: BodyOf, request: ModelRequest): Promise<RawResult> {
+    // The whole answer within the idle timeout: the SDK's own stops at the headers.
+    return withIdleTimeout(this.options, request.signal, (watch) =>
+      this.readJson(client, body, request, watch),
+    );
+  }
+
+  private async readJson(
+    client: OpenAI,
+    body: BodyOf,
+    request: ModelRequest,
+    watch: IdleWatch,
+  ): Promise<RawResult> {
     const completion: unknown = await client.post("/chat/completions", {
       body: body({ stream: false }),
       headers: JSON_HEADERS,
-      ...(request.signal ? { signal: request.signal } : {}),
+      signal: watch.signal,
     });
     const choices = (completion as { choices?: unknown } | null)?.choices;
     if (!completion || typeof completion !== "object" || !Array.isArray(choices)) {

@@ -38,6 +38,8 @@ export interface ServerTurn {
   corruptEvent?: number;
   /** Non-streaming: send this many bytes of the JSON body (headers promise it all), then drop the connection. */
   truncateBodyAt?: number;
+  /** Non-streaming: send this many bytes of the JSON body, then go silent with the connection open. */
+  stallBodyAt?: number;
   /** Accept the request and never answer (no status line, no headers). */
   neverAnswer?: boolean;
   /** Wait before answering. */
@@ -78,7 +80,7 @@ export interface ScriptedServerOptions {
   contextWindow?: { tokens: number; server?: OverflowWording };
 }
 
-export type OverflowWording = "openai" | "anthropic" | "llamacpp" | "lmstudio";
+export type OverflowWording = "openai" | "anthropic" | "llamacpp" | "lmstudio" | "ollama";
 
 /** The error body each server sends when the prompt does not fit (wordings as they send them). */
 export function overflowBody(server: OverflowWording, limit: number, tokens: number): string {
@@ -108,6 +110,14 @@ export function overflowBody(server: OverflowWording, limit: number, tokens: num
           type: "exceed_context_size_error",
           n_prompt_tokens: tokens,
           n_ctx: limit,
+        },
+      });
+    case "ollama":
+      // Names neither the window nor the prompt's size, only the excess.
+      return JSON.stringify({
+        error: {
+          message: `prompt too long; exceeded max context length by ${tokens - limit} tokens`,
+          type: "api_error",
         },
       });
     case "lmstudio":
@@ -469,6 +479,11 @@ export async function startScriptedServer(
         protocol === "openai"
           ? openaiJson(turn, modelId, id, usage)
           : anthropicJson(turn, modelId, id, usage);
+      if (turn.stallBodyAt !== undefined) {
+        res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(json) });
+        res.write(json.slice(0, turn.stallBodyAt));
+        return;
+      }
       if (turn.truncateBodyAt !== undefined) {
         res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(json) });
         res.write(json.slice(0, turn.truncateBodyAt), () => res.socket?.destroy());
