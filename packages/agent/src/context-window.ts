@@ -37,6 +37,7 @@ export class ContextWindow {
   private readonly sizes = new WeakMap<Message, number>();
   /** Stand-ins, kept so the same message shrinks to the same object (the encoder's prefix reuse). */
   private readonly pointers = new WeakMap<Message, ToolMessage>();
+  private readonly cuts = new WeakMap<Message, { max: number; message: ToolMessage }>();
   private saved = 0;
 
   constructor(
@@ -118,7 +119,15 @@ export class ContextWindow {
       200,
       Math.floor(((budget - (total - this.outputTokens(kept))) / outputs) * CHARS_PER_TOKEN),
     );
-    return kept.map((m) => (m.role === "tool" && m.content.length > share ? cutMiddle(m, share) : m));
+    return kept.map((m) => (m.role === "tool" && m.content.length > share ? this.cut(m, share) : m));
+  }
+
+  private cut(m: ToolMessage, max: number): ToolMessage {
+    const known = this.cuts.get(m);
+    if (known?.max === max) return known.message;
+    const message = cutMiddle(m, max);
+    this.cuts.set(m, { max, message });
+    return message;
   }
 
   private outputTokens(messages: readonly Message[]): number {
@@ -172,9 +181,9 @@ export class ContextWindow {
   }
 }
 
-/** Index of the newest step's first message (its assistant call, or the last message). */
+/** Index of the newest step's first message: the model's last turn (and all after it) stays whole. */
 function lastStepStart(messages: readonly Message[], taskIndex: number): number {
-  for (let i = messages.length - 1; i > taskIndex; i--) if (messages[i]!.role !== "tool") return i;
+  for (let i = messages.length - 1; i > taskIndex; i--) if (messages[i]!.role === "assistant") return i;
   return messages.length;
 }
 
