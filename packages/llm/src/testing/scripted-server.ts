@@ -388,6 +388,21 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+/** Invalid requests no close() has reported yet: the process still fails if a test forgets close(). */
+const unreported = new Set<ScriptedServer["invalid"][number]>();
+let exitGuard = false;
+function guardExit(): void {
+  if (exitGuard) return;
+  exitGuard = true;
+  process.on("exit", () => {
+    if (unreported.size === 0) return;
+    process.stderr.write(
+      `scripted server: ${unreported.size} invalid request(s) were never reported by close()\n`,
+    );
+    process.exitCode = 1;
+  });
+}
+
 /** Starts the server on 127.0.0.1 with a free port. */
 export async function startScriptedServer(
   scriptOrOptions: ServerScript | ScriptedServerOptions,
@@ -400,6 +415,7 @@ export async function startScriptedServer(
   const modelId = options.model ?? "scripted-model";
   const requests: RecordedHttpRequest[] = [];
   const invalid: ScriptedServer["invalid"] = [];
+  guardExit();
   const timers = new Set<NodeJS.Timeout>();
   let turns = 0;
   let ids = 0;
@@ -582,6 +598,7 @@ export async function startScriptedServer(
         if (problem) {
           const entry = { request: requests.length, path, error: problem };
           invalid.push(entry);
+          unreported.add(entry);
           process.stderr.write(
             `scripted server: request #${entry.request} to ${path} is invalid: ${problem}\n`,
           );
@@ -616,6 +633,7 @@ export async function startScriptedServer(
         for (const timer of timers) clearTimeout(timer);
         timers.clear();
         server.close(() => {
+          for (const entry of invalid) unreported.delete(entry);
           if (invalid.length === 0) return resolve();
           const list = invalid.map((r) => `#${r.request} ${r.path}: ${r.error}`).join("\n  ");
           reject(new Error(`scripted server received ${invalid.length} invalid request(s):\n  ${list}`));
