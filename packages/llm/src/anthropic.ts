@@ -79,7 +79,14 @@ export class AnthropicProvider implements Provider {
     };
     const streaming = this.options.stream ?? true;
     const raw = await withRetry(
-      () => (streaming ? this.streamOnce(client, params, request) : this.jsonOnce(client, params, request)),
+      // Each attempt, the answer's first byte and every later chunk, within the idle timeout
+      // (the SDK's own stops at the headers).
+      () =>
+        withIdleTimeout(this.options, request.signal, (watch) =>
+          streaming
+            ? this.readStream(client, params, request, watch)
+            : this.readJson(client, params, request, watch),
+        ),
       retryOptions(this.options, request, context),
     );
     let finishReason = fromAnthropicStop(raw.stop);
@@ -94,17 +101,6 @@ export class AnthropicProvider implements Provider {
       finishReason,
       durationMs: performance.now() - started,
     };
-  }
-
-  private jsonOnce(
-    client: Anthropic,
-    params: MessageCreateParamsBase,
-    request: ModelRequest,
-  ): Promise<RawResult> {
-    // The whole answer within the idle timeout: the SDK's own stops at the headers.
-    return withIdleTimeout(this.options, request.signal, (watch) =>
-      this.readJson(client, params, request, watch),
-    );
   }
 
   private async readJson(
@@ -133,16 +129,6 @@ export class AnthropicProvider implements Provider {
     }
     if (content) request.onEvent?.({ type: "text_delta", text: content });
     return { content, toolCalls, stop: m.stop_reason, usage: fromAnthropicUsage(m.usage ?? {}) };
-  }
-
-  private streamOnce(
-    client: Anthropic,
-    params: MessageCreateParamsBase,
-    request: ModelRequest,
-  ): Promise<RawResult> {
-    return withIdleTimeout(this.options, request.signal, (watch) =>
-      this.readStream(client, params, request, watch),
-    );
   }
 
   private async readStream(

@@ -107,7 +107,13 @@ export class OpenAIProvider implements Provider {
     const streaming = this.options.stream ?? true;
     const raw = await withRetry(
       () =>
-        (streaming ? this.streamOnce(client, body, request) : this.jsonOnce(client, body, request)).then(
+        // Each attempt, the answer's first byte and every later chunk, within the idle timeout
+        // (the SDK's own stops at the headers).
+        withIdleTimeout(this.options, request.signal, (watch) =>
+          streaming
+            ? this.readStream(client, body, request, watch)
+            : this.readJson(client, body, request, watch),
+        ).then(
           (r) => {
             done(true);
             return r;
@@ -144,13 +150,6 @@ export class OpenAIProvider implements Provider {
     };
   }
 
-  private jsonOnce(client: OpenAI, body: BodyOf, request: ModelRequest): Promise<RawResult> {
-    // The whole answer within the idle timeout: the SDK's own stops at the headers.
-    return withIdleTimeout(this.options, request.signal, (watch) =>
-      this.readJson(client, body, request, watch),
-    );
-  }
-
   private async readJson(
     client: OpenAI,
     body: BodyOf,
@@ -182,12 +181,6 @@ export class OpenAIProvider implements Provider {
       });
     }
     return { content, toolCalls, finish: choice.finish_reason, usage: fromOpenAIUsage(c.usage) };
-  }
-
-  private streamOnce(client: OpenAI, body: BodyOf, request: ModelRequest): Promise<RawResult> {
-    return withIdleTimeout(this.options, request.signal, (watch) =>
-      this.readStream(client, body, request, watch),
-    );
   }
 
   private async readStream(
