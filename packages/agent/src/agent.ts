@@ -198,7 +198,9 @@ export class Agent {
         const tools = this.registry.schemas();
         let response: ModelResponse | undefined;
         for (let overflows = 0; response === undefined; ) {
-          const fitted = window.fit(sent, taskIndexIn(sent, messages[contextInfo.taskIndex]!), tools);
+          const taskAt =
+            sent === messages ? contextInfo.taskIndex : taskIndexIn(sent, messages[contextInfo.taskIndex]!);
+          const fitted = window.fit(sent, taskAt, tools);
           emit({
             type: "model_request",
             step,
