@@ -28,6 +28,9 @@ function excerptNear(raw: string, err: unknown): string {
   return JSON.stringify(raw.slice(Math.max(0, at - 40), at + 40));
 }
 
+/** Tool names both APIs accept. */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
 const OPENAI_ROLES = new Set(["system", "developer", "user", "assistant", "tool"]);
 
 function openAIContentOk(content: unknown): boolean {
@@ -90,6 +93,8 @@ function checkOpenAI(body: Json): string | undefined {
         typeof t.function.name !== "string"
       )
         return `tools[${j}] is not a function tool with a name`;
+      if (!TOOL_NAME.test(t.function.name))
+        return `tools[${j}].function.name ${JSON.stringify(t.function.name)} is not valid`;
     }
   }
   return undefined;
@@ -138,5 +143,14 @@ function checkAnthropic(body: Json): string | undefined {
   }
   if (pending.size > 0)
     return `the last message's tool_use ids have no tool_result: ${[...pending].join(", ")}`;
+  if (body.tools !== undefined) {
+    if (!Array.isArray(body.tools)) return "`tools` is not an array";
+    for (const [j, t] of body.tools.entries()) {
+      if (!isObject(t) || typeof t.name !== "string" || !TOOL_NAME.test(t.name))
+        return `tools[${j}].name is not valid`;
+      if (!isObject(t.input_schema) || t.input_schema.type !== "object")
+        return `tools[${j}].input_schema must be an object schema`;
+    }
+  }
   return undefined;
 }

@@ -238,6 +238,13 @@ describe("scripted server", () => {
         }),
         /tool_result "t2" answers no tool_use/,
       ],
+      [
+        "/v1/chat/completions",
+        JSON.stringify(
+          chat({ tools: [{ type: "function", function: { name: "read file", parameters: {} } }] }),
+        ),
+        /function\.name "read file" is not valid/,
+      ],
     ];
     try {
       for (const [path, body, why] of bad) {
@@ -252,11 +259,11 @@ describe("scripted server", () => {
     }
     assert.deepEqual(
       server.invalid.map((r) => r.request),
-      [1, 2, 3, 4, 5, 6],
+      [1, 2, 3, 4, 5, 6, 7],
     );
     await assert.rejects(
       server.close(),
-      /received 6 invalid request\(s\):\n {2}#1 \/v1\/chat\/completions: invalid JSON/,
+      /received 7 invalid request\(s\):\n {2}#1 \/v1\/chat\/completions: invalid JSON/,
     );
   });
 
