@@ -18,6 +18,8 @@ const FILL = 0.8;
 const BACKOFF = 0.7;
 /** Below this the window is too small to do anything in. */
 const MIN_TARGET = 256;
+/** Outputs shorter than this (characters) are not worth replacing by a pointer. */
+const POINTER_WORTH = 600;
 /** How many times one step may shrink and retry before the run gives up. */
 export const MAX_OVERFLOW_RETRIES = 6;
 
@@ -82,7 +84,8 @@ export class ContextWindow {
     // 1. The oldest tool outputs become pointers.
     for (let i = 1; i < keepFrom && total > budget; i++) {
       const m = out[i]!;
-      if (m.role !== "tool" || !shrinkable(i)) continue;
+      // A pointer costs about 80 tokens: shorter outputs stay as they are.
+      if (m.role !== "tool" || m.content.length < POINTER_WORTH || !shrinkable(i)) continue;
       const pointer = this.pointerFor(m);
       total -= this.size(m) - this.size(pointer);
       out[i] = pointer;
