@@ -1,7 +1,10 @@
 // A scripted OpenAI-compatible endpoint for the benchmark: answers N-1 streamed read_file
-// tool calls, then a final answer. It reads each request body but does not parse it, so the
-// time measured is the harness's, not the fake model's.
+// tool calls, then a final answer. It keeps each request body as received and checks them all
+// after the run (`invalid()`, the same checks as the test suite's scripted server: JSON, model,
+// roles, tool-call ids answered), so a real server's parsing is not timed as the harness's,
+// yet no broken body goes unnoticed.
 import { createServer } from "node:http";
+import { checkChatRequest } from "../packages/llm/dist/testing/request-check.js";
 
 function sse(res, chunks) {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
@@ -24,11 +27,15 @@ function chunk(delta, finish = null, usage) {
 export function startFakeModel({ steps, file }) {
   let count = 0;
   let firstRequestAt;
+  /** Each request as received: [method and path, body bytes]. */
+  const received = [];
   const server = createServer((req, res) => {
     if (firstRequestAt === undefined) firstRequestAt = performance.now();
-    req.resume();
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
     req.on("end", () => {
       count++;
+      received.push([`${req.method} ${req.url}`, Buffer.concat(chunks)]);
       const usage = { prompt_tokens: 100 * count, completion_tokens: 20, total_tokens: 100 * count + 20 };
       if (count < steps) {
         const call = {
@@ -63,6 +70,18 @@ export function startFakeModel({ steps, file }) {
         },
         get firstRequestAt() {
           return firstRequestAt;
+        },
+        /** The requests a real server would have rejected: { request (1-based), error }. */
+        invalid() {
+          const out = [];
+          received.forEach(([route, body], i) => {
+            const error =
+              route !== "POST /v1/chat/completions"
+                ? `unexpected ${route}`
+                : checkChatRequest("openai", body.toString("utf8"));
+            if (error) out.push({ request: i + 1, error });
+          });
+          return out;
         },
         close: () => new Promise((r) => server.close(r)),
       });

@@ -5,7 +5,7 @@
 // Median of --runs (default 7) runs each. Prints a table and JSON (--json).
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startFakeModel } from "./fake-model-server.mjs";
@@ -26,6 +26,9 @@ const FILE_TEXT = Array.from(
   { length: 60 },
   (_, i) => `def function_${i}(x):  # line ${i + 1} of the sample\n`,
 ).join("");
+
+/** Request bodies checked over all runs (all valid, or the bench has exited). */
+let bodiesChecked = 0;
 
 async function runOnce(steps) {
   const ws = mkdtempSync(join(tmpdir(), "hands-bench-"));
@@ -69,6 +72,14 @@ async function runOnce(steps) {
   const totalMs = performance.now() - started;
   const firstRequestMs = model.firstRequestAt - started;
   await model.close();
+  // Checked after the run (not timed), every body: a broken one fails the bench.
+  const invalid = model.invalid();
+  if (invalid.length > 0) {
+    for (const r of invalid) console.error(`${steps}-step run: request #${r.request} is invalid: ${r.error}`);
+    console.error(`bench failed: ${invalid.length} of ${model.requests} request bodies were invalid`);
+    process.exit(1);
+  }
+  bodiesChecked += model.requests;
   const result = JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
   if (code !== 0 || result.status !== "done" || result.steps !== steps) {
     throw new Error(`bench run failed (exit ${code}, steps ${result.steps}): ${err.slice(-2000)}`);
@@ -84,6 +95,7 @@ const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
+const loadAtStart = loadavg()[0];
 const short = [];
 const long = [];
 for (let i = 0; i < runs; i++) {
@@ -101,6 +113,10 @@ const report = {
   perStepOverheadMs: +((t200 - t40) / 160).toFixed(3),
   firstRequestMs: +median([...short, ...long].map((r) => r.firstRequestMs)).toFixed(1),
   peakRssMb200: +(median(long.map((r) => r.rss)) / 2 ** 20).toFixed(1),
+  bodiesChecked,
+  invalidBodies: 0,
+  /** 1-minute load average at the start and at the end (the machine is shared). */
+  loadAverage: [+loadAtStart.toFixed(2), +loadavg()[0].toFixed(2)],
   node: process.version,
 };
 if (asJson) console.log(JSON.stringify(report));
@@ -111,4 +127,6 @@ else {
   console.log(`per-step overhead:        ${report.perStepOverheadMs} ms   (goal ≤ 2 ms)`);
   console.log(`launch → first request:   ${report.firstRequestMs} ms   (goal ≤ 300 ms)`);
   console.log(`peak RSS, 200 steps:      ${report.peakRssMb200} MB   (goal ≤ 100 MB)`);
+  console.log(`request bodies checked:   ${report.bodiesChecked}, invalid: 0`);
+  console.log(`load average, start/end:  ${report.loadAverage.join(" / ")}`);
 }

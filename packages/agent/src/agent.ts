@@ -3,9 +3,16 @@
 // abort, or an error — and the result always says which.
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import type { Message, ModelResponse, Provider, ToolCall } from "@hands/llm";
+import {
+  ContextOverflowError,
+  type Message,
+  type ModelResponse,
+  type Provider,
+  type ToolCall,
+} from "@hands/llm";
 import type { Sandbox } from "@hands/sandbox";
 import type { ApproveHook } from "./approval.js";
+import { ContextWindow, MAX_OVERFLOW_RETRIES } from "./context-window.js";
 import type { AgentEvent, AgentEventInput, AgentEventListener, RunOutcome, RunStatus } from "./events.js";
 import { buildSystemPrompt } from "./prompt.js";
 import { ToolRegistry } from "./registry.js";
@@ -24,6 +31,12 @@ export type EventSource = (emit: (event: AgentEventInput) => void) => () => void
 export interface ContextInfo {
   /** Index in the history of this run's task (after earlier turns of a conversation). */
   taskIndex: number;
+  /**
+   * Set once the model rejected a context as too long: about how many tokens its window holds.
+   * Return a context within it (e.g. assemble with a smaller budget); the loop still shortens
+   * whatever does not fit, so ignoring it is safe, only less smart.
+   */
+  windowTokens?: number;
 }
 
 export interface AgentOptions {
@@ -49,6 +62,7 @@ export interface AgentOptions {
   /**
    * Maps the full history to what the model is sent this step (e.g. memory assembling a
    * context within a token budget). Must not change the history; on error the full history is sent.
+   * Called once a step; after a context overflow, `info.windowTokens` is set on later steps.
    */
   context?: (history: readonly Message[], step: number, info: ContextInfo) => Message[] | Promise<Message[]>;
   /** Their events join the run's stream, between run_start and the result. */
@@ -128,6 +142,8 @@ export class Agent {
     };
     push({ role: "user", content: task });
     const contextInfo: ContextInfo = { taskIndex: messages.length - 1 };
+    // Learns the model's window from overflow errors and keeps requests inside it.
+    const window = new ContextWindow(outputDir);
 
     emit({
       type: "run_start",
@@ -179,27 +195,49 @@ export class Agent {
             sent = messages;
           }
         }
-        emit({
-          type: "model_request",
-          step,
-          messageCount: sent.length,
-          chars: sent === messages ? chars : sent.reduce((n, m) => n + messageChars(m), 0),
-        });
-        let response: ModelResponse;
-        try {
-          response = await opts.provider.complete({
-            messages: sent,
-            tools: this.registry.schemas(),
-            signal,
-            onEvent: (e) => {
-              if (e.type === "text_delta") emit({ type: "text_delta", step, text: e.text });
-              else if (e.type === "retry")
-                emit({ type: "model_retry", step, attempt: e.attempt, delayMs: e.delayMs, error: e.error });
-            },
+        const tools = this.registry.schemas();
+        let response: ModelResponse | undefined;
+        for (let overflows = 0; response === undefined; ) {
+          const taskAt =
+            sent === messages ? contextInfo.taskIndex : taskIndexIn(sent, messages[contextInfo.taskIndex]!);
+          const fitted = window.fit(sent, taskAt, tools);
+          emit({
+            type: "model_request",
+            step,
+            messageCount: fitted.length,
+            chars: fitted === messages ? chars : fitted.reduce((n, m) => n + messageChars(m), 0),
           });
-        } catch (err) {
-          if (signal.aborted) return finish("aborted", "", "aborted by the user");
-          return finish("error", "", `model call failed: ${(err as Error)?.message ?? String(err)}`);
+          try {
+            response = await opts.provider.complete({
+              messages: fitted,
+              tools,
+              signal,
+              onEvent: (e) => {
+                if (e.type === "text_delta") emit({ type: "text_delta", step, text: e.text });
+                else if (e.type === "retry")
+                  emit({ type: "model_retry", step, attempt: e.attempt, delayMs: e.delayMs, error: e.error });
+              },
+            });
+          } catch (err) {
+            if (signal.aborted) return finish("aborted", "", "aborted by the user");
+            const shrink =
+              err instanceof ContextOverflowError &&
+              overflows < MAX_OVERFLOW_RETRIES &&
+              window.overflowed(err, fitted, tools);
+            if (!shrink)
+              return finish("error", "", `model call failed: ${(err as Error)?.message ?? String(err)}`);
+            overflows++;
+            // From the next step on, the hook is told the window (called once a step: memory
+            // stores what it sees); this step's retry is shortened by the loop alone.
+            contextInfo.windowTokens = window.limitTokens;
+            emit({
+              type: "model_retry",
+              step,
+              attempt: overflows,
+              delayMs: 0,
+              error: `the context did not fit the model's window (${err.limitTokens ? `${err.limitTokens} tokens` : "size not given"}); sending a shorter one`,
+            });
+          }
         }
         addUsage(usage, response.usage);
         const toolCalls = response.message.toolCalls ?? [];
@@ -273,6 +311,14 @@ export class Agent {
       if (sandbox) await sandbox.then((s) => s.destroy()).catch(() => {});
     }
   }
+}
+
+/** Where the task is in what the context hook returned (its own arrangement of the history). */
+function taskIndexIn(sent: readonly Message[], task: Message): number {
+  const at = sent.indexOf(task);
+  if (at >= 0) return at;
+  const firstUser = sent.findIndex((m) => m.role === "user");
+  return Math.max(firstUser, 0);
 }
 
 function callKey(call: ToolCall): string {

@@ -11,6 +11,8 @@ export interface CliArgs {
   cwd?: string;
   maxSteps?: number;
   maxTokens?: number;
+  /** Seconds without a byte from the model server before the attempt is retried. */
+  idleTimeout?: number;
   contextBudget?: number;
   /** --memory (true), --no-memory (false), or neither (memory's own default: on). */
   memory?: boolean;
@@ -46,6 +48,7 @@ Model:
   --base-url URL      OpenAI-compatible endpoint (env OPENAI_BASE_URL)
   --api-key KEY       API key (env OPENAI_API_KEY; for anthropic ANTHROPIC_API_KEY)
   --model NAME        model name (env HANDS_MODEL)
+  --idle-timeout S    retry a model call after S seconds without data (default 120; env HANDS_IDLE_TIMEOUT)
 
 Run:
   --cwd DIR           workspace (default: the current directory)
@@ -119,6 +122,9 @@ export function parseCliArgs(argv: string[]): CliArgs {
     ...(v.cwd ? { cwd: v.cwd } : {}),
     ...(v["max-steps"] !== undefined ? { maxSteps: positiveInt("--max-steps", v["max-steps"]) } : {}),
     ...(v["max-tokens"] !== undefined ? { maxTokens: positiveInt("--max-tokens", v["max-tokens"]) } : {}),
+    ...(v["idle-timeout"] !== undefined
+      ? { idleTimeout: positiveInt("--idle-timeout", v["idle-timeout"]) }
+      : {}),
     ...(v["context-budget"] !== undefined
       ? { contextBudget: positiveInt("--context-budget", v["context-budget"]) }
       : {}),
@@ -163,6 +169,7 @@ function parse(argv: string[]) {
       cwd: { type: "string" },
       "max-steps": { type: "string" },
       "max-tokens": { type: "string" },
+      "idle-timeout": { type: "string" },
       "context-budget": { type: "string" },
       memory: { type: "boolean" },
       "no-memory": { type: "boolean" },

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import {
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -167,6 +168,34 @@ describe("hands (one-shot)", () => {
     assert.equal(r.code, 1);
     assert.match(r.stderr, /error: model call failed: .*500/);
     assert.doesNotMatch(r.stderr, /\n\s+at .*\.js:\d+/);
+  });
+
+  test("a model server gone silent is retried after the idle timeout (flag, env or config), and the user sees it", async () => {
+    const configHome = join(scratch, "idle-config");
+    mkdirSync(join(configHome, "hands"), { recursive: true });
+    writeFileSync(join(configHome, "hands", "config.json"), JSON.stringify({ idleTimeout: 1 }));
+    const ways: Array<[string, string[], NodeJS.ProcessEnv]> = [
+      ["flag", ["--idle-timeout", "1"], cleanEnv()],
+      ["env", [], cleanEnv({ HANDS_IDLE_TIMEOUT: "1" })],
+      ["config", [], cleanEnv({ XDG_CONFIG_HOME: configHome })],
+    ];
+    for (const [way, flags, env] of ways) {
+      const server = await startScriptedServer([{ neverAnswer: true }, { content: "answered on the retry" }]);
+      const started = performance.now();
+      const r = await hands([...modelFlags(server), ...flags, "--cwd", workspace(), "x"], env);
+      await server.close();
+      assert.equal(r.code, 0, `${way}: ${r.stderr}`);
+      assert.equal(r.stdout, "answered on the retry\n", way);
+      assert.match(
+        r.stderr,
+        /↻ model call failed \(timed out: no data from the server for 1 s\); retry 1/,
+        way,
+      );
+      assert.ok(performance.now() - started < 10_000, way);
+    }
+    const bad = await hands(["--idle-timeout", "soon", "x"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--idle-timeout must be a positive whole number/);
   });
 
   test("no model configured and no local server: exact instructions, exit 2", async () => {

@@ -20,6 +20,8 @@ export interface FileConfig {
   apiKey?: string;
   maxSteps?: number;
   maxTokens?: number;
+  /** Seconds without data from the model server before a call is retried. */
+  idleTimeout?: number;
   sandbox?: string;
   /** Interactive approval mode: auto | ask | read-only. */
   approval?: string;
@@ -36,6 +38,8 @@ export interface Settings {
   apiKey?: string;
   maxSteps: number;
   maxTokens?: number;
+  /** Idle timeout of model calls (flag, HANDS_IDLE_TIMEOUT, config idleTimeout; seconds there). */
+  idleTimeoutMs?: number;
   sandbox: string;
   memory: MemorySettings;
   /** The approval mode the config files ask for (flags and the mode's default decide otherwise). */
@@ -132,6 +136,7 @@ export function resolveSettings(
     ...(apiKey ? { apiKey } : {}),
     maxSteps,
     ...(maxTokens ? { maxTokens } : {}),
+    ...idleTimeoutSetting(args, env, pick("idleTimeout")),
     sandbox,
     memory: resolveMemorySettings(
       args,
@@ -145,4 +150,21 @@ export function resolveSettings(
     ignored: view.ignored,
     sources,
   };
+}
+
+/** The model calls' idle timeout in ms, when one is set (else the provider's default). */
+function idleTimeoutSetting(
+  args: CliArgs,
+  env: NodeJS.ProcessEnv,
+  fromFile: unknown,
+): { idleTimeoutMs?: number } {
+  const seconds =
+    args.idleTimeout ??
+    positiveIntSetting("HANDS_IDLE_TIMEOUT", env.HANDS_IDLE_TIMEOUT) ??
+    (typeof fromFile === "number" && Number.isInteger(fromFile) && fromFile > 0 ? fromFile : undefined);
+  if (fromFile !== undefined && seconds === undefined)
+    throw new UsageError(
+      `idleTimeout in the config must be a whole number of seconds, got ${JSON.stringify(fromFile)}`,
+    );
+  return seconds ? { idleTimeoutMs: seconds * 1000 } : {};
 }

@@ -239,6 +239,7 @@ export async function resolveProvider(
     model,
     ...(baseUrl ? { baseURL: baseUrl } : {}),
     apiKey: apiKey ?? "sk-no-key-needed",
+    ...(settings.idleTimeoutMs ? { timeoutMs: settings.idleTimeoutMs } : {}),
   });
 }
 

@@ -1,7 +1,10 @@
 // Anthropic's messages API with tool use and streaming. The SDK is imported on first use:
 // it takes ~120 ms to load and most runs never touch it.
 import type Anthropic from "@anthropic-ai/sdk";
-import type { MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/messages/messages";
+import type {
+  MessageCreateParamsBase,
+  RawMessageStreamEvent,
+} from "@anthropic-ai/sdk/resources/messages/messages";
 import {
   fromAnthropicStop,
   fromAnthropicUsage,
@@ -13,6 +16,7 @@ import type { IdleWatch } from "./idle.js";
 import { type ModelPrice, withCost } from "./pricing.js";
 import { type CallContext, protocolError, summarize, withRetry } from "./retry.js";
 import { retryOptions, type SdkProviderOptions, sdkClientOptions, withIdleTimeout } from "./sdk-common.js";
+import { readJsonEvents, streamError } from "./sse.js";
 import type { ModelRequest, ModelResponse, Provider, ToolCall, Usage } from "./types.js";
 
 export interface AnthropicProviderOptions extends SdkProviderOptions {
@@ -81,7 +85,14 @@ export class AnthropicProvider implements Provider {
     };
     const streaming = this.options.stream ?? true;
     const raw = await withRetry(
-      () => (streaming ? this.streamOnce(client, params, request) : this.jsonOnce(client, params, request)),
+      // Each attempt, the answer's first byte and every later chunk, within the idle timeout
+      // (the SDK's own stops at the headers).
+      () =>
+        withIdleTimeout(this.options, request.signal, (watch) =>
+          streaming
+            ? this.readStream(client, params, request, watch)
+            : this.readJson(client, params, request, watch),
+        ),
       retryOptions(this.options, request, context),
     );
     let finishReason = fromAnthropicStop(raw.stop);
@@ -98,14 +109,15 @@ export class AnthropicProvider implements Provider {
     };
   }
 
-  private async jsonOnce(
+  private async readJson(
     client: Anthropic,
     params: MessageCreateParamsBase,
     request: ModelRequest,
+    watch: IdleWatch,
   ): Promise<RawResult> {
     const message: unknown = await client.messages.create(
       { ...params, stream: false },
-      request.signal ? { signal: request.signal } : {},
+      { signal: watch.signal },
     );
     const blocks = (message as { content?: unknown } | null)?.content;
     if (!message || typeof message !== "object" || !Array.isArray(blocks)) {
@@ -125,23 +137,17 @@ export class AnthropicProvider implements Provider {
     return { content, toolCalls, stop: m.stop_reason, usage: fromAnthropicUsage(m.usage ?? {}) };
   }
 
-  private streamOnce(
-    client: Anthropic,
-    params: MessageCreateParamsBase,
-    request: ModelRequest,
-  ): Promise<RawResult> {
-    return withIdleTimeout(this.options, request.signal, (watch) =>
-      this.readStream(client, params, request, watch),
-    );
-  }
-
   private async readStream(
     client: Anthropic,
     params: MessageCreateParamsBase,
     request: ModelRequest,
     watch: IdleWatch,
   ): Promise<RawResult> {
-    const stream = await client.messages.create({ ...params, stream: true }, { signal: watch.signal });
+    // The raw response, read by our own SSE decoder (linear in the body's size).
+    const response = await client.messages
+      .create({ ...params, stream: true }, { signal: watch.signal })
+      .asResponse();
+    if (!response.body) throw protocolError("the server answered 200 but the event stream held no data");
     const emit = request.onEvent;
     let content = "";
     let stop: string | null = null;
@@ -156,9 +162,11 @@ export class AnthropicProvider implements Provider {
     const calls: ToolCall[] = [];
     // Content block index -> position in `calls` (text and tool blocks share one index space).
     const toolIndex = new Map<number, number>();
-    for await (const event of stream) {
-      watch.touch();
+    for await (const { value } of readJsonEvents(response.body, watch.touch)) {
+      const event = value as RawMessageStreamEvent | { type: "error"; error: unknown };
       switch (event.type) {
+        case "error":
+          throw streamError(event);
         case "message_start":
           started = true;
           mergeUsage(event.message.usage);

@@ -1,5 +1,6 @@
 export { AnthropicProvider, type AnthropicProviderOptions } from "./anthropic.js";
 export { fromAnthropicStop, fromAnthropicUsage, toAnthropic, toAnthropicTools } from "./anthropic-wire.js";
+export { ContextOverflowError, overflowOf } from "./context-overflow.js";
 export { createProvider, type ProviderConfig, type ProviderKind } from "./factory.js";
 export { LenientJsonError, parseLenientJson } from "./lenient-json.js";
 export { OpenAIProvider, type OpenAIProviderOptions } from "./openai.js";
@@ -35,6 +36,8 @@ export {
   type ScriptStep,
 } from "./scripted.js";
 export {
+  type OverflowWording,
+  overflowBody,
   type RecordedHttpRequest,
   type ScriptedServer,
   type ScriptedServerOptions,

@@ -292,21 +292,19 @@ describe("OpenAIProvider failures", () => {
     });
   });
 
-  test("garbage JSON body: a clear ModelError, not retried", async () => {
-    await withServer(
-      [{ body: "{not json at all", contentType: "application/json" }],
-      async ({ provider, requests }) => {
-        await assert.rejects(
-          provider({ stream: false }).complete({ messages: USER, tools: [] }),
-          (err: unknown) => {
-            assert.ok(err instanceof ModelError);
-            assert.match(err.message, /failed: malformed response/);
-            return true;
-          },
-        );
-        assert.equal(requests.length, 1);
-      },
-    );
+  test("garbage JSON body: retried like a 5xx, then a clear ModelError", async () => {
+    const garbage = { body: "{not json at all", contentType: "application/json" };
+    await withServer([garbage, garbage], async ({ provider, requests }) => {
+      await assert.rejects(
+        provider({ stream: false, maxRetries: 1 }).complete({ messages: USER, tools: [] }),
+        (err: unknown) => {
+          assert.ok(err instanceof ModelError);
+          assert.match(err.message, /failed after 2 attempts: malformed response/);
+          return true;
+        },
+      );
+      assert.equal(requests.length, 2);
+    });
   });
 
   test("an HTML page instead of JSON", async () => {

@@ -15,6 +15,7 @@ import { type ModelPrice, withCost } from "./pricing.js";
 import { RequestBodyEncoder } from "./request-body.js";
 import { type CallContext, protocolError, summarize, withRetry } from "./retry.js";
 import { retryOptions, type SdkProviderOptions, sdkClientOptions, withIdleTimeout } from "./sdk-common.js";
+import { readJsonEvents, streamError } from "./sse.js";
 import { extractTextToolCallsWithRest } from "./text-tool-calls.js";
 import type { FinishReason, ModelRequest, ModelResponse, Provider, ToolCall, Usage } from "./types.js";
 
@@ -106,7 +107,13 @@ export class OpenAIProvider implements Provider {
     const streaming = this.options.stream ?? true;
     const raw = await withRetry(
       () =>
-        (streaming ? this.streamOnce(client, body, request) : this.jsonOnce(client, body, request)).then(
+        // Each attempt, the answer's first byte and every later chunk, within the idle timeout
+        // (the SDK's own stops at the headers).
+        withIdleTimeout(this.options, request.signal, (watch) =>
+          streaming
+            ? this.readStream(client, body, request, watch)
+            : this.readJson(client, body, request, watch),
+        ).then(
           (r) => {
             done(true);
             return r;
@@ -143,11 +150,16 @@ export class OpenAIProvider implements Provider {
     };
   }
 
-  private async jsonOnce(client: OpenAI, body: BodyOf, request: ModelRequest): Promise<RawResult> {
+  private async readJson(
+    client: OpenAI,
+    body: BodyOf,
+    request: ModelRequest,
+    watch: IdleWatch,
+  ): Promise<RawResult> {
     const completion: unknown = await client.post("/chat/completions", {
       body: body({ stream: false }),
       headers: JSON_HEADERS,
-      ...(request.signal ? { signal: request.signal } : {}),
+      signal: watch.signal,
     });
     const choices = (completion as { choices?: unknown } | null)?.choices;
     if (!completion || typeof completion !== "object" || !Array.isArray(choices)) {
@@ -171,24 +183,22 @@ export class OpenAIProvider implements Provider {
     return { content, toolCalls, finish: choice.finish_reason, usage: fromOpenAIUsage(c.usage) };
   }
 
-  private streamOnce(client: OpenAI, body: BodyOf, request: ModelRequest): Promise<RawResult> {
-    return withIdleTimeout(this.options, request.signal, (watch) =>
-      this.readStream(client, body, request, watch),
-    );
-  }
-
   private async readStream(
     client: OpenAI,
     body: BodyOf,
     request: ModelRequest,
     watch: IdleWatch,
   ): Promise<RawResult> {
-    const stream = (await client.post("/chat/completions", {
-      body: body({ stream: true, stream_options: { include_usage: true } }),
-      headers: JSON_HEADERS,
-      stream: true,
-      signal: watch.signal,
-    })) as unknown as AsyncIterable<ChatCompletionChunk>;
+    // The raw response, read by our own SSE decoder (linear in the body's size).
+    const response = await client
+      .post("/chat/completions", {
+        body: body({ stream: true, stream_options: { include_usage: true } }),
+        headers: JSON_HEADERS,
+        stream: true,
+        signal: watch.signal,
+      })
+      .asResponse();
+    if (!response.body) throw protocolError("the server answered 200 but the event stream held no data");
     const emit = request.onEvent;
     let content = "";
     let finish: string | null = null;
@@ -196,8 +206,9 @@ export class OpenAIProvider implements Provider {
     let chunks = 0;
     // Parallel tool calls arrive interleaved by index; names and ids come once, arguments in pieces.
     const calls = new Map<number, { id: string; name: string; arguments: string }>();
-    for await (const chunk of stream) {
-      watch.touch();
+    for await (const { value } of readJsonEvents(response.body, watch.touch)) {
+      if (value && typeof value === "object" && "error" in value) throw streamError(value);
+      const chunk = value as ChatCompletionChunk;
       chunks++;
       if (chunk.usage) usage = chunk.usage;
       const choice = chunk.choices?.[0];

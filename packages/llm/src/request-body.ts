@@ -9,6 +9,8 @@ import type { Message } from "./types.js";
 type Encode = (m: Message) => unknown;
 
 const COMMA = 0x2c;
+/** The shared buffer's first size; it then grows by half each time it fills. */
+export const GROWTH_MIN = 64 * 1024;
 
 export class RequestBodyEncoder {
   /** Encoded JSON per message, for bodies built outside the shared buffer. */
@@ -23,7 +25,11 @@ export class RequestBodyEncoder {
   private toolsKey: unknown;
   private toolsJson: Buffer = Buffer.alloc(0);
 
-  constructor(private readonly encodeMessage: Encode) {}
+  /** `initialBytes` (default 64 KiB): the buffer's first size; tests make it tiny to grow often. */
+  constructor(
+    private readonly encodeMessage: Encode,
+    private readonly initialBytes = GROWTH_MIN,
+  ) {}
 
   /**
    * `fields` are the other top-level parameters (model, stream, …); the encoded `tools` are
@@ -92,20 +98,25 @@ export class RequestBodyEncoder {
     return json;
   }
 
-  private reserve(size: number): void {
+  /**
+   * Makes room for `size` bytes, keeping the `live` bytes already written. `live` is the write
+   * position, not `end`: a growth while the closing `]` or the tools tail is being written must
+   * keep those bytes too (copying only up to `end` once sent uninitialised memory in their place).
+   */
+  private reserve(size: number, live: number): void {
     if (size <= this.buf.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(size, Math.floor(this.buf.length * 1.5), 64 * 1024));
-    this.buf.copy(grown, 0, 0, this.end);
+    const grown = Buffer.allocUnsafe(Math.max(size, Math.floor(this.buf.length * 1.5), this.initialBytes));
+    this.buf.copy(grown, 0, 0, live);
     this.buf = grown;
   }
 
   private put(bytes: Buffer, at: number): number {
-    this.reserve(at + bytes.length);
+    this.reserve(at + bytes.length, at);
     return at + bytes.copy(this.buf, at);
   }
 
   private putByte(byte: number, at: number): number {
-    this.reserve(at + 1);
+    this.reserve(at + 1, at);
     this.buf[at] = byte;
     return at + 1;
   }

@@ -1,5 +1,6 @@
 // Retries with exponential backoff and full jitter, visible to callers through onRetry, and
 // turning every failure into a ModelError whose message tells the user what to do.
+import { ContextOverflowError, overflowOf } from "./context-overflow.js";
 import { ModelError } from "./types.js";
 
 /** What a failed call was, for error messages. */
@@ -140,8 +141,40 @@ function serverMessage(err: { message?: unknown; error?: unknown; status?: unkno
   return summarize(message.replace(/^\d{3}\s+/, "") || "(no message)");
 }
 
+/** Everything an SDK error says about itself, as text: message, error body, code, type. */
+function errorText(err: unknown): string {
+  if (!err || typeof err !== "object") return String(err);
+  const e = err as { message?: unknown; error?: unknown; code?: unknown; type?: unknown };
+  let body = "";
+  try {
+    body = typeof e.error === "string" ? e.error : (JSON.stringify(e.error) ?? "");
+  } catch {
+    body = "";
+  }
+  return `${String(e.message ?? "")} ${body} ${String(e.code ?? "")} ${String(e.type ?? "")}`;
+}
+
+/** The overflow an error reports (the prompt did not fit the model's window), if it does. */
+function overflowIn(err: unknown) {
+  if (err instanceof ContextOverflowError)
+    return { limitTokens: err.limitTokens, promptTokens: err.promptTokens };
+  if (err instanceof ModelError) return undefined;
+  const status = (err as { status?: unknown } | null)?.status;
+  return overflowOf(typeof status === "number" ? status : undefined, errorText(err));
+}
+
 /** Decides whether an error (from either SDK, undici, or our own parsing) is worth retrying. */
 export function classifyError(err: unknown): ErrorInfo {
+  if (overflowIn(err)) {
+    // Sending the same prompt again cannot fit; the caller must send less (some servers say 500).
+    const status = (err as { status?: unknown }).status;
+    return {
+      kind: "http",
+      retryable: false,
+      ...(typeof status === "number" ? { status } : {}),
+      message: `the prompt does not fit the model's context window: ${serverMessage(err as never)}`,
+    };
+  }
   if (err instanceof ModelError) {
     const kind = (err as { kind?: ErrorKind }).kind;
     return {
@@ -192,7 +225,8 @@ export function classifyError(err: unknown): ErrorInfo {
     return { kind: "connection", retryable: true, message: `connection error: ${message}`, code };
   }
   if (err instanceof SyntaxError) {
-    return { kind: "malformed", retryable: false, message: `malformed response: ${summarize(message)}` };
+    // A body that is not JSON (cut short, or one bad chunk) is retried like a 5xx.
+    return { kind: "malformed", retryable: true, message: `malformed response: ${summarize(message)}` };
   }
   return {
     kind: "other",
@@ -227,7 +261,10 @@ export function toModelError(err: unknown, context: CallContext = {}, attempts =
   const tries = attempts > 1 ? ` after ${attempts} attempts` : "";
   const help = hint(info, context);
   const message = `${who}${to}${model} failed${tries}: ${info.message}${help ? `. Hint: ${help}` : ""}`;
-  const error = new ModelError(message, info.status, info.retryable);
+  const overflow = overflowIn(err);
+  const error = overflow
+    ? new ContextOverflowError(message, info.status, overflow.limitTokens, overflow.promptTokens)
+    : new ModelError(message, info.status, info.retryable);
   (error as { cause?: unknown }).cause = err;
   return error;
 }

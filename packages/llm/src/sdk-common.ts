@@ -5,12 +5,16 @@ import { type IdleWatch, idleWatch } from "./idle.js";
 import { type CallContext, protocolError, type RetryOptions } from "./retry.js";
 import type { ModelRequest } from "./types.js";
 
-export const DEFAULT_TIMEOUT_MS = 600_000;
+/** The idle timeout: the longest wait for the first byte of a response and between its chunks. */
+export const DEFAULT_TIMEOUT_MS = 120_000;
 
 export interface SdkProviderOptions {
   /** Retries after the first attempt (default 3). */
   maxRetries?: number;
-  /** Limit on the wait for the response and for each streamed chunk. */
+  /**
+   * Idle timeout: the longest wait for the response's first byte and then between chunks
+   * (default 120 s); when it passes, the attempt is abandoned and retried.
+   */
   timeoutMs?: number;
   extraHeaders?: Record<string, string>;
   /** Backoff tuning (tests make it instant). */
@@ -57,7 +61,8 @@ export async function withIdleTimeout<T>(
   } catch (err) {
     // The SDKs report our own idle abort as a user abort; name it for what it is.
     if (watch.expired && !signal?.aborted) {
-      throw protocolError(`timed out: no data from the server for ${timeoutMs} ms`, true, "timeout");
+      const shown = timeoutMs >= 1000 && timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`;
+      throw protocolError(`timed out: no data from the server for ${shown}`, true, "timeout");
     }
     throw err;
   } finally {

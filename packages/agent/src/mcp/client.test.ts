@@ -8,6 +8,9 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { connectMcpServers, mcpToolName, parseMcpServers } from "./client.js";
 
+/** What the server was asked to call, as its own (schema-checked) handler saw it. */
+const received: Array<{ name: string; arguments: unknown }> = [];
+
 function echoServer(): Server {
   const s = new Server({ name: "echo", version: "1.0.0" }, { capabilities: { tools: {} } });
   s.setRequestHandler(ListToolsRequestSchema, async () => ({
@@ -20,6 +23,8 @@ function echoServer(): Server {
     ],
   }));
   s.setRequestHandler(CallToolRequestSchema, async (req) => {
+    received.push({ name: req.params.name, arguments: req.params.arguments });
+    if (req.params.name !== "shout") throw new Error(`unknown tool ${req.params.name}`);
     const text = String(req.params.arguments?.["text"] ?? "");
     if (!text) return { content: [{ type: "text", text: "text is empty" }], isError: true };
     return { content: [{ type: "text", text: text.toUpperCase() }] };
@@ -60,6 +65,11 @@ test("tools of a streamable HTTP server are namespaced, callable, and errors are
     const bad = await tool.execute({ text: "" }, ctx);
     assert.equal(bad.isError, true);
     assert.match(bad.output, /^ERROR: text is empty/);
+    // The server got the tool's own name (not the namespaced one) and the arguments as sent.
+    assert.deepEqual(received, [
+      { name: "shout", arguments: { text: "hi" } },
+      { name: "shout", arguments: { text: "" } },
+    ]);
   } finally {
     await conn.close();
     http.close();

@@ -11,6 +11,13 @@ function post(url: string, body: unknown) {
   });
 }
 
+/** A chat request a real server accepts, with `extra` fields. */
+const chat = (extra: Record<string, unknown> = {}) => ({
+  model: "m",
+  messages: [{ role: "user", content: "hi" }],
+  ...extra,
+});
+
 /** The JSON payloads of an SSE body, in order. */
 function sseData(text: string): string[] {
   return text
@@ -50,12 +57,10 @@ describe("scripted server", () => {
       },
     ]);
     try {
-      const res = await post(`${server.url}/chat/completions`, {
-        model: "m",
-        messages: [],
-        stream: true,
-        stream_options: { include_usage: true },
-      });
+      const res = await post(
+        `${server.url}/chat/completions`,
+        chat({ stream: true, stream_options: { include_usage: true } }),
+      );
       assert.equal(res.headers.get("content-type"), "text/event-stream");
       const data = sseData(await res.text());
       assert.equal(data.at(-1), "[DONE]");
@@ -86,13 +91,17 @@ describe("scripted server", () => {
   test("no usage chunk unless asked; non-streaming JSON; script exhaustion is a 400", async () => {
     const server = await startScriptedServer([{ content: "x" }, { content: "y" }]);
     try {
-      const streamed = sseData(await (await post(`${server.url}/chat/completions`, { stream: true })).text());
+      const streamed = sseData(
+        await (await post(`${server.url}/chat/completions`, chat({ stream: true }))).text(),
+      );
       assert.equal(streamed.filter((d) => d.includes('"usage"')).length, 0);
-      const json = (await (await post(`${server.url}/chat/completions`, { stream: false })).json()) as any;
+      const json = (await (
+        await post(`${server.url}/chat/completions`, chat({ stream: false }))
+      ).json()) as any;
       assert.equal(json.object, "chat.completion");
       assert.equal(json.choices[0].message.content, "y");
       assert.equal(typeof json.usage.prompt_tokens, "number");
-      const over = await post(`${server.url}/chat/completions`, {});
+      const over = await post(`${server.url}/chat/completions`, chat());
       assert.equal(over.status, 400);
       assert.match(
         ((await over.json()) as any).error.message,
@@ -107,7 +116,9 @@ describe("scripted server", () => {
   test("Anthropic SSE event sequence", async () => {
     const server = await startScriptedServer([{ content: "hi", toolCalls: [{ name: "f", arguments: {} }] }]);
     try {
-      const text = await (await post(`${server.origin}/v1/messages`, { stream: true, messages: [] })).text();
+      const text = await (
+        await post(`${server.origin}/v1/messages`, chat({ stream: true, max_tokens: 10 }))
+      ).text();
       const types = text
         .split("\n\n")
         .filter(Boolean)
@@ -135,11 +146,11 @@ describe("scripted server", () => {
       { body: "<html>oops</html>", contentType: "text/html", status: 200 },
     ]);
     try {
-      const limited = await post(`${server.url}/chat/completions`, {});
+      const limited = await post(`${server.url}/chat/completions`, chat());
       assert.equal(limited.status, 429);
       assert.equal(limited.headers.get("retry-after"), "3");
       assert.equal(((await limited.json()) as any).error.message, "slow");
-      const page = await post(`${server.url}/chat/completions`, {});
+      const page = await post(`${server.url}/chat/completions`, chat());
       assert.equal(await page.text(), "<html>oops</html>");
     } finally {
       await server.close();
@@ -173,5 +184,112 @@ describe("scripted server", () => {
     } finally {
       await server.close();
     }
+  });
+
+  test("a body a real server would reject is answered 400, printed, and fails close()", async () => {
+    const server = await startScriptedServer(() => ({ content: "never" }));
+    const call = { id: "c1", type: "function", function: { name: "f", arguments: "{}" } };
+    const bad: Array<[string, string, RegExp]> = [
+      [
+        "/v1/chat/completions",
+        '{"model":"m","messages":[{"role":"user","content":"x"}],"tools":[',
+        /invalid JSON/,
+      ],
+      ["/v1/chat/completions", JSON.stringify({ messages: [{ role: "user", content: "x" }] }), /model/],
+      [
+        "/v1/chat/completions",
+        JSON.stringify(chat({ messages: [{ role: "robot", content: "x" }] })),
+        /role "robot"/,
+      ],
+      [
+        "/v1/chat/completions",
+        JSON.stringify(
+          chat({
+            messages: [
+              { role: "assistant", content: null, tool_calls: [call] },
+              { role: "user", content: "x" },
+            ],
+          }),
+        ),
+        /must be followed by tool messages/,
+      ],
+      [
+        "/v1/chat/completions",
+        JSON.stringify(
+          chat({
+            messages: [
+              { role: "user", content: "x" },
+              { role: "tool", tool_call_id: "zz", content: "r" },
+            ],
+          }),
+        ),
+        /answers no preceding tool call/,
+      ],
+      [
+        "/v1/messages",
+        JSON.stringify({
+          model: "m",
+          max_tokens: 5,
+          messages: [
+            { role: "user", content: "x" },
+            { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: {} }] },
+            { role: "user", content: [{ type: "tool_result", tool_use_id: "t2", content: "r" }] },
+          ],
+        }),
+        /tool_result "t2" answers no tool_use/,
+      ],
+      [
+        "/v1/chat/completions",
+        JSON.stringify(
+          chat({ tools: [{ type: "function", function: { name: "read file", parameters: {} } }] }),
+        ),
+        /function\.name "read file" is not valid/,
+      ],
+    ];
+    try {
+      for (const [path, body, why] of bad) {
+        const res = await fetch(`${server.origin}${path}`, { method: "POST", body });
+        assert.equal(res.status, 400, body);
+        const answer = (await res.json()) as { error: { message: string } };
+        assert.match(answer.error.message, why);
+      }
+    } catch (err) {
+      await server.close().catch(() => {});
+      throw err;
+    }
+    assert.deepEqual(
+      server.invalid.map((r) => r.request),
+      [1, 2, 3, 4, 5, 6, 7],
+    );
+    await assert.rejects(
+      server.close(),
+      /received 7 invalid request\(s\):\n {2}#1 \/v1\/chat\/completions: invalid JSON/,
+    );
+  });
+
+  test("a valid history with answered tool calls passes, in both protocols", async () => {
+    const server = await startScriptedServer(() => ({ content: "ok" }));
+    const call = { id: "c1", type: "function", function: { name: "f", arguments: "{}" } };
+    const openai = chat({
+      messages: [
+        { role: "system", content: "s" },
+        { role: "user", content: "x" },
+        { role: "assistant", content: null, tool_calls: [call] },
+        { role: "tool", tool_call_id: "c1", content: "r" },
+      ],
+    });
+    assert.equal((await post(`${server.url}/chat/completions`, openai)).status, 200);
+    const anthropic = {
+      model: "m",
+      max_tokens: 5,
+      system: "s",
+      messages: [
+        { role: "user", content: "x" },
+        { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: {} }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "r" }] },
+      ],
+    };
+    assert.equal((await post(`${server.origin}/v1/messages`, anthropic)).status, 200);
+    await server.close();
   });
 });

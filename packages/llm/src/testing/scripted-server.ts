@@ -3,6 +3,7 @@
 // model is fake, never the protocol.
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { checkChatRequest } from "./request-check.js";
 
 export interface ServerToolCall {
   id?: string;
@@ -30,6 +31,17 @@ export interface ServerTurn {
   endAfterEvents?: number;
   /** Streaming: send this many SSE events, then go silent, keeping the connection open. */
   stallAfterEvents?: number;
+  /** Streaming: after this many events, an error event (`errorType`, default overloaded) ends the stream. */
+  errorEventAfter?: number;
+  errorType?: string;
+  /** Streaming: the event at this index carries half of its JSON (a corrupted chunk). */
+  corruptEvent?: number;
+  /** Non-streaming: send this many bytes of the JSON body (headers promise it all), then drop the connection. */
+  truncateBodyAt?: number;
+  /** Non-streaming: send this many bytes of the JSON body, then go silent with the connection open. */
+  stallBodyAt?: number;
+  /** Accept the request and never answer (no status line, no headers). */
+  neverAnswer?: boolean;
   /** Wait before answering. */
   delayMs?: number;
   /** Characters per text / argument delta (default 12). */
@@ -60,6 +72,59 @@ export interface ScriptedServerOptions {
    * `status` may fail the nth embeddings request (0-based) with an HTTP status.
    */
   embeddings?: { dimensions?: number; status?: (index: number) => number | undefined };
+  /**
+   * A model context window: a chat request of more than `tokens` (its body's characters / 4, the
+   * usage estimate below) is rejected with HTTP 400 and the real wording of `server` (default:
+   * the endpoint's own), without consuming a script turn.
+   */
+  contextWindow?: { tokens: number; server?: OverflowWording };
+}
+
+export type OverflowWording = "openai" | "anthropic" | "llamacpp" | "lmstudio" | "ollama";
+
+/** The error body each server sends when the prompt does not fit (wordings as they send them). */
+export function overflowBody(server: OverflowWording, limit: number, tokens: number): string {
+  switch (server) {
+    case "openai":
+      return JSON.stringify({
+        error: {
+          message: `This model's maximum context length is ${limit} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
+          type: "invalid_request_error",
+          param: "messages",
+          code: "context_length_exceeded",
+        },
+      });
+    case "anthropic":
+      return JSON.stringify({
+        type: "error",
+        error: {
+          type: "invalid_request_error",
+          message: `prompt is too long: ${tokens} tokens > ${limit} maximum`,
+        },
+      });
+    case "llamacpp":
+      return JSON.stringify({
+        error: {
+          code: 400,
+          message: "the request exceeds the available context size, try increasing it",
+          type: "exceed_context_size_error",
+          n_prompt_tokens: tokens,
+          n_ctx: limit,
+        },
+      });
+    case "ollama":
+      // Names neither the window nor the prompt's size, only the excess.
+      return JSON.stringify({
+        error: {
+          message: `prompt too long; exceeded max context length by ${tokens - limit} tokens`,
+          type: "api_error",
+        },
+      });
+    case "lmstudio":
+      return JSON.stringify({
+        error: `Trying to keep the first ${tokens} tokens when context the overflows. However, the model is loaded with context length of only ${limit} tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input`,
+      });
+  }
 }
 
 export interface ScriptedServer {
@@ -70,6 +135,14 @@ export interface ScriptedServer {
   port: number;
   /** Every request received, in order. */
   requests: RecordedHttpRequest[];
+  /**
+   * Chat requests a real server would have rejected (bad JSON, missing model, unanswered tool
+   * calls, …): each was answered 400 and printed to stderr, and `close()` rejects listing them.
+   */
+  invalid: { request: number; path: string; error: string }[];
+  /** Requests rejected by `contextWindow`. */
+  readonly overflows: number;
+  /** Rejects if any request was invalid: a test that sent one fails even if it expected an error. */
   close(): Promise<void>;
 }
 
@@ -315,6 +388,21 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+/** Invalid requests no close() has reported yet: the process still fails if a test forgets close(). */
+const unreported = new Set<ScriptedServer["invalid"][number]>();
+let exitGuard = false;
+function guardExit(): void {
+  if (exitGuard) return;
+  exitGuard = true;
+  process.on("exit", () => {
+    if (unreported.size === 0) return;
+    process.stderr.write(
+      `scripted server: ${unreported.size} invalid request(s) were never reported by close()\n`,
+    );
+    process.exitCode = 1;
+  });
+}
+
 /** Starts the server on 127.0.0.1 with a free port. */
 export async function startScriptedServer(
   scriptOrOptions: ServerScript | ScriptedServerOptions,
@@ -326,10 +414,13 @@ export async function startScriptedServer(
   const { script } = options;
   const modelId = options.model ?? "scripted-model";
   const requests: RecordedHttpRequest[] = [];
+  const invalid: ScriptedServer["invalid"] = [];
+  guardExit();
   const timers = new Set<NodeJS.Timeout>();
   let turns = 0;
   let ids = 0;
   let embeddingRequests = 0;
+  let overflows = 0;
 
   const send = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
     res.writeHead(status, {
@@ -347,6 +438,12 @@ export async function startScriptedServer(
     record: RecordedHttpRequest,
     rawLength: number,
   ) => {
+    const window = options.contextWindow;
+    const promptTokens = Math.ceil(rawLength / 4);
+    if (window && promptTokens > window.tokens) {
+      overflows++;
+      return send(res, 400, overflowBody(window.server ?? protocol, window.tokens, promptTokens));
+    }
     const index = turns++;
     let turn: ServerTurn | undefined;
     if (Array.isArray(script)) turn = script[index];
@@ -389,6 +486,7 @@ export async function startScriptedServer(
         headers,
       );
     }
+    if (turn.neverAnswer) return;
     const id = `${protocol === "openai" ? "chatcmpl" : "msg"}_${++ids}`;
     const usage = usageOf(turn, rawLength);
     const body = record.body as { stream?: boolean; stream_options?: { include_usage?: boolean } };
@@ -397,12 +495,38 @@ export async function startScriptedServer(
         protocol === "openai"
           ? openaiJson(turn, modelId, id, usage)
           : anthropicJson(turn, modelId, id, usage);
+      if (turn.stallBodyAt !== undefined) {
+        res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(json) });
+        res.write(json.slice(0, turn.stallBodyAt));
+        return;
+      }
+      if (turn.truncateBodyAt !== undefined) {
+        res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(json) });
+        res.write(json.slice(0, turn.truncateBodyAt), () => res.socket?.destroy());
+        return;
+      }
       return send(res, turn.status ?? 200, json, headers);
     }
     const events =
       protocol === "openai"
         ? openaiEvents(turn, modelId, id, usage, body.stream_options?.include_usage === true)
         : anthropicEvents(turn, modelId, id, usage);
+    if (turn.errorEventAfter !== undefined) {
+      const type = turn.errorType ?? (protocol === "openai" ? "server_error" : "overloaded_error");
+      const error = { type, message: turn.errorMessage ?? "Overloaded" };
+      events.splice(
+        turn.errorEventAfter,
+        events.length,
+        protocol === "openai"
+          ? `data: ${JSON.stringify({ error })}\n\n`
+          : `event: error\ndata: ${JSON.stringify({ type: "error", error })}\n\n`,
+      );
+    }
+    if (turn.corruptEvent !== undefined && events[turn.corruptEvent]) {
+      const e = events[turn.corruptEvent]!;
+      const data = e.indexOf("data: ");
+      events[turn.corruptEvent] = `${e.slice(0, data + 6 + Math.floor((e.length - data - 8) / 2))}\n\n`;
+    }
     res.writeHead(turn.status ?? 200, {
       "content-type": "text/event-stream",
       "cache-control": "no-cache",
@@ -425,6 +549,8 @@ export async function startScriptedServer(
     const status = options.embeddings?.status?.(index);
     if (status && status >= 300)
       return send(res, status, errorBody("openai", status, `scripted error ${status}`));
+    if (typeof (body as { model?: unknown } | undefined)?.model !== "string")
+      return send(res, 400, errorBody("openai", 400, "`model` is missing or not a string"));
     const input = (body as { input?: unknown } | undefined)?.input;
     const texts = typeof input === "string" ? [input] : input;
     if (!Array.isArray(texts) || texts.some((t) => typeof t !== "string"))
@@ -468,8 +594,16 @@ export async function startScriptedServer(
               ? "anthropic"
               : undefined;
         if (!protocol) return send(res, 404, errorBody("openai", 404, `no route for ${req.method} ${path}`));
-        if (!body || typeof body !== "object")
-          return send(res, 400, errorBody(protocol, 400, "request body is not JSON"));
+        const problem = checkChatRequest(protocol, raw);
+        if (problem) {
+          const entry = { request: requests.length, path, error: problem };
+          invalid.push(entry);
+          unreported.add(entry);
+          process.stderr.write(
+            `scripted server: request #${entry.request} to ${path} is invalid: ${problem}\n`,
+          );
+          return send(res, 400, errorBody(protocol, 400, `scripted server: invalid request: ${problem}`));
+        }
         await answer(req, res, protocol, record, raw.length);
       })
       .catch((err: unknown) => {
@@ -490,11 +624,20 @@ export async function startScriptedServer(
     origin,
     port,
     requests,
+    invalid,
+    get overflows() {
+      return overflows;
+    },
     close: () =>
-      new Promise<void>((resolve) => {
+      new Promise<void>((resolve, reject) => {
         for (const timer of timers) clearTimeout(timer);
         timers.clear();
-        server.close(() => resolve());
+        server.close(() => {
+          for (const entry of invalid) unreported.delete(entry);
+          if (invalid.length === 0) return resolve();
+          const list = invalid.map((r) => `#${r.request} ${r.path}: ${r.error}`).join("\n  ");
+          reject(new Error(`scripted server received ${invalid.length} invalid request(s):\n  ${list}`));
+        });
         server.closeAllConnections();
       }),
   };
