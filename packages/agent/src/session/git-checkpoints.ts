@@ -240,9 +240,9 @@ export class GitCheckpoints implements TurnCheckpoints {
 
   /**
    * Drops the checkpoints (refs and index) of other sessions of this workspace whose index has
-   * not changed for `retentionMs`, then lets git delete what only they held. Runs beside this
-   * session's own git calls (other refs, other index), so no turn waits for it. Returns the
-   * sessions dropped.
+   * not changed for `retentionMs`, then lets git delete what only they held. Dropping runs
+   * beside this session's own git calls (other refs, other index); the collection after it is
+   * queued with them. Returns the sessions dropped.
    */
   async pruneIdleSessions(retentionMs = CHECKPOINT_RETENTION_MS, now = Date.now()): Promise<string[]> {
     const indexes = join(this.gitDir, "indexes");
@@ -266,8 +266,10 @@ export class GitCheckpoints implements TurnCheckpoints {
       rmSync(join(indexes, id), { force: true });
     }
     // Objects younger than a day stay: a live session may have written them and not yet named
-    // them in a ref.
-    await this.git.run(["gc", "--quiet", "--prune=1.day.ago"]);
+    // them in a ref. The collection waits its turn behind this session's own git calls: its
+    // prune deletes object folders it finds empty, under a snapshot about to write into one
+    // ("unable to create temporary file"). It only runs when an idle session was dropped.
+    await this.enqueue(() => this.git.run(["gc", "--quiet", "--prune=1.day.ago"]));
     return idle;
   }
 
