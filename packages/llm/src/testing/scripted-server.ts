@@ -531,7 +531,8 @@ export async function startScriptedServer(
       thinking.push({ type: "redacted_thinking", data: `${nonce}.${sign(`r:${nonce}`)}` });
     }
     if (protocol === "openai" && turn.reasoning) {
-      (turn.toolCalls ?? []).forEach((c, i) => reasoningSent.set(c.id ?? `call_${id}_${i}`, turn.reasoning!));
+      for (const [i, c] of (turn.toolCalls ?? []).entries())
+        reasoningSent.set(c.id ?? `call_${id}_${i}`, turn.reasoning);
     }
     const body = record.body as { stream?: boolean; stream_options?: { include_usage?: boolean } };
     if (!body.stream) {
