@@ -8,6 +8,8 @@ export interface CliArgs {
   apiKey?: string;
   model?: string;
   provider?: string;
+  /** off | low | medium | high: how hard a reasoning model thinks. */
+  reasoning?: string;
   cwd?: string;
   maxSteps?: number;
   maxTokens?: number;
@@ -45,6 +47,7 @@ Model:
   --base-url URL      OpenAI-compatible endpoint (env OPENAI_BASE_URL)
   --api-key KEY       API key (env OPENAI_API_KEY; for anthropic ANTHROPIC_API_KEY)
   --model NAME        model name (env HANDS_MODEL)
+  --reasoning LEVEL   off | low | medium | high: how hard a reasoning model thinks (env HANDS_REASONING)
 
 Run:
   --cwd DIR           workspace (default: the current directory)
@@ -112,6 +115,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
     ...(v["api-key"] ? { apiKey: v["api-key"] } : {}),
     ...(v.model ? { model: v.model } : {}),
     ...(v.provider ? { provider: v.provider } : {}),
+    ...(v.reasoning ? { reasoning: v.reasoning } : {}),
     ...(v.cwd ? { cwd: v.cwd } : {}),
     ...(v["max-steps"] !== undefined ? { maxSteps: positiveInt("--max-steps", v["max-steps"]) } : {}),
     ...(v["max-tokens"] !== undefined ? { maxTokens: positiveInt("--max-tokens", v["max-tokens"]) } : {}),
@@ -156,6 +160,7 @@ function parse(argv: string[]) {
       "api-key": { type: "string" },
       model: { type: "string" },
       provider: { type: "string" },
+      reasoning: { type: "string" },
       cwd: { type: "string" },
       "max-steps": { type: "string" },
       "max-tokens": { type: "string" },

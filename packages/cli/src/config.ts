@@ -1,6 +1,7 @@
 // Resolves settings with the documented precedence:
 // flags > environment > project .hands/config.json > user ~/.config/hands/config.json.
 import { readFileSync } from "node:fs";
+import { REASONING_LEVELS, type ReasoningLevel } from "@hands/llm";
 import type { CliArgs } from "./args.js";
 import { positiveIntSetting, UsageError } from "./args.js";
 import { type MemorySettings, parseMemoryConfig, resolveMemorySettings } from "./memory-config.js";
@@ -18,6 +19,8 @@ export interface FileConfig {
   maxSteps?: number;
   maxTokens?: number;
   sandbox?: string;
+  /** off | low | medium | high. */
+  reasoning?: string;
   /** Interactive approval mode: auto | ask | read-only. */
   approval?: string;
   /** MCP servers whose tools the agent may use, by name. */
@@ -34,6 +37,7 @@ export interface Settings {
   maxSteps: number;
   maxTokens?: number;
   sandbox: string;
+  reasoning?: ReasoningLevel;
   memory: MemorySettings;
   /** Where each setting that matters for troubleshooting came from. */
   sources: { baseUrl?: string; model?: string };
@@ -76,6 +80,13 @@ export function resolveSettings(
     throw new UsageError(`unknown sandbox "${sandbox}"; available here: ${SANDBOXES.join(", ")}`);
   }
 
+  const reasoning = args.reasoning ?? env.HANDS_REASONING ?? pick("reasoning");
+  if (reasoning !== undefined && !REASONING_LEVELS.includes(reasoning as ReasoningLevel)) {
+    throw new UsageError(
+      `unknown reasoning level "${reasoning}"; use one of: ${REASONING_LEVELS.join(", ")}`,
+    );
+  }
+
   const sources: Settings["sources"] = {};
   let baseUrl: string | undefined;
   if (args.baseUrl) [baseUrl, sources.baseUrl] = [args.baseUrl, "--base-url"];
@@ -105,6 +116,7 @@ export function resolveSettings(
     maxSteps,
     ...(maxTokens ? { maxTokens } : {}),
     sandbox,
+    ...(reasoning ? { reasoning: reasoning as ReasoningLevel } : {}),
     memory: resolveMemorySettings(
       args,
       env,

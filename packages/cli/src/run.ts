@@ -230,6 +230,7 @@ export async function resolveProvider(
     model,
     ...(baseUrl ? { baseURL: baseUrl } : {}),
     apiKey: apiKey ?? "sk-no-key-needed",
+    ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
   });
 }
 
