@@ -1,12 +1,13 @@
 // Reasoning models through the real `hands` bin: what the live view, --json, the trace and the
 // answer carry of the model's thinking, and --reasoning from flag, environment and config.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { type ServerScript, startScriptedServer } from "@hands/llm";
-import { cleanEnv, runHands } from "./testing/cli-process.js";
+import { BIN, cleanEnv, runHands } from "./testing/cli-process.js";
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-reasoning-test-")));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -155,6 +156,38 @@ describe("hands with a reasoning model", () => {
           turn.content.map((b: { type: string }) => b.type),
           ["thinking", "redacted_thinking", "tool_use"],
         );
+      },
+    );
+  });
+
+  test("a session shows each thought on one line and /thinking prints it whole", async () => {
+    const long = "First I list the files.\nThen I count them.\nSECOND-LINE-MARKER";
+    await withServer(
+      [
+        { reasoning: long, toolCalls: [{ name: "list_dir", arguments: {} }] },
+        { content: "There is 1 file." },
+      ],
+      async (server) => {
+        const ws = workspace();
+        const out = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+          const child = spawn(
+            process.execPath,
+            [BIN, "-i", "--base-url", server.url, "--api-key", "k", "--model", "m", "--sandbox", "local"],
+            { cwd: ws, env: cleanEnv(scratch), stdio: ["pipe", "pipe", "pipe"] },
+          );
+          let stdout = "";
+          child.stdout.on("data", (d) => {
+            stdout += d;
+          });
+          child.on("close", (code) => resolve({ code, stdout }));
+          child.stdin.end("count files\n/thinking\n");
+        });
+        assert.equal(out.code, 0);
+        const collapsed = out.stdout.split("\n").find((l) => l.startsWith("✻ thought"));
+        assert.match(collapsed ?? "", /First I list the files\. Then I count them\. .*\/thinking to expand/);
+        const answer = out.stdout.indexOf("There is 1 file.");
+        const expanded = out.stdout.indexOf("Then I count them.\nSECOND-LINE-MARKER");
+        assert.ok(answer > 0 && expanded > answer, out.stdout);
       },
     );
   });
