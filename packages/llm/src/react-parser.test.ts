@@ -1,8 +1,24 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { stringParameter } from "./react-input.js";
 import { cutAtObservation, parseReact, type ReactParse } from "./react-parser.js";
+import type { ToolSchema } from "./types.js";
 
-const TOOLS = ["read_file", "write_file", "list_dir", "run_tests"];
+const str = { type: "string" };
+const TOOLS: ToolSchema[] = [
+  {
+    name: "read_file",
+    description: "",
+    parameters: { type: "object", properties: { path: str }, required: ["path"] },
+  },
+  {
+    name: "write_file",
+    description: "",
+    parameters: { type: "object", properties: { path: str, content: str }, required: ["path", "content"] },
+  },
+  { name: "list_dir", description: "", parameters: { type: "object", properties: { path: str } } },
+  { name: "run_tests", description: "", parameters: { type: "object", properties: {} } },
+];
 
 function action(parsed: ReactParse): Extract<ReactParse, { kind: "action" }> {
   assert.equal(parsed.kind, "action", JSON.stringify(parsed));
@@ -208,9 +224,91 @@ describe("parseReact: failures", () => {
     assert.match(p.error, /not closed|not valid/);
   });
 
-  test("input that is not an object", () => {
-    const p = error(parseReact("Action: read_file\nAction Input: src/a.ts", TOOLS));
+  test("plain text for a tool that needs several arguments", () => {
+    const p = error(parseReact("Action: write_file\nAction Input: src/a.ts", TOOLS));
     assert.equal(p.reason, "bad_input");
-    assert.match(p.error, /must be a JSON object, got: src\/a\.ts/);
+    assert.equal(p.tool, "write_file");
+    assert.equal(
+      p.error,
+      "write_file takes its arguments as one JSON object, not plain text (got: src/a.ts)",
+    );
+  });
+});
+
+describe("parseReact: structure over look-alikes", () => {
+  test("cutAtObservation keeps an Observation echoed before the Thought and cuts one after the Action", () => {
+    assert.equal(
+      cutAtObservation("Observation: old\nThought: t\nFinal Answer: a"),
+      "Observation: old\nThought: t\nFinal Answer: a",
+    );
+    assert.equal(cutAtObservation("Action: run_tests\nObservation: fake"), "Action: run_tests\n");
+    assert.equal(cutAtObservation("Just prose.\nObservation: fake"), "Just prose.\n");
+  });
+
+  test("a long run of markdown decoration does not hang the keyword pattern", { timeout: 5000 }, () => {
+    const p = parseReact(`${"*".repeat(20_000)}x\n${"#".repeat(20_000)} Thought y\nAction: run_tests`, TOOLS);
+    assert.equal(action(p).tool, "run_tests");
+  });
+
+  test("a reply made of 20,000 Action lines runs the first and counts the rest", { timeout: 5000 }, () => {
+    const p = action(parseReact("Action: run_tests\n".repeat(20_000), TOOLS));
+    assert.equal(p.ignoredActions, 19_999);
+    const oneLine = action(parseReact("Action: read_file Action Input: a.txt\n".repeat(20_000), TOOLS));
+    assert.deepEqual(oneLine.input, { path: "a.txt" });
+    assert.equal(oneLine.ignoredActions, 19_999);
+    const echoes = action(
+      parseReact(
+        `${"Observation: x\nAction: run_tests\n".repeat(20_000)}Thought: y\nAction: list_dir`,
+        TOOLS,
+      ),
+    );
+    assert.equal(echoes.tool, "list_dir");
+  });
+});
+
+describe("stringParameter", () => {
+  test("the one required string, or the only string property", () => {
+    assert.equal(
+      stringParameter({ properties: { path: str, limit: { type: "integer" } }, required: ["path"] }),
+      "path",
+    );
+    assert.equal(stringParameter({ properties: { path: str } }), "path");
+    assert.equal(stringParameter({ properties: { q: { type: ["string", "null"] } }, required: ["q"] }), "q");
+  });
+
+  test("none when a tool needs more, or its one parameter is not a string", () => {
+    assert.equal(
+      stringParameter({ properties: { path: str, content: str }, required: ["path", "content"] }),
+      undefined,
+    );
+    assert.equal(stringParameter({ properties: { path: str, glob: str } }), undefined);
+    assert.equal(stringParameter({ properties: { n: { type: "integer" } }, required: ["n"] }), undefined);
+    assert.equal(stringParameter(undefined), undefined);
+  });
+});
+
+describe("parseReact: hostile names and keys", () => {
+  test("a parameter named __proto__ stays an ordinary key", () => {
+    const tool: ToolSchema = {
+      name: "t",
+      description: "",
+      parameters: JSON.parse(
+        '{"type":"object","properties":{"__proto__":{"type":"string"},"q":{"type":"string"}}}',
+      ),
+    };
+    const p = action(parseReact('Action: t\nAction Input: __proto__="x", q="y"', [tool]));
+    assert.equal(Object.getPrototypeOf(p.input), Object.prototype);
+    assert.ok(Object.hasOwn(p.input, "__proto__"));
+    assert.equal(p.arguments, '{"__proto__":"x","q":"y"}');
+  });
+
+  test("tool names with regex characters are matched literally", () => {
+    const odd: ToolSchema = {
+      name: "a.b+(c",
+      description: "",
+      parameters: { type: "object", properties: {} },
+    };
+    assert.equal(action(parseReact("Action: use the a.b+(c tool", [odd, ...TOOLS])).tool, "a.b+(c");
+    assert.equal(error(parseReact("Action: use the axb tool", [odd])).reason, "unknown_tool");
   });
 });

@@ -190,9 +190,14 @@ describe("ReactProvider", () => {
       { content: 'Action: read_file\nAction Input: {"path": "a', finishReason: "length" },
     ]);
     const bad = await provider.complete({ messages: USER, tools: TOOLS });
-    assert.match(
-      bad.correction ?? "",
-      /^Observation: ERROR: Action Input is not valid JSON: .*Reply in exactly this format/s,
+    assert.equal(
+      bad.correction,
+      [
+        'Observation: ERROR: Action Input is not valid JSON: expected "," or "}" at position 13. The arguments of read_file (JSON Schema): {"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}',
+        "Write the Action again:",
+        "Action: read_file",
+        "Action Input: <one JSON object>",
+      ].join("\n"),
     );
     const cut = await provider.complete({ messages: USER, tools: TOOLS });
     assert.match(cut.correction ?? "", /cut off at the token limit/);
@@ -254,5 +259,174 @@ describe("ReactProvider", () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe("ReactProvider: shapes from other frameworks, over HTTP", () => {
+  const WRITE: ToolSchema = {
+    name: "write_file",
+    description: "Write a file.",
+    parameters: {
+      type: "object",
+      properties: {
+        path: { type: "string" },
+        content: { type: "string", description: "The whole new text." },
+      },
+      required: ["path", "content"],
+    },
+  };
+  const CMD: ToolSchema = {
+    name: "run_command",
+    description: "Run a command.",
+    parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
+  };
+
+  async function withServer(
+    turns: { content: string }[],
+    run: (provider: ReactProvider, server: Awaited<ReturnType<typeof startScriptedServer>>) => Promise<void>,
+  ) {
+    const server = await startScriptedServer(turns);
+    try {
+      await run(
+        new ReactProvider(new OpenAIProvider({ baseURL: server.url, apiKey: "k", model: "local" })),
+        server,
+      );
+    } finally {
+      await server.close();
+    }
+  }
+
+  test("two Actions: the first runs and its Observation says the other did not", async () => {
+    await withServer(
+      [
+        {
+          content:
+            "Thought: both\nAction: run_command\nAction Input: npm test\nAction: run_command\nAction Input: npm run lint",
+        },
+        { content: "Final Answer: done" },
+      ],
+      async (provider, server) => {
+        const history: Message[] = [...USER];
+        const step = await provider.complete({ messages: history, tools: [CMD] });
+        assert.deepEqual(step.message.toolCalls, [
+          { id: "react_1", name: "run_command", arguments: '{"command":"npm test"}' },
+        ]);
+        history.push(step.message, {
+          role: "tool",
+          toolCallId: "react_1",
+          name: "run_command",
+          content: "5 passed",
+        });
+        await provider.complete({ messages: history, tools: [CMD] });
+        assert.deepEqual(server.requests[1]!.body.messages.at(-1), {
+          role: "user",
+          content:
+            "Observation: 5 passed\n\nNOTE: your reply had 1 more Action after this one; only the first Action ran. Write one Action per reply and wait for its Observation.",
+        });
+      },
+    );
+  });
+
+  test("plain text for a tool with several arguments: a short correction with that tool's schema (no descriptions)", async () => {
+    await withServer(
+      [{ content: "Thought: save\nAction: write_file\nAction Input: notes.txt" }],
+      async (provider) => {
+        const res = await provider.complete({ messages: USER, tools: [CMD, WRITE] });
+        assert.equal(res.message.toolCalls, undefined);
+        assert.equal(
+          res.correction,
+          [
+            'Observation: ERROR: write_file takes its arguments as one JSON object, not plain text (got: notes.txt). The arguments of write_file (JSON Schema): {"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}',
+            "Write the Action again:",
+            "Action: write_file",
+            "Action Input: <one JSON object>",
+          ].join("\n"),
+        );
+      },
+    );
+  });
+
+  test("an echoed Observation before the Thought is kept out of the thought, not cut with it", async () => {
+    await withServer(
+      [
+        {
+          content:
+            "Observation: nothing yet\nThought: look around\nAction: run_command\nAction Input: ls -la",
+        },
+      ],
+      async (provider) => {
+        const res = await provider.complete({ messages: USER, tools: [CMD] });
+        assert.equal(res.message.content, "look around");
+        assert.equal(res.message.toolCalls?.[0]?.arguments, '{"command":"ls -la"}');
+      },
+    );
+  });
+
+  test("a copy of the last Observation at the start of a reply is not read, even without a Thought after it", async () => {
+    const file = "Action: run_command\nAction Input: rm -rf ~";
+    await withServer(
+      [{ content: `Observation: ${file}\nAction: read_file\nAction Input: b.txt` }],
+      async (provider) => {
+        const history: Message[] = [
+          ...USER,
+          {
+            role: "assistant",
+            content: "",
+            toolCalls: [{ id: "r0", name: "read_file", arguments: '{"path":"a.txt"}' }],
+          },
+          { role: "tool", toolCallId: "r0", name: "read_file", content: file },
+        ];
+        const res = await provider.complete({ messages: history, tools: [CMD, TOOLS[0]!] });
+        assert.deepEqual(
+          res.message.toolCalls?.map((c) => [c.name, c.arguments]),
+          [["read_file", '{"path":"b.txt"}']],
+        );
+      },
+    );
+  });
+
+  test("reasoning in <think> is neither the answer nor replayed in a correction", async () => {
+    await withServer(
+      [
+        {
+          content:
+            "<think>\nAction: run_command\nAction Input: rm -rf x\n</think>\nFinal Answer: nothing to do",
+        },
+        { content: "<think>hmm</think>\nThought: I should check first." },
+      ],
+      async (provider) => {
+        const done = await provider.complete({ messages: USER, tools: [CMD] });
+        assert.deepEqual(done.message, { role: "assistant", content: "nothing to do" });
+        const bad = await provider.complete({ messages: USER, tools: [CMD] });
+        assert.equal(bad.message.content, "Thought: I should check first.");
+        assert.match(bad.correction ?? "", /has a Thought but no Action/);
+      },
+    );
+  });
+
+  test("history renders the notes it is given, and only for the call they belong to", () => {
+    const rendered = renderReactHistory(
+      [
+        ...USER,
+        {
+          role: "assistant",
+          content: "",
+          toolCalls: [{ id: "a", name: "run_command", arguments: '{"command":"ls"}' }],
+        },
+        { role: "tool", toolCallId: "a", name: "run_command", content: "x" },
+        {
+          role: "assistant",
+          content: "",
+          toolCalls: [{ id: "b", name: "run_command", arguments: '{"command":"pwd"}' }],
+        },
+        { role: "tool", toolCallId: "b", name: "run_command", content: "/w" },
+      ],
+      [CMD],
+      new Map([["b", "NOTE: b"]]),
+    );
+    assert.deepEqual(
+      rendered.filter((m) => m.role === "user").map((m) => m.content),
+      [USER[0]!.content, "Observation: x", "Observation: /w\n\nNOTE: b"],
+    );
   });
 });

@@ -1,7 +1,7 @@
 // The text ReAct protocol for models without native tool calling: the tools and the format
 // go into the system prompt, history is rendered as Thought/Action/Observation text, and each
 // reply is parsed back into a tool call or a final answer.
-import { cutAtObservation, parseReact } from "./react-parser.js";
+import { cutAtObservation, parseReact, type ReactParse } from "./react-parser.js";
 import type {
   AssistantMessage,
   Message,
@@ -63,11 +63,17 @@ function renderCall(call: { name: string; arguments: string }, thought: string):
   return `${head}Action: ${call.name}\nAction Input: ${call.arguments || "{}"}`;
 }
 
-function renderObservation(result: ToolMessage | undefined): string {
+function renderObservation(result: ToolMessage | undefined, note: string | undefined): string {
   if (!result) return "Observation: (no result)";
   const text =
     result.isError && !/^error/i.test(result.content) ? `ERROR: ${result.content}` : result.content;
-  return `Observation: ${text}`;
+  return `Observation: ${text}${note ? `\n\n${note}` : ""}`;
+}
+
+/** Told with the result of an Action whose reply held more Actions, which did not run. */
+export function ignoredActionsNote(count: number): string {
+  const more = count === 1 ? "1 more Action" : `${count} more Actions`;
+  return `NOTE: your reply had ${more} after this one; only the first Action ran. Write one Action per reply and wait for its Observation.`;
 }
 
 /** Assistant text that is neither an action nor a correction-bound error is a past final answer. */
@@ -79,7 +85,12 @@ function renderAnswer(message: AssistantMessage, next: Message | undefined): str
 }
 
 /** Renders provider-neutral history as plain text turns (system, user, assistant only). */
-export function renderReactHistory(messages: readonly Message[], tools: readonly ToolSchema[]): Message[] {
+export function renderReactHistory(
+  messages: readonly Message[],
+  tools: readonly ToolSchema[],
+  /** Notes to add to the Observation of a tool call, by call id. */
+  notes: ReadonlyMap<string, string> = new Map(),
+): Message[] {
   const out: Message[] = [];
   const push = (role: "user" | "assistant", content: string) => {
     const last = out[out.length - 1];
@@ -92,7 +103,7 @@ export function renderReactHistory(messages: readonly Message[], tools: readonly
     if (message.role === "system") out.push({ role: "system", content: message.content });
     else if (message.role === "user") push("user", message.content);
     else if (message.role === "tool") {
-      if (!consumed.has(message)) push("user", renderObservation(message));
+      if (!consumed.has(message)) push("user", renderObservation(message, notes.get(message.toolCallId)));
     } else if (message.toolCalls?.length) {
       // Results are the tool messages right after this one; pair them by id.
       const results: ToolMessage[] = [];
@@ -104,7 +115,9 @@ export function renderReactHistory(messages: readonly Message[], tools: readonly
         push("assistant", renderCall(call, i === 0 ? message.content : ""));
         const result = results.find((r) => r.toolCallId === call.id && !consumed.has(r));
         if (result) consumed.add(result);
-        if (result || !isLast || i < message.toolCalls!.length - 1) push("user", renderObservation(result));
+        if (result || !isLast || i < message.toolCalls!.length - 1) {
+          push("user", renderObservation(result, notes.get(call.id)));
+        }
       });
     } else push("assistant", renderAnswer(message, messages[index + 1]));
   });
@@ -135,6 +148,8 @@ export class ReactProvider implements Provider {
   readonly name = "react";
   private counter = 0;
   private readonly idPrefix: string;
+  /** Observation notes by call id (for replies that held more than one Action). */
+  private readonly notes = new Map<string, string>();
 
   constructor(
     readonly inner: Provider,
@@ -148,20 +163,20 @@ export class ReactProvider implements Provider {
   }
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
-    const toolNames = request.tools.map((t) => t.name);
     const stop = [...(request.stop ?? []), OBSERVATION_STOP];
-    const inner = await this.inner.complete({
-      ...request,
-      messages: renderReactHistory(request.messages, request.tools),
-      tools: [],
-      stop,
-    });
-    const text = inner.message.content;
-    const parsed = parseReact(text, toolNames);
+    const messages = renderReactHistory(request.messages, request.tools, this.notes);
+    const inner = await this.inner.complete({ ...request, messages, tools: [], stop });
+    const text = withoutEcho(inner.message.content, messages[messages.length - 1]);
+    const parsed = parseReact(text, request.tools);
     const base = { usage: inner.usage, durationMs: inner.durationMs };
 
     if (parsed.kind === "action") {
       const id = `${this.idPrefix}_${++this.counter}`;
+      if (parsed.ignoredActions > 0) {
+        // Bounded: the oldest notes go first (a long session keeps only recent ones).
+        if (this.notes.size >= MAX_NOTES) this.notes.delete(this.notes.keys().next().value!);
+        this.notes.set(id, ignoredActionsNote(parsed.ignoredActions));
+      }
       return {
         ...base,
         message: {
@@ -182,16 +197,51 @@ export class ReactProvider implements Provider {
       inner.finishReason === "stop" &&
       last?.role === "user" &&
       last.content.startsWith(NO_KEYWORDS_PREFIX);
-    if (prose && parsed.reason === "no_keywords" && (toolNames.length === 0 || repeatedProse)) {
+    if (prose && parsed.reason === "no_keywords" && (request.tools.length === 0 || repeatedProse)) {
       return { ...base, message: { role: "assistant", content: prose }, finishReason: "stop" };
     }
-    const cutOff =
-      inner.finishReason === "length" ? " (your reply was cut off at the token limit: keep it shorter)" : "";
     return {
       ...base,
       message: { role: "assistant", content: prose },
       finishReason: inner.finishReason,
-      correction: `Observation: ERROR: ${parsed.error}${cutOff}. ${formatReminder(toolNames)}`,
+      correction: correctionFor(parsed, request.tools, inner.finishReason === "length"),
     };
   }
+}
+
+const MAX_NOTES = 256;
+
+/** Keeps a schema in a correction short: the descriptions are in the system prompt already. */
+function withoutDescriptions(key: string, value: unknown): unknown {
+  return key === "description" && typeof value === "string" ? undefined : value;
+}
+
+/**
+ * Drops a copy of the last Observation sent from the start of a reply. The copy is the tool's
+ * output, which may hold keyword lines of its own (a file that is a ReAct transcript) that must
+ * never be read as the model's Action.
+ */
+function withoutEcho(reply: string, lastSent: Message | undefined): string {
+  if (lastSent?.role !== "user" || !lastSent.content.startsWith("Observation:")) return reply;
+  const echo = lastSent.content.trim();
+  const start = reply.trimStart();
+  const rest = start.slice(echo.length);
+  return start.startsWith(echo) && (rest === "" || rest.startsWith("\n")) ? rest : reply;
+}
+
+/**
+ * What the model is told when its reply could not be used: the exact problem, then what to
+ * write. A refused Action Input names the tool's schema instead of repeating the whole format.
+ */
+export function correctionFor(
+  parsed: Extract<ReactParse, { kind: "error" }>,
+  tools: readonly ToolSchema[],
+  cutOff: boolean,
+): string {
+  const head = `Observation: ERROR: ${parsed.error}${cutOff ? " (your reply was cut off at the token limit: keep it shorter)" : ""}.`;
+  const tool = parsed.tool === undefined ? undefined : tools.find((t) => t.name === parsed.tool);
+  if (tool) {
+    return `${head} The arguments of ${tool.name} (JSON Schema): ${JSON.stringify(tool.parameters, withoutDescriptions)}\nWrite the Action again:\nAction: ${tool.name}\nAction Input: <one JSON object>`;
+  }
+  return `${head} ${formatReminder(tools.map((t) => t.name))}`;
 }

@@ -60,7 +60,7 @@ for (const kind of ["local", "bwrap", "docker"] as SandboxKind[]) {
       await new Promise((res) => setTimeout(res, 300));
       const ps = isolating
         ? await sb.exec("ps -eo args")
-        : { stdout: execFileSync("ps", ["-eo", "args"], { encoding: "utf8" }) };
+        : { stdout: execFileSync("ps", ["-eo", "args"], { encoding: "utf8", maxBuffer: 64 << 20 }) };
       assert.equal(ps.stdout.includes(`sleep ${tag}`), false);
     });
 
