@@ -266,6 +266,7 @@ describe("reasoning over OpenAI-compatible HTTP", () => {
         const res = await react.complete({ messages: [{ role: "user", content: "check" }], tools: TOOLS });
         assert.equal(res.message.toolCalls, undefined);
         assert.equal(res.message.content, "all good");
+        assert.match(res.message.thinking?.text ?? "", /^I might write\nAction: run_command/);
       },
     );
   });
