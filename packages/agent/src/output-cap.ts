@@ -21,9 +21,9 @@ export function capOutput(
   let fullOutputPath: string | undefined;
   if (options.saveDir) {
     try {
-      mkdirSync(options.saveDir, { recursive: true });
+      mkdirSync(options.saveDir, { recursive: true, mode: 0o700 });
       fullOutputPath = join(options.saveDir, `${options.name.replace(/[^\w.-]/g, "_")}.txt`);
-      writeFileSync(fullOutputPath, output);
+      writeFileSync(fullOutputPath, output, { mode: 0o600 });
     } catch {
       fullOutputPath = undefined; // saving is best effort; the capped text still goes out
     }

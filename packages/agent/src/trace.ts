@@ -8,8 +8,9 @@ export class TraceWriter {
   private fd: number | undefined;
 
   constructor(readonly path: string) {
-    mkdirSync(dirname(path), { recursive: true });
-    this.fd = openSync(path, "a");
+    // Traces hold prompts, code and command output: private to the user.
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    this.fd = openSync(path, "a", 0o600);
   }
 
   /** Use as the run's event listener. */

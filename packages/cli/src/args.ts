@@ -77,6 +77,7 @@ Commands:
   hands sessions      list saved sessions
   hands init          write a starter AGENTS.md for this project
   hands memory ls|show|search|stats|export   inspect memory (hands memory help)
+  hands trust [DIR]   let DIR's .hands/ settings apply in full (--list; hands untrust [DIR])
 
   -h, --help          this help
   -v, --version       the version
@@ -84,7 +85,8 @@ Commands:
 Without a configured model, hands looks for a local OpenAI-compatible server
 (Ollama on :11434, llama.cpp / vLLM on :8080 and :8000) and uses it.
 Sandboxes: hands sandbox ls|exec|rm|prune|build-image (hands sandbox --help).
-Settings also come from .hands/config.json (project) and ~/.config/hands/config.json (user).
+Settings also come from .hands/config.json (project) and ~/.config/hands/config.json (user);
+a project's settings that weaken security or send secrets elsewhere apply only once you trust it.
 Exit code: 0 done; 1 error; 2 usage or configuration; 3 step limit; 4 token budget; 130 aborted.`;
 
 function positiveInt(name: string, value: string | undefined): number | undefined {

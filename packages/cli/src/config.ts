@@ -1,11 +1,14 @@
 // Resolves settings with the documented precedence:
-// flags > environment > project .hands/config.json > user ~/.config/hands/config.json.
-import { readFileSync } from "node:fs";
+// flags > environment > project .hands/config.json > user ~/.config/hands/config.json,
+// where the project file counts only as far as the folder's trust allows (trust.ts).
 import { REASONING_LEVELS, type ReasoningLevel } from "@hands/llm";
 import type { CliArgs } from "./args.js";
 import { positiveIntSetting, UsageError } from "./args.js";
 import { type MemorySettings, parseMemoryConfig, resolveMemorySettings } from "./memory-config.js";
 import { projectConfigPath, userConfigPath } from "./paths.js";
+import { readSettingsFile, UnsafeFileError } from "./safe-read.js";
+import { projectView } from "./trust.js";
+import type { TrustState } from "./trust-store.js";
 
 export type ProviderName = "openai" | "anthropic" | "react";
 const PROVIDERS: ProviderName[] = ["openai", "anthropic", "react"];
@@ -39,17 +42,31 @@ export interface Settings {
   sandbox: string;
   reasoning?: ReasoningLevel;
   memory: MemorySettings;
+  /** The approval mode the config files ask for (flags and the mode's default decide otherwise). */
+  approval?: string;
+  /** MCP servers (project when trusted, else the user's). */
+  mcpServers?: Record<string, unknown>;
+  /** Whether the workspace is trusted, and the project settings ignored because it is not. */
+  trust: TrustState;
+  ignored: string[];
   /** Where each setting that matters for troubleshooting came from. */
   sources: { baseUrl?: string; model?: string };
 }
 
+export interface ResolveOptions {
+  /** The approval mode of this kind of run without any config (one task: auto; a session: ask). */
+  approvalDefault?: string;
+}
+
 export function readConfigFile(path: string): FileConfig {
-  let text: string;
+  let text: string | undefined;
   try {
-    text = readFileSync(path, "utf8");
-  } catch {
-    return {};
+    text = readSettingsFile(path);
+  } catch (err) {
+    if (err instanceof UnsafeFileError) throw new UsageError(`cannot read ${path}: ${err.message}`);
+    throw err;
   }
+  if (text === undefined) return {};
   try {
     const value = JSON.parse(text);
     if (typeof value !== "object" || value === null || Array.isArray(value))
@@ -64,11 +81,22 @@ export function resolveSettings(
   args: CliArgs,
   workspace: string,
   env: NodeJS.ProcessEnv = process.env,
+  opts: ResolveOptions = {},
 ): Settings {
   const userPath = userConfigPath(env);
   const projectPath = projectConfigPath(workspace);
   const user = readConfigFile(userPath);
-  const project = readConfigFile(projectPath);
+  const view = projectView(
+    workspace,
+    readConfigFile(projectPath) as Record<string, unknown>,
+    {
+      approval: user.approval ?? opts.approvalDefault ?? "auto",
+      sandbox: args.sandbox ?? env.HANDS_SANDBOX ?? user.sandbox ?? "auto",
+      provider: args.provider ?? env.HANDS_PROVIDER ?? user.provider ?? "openai",
+    },
+    env,
+  );
+  const project = view.config as FileConfig;
   const pick = <K extends keyof FileConfig>(key: K): FileConfig[K] => project[key] ?? user[key];
 
   const provider = (args.provider ?? env.HANDS_PROVIDER ?? pick("provider") ?? "openai") as ProviderName;
@@ -123,6 +151,10 @@ export function resolveSettings(
       parseMemoryConfig(project.memory, projectPath),
       parseMemoryConfig(user.memory, userPath),
     ),
+    ...(pick("approval") ? { approval: pick("approval") } : {}),
+    ...(pick("mcpServers") ? { mcpServers: pick("mcpServers") } : {}),
+    trust: view.trust,
+    ignored: view.ignored,
     sources,
   };
 }

@@ -1,8 +1,17 @@
 // `hands [options] "<task>"`: runs one task to the end. Never prints a stack trace for
 // expected problems (configuration, model errors): a clear message and an exit code instead.
+import { dataDir } from "./paths.js";
+import { secureDataDir } from "./private-data.js";
 import { runCli } from "./run.js";
 
 const argv = process.argv.slice(2);
+// Before anything writes there: the data folder is the user's alone (0700, files 0600).
+try {
+  const { skipped } = secureDataDir(dataDir());
+  if (skipped) process.stderr.write(`hands: warning: the data folder is not made private: ${skipped}\n`);
+} catch (err) {
+  process.stderr.write(`hands: warning: cannot make the data folder private: ${(err as Error).message}\n`);
+}
 // `hands sandbox …` is loaded only when used.
 const main =
   argv[0] === "sandbox"

@@ -132,6 +132,8 @@ export function maintainIfDue(
   }
   if (now - last < everyMs) return undefined;
   const done = memory.maintain();
-  writeFileSync(stamp, `${JSON.stringify({ time: new Date(now).toISOString(), ...done })}\n`);
+  writeFileSync(stamp, `${JSON.stringify({ time: new Date(now).toISOString(), ...done })}\n`, {
+    mode: 0o600,
+  });
   return done;
 }

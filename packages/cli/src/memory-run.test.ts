@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { type ScriptedServer, startScriptedServer } from "@hands/llm";
 import { type CliRun, cleanEnv, runHands } from "./testing/cli-process.js";
+import { trustFolder } from "./trust-store.js";
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-cli-memrun-")));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -177,6 +178,8 @@ test("repository facts learned after a run start the next task; a changed fact r
 function projectConfig(ws: string, memory: unknown): void {
   mkdirSync(join(ws, ".hands"), { recursive: true });
   writeFileSync(join(ws, ".hands", "config.json"), JSON.stringify({ memory }));
+  // Embeddings and lifecycle apply from a trusted folder only.
+  trustFolder(ws, cleanEnv(scratch));
 }
 
 interface Exported {

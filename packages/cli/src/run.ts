@@ -1,6 +1,6 @@
 // The one-shot command: resolve settings and the model, run the agent, report the result.
 import { randomUUID } from "node:crypto";
-import { readFileSync, realpathSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import {
   Agent,
@@ -21,6 +21,8 @@ import type { MemoryHost } from "./memory-open.js";
 import { dataDir } from "./paths.js";
 import { COLOR, LiveView, PLAIN } from "./render.js";
 import { prepareSandbox } from "./sandbox-setup.js";
+import { untrustedNotice } from "./trust.js";
+import { realFolder } from "./trust-store.js";
 
 export const EXIT_CODES: Record<RunStatus, number> = {
   done: 0,
@@ -53,6 +55,10 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     const { runSubcommand } = await import("./interactive/subcommands.js");
     return runSubcommand(argv[0], argv.slice(1));
   }
+  if (argv[0] === "trust" || argv[0] === "untrust") {
+    const { runTrustCommand } = await import("./trust-command.js");
+    return runTrustCommand(argv[0], argv.slice(1), (s) => process.stdout.write(s));
+  }
   const args = parseCliArgs(argv);
   if (args.help) {
     process.stdout.write(`${HELP}\n`);
@@ -81,6 +87,10 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
   const settings = resolveSettings(args, workspace);
   const useColor = args.color ?? (process.stderr.isTTY && !process.env.NO_COLOR);
   const style = useColor ? COLOR : PLAIN;
+  const { policy, ignored } = loadPolicy(workspace, settings.trust.trusted);
+  // Said even with --quiet: a setting that did not apply changes what the run does.
+  for (const line of untrustedNotice(workspace, settings.trust, [...settings.ignored, ...ignored]))
+    err(style.yellow(`${line}\n`));
   const say = (text: string) => {
     if (!args.quiet) err(style.dim(`${text}\n`));
   };
@@ -107,7 +117,6 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
   if (!args.quiet && !args.json) listeners.push(view.onEvent);
 
   const instructions = projectInstructions(workspace);
-  const policy = loadPolicy(workspace);
   // Memory only when asked for: a plain run never loads SQLite.
   const memory = settings.memory.enabled
     ? await (await import("./memory-run.js")).AgentMemory.open(
@@ -240,14 +249,7 @@ export function approvalMode(value: string): "auto" | "ask" | "read-only" {
 }
 
 export function resolveWorkspace(dir: string): string {
-  let real: string;
-  try {
-    real = realpathSync(resolve(dir));
-  } catch {
-    throw new UsageError(`workspace folder does not exist: ${dir}`);
-  }
-  if (!statSync(real).isDirectory()) throw new UsageError(`workspace is not a folder: ${dir}`);
-  return real;
+  return realFolder(dir, "workspace folder");
 }
 
 async function readStdin(): Promise<string> {

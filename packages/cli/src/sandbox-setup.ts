@@ -4,6 +4,7 @@
 import { join } from "node:path";
 import {
   defaultSandboxKind,
+  parseAllowRules,
   type Sandbox,
   type SandboxKind,
   SessionManager,
@@ -50,6 +51,13 @@ export async function prepareSandbox(
     throw new UsageError(`--network must be "host" or "none", got "${choice.network}"`);
   if (choice.network === "host" && choice.allowDomain?.length)
     throw new UsageError("--network host and --allow-domain exclude each other");
+  // A bad rule is a usage error now, not a failure at the first command.
+  try {
+    if (choice.allowDomain?.length) parseAllowRules(choice.allowDomain);
+  } catch (e) {
+    throw new UsageError(`--allow-domain: ${(e as Error).message}`);
+  }
+  const auditPath = join(dataDir(), "sandbox-audit.jsonl");
   let resolved: SandboxKind | undefined;
   const kind = (): SandboxKind => {
     resolved ??= resolveSandboxKind(choice.kind, err);
@@ -69,10 +77,10 @@ export async function prepareSandbox(
     },
     create: async () => {
       const k = kind();
+      // The proxy and the manager write the audit log (data dir, sandbox-audit.jsonl).
       if (choice.allowDomain?.length && !proxy)
-        proxy = await startAllowListProxy({ allow: choice.allowDomain });
-      // The manager writes the audit log (data dir, sandbox-audit.jsonl) and reaps on a timer.
-      manager ??= new SessionManager({ auditPath: join(dataDir(), "sandbox-audit.jsonl") });
+        proxy = await startAllowListProxy({ allow: choice.allowDomain, auditPath });
+      manager ??= new SessionManager({ auditPath });
       return manager.create({
         kind: k,
         workspace: choice.workspace,

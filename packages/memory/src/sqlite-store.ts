@@ -1,6 +1,6 @@
 // The default store: one SQLite file (WAL, one transaction per batch of events), FTS5 for
 // BM25 full-text search, and sqlite-vec for the first, bit-quantized pass of vector search.
-import { mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
@@ -114,8 +114,11 @@ export class SqliteStore implements MemoryStore {
 
   constructor(readonly options: SqliteStoreOptions) {
     const Database = require("better-sqlite3") as typeof BetterSqlite3;
-    if (!options.readonly && options.path !== ":memory:" && options.path !== "")
-      mkdirSync(dirname(options.path), { recursive: true });
+    if (!options.readonly && options.path !== ":memory:" && options.path !== "") {
+      mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
+      // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the same mode.
+      closeSync(openSync(options.path, "a", 0o600));
+    }
     this.db = new Database(options.path, options.readonly ? { readonly: true, fileMustExist: true } : {});
     (require("sqlite-vec") as { load(db: unknown): void }).load(this.db);
     if (!options.readonly) {

@@ -23,6 +23,13 @@ export {
 } from "./local.js";
 export { SessionManager, type SessionManagerOptions } from "./manager.js";
 export { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
-export { type AllowListProxy, hostAllowed, startAllowListProxy } from "./proxy.js";
+export {
+  type AllowListProxy,
+  type AllowListProxyOptions,
+  MAX_HEADER_BYTES,
+  type ProxyLogEntry,
+  startAllowListProxy,
+} from "./proxy.js";
+export { hostAllowed, parseAllowRules } from "./proxy-rules.js";
 export { type ReapReport, reapLeftovers } from "./reaper.js";
 export * from "./types.js";

@@ -1,9 +1,12 @@
-// Allow-list network mode: an allowed name reaches a server we run on 127.0.0.1 (the proxy
-// maps the name to it), an unlisted one is refused at once, direct connections fail.
+// Allow-list network mode: an allowed name reaches a server we run on 127.0.0.1 (the test's
+// resolver maps the name to it and a rule names that address), an unlisted one is refused at
+// once with a reason the tool prints, direct connections fail. The attacks on the proxy's
+// parsing and checks are in security/proxy-attacks.test.ts.
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import { after, before, describe, test } from "node:test";
-import { hostAllowed, startAllowListProxy } from "./proxy.js";
+import { startAllowListProxy } from "./proxy.js";
+import { hostAllowed } from "./proxy-rules.js";
 import { explicitlySkipped, makeSandbox, requireBackend, tempWorkspace } from "./testing.js";
 import type { SandboxKind } from "./types.js";
 
@@ -12,7 +15,11 @@ test("hostAllowed matches listed domains and their subdomains only", () => {
   assert.equal(hostAllowed("files.pypi.org", ["pypi.org"]), true);
   assert.equal(hostAllowed("evilpypi.org", ["pypi.org"]), false);
   assert.equal(hostAllowed("pypi.org.evil.com", ["pypi.org"]), false);
-  assert.equal(hostAllowed("PyPI.org.", ["*.pypi.org"]), true);
+  assert.equal(hostAllowed("PyPI.org.", ["pypi.org"]), true);
+  assert.equal(hostAllowed("files.pypi.org", ["*.pypi.org"]), true);
+  assert.equal(hostAllowed("pypi.org", ["*.pypi.org"]), false, "*. means subdomains only");
+  assert.equal(hostAllowed("pypi.org", ["pypi.org"], 8443), false, "default ports are 80 and 443");
+  assert.equal(hostAllowed("pypi.org", ["pypi.org:8443"], 8443), true);
 });
 
 for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
@@ -27,8 +34,11 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
       await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
       port = (server.address() as { port: number }).port;
       proxy = await startAllowListProxy({
-        allow: ["allowed.test"],
-        resolve: { "allowed.test": "127.0.0.1" },
+        allow: [`allowed.test:${port}`, `127.0.0.1:${port}`],
+        lookup: async (name) => {
+          if (name === "allowed.test") return [{ address: "127.0.0.1" }];
+          throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${name}`), { code: "ENOTFOUND" });
+        },
       });
       ws = await tempWorkspace();
     });
@@ -53,6 +63,14 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
         const https = await sb.exec(`curl -sS -m 5 https://denied.test:${port}/`);
         assert.notEqual(https.exitCode, 0);
         assert.match(https.stderr, /403/);
+        // The reason reaches the tool: Python prints the CONNECT status line it got.
+        const py = await sb.exec(
+          `python3 -c "import urllib.request as u; u.urlopen('https://denied.test:${port}/', timeout=5)"`,
+        );
+        assert.notEqual(py.exitCode, 0);
+        assert.match(py.stderr, /403 Forbidden \(hands proxy: denied\.test is not on the allow-list\)/);
+        const body = await sb.exec(`curl -sS -m 5 http://denied.test:${port}/`);
+        assert.equal(body.stdout, "hands proxy: denied.test is not on the allow-list\n");
         const direct = await sb.exec(`curl -sS -m 5 --noproxy '*' http://127.0.0.1:${port}/`);
         assert.notEqual(direct.exitCode, 0);
         assert.ok(proxy.log.some((l) => l.host === "denied.test" && !l.allowed));

@@ -1,6 +1,11 @@
 // The approval gate: combines the approval mode, the command policy, "always" answers and a
 // person's answers into the agent's approve hook. Allowed calls wait for the turn's checkpoint.
-import type { ApprovalDecision, ApprovalRequest, ApproveHook } from "../approval.js";
+import {
+  type ApprovalDecision,
+  type ApprovalRequest,
+  type ApproveHook,
+  settingsWriteTarget,
+} from "../approval.js";
 import type { CommandPolicy, PolicyDecision } from "./command-policy.js";
 import { previewWrite, type WritePreview, writeTarget } from "./preview.js";
 
@@ -19,6 +24,8 @@ export interface ApprovalPrompt {
   preview?: WritePreview;
   /** Set when a policy rule asked for the confirmation. */
   policy?: PolicyDecision;
+  /** Set when the call writes Hands' own settings (.hands/): the path, relative to the workspace. */
+  settingsPath?: string;
   signal: AbortSignal;
 }
 
@@ -78,6 +85,8 @@ export function createApprovalGate(opts: GateOptions): ApproveHook {
         reason: "the session is read-only (approval mode read-only): no writes or commands",
       };
 
+    // Writes into .hands/ would plant settings for the next run: always asked, never "always".
+    const settingsPath = await settingsWriteTarget(opts.workspace, name, args);
     let policy: PolicyDecision | undefined;
     if (kind === "command" && name === "run_command" && command) {
       policy = opts.policy.evaluate(command);
@@ -89,19 +98,25 @@ export function createApprovalGate(opts: GateOptions): ApproveHook {
           ...(rule ? { rule } : {}),
           reason: policy.reason ?? "denied by the command policy",
         };
-      if (policy?.action === "allow") return { allow: true, source: "policy", ...(rule ? { rule } : {}) };
+      if (policy?.action === "allow" && settingsPath === undefined)
+        return { allow: true, source: "policy", ...(rule ? { rule } : {}) };
     }
-    const mustAsk = policy?.action === "ask" || mode === "ask";
-    if (!mustAsk) return { allow: true, source: "mode" };
     const key = alwaysKey(name, kind, command);
-    if (always.has(key)) return { allow: true, source: "session", reason: "allowed for this session" };
-    const rule = policy?.rule?.name;
+    if (settingsPath === undefined) {
+      const mustAsk = policy?.action === "ask" || mode === "ask";
+      if (!mustAsk) return { allow: true, source: "mode" };
+      if (always.has(key)) return { allow: true, source: "session", reason: "allowed for this session" };
+    }
+    const rule = settingsPath !== undefined ? "protect .hands/" : policy?.rule?.name;
     if (!opts.askUser)
       return {
         allow: false,
-        source: policy ? "policy" : "mode",
+        source: policy || settingsPath !== undefined ? "policy" : "mode",
         ...(rule ? { rule } : {}),
-        reason: `needs a person's approval${policy?.reason ? ` (${policy.reason})` : ""}, and nobody can be asked here`,
+        reason:
+          settingsPath !== undefined
+            ? `${settingsPath} is in .hands/, Hands' own settings for this project: writing there needs a person's explicit approval, and nobody can be asked here`
+            : `needs a person's approval${policy?.reason ? ` (${policy.reason})` : ""}, and nobody can be asked here`,
       };
     const preview = kind === "write" ? await previewWrite(opts.workspace, name, args) : undefined;
     const answer = await opts.askUser({
@@ -111,6 +126,7 @@ export function createApprovalGate(opts: GateOptions): ApproveHook {
       ...(command ? { command } : {}),
       ...(preview ? { preview } : {}),
       ...(policy ? { policy } : {}),
+      ...(settingsPath !== undefined ? { settingsPath } : {}),
       signal: req.signal,
     });
     if (answer.answer === "no")
@@ -120,7 +136,7 @@ export function createApprovalGate(opts: GateOptions): ApproveHook {
         ...(rule ? { rule } : {}),
         reason: answer.reason?.trim() || "the user said no",
       };
-    if (answer.answer === "always") always.add(key);
+    if (answer.answer === "always" && settingsPath === undefined) always.add(key);
     return { allow: true, source: "user", ...(rule ? { rule } : {}) };
   }
 }

@@ -19,6 +19,11 @@ export function readPolicyFile(path: string): PolicyRule[] {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw new PolicyError(`cannot read ${path}: ${(err as Error).message}`);
   }
+  return parsePolicyRules(text, path);
+}
+
+/** Rules of a policy file's text; `path` names it in errors. Throws PolicyError when invalid. */
+export function parsePolicyRules(text: string, path: string): PolicyRule[] {
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -288,8 +288,11 @@ export class GitCheckpoints implements TurnCheckpoints {
 
   private async setup(): Promise<void> {
     if (!existsSync(join(this.gitDir, "HEAD"))) {
-      mkdirSync(dirname(this.gitDir), { recursive: true });
-      await gitCommand(["init", "--bare", "--quiet", this.gitDir], { PATH: process.env.PATH ?? "" });
+      mkdirSync(dirname(this.gitDir), { recursive: true, mode: 0o700 });
+      // --shared=0600: git makes the snapshots' files 0600 and folders 0700 whatever the umask.
+      await gitCommand(["init", "--bare", "--quiet", "--shared=0600", this.gitDir], {
+        PATH: process.env.PATH ?? "",
+      });
     }
     // Our own settings only: the user's config is not read (see git.ts).
     writeIfChanged(
@@ -302,12 +305,13 @@ export class GitCheckpoints implements TurnCheckpoints {
         "\tsymlinks = true",
         "\tautocrlf = false",
         "\tlogallrefupdates = false",
+        "\tsharedRepository = 0600",
         "[gc]",
         "\tauto = 0",
         "",
       ].join("\n"),
     );
-    mkdirSync(join(this.gitDir, "info"), { recursive: true });
+    mkdirSync(join(this.gitDir, "info"), { recursive: true, mode: 0o700 });
     writeIfChanged(join(this.gitDir, "info", "exclude"), `${this.excludes().join("\n")}\n`);
     // These outrank the workspace's .gitattributes: files are stored and restored byte for
     // byte (no end-of-line conversion, filters, $Id$ or encodings).
@@ -316,7 +320,7 @@ export class GitCheckpoints implements TurnCheckpoints {
       "* -text -filter -ident -working-tree-encoding !eol !diff\n",
     );
     const indexes = join(this.gitDir, "indexes");
-    mkdirSync(indexes, { recursive: true });
+    mkdirSync(indexes, { recursive: true, mode: 0o700 });
     const index = this.git.opts.indexFile;
     // A process killed in the middle of an update leaves the lock behind; this session is ours.
     rmSync(`${index}.lock`, { force: true });
@@ -482,7 +486,7 @@ function writeIfChanged(path: string, text: string): void {
   } catch {
     now = undefined;
   }
-  if (now !== text) writeFileSync(path, text);
+  if (now !== text) writeFileSync(path, text, { mode: 0o600 });
 }
 
 function nul(paths: string[]): string {

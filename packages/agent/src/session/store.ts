@@ -55,7 +55,7 @@ export class SessionStore {
 
   create(meta: Omit<SessionMeta, "id" | "created"> & { id?: string }): SessionWriter {
     const full: SessionMeta = { ...meta, id: meta.id ?? newSessionId(), created: Date.now() };
-    mkdirSync(this.dir, { recursive: true });
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const w = new SessionWriter(this.pathOf(full.id), full);
     w.append({ type: "session", ...full });
     return w;
@@ -118,7 +118,7 @@ export class SessionWriter {
     readonly path: string,
     readonly meta: SessionMeta,
   ) {
-    this.fd = openSync(path, "a");
+    this.fd = openSync(path, "a", 0o600);
   }
 
   append(line: SessionLine): void {

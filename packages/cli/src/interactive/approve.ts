@@ -29,13 +29,20 @@ export function makeAsker(input: LineInput, view: SessionView, sandbox = "local"
       view.print(
         s.yellow(`  policy: ${p.policy.rule?.name ?? ""}${p.policy.reason ? ` — ${p.policy.reason}` : ""}`),
       );
+    if (p.settingsPath !== undefined)
+      view.print(
+        s.yellow(
+          `  ${p.settingsPath} is Hands' own settings for this project: it would apply to your next runs here (asked every time)`,
+        ),
+      );
+    const choices = p.settingsPath !== undefined ? "[y]es / [n]o" : "[y]es / [n]o / [a]lways this session";
     for (;;) {
       if (p.signal.aborted) return { answer: "no", reason: "the user stopped the step" };
-      const a = await input.read(`${s.yellow("Allow?")} [y]es / [n]o / [a]lways this session: `);
+      const a = await input.read(`${s.yellow("Allow?")} ${choices}: `);
       if (a === null || p.signal.aborted) return { answer: "no", reason: "the user stopped the step" };
       const t = a.trim().toLowerCase();
       if (t === "y" || t === "yes") return { answer: "yes" };
-      if (t === "a" || t === "always") return { answer: "always" };
+      if ((t === "a" || t === "always") && p.settingsPath === undefined) return { answer: "always" };
       if (t === "n" || t === "no" || t.startsWith("n ")) {
         let reason = t.startsWith("n ") ? a.trim().slice(2).trim() : "";
         if (!reason) reason = ((await input.read(s.dim("Reason for the model (optional): "))) ?? "").trim();

@@ -2,9 +2,19 @@
 // approval decision (JSONL under the data directory, one line per decision).
 import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { type AgentEvent, type CommandPolicy, loadCommandPolicy, PolicyError } from "@hands/agent";
+import {
+  type AgentEvent,
+  builtinRules,
+  CommandPolicy,
+  PolicyError,
+  type PolicyRule,
+  parsePolicyRules,
+  readPolicyFile,
+} from "@hands/agent";
 import { UsageError } from "../args.js";
 import { userConfigPath } from "../paths.js";
+import { readSettingsFile, UnsafeFileError } from "../safe-read.js";
+import { untrustedPolicy } from "../trust.js";
 
 export function policyPaths(workspace: string, env: NodeJS.ProcessEnv = process.env) {
   return {
@@ -13,13 +23,36 @@ export function policyPaths(workspace: string, env: NodeJS.ProcessEnv = process.
   };
 }
 
-export function loadPolicy(workspace: string): CommandPolicy {
+/**
+ * Project rules first, then the user's, between the built-in denials and "ask" rules. An
+ * untrusted folder's "allow" rules are left out (`ignored` names them).
+ */
+export function loadPolicy(
+  workspace: string,
+  trusted: boolean,
+): { policy: CommandPolicy; ignored: string[] } {
+  const paths = policyPaths(workspace);
   try {
-    return loadCommandPolicy(policyPaths(workspace));
+    const project = readProjectRules(paths.project);
+    const { rules, ignored } = trusted ? { rules: project, ignored: [] } : untrustedPolicy(project);
+    const { deny, ask } = builtinRules();
+    return { policy: new CommandPolicy([...rules, ...readPolicyFile(paths.user)], deny, ask), ignored };
   } catch (err) {
     if (err instanceof PolicyError) throw new UsageError(`invalid command policy: ${err.message}`);
     throw err;
   }
+}
+
+/** The workspace's rules, read so that a FIFO or a huge file planted there cannot hang the start. */
+function readProjectRules(path: string): PolicyRule[] {
+  let text: string | undefined;
+  try {
+    text = readSettingsFile(path);
+  } catch (err) {
+    if (err instanceof UnsafeFileError) throw new UsageError(`invalid command policy: ${err.message}`);
+    throw err;
+  }
+  return text === undefined ? [] : parsePolicyRules(text, path);
 }
 
 /** An event listener that appends approval decisions to <data>/audit.jsonl. */
@@ -33,7 +66,7 @@ export function auditListener(dataDir: string, sessionId: string): (e: AgentEven
     if (e.type === "tool_end") calls.delete(e.callId);
     if (e.type !== "approval") return;
     if (!ready) {
-      mkdirSync(dataDir, { recursive: true });
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
       ready = true;
     }
     const line = {
@@ -46,6 +79,6 @@ export function auditListener(dataDir: string, sessionId: string): (e: AgentEven
       ...(e.rule ? { rule: e.rule } : {}),
       ...(e.reason ? { reason: e.reason } : {}),
     };
-    appendFileSync(path, `${JSON.stringify(line)}\n`);
+    appendFileSync(path, `${JSON.stringify(line)}\n`, { mode: 0o600 });
   };
 }

@@ -86,8 +86,8 @@ export class LineInput {
     const text = parts.join("\n");
     if (text.trim() && this.historyPath) {
       try {
-        mkdirSync(dirname(this.historyPath), { recursive: true });
-        appendFileSync(this.historyPath, `${text.replace(/\n/g, " ")}\n`);
+        mkdirSync(dirname(this.historyPath), { recursive: true, mode: 0o700 });
+        appendFileSync(this.historyPath, `${text.replace(/\n/g, " ")}\n`, { mode: 0o600 });
       } catch {
         // History is a convenience; never fail a request over it.
       }

@@ -19,6 +19,7 @@ import { join } from "node:path";
 import { after, afterEach, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type ScriptedServer, startScriptedServer } from "@hands/llm";
+import { trustFolder } from "../trust-store.js";
 import { hasTmux, TmuxSession } from "./tmux.js";
 
 const BIN = fileURLToPath(new URL("../../bin/hands.js", import.meta.url));
@@ -275,6 +276,8 @@ describe("interactive hands in a terminal", { timeout: 60_000 }, () => {
       join(ws, ".hands", "config.json"),
       JSON.stringify({ mcpServers: { calc: { command: process.execPath, args: [MCP_SERVER] } } }),
     );
+    // MCP servers of a project start only once the folder is trusted.
+    trustFolder(ws, { XDG_CONFIG_HOME: join(scratch, "config") });
     const { server, tmux, data } = await start(
       [
         { content: "", toolCalls: [{ name: "mcp__calc__add", arguments: { a: 2, b: 3 } }] },

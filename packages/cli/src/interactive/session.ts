@@ -24,19 +24,22 @@ import {
 } from "@hands/agent";
 import type { Message, Provider, Usage } from "@hands/llm";
 import { type CliArgs, UsageError } from "../args.js";
-import { readConfigFile, resolveSettings } from "../config.js";
+import { resolveSettings } from "../config.js";
 import type { AgentMemory } from "../memory-run.js";
-import { dataDir, projectConfigPath, userConfigPath } from "../paths.js";
+import { dataDir } from "../paths.js";
 import { extractPlan, PLAN_INSTRUCTIONS, planExecutionRequest, planRequest } from "../plan.js";
 import { COLOR, PLAIN } from "../render.js";
 import { approvalMode, memoryHost, resolveProvider, resolveWorkspace } from "../run.js";
 import { prepareSandbox } from "../sandbox-setup.js";
+import { untrustedNotice } from "../trust.js";
+import { trustFolder } from "../trust-store.js";
 import { makeAsker } from "./approve.js";
 import { auditListener, loadPolicy } from "./audit.js";
 import { runSlashCommand } from "./commands.js";
 import { LineInput } from "./input.js";
 import { reviewPlan } from "./plan-review.js";
 import { StatusBar } from "./status-bar.js";
+import { askTrust } from "./trust-prompt.js";
 import { SessionView } from "./ui.js";
 
 export interface SessionState {
@@ -64,14 +67,29 @@ export interface SessionState {
 
 export async function runInteractive(args: CliArgs, err: (text: string) => void): Promise<number> {
   const workspace = resolveWorkspace(args.cwd ?? process.cwd());
-  const settings = resolveSettings(args, workspace);
   const tty = Boolean(process.stdin.isTTY && process.stdout.isTTY);
   const useColor = args.color ?? (tty && !process.env.NO_COLOR);
   const style = useColor ? COLOR : PLAIN;
   const out = (text: string) => process.stdout.write(text);
-  const fileConfig = readConfigFile(projectConfigPath(workspace));
-  const mode = approvalMode(args.approval ?? fileConfig.approval ?? "ask");
-  const policy = loadPolicy(workspace);
+  const resolveAll = () => {
+    const s = resolveSettings(args, workspace, process.env, { approvalDefault: "ask" });
+    const p = loadPolicy(workspace, s.trust.trusted);
+    return { settings: s, policy: p.policy, ignored: [...s.ignored, ...p.ignored] };
+  };
+  let resolved = resolveAll();
+  // In a terminal, a folder whose settings would be partly ignored asks once to be trusted.
+  const { trust } = resolved.settings;
+  if (tty && resolved.ignored.length && !trust.trusted && trust.why !== "store-unsafe") {
+    if (await askTrust(workspace, resolved.ignored, style, out)) {
+      trustFolder(workspace);
+      out(style.dim(`Trusted ${workspace} (hands untrust to undo).\n`));
+      resolved = resolveAll();
+    }
+  }
+  const { settings, policy } = resolved;
+  for (const line of untrustedNotice(workspace, settings.trust, resolved.ignored))
+    out(style.yellow(`${line}\n`));
+  const mode = approvalMode(args.approval ?? settings.approval ?? "ask");
 
   const found = await resolveProvider(settings, err, (t) => out(style.dim(`${t}\n`)));
   if (typeof found === "number") return found;
@@ -131,7 +149,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
   let mcp: McpConnection | undefined;
   let servers: ReturnType<typeof parseMcpServers>;
   try {
-    servers = parseMcpServers(fileConfig.mcpServers ?? readConfigFile(userConfigPath()).mcpServers);
+    servers = parseMcpServers(settings.mcpServers);
   } catch (e) {
     throw new UsageError((e as Error).message);
   }

@@ -25,16 +25,26 @@ export function cleanEnv(scratch: string, extra: Record<string, string> = {}): N
   };
 }
 
-/** Runs `hands args…` to its end, collecting stdout and stderr. */
-export function runHands(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<CliRun> {
+/** Runs `hands args…` to its end, collecting stdout and stderr; `input` is piped to its stdin. */
+export function runHands(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+  input?: string,
+): Promise<CliRun> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env,
+      cwd,
+      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    });
+    if (input !== undefined) child.stdin?.end(input);
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d) => {
+    child.stdout?.on("data", (d) => {
       stdout += d;
     });
-    child.stderr.on("data", (d) => {
+    child.stderr?.on("data", (d) => {
       stderr += d;
     });
     child.on("close", (code) => resolve({ code, stdout, stderr }));

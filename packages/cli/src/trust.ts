@@ -1,0 +1,149 @@
+// Project settings (.hands/config.json, .hands/policy.json) come from the workspace, which a
+// cloned repository or any sandboxed command can write: until the user trusts the folder, they
+// may only make a run stricter or choose harmless things. Everything else is ignored, each
+// with a line saying what and how to trust the folder (`hands trust`).
+//
+// Honoured from an untrusted folder: model, maxSteps, maxTokens, reasoning; sandbox bwrap/docker (or the
+// same as without the project); the same provider as without it; an approval mode at least as
+// strict as without it; memory
+// enabled/contextBudget/summaries; policy deny and ask rules. Anything else — and any key
+// added later — is ignored until the folder is trusted: this is a list of what is allowed,
+// not of what is forbidden.
+import type { PolicyRule } from "@hands/agent";
+import { type TrustState, trustState } from "./trust-store.js";
+
+type Json = Record<string, unknown>;
+
+/** What the run would use without the project file, for the "no weaker than" checks. */
+export interface Baseline {
+  approval: string;
+  sandbox: string;
+  provider: string;
+}
+
+export interface ProjectView {
+  trust: TrustState;
+  /** The project settings that apply. */
+  config: Json;
+  /** One description per ignored setting. */
+  ignored: string[];
+}
+
+const APPROVAL_RANK: Record<string, number> = { auto: 0, ask: 1, "read-only": 2 };
+const ISOLATING = ["bwrap", "docker"];
+const SAFE_MEMORY_KEYS = ["enabled", "contextBudget", "summaries"];
+
+/** Why each well-known setting is ignored from an untrusted folder. */
+const WHY: Record<string, string> = {
+  baseUrl: "your API key and requests would go to that server",
+  apiKey: "your requests would go to the project's account",
+  provider: "it chooses which of your API keys is sent, and where",
+  mcpServers: "it would start commands or connect to servers on your machine",
+  sandbox: "commands would run with less isolation",
+  approval: "it asks less than without the project",
+};
+
+const show = (value: unknown) => {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+};
+
+/** Splits an untrusted project config into what may apply and what is ignored. */
+export function untrustedConfig(project: Json, baseline: Baseline): { config: Json; ignored: string[] } {
+  const config: Json = {};
+  const ignored: string[] = [];
+  const ignore = (key: string, why: string, value?: unknown) =>
+    ignored.push(`${key}${value === undefined ? "" : ` ${show(value)}`} (${why})`);
+  for (const [key, value] of Object.entries(project)) {
+    if (value === undefined) continue;
+    switch (key) {
+      case "model":
+      case "maxSteps":
+      case "maxTokens":
+      case "reasoning":
+        config[key] = value;
+        break;
+      case "provider":
+        if (value === baseline.provider) config[key] = value;
+        else ignore(key, WHY.provider!, value);
+        break;
+      case "sandbox":
+        if (ISOLATING.includes(value as string) || value === baseline.sandbox) config[key] = value;
+        else ignore(key, WHY.sandbox!, value);
+        break;
+      case "approval":
+        if ((APPROVAL_RANK[value as string] ?? -1) >= (APPROVAL_RANK[baseline.approval] ?? 0))
+          config[key] = value;
+        else ignore(key, WHY.approval!, value);
+        break;
+      case "memory":
+        config[key] = untrustedMemory(value, ignore);
+        break;
+      case "mcpServers":
+        ignore(
+          key,
+          WHY.mcpServers!,
+          typeof value === "object" && value ? Object.keys(value).join(", ") : value,
+        );
+        break;
+      case "apiKey":
+        ignore(key, WHY.apiKey!);
+        break;
+      default:
+        ignore(key, WHY[key] ?? "not a setting an untrusted folder may change", WHY[key] ? value : undefined);
+    }
+  }
+  return { config, ignored };
+}
+
+function untrustedMemory(
+  value: unknown,
+  ignore: (key: string, why: string, value?: unknown) => void,
+): unknown {
+  // Not an object: passed on for the memory settings to reject with their own message.
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  const kept: Json = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (SAFE_MEMORY_KEYS.includes(key)) kept[key] = v;
+    else if (key === "embeddings")
+      ignore("memory.embeddings", "memory text and the key it names would go to that endpoint");
+    else if (key === "lifecycle") ignore("memory.lifecycle", "it could delete the memories of every project");
+    else ignore(`memory.${key}`, "not a setting an untrusted folder may change");
+  }
+  return kept;
+}
+
+/** The project's command policy rules that may apply untrusted: deny and ask, never allow. */
+export function untrustedPolicy(rules: PolicyRule[]): { rules: PolicyRule[]; ignored: string[] } {
+  return {
+    rules: rules.filter((r) => r.action !== "allow"),
+    ignored: rules
+      .filter((r) => r.action === "allow")
+      .map((r) => `policy rule ${show(r.name)} (allow: it would let commands run without asking)`),
+  };
+}
+
+/** The project config as it applies to this run. */
+export function projectView(
+  workspace: string,
+  project: Json,
+  baseline: Baseline,
+  env: NodeJS.ProcessEnv = process.env,
+): ProjectView {
+  const trust = trustState(workspace, env);
+  if (trust.trusted) return { trust, config: project, ignored: [] };
+  return { trust, ...untrustedConfig(project, baseline) };
+}
+
+/** The lines that say what was ignored and how to trust the folder (none when nothing was). */
+export function untrustedNotice(workspace: string, trust: TrustState, ignored: string[]): string[] {
+  if (ignored.length === 0 || trust.trusted) return [];
+  const lines = ignored.map((i) => `hands: ignored from .hands/: ${i}`);
+  if (trust.why === "store-unsafe") lines.push(`hands: trusted folders not read: ${trust.detail}`);
+  else if (trust.why === "replaced") lines.push(`hands: ${trust.detail}`);
+  lines.push(
+    `hands: ${workspace} is not a trusted folder, so its settings may not weaken security or send secrets elsewhere; ` +
+      "to apply them: hands trust (hands trust --list shows trusted folders, hands untrust forgets one)",
+  );
+  return lines;
+}
