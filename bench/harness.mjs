@@ -16,6 +16,10 @@ const cli = join(here, "..", "packages", "cli", "bin", "hands.js");
 const argv = process.argv.slice(2);
 const runs = Number(argv[argv.indexOf("--runs") + 1] || 7) || 7;
 const asJson = argv.includes("--json");
+// --cli-args "…": extra flags for every run (e.g. "--no-memory" to compare).
+const extraArgs = argv.includes("--cli-args")
+  ? argv[argv.indexOf("--cli-args") + 1].split(" ").filter(Boolean)
+  : [];
 
 // The file every step reads: 60 lines of ordinary code, ~2.4 KB.
 const FILE_TEXT = Array.from(
@@ -44,6 +48,7 @@ async function runOnce(steps) {
       ws,
       "--max-steps",
       String(steps + 5),
+      ...extraArgs,
       "read sample.py over and over",
     ],
     {

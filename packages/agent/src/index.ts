@@ -2,6 +2,7 @@ export * from "./agent.js";
 export * from "./approval.js";
 export * from "./events.js";
 export * from "./mcp/client.js";
+export { languageForPath, type OutlineSymbol, parseOutline } from "./outline/index.js";
 export * from "./output-cap.js";
 export * from "./policy/index.js";
 export * from "./prompt.js";

@@ -14,7 +14,8 @@ export interface CliArgs {
   maxSteps?: number;
   maxTokens?: number;
   contextBudget?: number;
-  memory: boolean;
+  /** --memory (true), --no-memory (false), or neither (memory's own default: on). */
+  memory?: boolean;
   memorySummaries?: string;
   embeddingsUrl?: string;
   embeddingsModel?: string;
@@ -57,7 +58,8 @@ Run:
   --network host      give sandboxed commands the host's network (default: none)
   --allow-domain LIST only these domains (comma-separated), through a filtering proxy
   --context-budget N  memory assembles each step's context within N tokens (AdaMEM)
-  --memory            the same with the default budget (half the model's context window)
+  --memory            memory with the default budget (half the model's context window; the default)
+  --no-memory         no memory: every step resends the whole history
   --memory-summaries extractive|model|NAME   how memory summarises (default extractive, no model)
   --embeddings-url URL, --embeddings-model NAME   an OpenAI-compatible /embeddings endpoint for memory
   --trace FILE        JSONL trace file (default: under the data directory)
@@ -124,7 +126,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
     ...(v["context-budget"] !== undefined
       ? { contextBudget: positiveInt("--context-budget", v["context-budget"]) }
       : {}),
-    memory: v.memory ?? false,
+    ...(v["no-memory"] ? { memory: false } : v.memory ? { memory: true } : {}),
     ...(v["memory-summaries"] ? { memorySummaries: v["memory-summaries"] } : {}),
     ...(v["embeddings-url"] ? { embeddingsUrl: v["embeddings-url"] } : {}),
     ...(v["embeddings-model"] ? { embeddingsModel: v["embeddings-model"] } : {}),
@@ -168,6 +170,7 @@ function parse(argv: string[]) {
       "max-tokens": { type: "string" },
       "context-budget": { type: "string" },
       memory: { type: "boolean" },
+      "no-memory": { type: "boolean" },
       "memory-summaries": { type: "string" },
       "embeddings-url": { type: "string" },
       "embeddings-model": { type: "string" },

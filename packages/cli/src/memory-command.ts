@@ -9,6 +9,7 @@ import { resolveWorkspace } from "./run.js";
 export const MEMORY_HELP = `Usage: hands memory <command> [options]
 
   ls [--scope S] [--layer L] [--limit N]   chunks, newest first
+  show                                      the last context: each item's layer, importance, form, pointer and why it was in it
   show ID                                   one chunk, its originals and its history
   search QUERY [--budget N] [--scope S]     budgeted retrieval, as the agent would get it
   stats                                     counts by layer, tokens, events
@@ -36,7 +37,7 @@ export async function runMemoryCommand(argv: string[], out: (s: string) => void)
   );
   const path = flags.get("db") ?? configured.path;
   if (!existsSync(path))
-    throw new UsageError(`no memory file at ${path} (run a task with --context-budget first)`);
+    throw new UsageError(`no memory file at ${path} (a run with memory on, the default, makes it)`);
   const { Memory, SqliteStore, HashEmbedder, storedDimensions } = await import("@hands/memory");
   // A file made with another embedding model (--db) opens with its own vector size; only
   // search needs the embedder that made it.
@@ -82,7 +83,7 @@ export async function runMemoryCommand(argv: string[], out: (s: string) => void)
       }
       case "show": {
         const id = positional[0];
-        if (!id) throw new UsageError("hands memory show ID");
+        if (!id) return showLastContext(store, scope, out);
         const c = store.get(id);
         if (!c) {
           out(`no chunk ${id}\n`);
@@ -128,6 +129,44 @@ export async function runMemoryCommand(argv: string[], out: (s: string) => void)
   } finally {
     memory.close();
   }
+}
+
+/** The last context a run sent (of --scope, or the newest): one line per item. */
+function showLastContext(
+  store: import("@hands/memory").SqliteStore,
+  scope: string | undefined,
+  out: (s: string) => void,
+): number {
+  const ctx = store.lastContext(scope);
+  if (!ctx) {
+    out(
+      `no context recorded${scope ? ` for scope ${scope}` : ""} yet (one is kept when a run with memory ends)\n`,
+    );
+    return 1;
+  }
+  out(`last context: scope ${ctx.scope}, ${new Date(ctx.time).toISOString()}, ${ctx.mode}\n`);
+  out(
+    `${"id".padEnd(12)} ${"layer".padEnd(10)} ${"imp.".padEnd(5)} ${"form".padEnd(8)} ${"pointer".padEnd(28)} why\n`,
+  );
+  const chunks = new Map(
+    store
+      .getMany(
+        ctx.items.map((i) => i.id),
+        { content: false },
+      )
+      .map((c) => [c.id, c]),
+  );
+  for (const item of ctx.items) {
+    const c = chunks.get(item.id);
+    const pointer = c?.sources.length
+      ? `recall ${item.id} (${c.sources.length} originals)`
+      : `recall ${item.id}`;
+    out(
+      `${item.id.padEnd(12)} ${(c?.layer ?? "(gone)").padEnd(10)} ${(c ? c.importance.toFixed(2) : "-").padEnd(5)} ${item.form.padEnd(8)} ${pointer.padEnd(28)} ${item.why}\n`,
+    );
+  }
+  out(`${ctx.items.length} items, ${ctx.tokens} tokens\n`);
+  return 0;
 }
 
 function allScopes(store: { list(o: { limit: number; order: "newest" }): { scope: string }[] }): string[] {

@@ -44,13 +44,17 @@ test("memory settings: flags > environment > project > user", () => {
   assert.deepEqual(fromFlags.summaries, { kind: "model", model: "small-model" });
   assert.deepEqual(fromFlags.embeddings, { baseUrl: "http://proj/v1", model: "flag-emb", dimensions: 8 });
 
-  const off = resolve([], {}, {}, {});
-  assert.equal(off.enabled, false);
-  assert.equal(off.budget, undefined);
-  assert.deepEqual(off.summaries, { kind: "extractive" });
-  assert.equal(off.embeddings, undefined);
-  assert.equal(off.maintainEveryMs, 86_400_000);
+  const plain = resolve([], {}, {}, {});
+  assert.equal(plain.enabled, true, "memory is on by default");
+  assert.equal(plain.budget, undefined, "the budget comes from the model's window");
+  assert.deepEqual(plain.summaries, { kind: "extractive" });
+  assert.equal(plain.embeddings, undefined);
+  assert.equal(plain.maintainEveryMs, 86_400_000);
   assert.equal(resolve(["--memory"], {}, {}, {}).enabled, true);
+  assert.equal(resolve(["--no-memory"], {}, {}, {}).enabled, false);
+  assert.equal(resolve(["--no-memory"], {}, { enabled: true }, {}).enabled, false, "the flag wins");
+  assert.equal(resolve(["--no-memory"], { HANDS_CONTEXT_BUDGET: "2000" }, {}, {}).enabled, false);
+  assert.throws(() => resolve(["--no-memory", "--context-budget", "9"], {}, {}, {}), /contradict/);
   assert.equal(resolve([], {}, { enabled: true }, { enabled: false }).enabled, true);
   assert.equal(resolve([], {}, { enabled: false }, { enabled: true }).enabled, false);
   // "hash" in the project turns off the user's endpoint.

@@ -28,7 +28,7 @@ export interface LifecycleSettings {
 }
 
 export interface MemorySettings {
-  /** Memory assembles the context (a budget, --memory, or memory.enabled). */
+  /** Memory assembles the context: on unless --no-memory or memory.enabled is false. */
   enabled: boolean;
   /** Tokens per step's context; undefined: a share of the model's window. */
   budget?: number;
@@ -137,7 +137,12 @@ export function resolveMemorySettings(
     positiveIntSetting("HANDS_CONTEXT_BUDGET", env.HANDS_CONTEXT_BUDGET) ??
     project.contextBudget ??
     user.contextBudget;
-  const enabled = args.memory || budget !== undefined || (project.enabled ?? user.enabled ?? false);
+  if (args.memory === false && args.contextBudget !== undefined)
+    throw new UsageError("--no-memory and --context-budget contradict each other: choose one");
+  // On by default; --no-memory, or memory.enabled: false in a config, turns it off.
+  const enabled =
+    args.memory !== false &&
+    (args.memory === true || args.contextBudget !== undefined || (project.enabled ?? user.enabled ?? true));
   const summaries = args.memorySummaries ?? project.summaries ?? user.summaries ?? "extractive";
   let embeddings = project.embeddings ?? user.embeddings;
   if (args.embeddingsUrl || args.embeddingsModel) {

@@ -8,6 +8,7 @@ import type { Provider } from "@hands/llm";
 import type { Embedder, Memory, MemoryEvent } from "@hands/memory";
 import { UsageError } from "./args.js";
 import type { MemorySettings } from "./memory-config.js";
+import { outlineForMemory } from "./memory-outline.js";
 
 /** Context windows of common models, in tokens; others are assumed to have 128k. */
 const WINDOWS: [RegExp, number][] = [
@@ -64,6 +65,7 @@ export async function openMemory(
       ...(embedder ? { embedder } : {}),
       ...(summarizer ? { summarizer } : {}),
       policy: { workingBudget: budget, ...settings.lifecycle },
+      outline: outlineForMemory,
       ...(onEvent ? { onEvent } : {}),
     });
     return { memory, path, budget };

@@ -96,7 +96,8 @@ test("memory moves are typed events in --json output and in the trace, before th
   assert.equal(traced.at(-1).type, "result");
 });
 
-test("feedback: a tool result the model's next step references is marked used", async () => {
+/** A task whose second step uses what the first read (the port) and whose third uses nothing. */
+async function portTask(): Promise<{ ws: string; server: ScriptedServer }> {
   const ws = mkdtempSync(join(scratch, "ws-"));
   writeFileSync(join(ws, "notes.txt"), "The deploy port is 7461 for service_alpha.\n");
   const server = await startScriptedServer([
@@ -108,12 +109,46 @@ test("feedback: a tool result the model's next step references is marked used", 
     { toolCalls: [{ name: "list_dir", arguments: {} }] },
     { content: "done" },
   ]);
-  const r = await hands([...flags(server, ws), "--json", "--context-budget", "3000", "configure the port"]);
+  return { ws, server };
+}
+
+test("feedback: a tool result the model's next step references is marked used", async () => {
+  const { ws, server } = await portTask();
+  // The history fits the default budget: requests only append, and the steps are stored (and
+  // judged) in one batch when the run ends — so the memory file, not the run's stream, shows it.
+  const r = await hands([...flags(server, ws), "--json", "configure the port"]);
+  await server.close();
+  assert.equal(r.code, 0, r.stderr);
+  const ls = await hands(["memory", "ls", "--limit", "200"]);
+  // This run's session: the scope of its task (the file also holds other tests' runs).
+  const scope = ls.stdout.match(
+    /^m[0-9a-f]{10} +\S+ +user_input +\S+ +\S+ +(\S+) +configure the port$/m,
+  )?.[1];
+  assert.ok(scope, ls.stdout);
+  const results = [...ls.stdout.matchAll(/^(m[0-9a-f]{10}) +\S+ +tool_result +\S+ +\S+ +(\S+) /gm)]
+    .filter((m) => m[2] === scope)
+    .map((m) => m[1]!);
+  assert.equal(results.length, 3, ls.stdout);
+  const used: string[] = [];
+  for (const id of results) {
+    const show = await hands(["memory", "show", id]);
+    if (/accessed: referenced by a later step/.test(show.stdout)) used.push(show.stdout);
+  }
+  assert.equal(used.length, 1, "the read_file result, and only it, was used");
+  assert.match(used[0]!, /7461/);
+});
+
+test("feedback on the run's stream when memory compacts: the used result is marked as the run goes", async () => {
+  const { ws, server } = await portTask();
+  // A budget this small makes every step a compaction point: each step's messages are stored
+  // as it goes, and the memory moves are on the --json stream.
+  const r = await hands([...flags(server, ws), "--json", "--context-budget", "300", "configure the port"]);
   await server.close();
   assert.equal(r.code, 0, r.stderr);
   const moves = jsonLines(r.stdout).filter((e) => e.type === "memory");
   const results = moves.filter((e) => e.action === "created" && e.chunkType === "tool_result");
   const used = moves.filter((e) => e.action === "accessed" && e.reason === "referenced by a later step");
+  assert.ok(results.length >= 2, JSON.stringify(moves.map((m) => m.action)));
   assert.deepEqual(
     used.map((e) => e.chunkId),
     [results[0].chunkId],
@@ -305,11 +340,21 @@ test("a memory file that is not a database is a clear error, exit 2", async () =
   assert.doesNotMatch(r.stderr, /\n\s+at /);
 });
 
-test("a run without memory has no memory events", async () => {
+test("memory is on by default; --no-memory runs without it", async () => {
   const ws = mkdtempSync(join(scratch, "ws-"));
-  const server = await startScriptedServer([{ content: "plain" }]);
-  const r = await hands([...flags(server, ws), "--json", "hello"]);
+  const server = await startScriptedServer([{ content: "plain" }, { content: "plain again" }]);
+  const on = await hands([...flags(server, ws), "--json", "hello"]);
+  assert.equal(on.code, 0, on.stderr);
+  const created = jsonLines(on.stdout).filter((e) => e.type === "memory" && e.action === "created");
+  assert.ok(created.length >= 2, "the system prompt and the task went into memory");
+  // The recall tool is offered with memory on, not without it.
+  const off = await hands([...flags(server, ws), "--json", "--no-memory", "hello"]);
   await server.close();
-  assert.equal(r.code, 0, r.stderr);
-  assert.ok(jsonLines(r.stdout).every((e) => e.type !== "memory"));
+  assert.equal(off.code, 0, off.stderr);
+  assert.ok(jsonLines(off.stdout).every((e) => e.type !== "memory"));
+  const [withMemory, without] = server.requests
+    .filter((r) => r.path.endsWith("/chat/completions"))
+    .map((r) => (r.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name));
+  assert.ok(withMemory.includes("recall"));
+  assert.ok(!without.includes("recall"));
 });

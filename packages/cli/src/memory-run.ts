@@ -64,6 +64,15 @@ export class AgentMemory {
     return sent;
   };
 
+  /**
+   * After the provider said the context overflowed: a lower budget (`factor` of it), and the
+   * next step is a compaction point. Returns the new budget (undefined before the first step).
+   * The entry point for the agent's context-overflow hook.
+   */
+  shrink(factor = 0.7): number | undefined {
+    return this.assembler?.shrink(factor);
+  }
+
   readonly recall: RecallSource = {
     recall: async (id) => {
       if (this.assembler) return this.assembler.recall(id);
@@ -146,6 +155,8 @@ export class AgentMemory {
   async close(): Promise<void> {
     try {
       await this.assembler?.flush();
+      // For `hands memory show`: what the last request held, and why.
+      if (this.assembler) this.memory.store.saveContext(this.memory.scope, this.assembler.describe());
       maintainIfDue(this.memory, this.path, this.host.settings.maintainEveryMs);
     } finally {
       this.memory.close();

@@ -3,6 +3,7 @@ import type {
   ContentBlockParam,
   MessageParam,
   StopReason,
+  TextBlockParam,
   Tool,
 } from "@anthropic-ai/sdk/resources/messages/messages";
 import type { FinishReason, Message, ReasoningLevel, ThinkingBlock, ToolSchema, Usage } from "./types.js";
@@ -87,6 +88,31 @@ export const THINKING_BUDGET: Record<Exclude<ReasoningLevel, "off">, number> = {
   medium: 8192,
   high: 24576,
 };
+
+/**
+ * Prompt-cache breakpoints. Anthropic caches a request's prefix only up to a block marked
+ * `cache_control`, and reads the longest cached prefix at a later breakpoint: one at the end
+ * of the system prompt (every request repeats it), one at the request's last block (the next
+ * request is this one plus new messages, so it reads all of this one from the cache). Two of
+ * the four breakpoints allowed; a prefix under the model's minimum is simply not cached.
+ */
+export function withCacheBreakpoints(wire: { system: string; messages: MessageParam[] }): {
+  system?: TextBlockParam[];
+  messages: MessageParam[];
+} {
+  const ephemeral = { type: "ephemeral" as const };
+  const last = wire.messages.at(-1);
+  if (last && Array.isArray(last.content) && last.content.length > 0) {
+    const blocks = last.content as ContentBlockParam[];
+    const end = blocks[blocks.length - 1]!;
+    if (end.type === "text" || end.type === "tool_result" || end.type === "tool_use")
+      blocks[blocks.length - 1] = { ...end, cache_control: ephemeral };
+  }
+  return {
+    ...(wire.system ? { system: [{ type: "text", text: wire.system, cache_control: ephemeral }] } : {}),
+    messages: wire.messages,
+  };
+}
 
 export function toAnthropicTools(tools: readonly ToolSchema[]): Tool[] {
   return tools.map((t) => ({

@@ -127,7 +127,10 @@ describe("AnthropicProvider over HTTP", () => {
         const req = requests[0]!;
         assert.equal(req.path, "/v1/messages");
         assert.equal(req.headers["x-api-key"], "sk-ant-test");
-        assert.equal(req.body.system, "You are terse.");
+        // Prompt-cache breakpoints: the system prompt, and the request's last block.
+        assert.deepEqual(req.body.system, [
+          { type: "text", text: "You are terse.", cache_control: { type: "ephemeral" } },
+        ]);
         assert.equal(req.body.max_tokens, 8192);
         assert.equal(req.body.stream, true);
         assert.deepEqual(req.body.tools[0], {
@@ -136,7 +139,10 @@ describe("AnthropicProvider over HTTP", () => {
           input_schema: TOOLS[0]!.parameters,
         });
         assert.deepEqual(req.body.messages, [
-          { role: "user", content: [{ type: "text", text: "read index" }] },
+          {
+            role: "user",
+            content: [{ type: "text", text: "read index", cache_control: { type: "ephemeral" } }],
+          },
         ]);
       },
     );
@@ -182,7 +188,17 @@ describe("AnthropicProvider over HTTP", () => {
             role: "assistant",
             content: [{ type: "tool_use", id: "toolu_9", name: "read_file", input: { path: "a" } }],
           },
-          { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_9", content: "A" }] },
+          {
+            role: "user",
+            content: [
+              {
+                type: "tool_result",
+                tool_use_id: "toolu_9",
+                content: "A",
+                cache_control: { type: "ephemeral" },
+              },
+            ],
+          },
         ]);
       },
     );

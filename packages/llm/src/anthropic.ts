@@ -8,6 +8,7 @@ import {
   THINKING_BUDGET,
   toAnthropic,
   toAnthropicTools,
+  withCacheBreakpoints,
 } from "./anthropic-wire.js";
 import type { IdleWatch } from "./idle.js";
 import { type ModelPrice, withCost } from "./pricing.js";
@@ -82,7 +83,7 @@ export class AnthropicProvider implements Provider {
   async complete(request: ModelRequest): Promise<ModelResponse> {
     const started = performance.now();
     const client = await this.getClient();
-    const { system, messages } = toAnthropic(request.messages);
+    const { system, messages } = withCacheBreakpoints(toAnthropic(request.messages));
     const level = request.reasoning ?? this.options.reasoning;
     const budget = level && level !== "off" ? THINKING_BUDGET[level] : undefined;
     const answerTokens = request.maxTokens ?? this.options.maxTokens ?? 8192;

@@ -99,3 +99,60 @@ test("a step too large for the budget is shortened with a recall pointer, not dr
   assert.match(await asm.recall(last.content.match(/recall "(m[0-9a-f]{10})"/)![1]!), /END$/);
   memory.close();
 });
+
+test("cache-aware: the history goes as it is while it fits, then each request extends the last until a compaction point", async () => {
+  const memory = new Memory();
+  const asm = new ContextAssembler(memory, { budget: 3000 });
+  const history = session(60);
+  let prev: Message[] | undefined;
+  let extended = 0;
+  let compactions = 0;
+  for (let n = 4; n <= history.length; n += 2) {
+    const sent = await asm.assemble(history.slice(0, n), n / 2);
+    assert.ok(tokensOf(sent) <= 3000 * 1.05, `step ${n / 2}: ${tokensOf(sent)} tokens`);
+    if (asm.compactions === 0) assert.deepEqual(sent, history.slice(0, n), "whole history while it fits");
+    if (prev && asm.compactions === compactions) {
+      // Append-only: the previous request is a prefix of this one, message for message.
+      assert.ok(prev.every((m, i) => sent[i] === m));
+      extended++;
+    }
+    compactions = asm.compactions;
+    prev = sent;
+  }
+  assert.ok(compactions >= 2, `compactions ${compactions}`);
+  assert.ok(extended > compactions * 2, `${extended} extended requests, ${compactions} compactions`);
+  // After a context-overflow error: a lower budget, and the next step is a compaction point.
+  assert.equal(asm.shrink(0.5), 1500);
+  const before = asm.compactions;
+  const sent = await asm.assemble([...history, { role: "assistant", content: "done" }], 61);
+  assert.equal(asm.compactions, before + 1);
+  assert.ok(tokensOf(sent) <= 1500 * 1.05);
+  await asm.flush();
+  memory.close();
+});
+
+test("a message whose text memory already holds is stored once, under one id", async () => {
+  const memory = new Memory();
+  const asm = new ContextAssembler(memory, { budget: 400 });
+  const history: Message[] = [
+    { role: "system", content: "sys" },
+    { role: "user", content: "task" },
+  ];
+  for (let s = 0; s < 3; s++)
+    history.push(
+      {
+        role: "assistant",
+        content: "",
+        toolCalls: [{ id: `c${s}`, name: "read_file", arguments: '{"path":"a.ts"}' }],
+      },
+      { role: "tool", toolCallId: `c${s}`, name: "read_file", content: "export const A = 1;\n".repeat(20) },
+    );
+  await asm.assemble(history, 3);
+  await asm.flush();
+  // system + task + one call + one result, though the history read the file three times.
+  assert.equal(memory.store.count(), 4);
+  const [result] = memory.store.list({ types: ["tool_result"] });
+  assert.equal(result?.meta.path, "a.ts");
+  assert.match(await asm.recall(result!.id), /export const A = 1;/);
+  memory.close();
+});

@@ -4,11 +4,21 @@
 // to the current step — verbatim or compressed (with the id that `recall` expands).
 // Messages sent unchanged are the history's own objects (never mutated), so the request
 // encoder can reuse their bytes; changed ones are new objects.
+//
+// Cache-aware (the default): providers bill a request's prefix that matches the previous
+// request at a tenth of the price, so the history is sent as it is, append-only, while it fits
+// the budget. When it no longer fits, a compaction point: the context is assembled as above
+// within a share of the budget (compactTo), and from then on each request is exactly that
+// context followed by the history's new messages — a stable prefix (system, task, a memory
+// section that changes only at compaction points) and append-only recent steps — until the
+// budget is reached again and the next compaction point comes.
+import { createHash } from "node:crypto";
 import type { Message } from "@hands/llm";
 import { type ContextFeedback, MAX_JUDGED, type ShownChunk, type StepView } from "./feedback.js";
 import { type Memory, newId, type RetrievedItem } from "./memory.js";
-import { estimateTokens } from "./text.js";
-import type { Chunk, ChunkType } from "./types.js";
+import type { ContextRecord } from "./store.js";
+import { contentWords, estimateTokens } from "./text.js";
+import type { Chunk, ChunkType, NewChunk } from "./types.js";
 
 export interface ContextOptions {
   /** Tokens for the whole context. */
@@ -19,6 +29,26 @@ export interface ContextOptions {
   preamble?: string;
   /** Told, once a step's new messages are stored, what the step before showed (see FeedbackTracker). */
   feedback?: ContextFeedback;
+  /** Append-only between compaction points, for providers' prompt caches (default true). */
+  cacheAware?: boolean;
+  /** At a compaction point, the share of the budget the assembled context takes (default 0.6). */
+  compactTo?: number;
+}
+
+/** What a compaction point sent: later requests repeat it and append the history's new messages. */
+interface Frozen {
+  sent: Message[];
+  tokens: number;
+  /** Index in the history of the first message not in `sent`. */
+  next: number;
+}
+
+/** A history message staged for memory; `stored`: its text is already a chunk (same id). */
+interface Pending {
+  id: string;
+  m: Message;
+  k: number;
+  stored: boolean;
 }
 
 interface Group {
@@ -53,6 +83,10 @@ export class ContextAssembler {
   private readonly fixedIds: string[] = [];
   private readonly groups: Group[] = [];
   private readonly chunkToGroup = new Map<string, number>();
+  /** Chunk ids by a hash of their message's role, tool and text (see stage). */
+  private readonly byContent = new Map<string, string>();
+  /** The chunk id of each history message, by index. */
+  private readonly chunkIdAt = new Map<number, string>();
   /** Characters sent over the run (for reports). */
   sentChars = 0;
   /** Estimated tokens of the latest assembled context, on the budget's scale. */
@@ -62,8 +96,11 @@ export class ContextAssembler {
   private writing: Promise<void> = Promise.resolve();
 
   /** Waits until every message seen so far is stored (e.g. before closing the memory). */
-  flush(): Promise<void> {
-    return this.writing;
+  async flush(): Promise<void> {
+    await this.writing;
+    if (this.backlog.length === 0) return;
+    this.storeBacklog();
+    await this.writing;
   }
 
   /** The recall tool's answer, once pending writes are stored. */
@@ -77,11 +114,51 @@ export class ContextAssembler {
   private task = 0;
   /** What the last step showed, for feedback. */
   private view: StepView | undefined;
+  /** The last compaction point (cache-aware mode); undefined while the whole history fits. */
+  private frozen: Frozen | undefined;
+  /** Estimated tokens of the whole history seen so far. */
+  private historyTokens = 0;
+  /**
+   * Steps staged but not stored yet (cache-aware): while requests only append, nothing is
+   * retrieved from the store, so a step's messages wait and are stored in one batch at the
+   * next compaction point (or flush) — a transaction and a rebalance per batch, not per step.
+   * Each step keeps what the step before showed, for feedback once its messages are stored.
+   */
+  private backlog: { pending: Pending[]; shownBefore: StepView | undefined }[] = [];
+  /** Why each chunk of the current context is in it, and in which form (see describe). */
+  private why = new Map<string, { form: "full" | "stand-in"; why: string }>();
+  private whyStep = 0;
+  /** Compaction points so far (for reports and `hands memory show`). */
+  compactions = 0;
+  /** The token budget; `shrink` lowers it (e.g. after the provider said the context overflowed). */
+  budget: number;
 
   constructor(
     private readonly memory: Memory,
     private readonly options: ContextOptions,
-  ) {}
+  ) {
+    this.budget = options.budget;
+  }
+
+  /**
+   * Lowers the budget to `factor` of itself (at least 1,000 tokens) and makes the next step a
+   * compaction point: the entry point for a context-overflow error from the provider.
+   */
+  shrink(factor = 0.7): number {
+    this.budget = Math.max(1000, Math.floor(this.budget * factor));
+    this.frozen = undefined;
+    this.forceCompaction = true;
+    return this.budget;
+  }
+  private forceCompaction = false;
+  /** Content words of the context since the last compaction point (see recallHint). */
+  private contextWords = new Set<string>();
+  /** Chunks the requests since the last compaction point show (not offered again as notes). */
+  private inContext = new Set<string>();
+  /** Paths named by tool calls, by call id (until their results are stored). */
+  private readonly callPaths = new Map<string, string>();
+  /** The preamble as one message object, the same in every request. */
+  private preambleMessage: Message | undefined;
 
   /**
    * Maps the full history to the messages to send; the history is never changed. `task`: the
@@ -90,9 +167,15 @@ export class ContextAssembler {
    */
   async assemble(history: readonly Message[], step: number, task = 1): Promise<Message[]> {
     const memory = this.memory;
-    await this.flush();
+    // The previous step's writes (not the backlog: it waits until memory needs it).
+    await this.writing;
     memory.step = step;
+    this.whyStep = step;
     if (this.seen === 0 && history.length >= 2) {
+      // Memory already holds this scope (an earlier part of the conversation): the first
+      // step is a compaction point, so its memory section can show what came before.
+      if (this.options.cacheAware !== false && memory.store.count({ scope: memory.scope }) > 0)
+        this.forceCompaction = true;
       const sys = await memory.add({
         type: "system_event",
         content: history[0]!.content,
@@ -107,6 +190,8 @@ export class ContextAssembler {
       });
       this.fixedIds.push(sys.id, first.id);
       this.seen = 2;
+      this.historyTokens = messageTokens(history[0]!) + messageTokens(history[1]!);
+      if (this.options.preamble) this.historyTokens += estimateTokens(this.options.preamble) + 4;
     }
     if (task !== this.task && history[task]) {
       this.task = task;
@@ -116,11 +201,148 @@ export class ContextAssembler {
     // then is not in the store, so its own one-off words do not count as rare matches.
     const pending = this.stage(history);
     const shownBefore = this.view;
+    // A new request while something is left out of the context: its memory section is
+    // retrieved again for it.
+    if ((this.frozen || this.compactions > 0) && pending.some((p) => p.m.role === "user"))
+      this.forceCompaction = true;
+    if (this.options.cacheAware !== false && !this.forceCompaction) {
+      const fits = await this.appendOnly(history);
+      if (fits) {
+        for (const p of pending) this.inContext.add(p.id);
+        this.backlog.push({ pending, shownBefore });
+        // Everything recent is shown as it is: the newest steps are what feedback judges.
+        if (this.options.feedback) {
+          const recent = new Map<number, Message[]>();
+          for (let gi = this.groups.length - 1; gi >= 0 && gi >= this.groups.length - MAX_JUDGED; gi--)
+            recent.set(gi, this.groups[gi]!.messages);
+          this.view = this.stepView(fits, recent, []);
+        } else this.view = undefined;
+        return fits;
+      }
+    }
+    this.forceCompaction = false;
+    // A compaction point retrieves from the store: everything older than this step must be in it.
+    if (this.backlog.length) {
+      this.storeBacklog();
+      await this.writing;
+    }
+    const out = await this.compose(history, task);
+    for (const p of pending) this.inContext.add(p.id);
+    if (this.options.cacheAware !== false) {
+      this.contextWords = new Set(out.flatMap((m) => contentWords(messageText(m))));
+      this.frozen = { sent: out, tokens: this.lastTokens, next: history.length };
+      this.compactions++;
+    }
+    this.storeLater(pending, shownBefore);
+    return out;
+  }
+
+  /** The request while no compaction is due: the history itself, or the last compaction point's context plus what came after it. */
+  private async appendOnly(history: readonly Message[]): Promise<Message[] | undefined> {
+    if (!this.frozen) {
+      if (this.historyTokens > this.budget) return undefined;
+      this.lastTokens = this.historyTokens;
+      this.preambleMessage ??= this.options.preamble
+        ? { role: "user", content: this.options.preamble }
+        : undefined;
+      const out = this.preambleMessage
+        ? [history[0]!, history[1]!, this.preambleMessage, ...history.slice(2)]
+        : history.slice();
+      this.sentChars += out.reduce((n, m) => n + messageText(m).length, 0);
+      return out;
+    }
+    const added = history.slice(this.frozen.next);
+    for (let k = this.frozen.next; k < history.length; k++) {
+      const id = this.chunkIdAt.get(k);
+      if (id)
+        this.why.set(id, {
+          form: "full",
+          why: `appended at step ${this.whyStep}, after compaction point ${this.compactions}`,
+        });
+    }
+    let tokens = this.frozen.tokens + added.reduce((n, m) => n + messageTokens(m), 0);
+    if (tokens > this.budget) return undefined;
+    const sent = [...this.frozen.sent, ...added];
+    const hint = await this.recallHint(added, this.budget - tokens);
+    if (hint) {
+      sent.push(hint);
+      tokens += messageTokens(hint);
+    }
+    // The next request repeats this one: the hint stays where it was shown.
+    this.frozen = { sent, tokens, next: history.length };
+    this.lastTokens = tokens;
+    this.sentChars += sent.reduce((n, m) => n + messageText(m).length, 0);
+    return sent;
+  }
+
+  /**
+   * Between compaction points the memory section stays as it was; what the latest step calls
+   * for from further back comes as a small note after it (a few items, stand-ins first), which
+   * later requests repeat in place, so the prefix still matches.
+   */
+  private async recallHint(added: readonly Message[], room: number): Promise<Message | undefined> {
+    const budget = Math.min(room, Math.max(250, Math.floor(this.budget * 0.01)));
+    // What the step brings up that the context does not hold yet is what may need recalling:
+    // a step that only repeats known words costs no retrieval at all.
+    const fresh: string[] = [];
+    for (const m of added)
+      for (const w of contentWords(messageText(m))) {
+        if (this.contextWords.has(w)) continue;
+        this.contextWords.add(w);
+        fresh.push(w);
+      }
+    if (budget < 60 || fresh.length === 0) return undefined;
+    // A short query of the most specific of them: a few FTS terms, not 30.
+    const query = specificWords(fresh.join(" "), 12).join(" ");
+    if (!query) return undefined;
+    const found = await this.memory.retrieve(query, {
+      budget: budget - 30,
+      exclude: this.inContext,
+      touch: false,
+      neighbors: 0,
+      candidates: 80,
+      // The query is a few exact words: full text finds them; vectors would add cost, not recall.
+      vectors: false,
+    });
+    // Results, user input and summaries carry what a step needs; calls and replies do not.
+    const items = found.items.filter(
+      (i) =>
+        HINT_TYPES.has(i.chunk.type) && (this.chunkToGroup.has(i.chunk.id) || i.chunk.type === "summary"),
+    );
+    if (items.length === 0) return undefined;
+    for (const i of items) {
+      for (const w of contentWords(i.text)) this.contextWords.add(w);
+      this.inContext.add(i.chunk.id);
+      this.why.set(i.chunk.id, {
+        form: i.form === "full" ? "full" : "stand-in",
+        why: `recall note at step ${this.whyStep}: matches the step's words "${query.slice(0, 60)}" (relevance ${i.relevance.toFixed(2)})`,
+      });
+    }
+    return {
+      role: "user",
+      content: `Memory (automatic note, not from the user) — earlier steps related to the latest one:\n${items.map(noteFor).join("\n\n")}`,
+    };
+  }
+
+  /** Builds the context within the budget (at a compaction point: within its share). */
+  private async compose(history: readonly Message[], task: number): Promise<Message[]> {
+    const memory = this.memory;
+    this.why = new Map();
+    for (const [k, id] of this.fixedIds.entries())
+      this.why.set(id, {
+        form: "full",
+        why: k === 0 ? "the system prompt: always sent" : "the task: always sent",
+      });
+    const budget =
+      this.options.cacheAware !== false
+        ? Math.floor(this.budget * (this.options.compactTo ?? 0.6))
+        : this.budget;
     const head = history.slice(0, 2) as Message[];
-    const preamble = this.options.preamble
-      ? ({ role: "user", content: this.options.preamble } as Message)
+    this.preambleMessage ??= this.options.preamble
+      ? { role: "user", content: this.options.preamble }
       : undefined;
-    let left = this.options.budget - head.reduce((n, m) => n + messageTokens(m), 0);
+    const preamble = this.preambleMessage;
+    let left = budget - head.reduce((n, m) => n + messageTokens(m), 0);
     if (preamble) left -= estimateTokens(preamble.content) + 4;
     if (this.groups.length === 0) {
       const out = [...head, ...(preamble ? [preamble] : [])];
@@ -134,15 +356,27 @@ export class ContextAssembler {
     const last = this.groups[lastIdx]!;
     if (last.tokens <= Math.max(0, left)) {
       chosen.set(lastIdx, last.messages);
+      this.explain(lastIdx, "full", "the latest step");
       left -= last.tokens;
     } else {
       const squeezed = this.squeeze(last, Math.max(200, left));
       chosen.set(lastIdx, squeezed.messages);
+      for (const [j, id] of last.chunkIds.entries())
+        this.why.set(
+          id,
+          squeezed.messages[j] === last.messages[j]
+            ? { form: "full", why: `the latest step (step ${this.whyStep})` }
+            : {
+                form: "stand-in",
+                why: `the latest step, its output shortened to fit the budget (step ${this.whyStep})`,
+              },
+        );
       left -= squeezed.tokens;
     }
     const pinned = task > 1 ? this.groupStarting(task) : undefined;
     if (pinned !== undefined && !chosen.has(pinned)) {
       chosen.set(pinned, this.groups[pinned]!.messages);
+      this.explain(pinned, "full", "the current request");
       left -= this.groups[pinned]!.tokens;
     }
     // Recent steps, newest first, within their share.
@@ -153,6 +387,7 @@ export class ContextAssembler {
       const g = this.groups[i]!;
       if (g.tokens > recentLeft) break;
       chosen.set(i, g.messages);
+      this.explain(i, "full", "a recent step, within the recent share of the budget");
       recentLeft -= g.tokens;
       left -= g.tokens;
     }
@@ -162,6 +397,7 @@ export class ContextAssembler {
     if (i >= 0 && left > 50) {
       const exclude = new Set<string>(this.fixedIds);
       for (const [gi] of chosen) for (const id of this.groups[gi]!.chunkIds) exclude.add(id);
+      this.inContext = exclude;
       // The task, and the end of the latest step (where results and the next need show).
       const lastText = last.messages.map(messageText).join("\n");
       const query = `${history[task]?.content ?? ""}\n${lastText.slice(-1500)}`;
@@ -177,24 +413,26 @@ export class ContextAssembler {
         neighborHits: 8,
         // Old steps here are few and large (tool outputs): a smaller pool keeps a step fast.
         candidates: 60,
+        // Tool outputs run to thousands of tokens: here a stand-in that keeps the outline or the
+        // failures must be able to win over one full output.
+        select: { costExponent: 0.8, compressedValue: 0.75 },
       });
       this.last = { query, items: found.items, notes: 0 };
       for (const item of found.items) {
         const gi = this.chunkToGroup.get(item.chunk.id);
         // Not in this history: from earlier in the conversation (before a /compact), unless a summary.
         if (gi === undefined ? !fromEarlier(item.chunk) : gi > i || chosen.has(gi)) continue;
-        const label = item.chunk.meta.tool
-          ? `${item.chunk.meta.tool} result`
-          : item.chunk.type.replace("_", " ");
-        const note =
-          item.form === "full"
-            ? `[${item.chunk.id}] step ${item.chunk.step ?? "?"} ${label}:\n${item.text}`
-            : `[${item.chunk.id}] step ${item.chunk.step ?? "?"} ${label} (compressed; recall "${item.chunk.id}" for the full text): ${item.text}`;
+        const note = noteFor(item);
         const cost = estimateTokens(note) + 1;
         if (cost > noteLeft) continue;
         noteLeft -= cost;
         notes.push(note);
         shown.push({ id: item.chunk.id, text: item.text, retrieved: true });
+        this.inContext.add(item.chunk.id);
+        this.why.set(item.chunk.id, {
+          form: item.form === "full" ? "full" : "stand-in",
+          why: `memory section (compaction point ${this.compactions + 1}, step ${this.whyStep}): relevance ${item.relevance.toFixed(2)} to the task and the latest step, importance ${item.chunk.importance.toFixed(2)}`,
+        });
         this.last.notes++;
       }
     }
@@ -212,16 +450,34 @@ export class ContextAssembler {
       this.lastTokens += messageTokens(m);
     }
     if (this.options.feedback) this.view = this.stepView(out, chosen, shown);
-    // Stored off the critical path: the request goes out first, the writes overlap the model's
-    // latency. The next step (or flush) waits for them.
+    return out;
+  }
+
+  /**
+   * Stores the step's new messages off the critical path: the request goes out first, the
+   * writes overlap the model's latency. The next step (or flush) waits for them.
+   */
+  private storeLater(pending: Pending[], shownBefore: StepView | undefined): void {
+    this.storeSteps([{ pending, shownBefore }]);
+  }
+
+  /** Stores the backlog's steps in one batch (see `backlog`). */
+  private storeBacklog(): void {
+    const steps = this.backlog;
+    this.backlog = [];
+    this.storeSteps(steps);
+  }
+
+  private storeSteps(steps: { pending: Pending[]; shownBefore: StepView | undefined }[]): void {
     this.writing = new Promise((resolve, reject) =>
       setImmediate(() => {
         const t = performance.now();
-        this.persist(pending).then(() => {
-          this.options.feedback?.observe(
-            shownBefore,
-            pending.map((p) => ({ id: p.id, message: p.m })),
-          );
+        this.persist(steps.flatMap((st) => st.pending)).then(() => {
+          for (const st of steps)
+            this.options.feedback?.observe(
+              st.shownBefore,
+              st.pending.map((p) => ({ id: p.id, message: p.m })),
+            );
           this.ingestMs = performance.now() - t;
           resolve();
         }, reject);
@@ -229,7 +485,6 @@ export class ContextAssembler {
     );
     // Handled here so a failed write never crashes the process; flush() still reports it.
     this.writing.catch(() => {});
-    return out;
   }
 
   /** What the model is shown: the notes, then user input and tool results sent verbatim, newest first. */
@@ -247,6 +502,32 @@ export class ContextAssembler {
     return { shown: shown.slice(0, MAX_JUDGED), fixed };
   }
 
+  private explain(gi: number, form: "full" | "stand-in", why: string): void {
+    for (const id of this.groups[gi]!.chunkIds)
+      this.why.set(id, { form, why: `${why} (step ${this.whyStep})` });
+  }
+
+  /** What the latest request held, chunk by chunk: its form and why it is there. */
+  describe(): ContextRecord {
+    if (this.why.size === 0) {
+      const why = "in the history, sent whole: it fits the budget, so nothing is left out";
+      const ids = [...this.fixedIds, ...this.groups.flatMap((g) => g.chunkIds)];
+      return {
+        mode: `whole history (${this.lastTokens} of ${this.budget} tokens)`,
+        tokens: this.lastTokens,
+        items: ids.map((id) => ({ id, form: "full", why })),
+      };
+    }
+    return {
+      mode:
+        this.options.cacheAware === false
+          ? `assembled for this step (${this.lastTokens} of ${this.budget} tokens)`
+          : `compaction point ${this.compactions}, then append-only (${this.lastTokens} of ${this.budget} tokens)`,
+      tokens: this.lastTokens,
+      items: [...this.why].map(([id, w]) => ({ id, ...w })),
+    };
+  }
+
   /** The group the message at `index` starts (a user message always starts one). */
   private groupStarting(index: number): number | undefined {
     for (let gi = this.groups.length - 1; gi >= 0; gi--) {
@@ -258,32 +539,60 @@ export class ContextAssembler {
   }
 
   /** Records new history messages as chunks, grouped by step (a call with its results). */
-  private stage(history: readonly Message[]): { id: string; m: Message; k: number }[] {
-    const pending: { id: string; m: Message; k: number }[] = [];
+  private stage(history: readonly Message[]): Pending[] {
+    const pending: Pending[] = [];
     for (let k = this.seen; k < history.length; k++) {
       const m = history[k]!;
-      const id = newId();
+      const text = messageText(m) || "(empty)";
+      // A message whose text memory already holds (a file read again, the same command
+      // re-run with the same output) is the same chunk: stored once, one id for both.
+      const key = createHash("sha1")
+        .update(`${m.role}\u0000${m.role === "tool" ? m.name : ""}\u0000${text}`)
+        .digest("base64");
+      const known = this.byContent.get(key);
+      const id = known ?? newId();
+      if (!known) this.byContent.set(key, id);
       const toolFollows = m.role === "tool" && this.groups.length > 0;
       if (!toolFollows) this.groups.push({ start: k, messages: [], chunkIds: [], tokens: 0 });
       const g = this.groups[this.groups.length - 1]!;
       g.messages.push(m);
       g.chunkIds.push(id);
-      g.tokens += estimateTokens(messageText(m) || "(empty)") + 4;
+      const t = estimateTokens(text) + 4;
+      g.tokens += t;
+      this.historyTokens += t;
       this.chunkToGroup.set(id, this.groups.length - 1);
-      pending.push({ id, m, k });
+      this.chunkIdAt.set(k, id);
+      if (m.role === "assistant")
+        for (const c of m.toolCalls ?? []) {
+          const path = /"path"\s*:\s*"([^"\\]{1,400})"/.exec(c.arguments)?.[1];
+          if (path) this.callPaths.set(c.id, path);
+        }
+      pending.push({ id, m, k, stored: known !== undefined });
     }
     this.seen = history.length;
     return pending;
   }
 
   /** Records staged messages as chunks, with the ids the context already refers to. */
-  private async persist(pending: { id: string; m: Message; k: number }[]): Promise<void> {
-    for (const { id, m, k } of pending) {
+  private async persist(pending: Pending[]): Promise<void> {
+    const inputs: NewChunk[] = [];
+    for (const { id, m, k, stored } of pending) {
+      if (stored) {
+        if (m.role === "tool") this.callPaths.delete(m.toolCallId);
+        continue;
+      }
       const meta: Record<string, string> = { role: m.role, index: String(k) };
-      if (m.role === "tool") meta.tool = m.name;
+      if (m.role === "tool") {
+        meta.tool = m.name;
+        // The file a read_file result is of: its stand-in is the file's outline.
+        const path = this.callPaths.get(m.toolCallId);
+        if (path) meta.path = path;
+        this.callPaths.delete(m.toolCallId);
+      }
       if (m.role === "tool" && m.isError) meta.error = "1";
-      await this.memory.add({ id, type: chunkType(m), content: messageText(m) || "(empty)", meta });
+      inputs.push({ id, type: chunkType(m), content: messageText(m) || "(empty)", meta });
     }
+    await this.memory.addMany(inputs);
     // The model is still thinking: a good moment to keep the full-text index compact.
     this.memory.compact();
   }
@@ -307,6 +616,24 @@ export class ContextAssembler {
     });
     return { messages, tokens };
   }
+}
+
+/** The `n` most specific distinct content words (identifiers, numbers, paths, long words), in order. */
+function specificWords(text: string, n: number): string[] {
+  const ws = [...new Set(contentWords(text))];
+  const score = (w: string) => (/[\d_./]/.test(w) ? 20 : 0) + Math.min(w.length, 14);
+  const keep = new Set([...ws].sort((a, b) => score(b) - score(a)).slice(0, n));
+  return ws.filter((w) => keep.has(w));
+}
+
+const HINT_TYPES = new Set<ChunkType>(["tool_result", "user_input", "summary", "fact"]);
+
+/** An item of the memory section: its id, step and kind, then its text (a stand-in says how to get the rest). */
+function noteFor(item: RetrievedItem): string {
+  const label = item.chunk.meta.tool ? `${item.chunk.meta.tool} result` : item.chunk.type.replace("_", " ");
+  return item.form === "full"
+    ? `[${item.chunk.id}] step ${item.chunk.step ?? "?"} ${label}:\n${item.text}`
+    : `[${item.chunk.id}] step ${item.chunk.step ?? "?"} ${label} (compressed; recall "${item.chunk.id}" for the full text): ${item.text}`;
 }
 
 /** A chunk of this scope that no history message stands for: an earlier part of the conversation. */

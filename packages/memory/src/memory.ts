@@ -5,11 +5,13 @@
 import { randomBytes } from "node:crypto";
 import { type Embedder, HashEmbedder } from "./embeddings.js";
 import { ImportanceModel, type ScoreContext } from "./importance.js";
+import { type RenderItem, renderItems } from "./render.js";
 import { type Candidate, type SelectOptions, selectWithinBudget } from "./select.js";
 import { SqliteStore } from "./sqlite-store.js";
+import { makeStandIn, type Outliner, sentenceSummary } from "./stand-ins.js";
 import type { MemoryStore } from "./store.js";
 import { ExtractiveSummarizer, type Summarizer } from "./summarize.js";
-import { contentWords, estimateTokens, extractiveSummary, keywords } from "./text.js";
+import { contentWords, estimateTokens } from "./text.js";
 import type {
   Chunk,
   ChunkFilter,
@@ -67,6 +69,8 @@ export interface MemoryOptions {
   importance?: ImportanceModel;
   /** Called with every event as it is committed. */
   onEvent?: (event: MemoryEvent) => void;
+  /** Source outlines for code stand-ins (the agent's tree-sitter library, injected). */
+  outline?: Outliner;
 }
 
 export interface RetrieveOptions {
@@ -87,6 +91,19 @@ export interface RetrieveOptions {
   neighborHits?: number;
   /** Give up the compressed forms (only full chunks). */
   fullOnly?: boolean;
+  /** Search the vectors too (default true); false: full text and metadata only, cheaper. */
+  vectors?: boolean;
+  /** Relevance multiplier (1 + this) for turns spoken by someone the query names (0: none). */
+  speakerBoost?: number;
+  /** Tokens each item costs beyond its text (its label or pointer); default 4 for both forms. */
+  overhead?: { full: number; compressed: number };
+}
+
+/** A context built from memory alone: the rendered text (see render.ts) and what is in it. */
+export interface MemoryContext {
+  text: string;
+  items: RetrievedItem[];
+  tokens: number;
 }
 
 export interface RetrievedItem {
@@ -136,6 +153,7 @@ export class Memory {
   readonly importance: ImportanceModel;
   private readonly clock: () => number;
   private readonly onEvent: ((e: MemoryEvent) => void) | undefined;
+  private readonly outline: Outliner | undefined;
   private goal = "";
   private goalWords = new Set<string>();
   step = 0;
@@ -153,6 +171,7 @@ export class Memory {
     this.clock = options.clock ?? Date.now;
     this.importance = options.importance ?? new ImportanceModel();
     this.onEvent = options.onEvent;
+    this.outline = options.outline;
     this.workingTokens = this.store.tokens({ scope: this.scope, layers: ["working"] });
     this.shortTermCount = this.store.count({ scope: this.scope, layers: ["short_term"] });
   }
@@ -184,6 +203,30 @@ export class Memory {
 
   /** Stores a chunk: scores it, then places it by adaptive encoding. */
   async add(input: NewChunk): Promise<Chunk> {
+    const [chunk] = await this.addMany([input]);
+    return chunk!;
+  }
+
+  /** Stores chunks in one transaction (a step's messages), each scored and placed as `add` does. */
+  async addMany(inputs: NewChunk[]): Promise<Chunk[]> {
+    const chunks: Chunk[] = [];
+    const events: MemoryEventInput[] = [];
+    const vectors = new Map<string, Float32Array>();
+    for (const input of inputs) {
+      const { chunk, event, vector } = await this.prepare(input);
+      chunks.push(chunk);
+      events.push(event);
+      vectors.set(chunk.id, vector);
+    }
+    if (events.length === 0) return chunks;
+    this.commit(events, vectors);
+    this.rebalance();
+    return chunks;
+  }
+
+  private async prepare(
+    input: NewChunk,
+  ): Promise<{ chunk: Chunk; event: MemoryEventInput; vector: Float32Array }> {
     const now = this.clock();
     const chunk: Chunk = {
       id: input.id ?? newId(),
@@ -209,30 +252,36 @@ export class Memory {
       ...(input.parent ? { parent: input.parent } : {}),
     };
     chunk.importance = input.importance ?? this.importance.score(chunk, this.scoreContext());
-    // Adaptive encoding, part one: every chunk worth it gets its short stand-in now, so that
-    // retrieval can choose between full and short at no cost.
+    // Adaptive encoding, part one: every chunk worth it gets its stand-in now (by content
+    // type, whole units only), so that retrieval can choose between full and short at no cost.
     if (chunk.tokens > 12 && chunk.type !== "summary") {
-      chunk.short = input.short ?? makeShort(chunk, this.policy.summaryTokens, this.policy.shortRatio);
-      chunk.shortTokens = estimateTokens(chunk.short);
+      const short =
+        input.short ??
+        (await makeStandIn(chunk, {
+          maxTokens: this.policy.summaryTokens,
+          ratio: this.policy.shortRatio,
+          ...(this.outline ? { outline: this.outline } : {}),
+        }));
+      if (short) {
+        chunk.short = short;
+        chunk.shortTokens = estimateTokens(short);
+      }
     }
     const vector = await this.embedOne(chunk.content);
-    const events: MemoryEventInput[] = [];
     let layer: Layer = input.layer ?? this.encode(chunk);
     if (chunk.scope !== this.scope && !input.layer) layer = "long_term";
     chunk.layer = layer;
-    events.push({
+    const event: MemoryEventInput = {
       kind: "created",
       chunk,
       time: now,
       reason: `${chunk.type}, importance ${chunk.importance.toFixed(2)} → ${layer}`,
-    });
+    };
     if (chunk.scope === this.scope) {
       if (layer === "working") this.workingTokens += chunk.tokens;
       if (layer === "short_term") this.shortTermCount++;
     }
-    this.commit(events, new Map([[chunk.id, vector]]));
-    this.rebalance();
-    return chunk;
+    return { chunk, event, vector };
   }
 
   /** Adaptive encoding: the fuller working memory is, the higher the bar to enter it. */
@@ -320,7 +369,10 @@ export class Memory {
   }
 
   private compressSync(c: Chunk, out: MemoryEventInput[], now: number): void {
-    const summary = this.summaryChunk([c], extractiveSummary(c.content, this.policy.summaryTokens), now);
+    // The chunk's own stand-in (made by content type) is its summary; prose without one gets its key sentences.
+    const text = c.short ?? sentenceSummary(c.content, this.policy.summaryTokens);
+    if (!text) return;
+    const summary = this.summaryChunk([c], text, now);
     out.push({
       kind: "created",
       chunk: summary,
@@ -404,8 +456,10 @@ export class Memory {
       filter.scope === undefined ? [this.scope] : Array.isArray(filter.scope) ? filter.scope : [filter.scope];
     const lists: { id: string; score: number }[][] = [];
     lists.push(this.store.searchText(query, filter, k));
-    const qv = await this.embedOne(query);
-    for (const s of scopes) lists.push(this.store.searchVector(qv, s, Math.min(k, 100), filter));
+    if (options.vectors !== false) {
+      const qv = await this.embedOne(query);
+      for (const s of scopes) lists.push(this.store.searchVector(qv, s, Math.min(k, 100), filter));
+    }
     // Metadata: the few most important chunks always compete (goal, constraints, facts).
     lists.push(
       this.store
@@ -423,6 +477,13 @@ export class Memory {
     });
     // Candidates without their content: only the chosen ones (and new compressed forms) need it.
     let chunks = this.store.getMany([...fused.keys()], { content: false });
+    // In a conversation, what a question asks about a person is most often said by that person.
+    const named = options.speakerBoost ?? 0.3;
+    if (named > 0)
+      for (const c of chunks) {
+        const sp = c.meta.speaker;
+        if (sp && sp.length > 1 && query.includes(sp)) fused.set(c.id, (fused.get(c.id) ?? 0) * (1 + named));
+      }
     // Neighbours of the best hits: an answer often sits in the turn next to the match.
     const near = options.neighbors ?? 0.6;
     if (near > 0) {
@@ -470,12 +531,19 @@ export class Memory {
     const max = Math.max(1e-9, ...fused.values());
     const byId = new Map(chunks.map((c) => [c.id, c]));
     const cands: Candidate[] = [];
+    const over = options.overhead ?? { full: 4, compressed: 4 };
     for (const c of chunks) {
       const rel = (fused.get(c.id) ?? 0) / max;
-      const cand: Candidate = { id: c.id, relevance: rel, importance: c.importance, tokens: c.tokens + 4 };
+      const cand: Candidate = {
+        id: c.id,
+        relevance: rel,
+        importance: c.importance,
+        tokens: c.tokens + over.full,
+      };
       const b = bits.get(c.id);
       if (b) cand.bits = b;
-      if (!options.fullOnly && c.shortTokens !== undefined) cand.compressedTokens = c.shortTokens + 4;
+      if (!options.fullOnly && c.shortTokens !== undefined)
+        cand.compressedTokens = c.shortTokens + over.compressed;
       cands.push(cand);
     }
     const picked = selectWithinBudget(cands, options.budget, options.select);
@@ -499,6 +567,31 @@ export class Memory {
       );
     }
     return { items, tokens: items.reduce((n, i) => n + i.tokens, 0), candidates: cands.length };
+  }
+
+  /**
+   * The context memory gives for `query` within `options.budget` tokens, rendered as a model
+   * reads it: in order, under date headers, stand-ins with their recall pointer.
+   */
+  async context(query: string, options: RetrieveOptions): Promise<MemoryContext> {
+    // Relevance first, cost a little (costExponent 0.2): a context that must carry the answer
+    // is better served by the most relevant turns than by many cheap ones.
+    const r = await this.retrieve(query, {
+      overhead: { full: 1, compressed: 6 },
+      ...options,
+      select: { costExponent: 0.2, ...options.select },
+    });
+    const items = [...r.items];
+    const pieces = items.map(renderItemOf);
+    // Date headers are not in the selection's costs: drop the last picked (least gain per
+    // token) until the rendered text fits.
+    let text = renderItems(pieces);
+    while (pieces.length && estimateTokens(text) > options.budget) {
+      pieces.pop();
+      items.pop();
+      text = renderItems(pieces);
+    }
+    return { text, items, tokens: estimateTokens(text) };
   }
 
   /** Feedback: a later step used the chunk, the user confirmed it, or corrected it. */
@@ -680,9 +773,12 @@ export class Memory {
   }
 }
 
-/** A short stand-in for a chunk: its summary if it has one, else its key sentences or words. */
-/** A short stand-in for a chunk: its key sentences (long chunks) or key words (short ones). */
-export function makeShort(c: Pick<Chunk, "content" | "tokens">, maxTokens: number, ratio = 0.25): string {
-  const limit = Math.min(maxTokens, Math.max(6, Math.floor(c.tokens * ratio)));
-  return c.tokens > 40 ? extractiveSummary(c.content, limit) : keywords(c.content, limit);
+function renderItemOf(i: RetrievedItem): RenderItem {
+  return {
+    id: i.chunk.id,
+    text: i.text,
+    form: i.form,
+    ...(i.chunk.step !== undefined ? { step: i.chunk.step } : {}),
+    ...(i.chunk.meta.date ? { date: i.chunk.meta.date } : {}),
+  };
 }

@@ -30,7 +30,10 @@ export interface Selection {
 }
 
 export interface SelectOptions {
-  /** How much of its value a compressed form keeps (0..1). */
+  /**
+   * How much of its value a compressed form keeps (0..1). Default: the square root of its
+   * share of the chunk's tokens (a stand-in a tenth the size keeps about a third).
+   */
   compressedValue?: number;
   /** How strongly similarity to chosen chunks discounts a candidate. */
   redundancy?: number;
@@ -90,7 +93,7 @@ export function selectWithinBudget(
   budget: number,
   options: SelectOptions = {},
 ): Selection[] {
-  const kept = options.compressedValue ?? 0.75;
+  const kept = options.compressedValue;
   const lambda = options.redundancy ?? 0.6;
   const iw = options.importanceWeight ?? 0.25;
   const beta = options.costExponent ?? 0.8;
@@ -117,15 +120,17 @@ export function selectWithinBudget(
   const fullCost = new Float64Array(n);
   const shortCost = new Float64Array(n);
   const hasBits = new Uint8Array(n);
+  const shortValue = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     const c = candidates[i]!;
+    shortValue[i] = kept ?? Math.sqrt(Math.min(1, (c.compressedTokens ?? 0) / Math.max(1, c.tokens)));
     fullCost[i] = Math.max(1, c.tokens) ** beta;
     shortCost[i] = Math.max(1, c.compressedTokens ?? 1) ** beta;
     hasBits[i] = c.bits ? 1 : 0;
   }
   const entry = (i: number, form: "full" | "compressed", tokens: number): Entry => {
     const full = form === "full";
-    const g = value[i]! * (1 - lambda * redundancy[i]!) * (full ? 1 : kept);
+    const g = value[i]! * (1 - lambda * redundancy[i]!) * (full ? 1 : shortValue[i]!);
     return {
       i,
       form,

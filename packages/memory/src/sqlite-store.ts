@@ -8,7 +8,7 @@ import { BitIndex } from "./bit-index.js";
 import { where } from "./chunk-filter-sql.js";
 import { toBits } from "./embeddings.js";
 import { MetaCache } from "./meta-cache.js";
-import type { Hit, ListOptions, MemoryStore } from "./store.js";
+import type { ContextRecord, Hit, ListOptions, MemoryStore } from "./store.js";
 import { TextSearch } from "./text-search.js";
 import type { Chunk, ChunkFilter, MemoryEvent, MemoryEventInput, Snapshot } from "./types.js";
 
@@ -218,6 +218,7 @@ export class SqliteStore implements MemoryStore {
         data TEXT NOT NULL
       );
       CREATE INDEX IF NOT EXISTS events_chunk ON events (chunk_id);
+      CREATE TABLE IF NOT EXISTS contexts (scope TEXT PRIMARY KEY, time INTEGER NOT NULL, record TEXT NOT NULL);
     `);
     // compact() merges index segments in pairs: each segment is one more b-tree that every term
     // lookup searches, and small stores grow by many one-chunk segments.
@@ -641,6 +642,25 @@ export class SqliteStore implements MemoryStore {
    * written, or 16 segments on a level): a store growing by a step at a time keeps a dozen or
    * more, and every term lookup searches each. This merges some (at most 64 pages' work).
    */
+  saveContext(scope: string, record: ContextRecord): void {
+    this.prep("INSERT OR REPLACE INTO contexts (scope, time, record) VALUES (?, ?, ?)").run(
+      scope,
+      Date.now(),
+      JSON.stringify(record),
+    );
+  }
+
+  lastContext(scope?: string): (ContextRecord & { scope: string; time: number }) | undefined {
+    const row = (
+      scope === undefined
+        ? this.prep("SELECT scope, time, record FROM contexts ORDER BY time DESC LIMIT 1").get()
+        : this.prep("SELECT scope, time, record FROM contexts WHERE scope = ?").get(scope)
+    ) as { scope: string; time: number; record: string } | undefined;
+    return row
+      ? { ...(JSON.parse(row.record) as ContextRecord), scope: row.scope, time: row.time }
+      : undefined;
+  }
+
   compact(): void {
     if (!this.options.readonly)
       this.db.exec("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('merge', 64)");

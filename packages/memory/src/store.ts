@@ -17,6 +17,20 @@ export interface ListOptions extends ChunkFilter {
   content?: boolean;
 }
 
+/** One item of a context a model was sent: the chunk, the form it went in, and why. */
+export interface ContextItem {
+  id: string;
+  form: "full" | "stand-in";
+  why: string;
+}
+
+export interface ContextRecord {
+  /** How that request was built (whole history, or a compaction point and what came after). */
+  mode: string;
+  tokens: number;
+  items: ContextItem[];
+}
+
 export interface MemoryStore {
   /** Applies the events in one transaction and returns them with their sequence numbers. */
   append(events: (MemoryEventInput | MemoryEvent)[], embeddings?: Map<string, Float32Array>): MemoryEvent[];
@@ -42,6 +56,10 @@ export interface MemoryStore {
   snapshot(): Snapshot;
   /** Replaces the whole state with the snapshot (the log is cleared up to its seq). */
   loadSnapshot(snapshot: Snapshot, embeddings: Map<string, Float32Array>): void;
+  /** Keeps what a scope's last context showed (one record per scope, replaced each time). */
+  saveContext(scope: string, record: ContextRecord): void;
+  /** The last context recorded for `scope`, or the newest of any scope. */
+  lastContext(scope?: string): (ContextRecord & { scope: string; time: number }) | undefined;
   /** Bounded housekeeping of the indexes (a few ms at most), for idle moments. */
   compact(): void;
   close(): void;

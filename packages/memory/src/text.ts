@@ -86,7 +86,8 @@ export function extractiveSummary(text: string, maxTokens: number): string {
   let used = 0;
   for (const c of [...scored].sort((a, b) => b.score - a.score || a.i - b.i)) {
     let s = c.s;
-    if (estimateTokens(s) > maxTokens / 2) s = keywords(s, Math.max(4, Math.floor(maxTokens / 2)));
+    // A line too long to keep whole keeps its head, cut at a word: still readable text.
+    if (estimateTokens(s) > maxTokens / 2) s = clipWords(s, Math.max(8, Math.floor(maxTokens / 2)));
     const t = estimateTokens(s) + 1;
     if (used + t > maxTokens) continue;
     chosen.push({ i: c.i, s });
@@ -96,31 +97,9 @@ export function extractiveSummary(text: string, maxTokens: number): string {
   return chosen.map((c) => c.s).join(" … ");
 }
 
-/**
- * The most informative content words of a text, in their original order, without repeats,
- * within about `maxTokens`: numbers, paths, identifiers and names first, then the rest.
- */
-export function keywords(text: string, maxTokens: number): string {
-  const seen = new Set<string>();
-  const words: { w: string; i: number; score: number }[] = [];
-  for (const raw of text.match(/[\p{L}\p{N}_][\p{L}\p{N}_./:'-]*/gu) ?? []) {
-    const w = raw.replace(/[.:']+$/, "");
-    const lw = w.toLowerCase();
-    if (w.length < 2 || STOP.has(lw) || seen.has(lw)) continue;
-    seen.add(lw);
-    const special = /\d|[/_.]|[a-z][A-Z]|^[A-Z]/.test(w) ? 1 : 0;
-    words.push({ w, i: words.length, score: special + Math.min(w.length, 12) / 24 });
-  }
-  const chosen: typeof words = [];
-  let used = 0;
-  for (const x of [...words].sort((a, b) => b.score - a.score || a.i - b.i)) {
-    const t = estimateTokens(x.w) + 0.25;
-    if (used + t > maxTokens) continue;
-    chosen.push(x);
-    used += t;
-  }
-  return chosen
-    .sort((a, b) => a.i - b.i)
-    .map((x) => x.w)
-    .join(" ");
+/** The head of `s` within about `maxTokens`, cut at a word boundary, marked with "…". */
+export function clipWords(s: string, maxTokens: number): string {
+  const cut = s.slice(0, maxTokens * 4);
+  const at = cut.lastIndexOf(" ");
+  return `${at > cut.length / 2 ? cut.slice(0, at) : cut}…`;
 }

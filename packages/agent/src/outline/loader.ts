@@ -9,6 +9,7 @@ type TreeSitterModule = typeof import("web-tree-sitter");
 const require = createRequire(import.meta.url);
 
 let runtime: Promise<TreeSitterModule> | undefined;
+/** One parser per grammar .wasm path. */
 const parsers = new Map<string, Promise<Parser>>();
 
 function loadRuntime(): Promise<TreeSitterModule> {
@@ -33,18 +34,26 @@ export function grammarWasmPath(language: string): string {
 
 /** The cached parser of a language, loading the runtime and grammar on first use. */
 export function getParser(language: string): Promise<Parser> {
-  let parser = parsers.get(language);
+  return parserForWasm(grammarWasmPath(language));
+}
+
+/**
+ * The cached parser for a grammar .wasm (an absolute path, e.g. resolved inside a grammar's npm
+ * package), loading the runtime and the grammar on first use. The command policy's shell
+ * parser (tree-sitter-bash) comes from here too.
+ */
+export function parserForWasm(wasm: string): Promise<Parser> {
+  let parser = parsers.get(wasm);
   if (!parser) {
     parser = (async () => {
-      const wasm = grammarWasmPath(language);
       const mod = await loadRuntime();
       const lang = await mod.Language.load(wasm);
       const p = new mod.Parser();
       p.setLanguage(lang);
       return p;
     })();
-    parsers.set(language, parser);
-    parser.catch(() => parsers.delete(language));
+    parsers.set(wasm, parser);
+    parser.catch(() => parsers.delete(wasm));
   }
   return parser;
 }

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { commandParts, compileRule, PolicyError } from "./command-policy.js";
+import { checkExamples, commandParts, compileRule, PolicyError } from "./command-policy.js";
 import { DEFAULT_ASK, DEFAULT_DENY } from "./defaults.js";
 import { builtinRules, loadCommandPolicy, readPolicyFile } from "./load.js";
 
@@ -45,7 +45,11 @@ describe("command policy rules", () => {
   });
 
   test("split into parts", () => {
-    assert.deepEqual(commandParts("a && b | c; d $(e f)"), ["a", "b", "c", "d", "e f"]);
+    assert.deepEqual(commandParts("a && b | c; d $(e f)"), ["a", "b", "c", "d $(e f)", "e f"]);
+    assert.deepEqual(commandParts("sudo env X=1 /bin/rm -rf '/' && bash -c \"ls -la\""), [
+      "/bin/rm -rf /",
+      "ls -la",
+    ]);
   });
 });
 
@@ -54,6 +58,15 @@ describe("built-in defaults", () => {
     const { deny, ask } = builtinRules();
     assert.equal(deny.length, DEFAULT_DENY.length);
     assert.equal(ask.length, DEFAULT_ASK.length);
+    for (const rule of [...deny, ...ask]) {
+      assert.ok(
+        (rule.examples?.match?.length ?? 0) > 0 && (rule.examples?.noMatch?.length ?? 0) > 0,
+        rule.name,
+      );
+      checkExamples(rule);
+    }
+    const broken = { ...deny[0]!, examples: { match: ["ls"] } };
+    assert.throws(() => checkExamples(broken), /"ls" should match but does not/);
   });
 
   test("dangerous families are denied or asked; ordinary commands are not matched", () => {

@@ -1,18 +1,24 @@
-// The command policy: ordered rules that match a shell command by prefix, glob or regex and
-// say allow / ask / deny. Each rule carries examples that must (not) match; they are checked
-// when the policy loads, so a rule that does not do what its author meant is caught at once.
+// The command policy: ordered rules that say allow / ask / deny for a shell command. Rules
+// match the parsed command (shell-meaning.ts), not its spelling: a `prefix` or `glob` is
+// matched against each program the line runs (with its folder, quoting and wrappers such as
+// sudo, env or `bash -c` taken off), a `regex` against the whole line. Each rule carries
+// examples that must (not) match; they are checked when the policy loads, so a rule that does
+// not do what its author meant is caught at once.
+import { type CommandMeaning, type Invocation, understand } from "./shell-meaning.js";
 
 export type PolicyAction = "allow" | "ask" | "deny";
 
 export interface PolicyRuleSpec {
   /** Shown in the audit log and to the model; defaults to the pattern. */
   name?: string;
-  /** The command (or one of its `&&` / `;` / `|` parts) starts with this, word by word. */
+  /** A program the command runs starts with this, word by word (`npm test`, `/bin/rm`, `rm`). */
   prefix?: string;
-  /** `*` = any characters, `?` = one character; must match the whole command or part. */
+  /** `*` = any characters, `?` = one character; must match one program's whole line. */
   glob?: string;
   /** A JavaScript regular expression searched in the whole command. */
   regex?: string;
+  /** Built-in rules only (code, not JSON): true when this one invocation is what the rule means. */
+  matches?: (invocation: Invocation, command: CommandMeaning) => boolean;
   action: PolicyAction;
   reason?: string;
   examples?: { match?: string[]; noMatch?: string[] };
@@ -22,7 +28,10 @@ export interface PolicyRule extends PolicyRuleSpec {
   name: string;
   /** Where the rule came from (file path or "built-in"). */
   origin: string;
+  /** True when the rule matches the command (for a prefix or glob: one of the programs it runs). */
   test(command: string): boolean;
+  /** True when the rule matches this invocation of the understood command. */
+  matchesPart(invocation: Invocation, command: CommandMeaning): boolean;
 }
 
 export interface PolicyDecision {
@@ -41,25 +50,16 @@ export function normalizeCommand(command: string): string {
   return command.replace(/\s+/g, " ").trim();
 }
 
-/** The simple commands of a command line, split at `&&`, `||`, `;`, `|`, newlines and `$(`/backticks. */
+/** The programs a command line runs, each as one line of words (see shell-meaning.ts). */
 export function commandParts(command: string): string[] {
-  return command
-    .split(/&&|\|\||[;|\n`]|\$\(/)
-    .map((p) => normalizeCommand(p.replace(/[()]/g, " ")))
-    .filter(Boolean)
-    .map(stripWrappers);
+  return understand(command).invocations.map((i) => i.text);
 }
 
-/** `sudo rm …`, `env X=1 rm …`, `nohup rm …` are judged as `rm …`. */
-function stripWrappers(part: string): string {
-  let p = part;
-  for (;;) {
-    const next = p
-      .replace(/^(sudo(\s+-\S+)*|env|nohup|time|command|exec|nice)\s+/, "")
-      .replace(/^\w+=\S*\s+/, "");
-    if (next === p) return p;
-    p = next;
-  }
+/** The lines a prefix or glob rule is matched against: as written, by program name, with wrappers. */
+function partLines(inv: Invocation): string[] {
+  const byName = [inv.name, ...inv.args].join(" ");
+  const wrappers = inv.via.filter((v) => !v.includes(" "));
+  return [inv.text, byName, ...(wrappers.length ? [[...wrappers, inv.text].join(" ")] : [])];
 }
 
 function globToRegExp(glob: string): RegExp {
@@ -69,21 +69,23 @@ function globToRegExp(glob: string): RegExp {
     else if (ch === "?") re += ".";
     else re += ch.replace(/[.+^${}()|[\]\\]/g, "\\$&");
   }
-  return new RegExp(`^${re}$`);
+  return new RegExp(`^${re}$`, "s");
 }
 
-export function compileRule(spec: PolicyRuleSpec, origin: string, index = 0): PolicyRule {
-  const where = `${origin}, rule ${index + 1}`;
-  if (typeof spec !== "object" || spec === null) throw new PolicyError(`${where}: a rule must be an object`);
-  if (!ACTIONS.includes(spec.action))
-    throw new PolicyError(`${where}: "action" must be one of ${ACTIONS.join(", ")}`);
-  const kinds = (["prefix", "glob", "regex"] as const).filter((k) => spec[k] !== undefined);
-  if (kinds.length !== 1) throw new PolicyError(`${where}: give exactly one of "prefix", "glob" or "regex"`);
-  const kind = kinds[0]!;
+type PartMatcher = (invocation: Invocation, command: CommandMeaning) => boolean;
+
+function matcherFor(
+  spec: PolicyRuleSpec,
+  kind: "prefix" | "glob" | "regex" | "matches",
+  where: string,
+): PartMatcher {
+  if (kind === "matches") {
+    if (typeof spec.matches !== "function") throw new PolicyError(`${where}: "matches" must be a function`);
+    return spec.matches;
+  }
   const pattern = spec[kind];
   if (typeof pattern !== "string" || !pattern.trim())
     throw new PolicyError(`${where}: "${kind}" must be a non-empty string`);
-  let test: (command: string) => boolean;
   if (kind === "regex") {
     let re: RegExp;
     try {
@@ -91,29 +93,74 @@ export function compileRule(spec: PolicyRuleSpec, origin: string, index = 0): Po
     } catch (err) {
       throw new PolicyError(`${where}: bad regex: ${(err as Error).message}`);
     }
-    test = (c) => re.test(normalizeCommand(c));
-  } else {
-    const matchPart =
-      kind === "prefix"
-        ? (() => {
-            const pre = normalizeCommand(pattern);
-            return (p: string) =>
-              p === pre || p.startsWith(`${pre} `) || (pre.endsWith(" ") && p.startsWith(pre));
-          })()
-        : (() => {
-            const re = globToRegExp(pattern);
-            return (p: string) => re.test(p);
-          })();
-    test = (c) => matchPart(normalizeCommand(c)) || commandParts(c).some(matchPart);
+    return (_inv, command) => re.test(command.text);
   }
-  const rule: PolicyRule = { ...spec, name: spec.name ?? `${kind} ${pattern}`, origin, test };
-  for (const ex of spec.examples?.match ?? [])
-    if (!test(ex))
-      throw new PolicyError(`${where} (${rule.name}): example "${ex}" should match but does not`);
-  for (const ex of spec.examples?.noMatch ?? [])
-    if (test(ex)) throw new PolicyError(`${where} (${rule.name}): example "${ex}" should not match but does`);
+  const line =
+    kind === "prefix"
+      ? (() => {
+          const pre = normalizeCommand(pattern);
+          return (p: string) =>
+            p === pre || p.startsWith(`${pre} `) || (pre.endsWith(" ") && p.startsWith(pre));
+        })()
+      : (() => {
+          const re = globToRegExp(pattern);
+          return (p: string) => re.test(p);
+        })();
+  return (inv) => partLines(inv).some(line);
+}
+
+/**
+ * Compiles a rule and checks its examples (pass `checkExamples: false` only for rules whose
+ * examples a test checks instead: the built-ins, so start-up does not parse ~150 examples).
+ */
+export function compileRule(
+  spec: PolicyRuleSpec,
+  origin: string,
+  index = 0,
+  options: { checkExamples?: boolean } = {},
+): PolicyRule {
+  const where = `${origin}, rule ${index + 1}`;
+  if (typeof spec !== "object" || spec === null) throw new PolicyError(`${where}: a rule must be an object`);
+  if (!ACTIONS.includes(spec.action))
+    throw new PolicyError(`${where}: "action" must be one of ${ACTIONS.join(", ")}`);
+  const kinds = (["prefix", "glob", "regex", "matches"] as const).filter((k) => spec[k] !== undefined);
+  if (kinds.length !== 1) throw new PolicyError(`${where}: give exactly one of "prefix", "glob" or "regex"`);
+  const kind = kinds[0]!;
+  const matchesPart = matcherFor(spec, kind, where);
+  const test = (command: string) => {
+    const meaning = understand(command);
+    if (kind === "regex") return matchesPart(undefined as never, meaning);
+    return meaning.invocations.some((inv) => matchesPart(inv, meaning));
+  };
+  const name = spec.name ?? `${kind} ${String(spec[kind])}`;
+  const rule: PolicyRule = { ...spec, name, origin, test, matchesPart };
+  if (options.checkExamples !== false) checkExamples(rule, where);
   return rule;
 }
+
+/** Throws PolicyError unless the rule matches each `match` example and no `noMatch` one. */
+export function checkExamples(rule: PolicyRule, where = `${rule.origin} (${rule.name})`): void {
+  for (const ex of rule.examples?.match ?? [])
+    if (!rule.test(ex))
+      throw new PolicyError(`${where} (${rule.name}): example "${ex}" should match but does not`);
+  for (const ex of rule.examples?.noMatch ?? [])
+    if (rule.test(ex))
+      throw new PolicyError(`${where} (${rule.name}): example "${ex}" should not match but does`);
+}
+
+/**
+ * What a line that does not parse gets: "ask". Its programs cannot be told apart reliably, so
+ * neither an allow rule nor the absence of a denial can be trusted (denials still apply to
+ * what could be parsed).
+ */
+export const UNPARSEABLE_RULE: PolicyRule = {
+  name: "unparseable command",
+  origin: "built-in",
+  action: "ask",
+  reason: "the command has a shell syntax error, so the policy cannot tell what it runs",
+  test: (command) => !understand(command).parsed,
+  matchesPart: () => false,
+};
 
 export class CommandPolicy {
   /**
@@ -126,13 +173,32 @@ export class CommandPolicy {
     private readonly last: PolicyRule[] = [],
   ) {}
 
-  /** The first matching rule decides; undefined when none matches. */
+  /**
+   * Each program the command runs is judged by the first rule that matches it. Any denial
+   * denies the command; then a line that does not parse, or any "ask", asks; the command is
+   * allowed only when every program it runs is allowed. Undefined when no rule decides (the
+   * approval mode does).
+   */
   evaluate(command: string): PolicyDecision | undefined {
-    for (const list of [this.first, this.rules, this.last]) {
-      for (const rule of list) {
-        if (rule.test(command))
-          return { action: rule.action, rule, ...(rule.reason ? { reason: rule.reason } : {}) };
-      }
+    const meaning = understand(command);
+    const ordered = this.all();
+    let ask: PolicyRule | undefined;
+    let allow: PolicyRule | undefined;
+    let everyPartAllowed = meaning.invocations.length > 0;
+    for (const inv of meaning.invocations) {
+      const rule = ordered.find((r) => r.matchesPart(inv, meaning));
+      if (rule?.action === "deny") return decided(rule);
+      if (rule?.action === "ask") ask ??= rule;
+      if (rule?.action !== "allow") everyPartAllowed = false;
+      else allow ??= rule;
+    }
+    if (!meaning.parsed) return decided(UNPARSEABLE_RULE);
+    if (ask) return decided(ask);
+    if (everyPartAllowed && allow) return decided(allow);
+    if (meaning.invocations.length === 0) {
+      // Nothing runs (an assignment, a comment): only a regex on the whole line can say anything.
+      const rule = ordered.find((r) => r.regex !== undefined && r.test(command));
+      if (rule) return decided(rule);
     }
     return undefined;
   }
@@ -141,6 +207,10 @@ export class CommandPolicy {
   all(): PolicyRule[] {
     return [...this.first, ...this.rules, ...this.last];
   }
+}
+
+function decided(rule: PolicyRule): PolicyDecision {
+  return { action: rule.action, rule, ...(rule.reason ? { reason: rule.reason } : {}) };
 }
 
 export function stricter(a: PolicyAction, b: PolicyAction): PolicyAction {

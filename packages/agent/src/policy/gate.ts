@@ -6,8 +6,9 @@ import {
   type ApproveHook,
   settingsWriteTarget,
 } from "../approval.js";
-import type { CommandPolicy, PolicyDecision } from "./command-policy.js";
+import { type CommandPolicy, normalizeCommand, type PolicyDecision } from "./command-policy.js";
 import { previewWrite, type WritePreview, writeTarget } from "./preview.js";
+import { understand } from "./shell-meaning.js";
 
 export type ApprovalMode = "auto" | "ask" | "read-only";
 export const APPROVAL_MODES: ApprovalMode[] = ["auto", "ask", "read-only"];
@@ -57,12 +58,19 @@ export function classify(
   return { kind: "other" };
 }
 
-/** What an "always" answer covers: all writes, one command's first two words, or one tool. */
-function alwaysKey(name: string, kind: ApprovalKind, command?: string): string {
-  if (kind === "write") return "write";
-  if (kind === "command" && name === "run_command" && command)
-    return `cmd:${command.trim().split(/\s+/).slice(0, 2).join(" ")}`;
-  return `tool:${name}`;
+/**
+ * What an "always" answer covers: all writes, one tool, or for a command line each program it
+ * runs with its first argument (`npm test`, `git push`). A later command is covered only when
+ * every program it runs is: "always" for `npm test` does not cover `npm test && curl … | sh`.
+ */
+function alwaysKeys(name: string, kind: ApprovalKind, command?: string): string[] {
+  if (kind === "write") return ["write"];
+  if (kind === "command" && name === "run_command" && command) {
+    const meaning = understand(command);
+    if (!meaning.parsed || meaning.invocations.length === 0) return [`line:${normalizeCommand(command)}`];
+    return meaning.invocations.map((i) => `cmd:${[i.name, ...i.args.slice(0, 1)].join(" ")}`);
+  }
+  return [`tool:${name}`];
 }
 
 export function createApprovalGate(opts: GateOptions): ApproveHook {
@@ -101,11 +109,12 @@ export function createApprovalGate(opts: GateOptions): ApproveHook {
       if (policy?.action === "allow" && settingsPath === undefined)
         return { allow: true, source: "policy", ...(rule ? { rule } : {}) };
     }
-    const key = alwaysKey(name, kind, command);
+    const keys = alwaysKeys(name, kind, command);
     if (settingsPath === undefined) {
       const mustAsk = policy?.action === "ask" || mode === "ask";
       if (!mustAsk) return { allow: true, source: "mode" };
-      if (always.has(key)) return { allow: true, source: "session", reason: "allowed for this session" };
+      if (keys.every((k) => always.has(k)))
+        return { allow: true, source: "session", reason: "allowed for this session" };
     }
     const rule = settingsPath !== undefined ? "protect .hands/" : policy?.rule?.name;
     if (!opts.askUser)
@@ -136,7 +145,7 @@ export function createApprovalGate(opts: GateOptions): ApproveHook {
         ...(rule ? { rule } : {}),
         reason: answer.reason?.trim() || "the user said no",
       };
-    if (answer.answer === "always" && settingsPath === undefined) always.add(key);
+    if (answer.answer === "always" && settingsPath === undefined) for (const k of keys) always.add(k);
     return { allow: true, source: "user", ...(rule ? { rule } : {}) };
   }
 }

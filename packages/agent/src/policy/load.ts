@@ -35,11 +35,17 @@ export function parsePolicyRules(text: string, path: string): PolicyRule[] {
   return rules.map((r, i) => compileRule(r as PolicyRuleSpec, path, i));
 }
 
+let builtins: { deny: PolicyRule[]; ask: PolicyRule[] } | undefined;
+
+/**
+ * The built-in rules, compiled once per process. Their ~150 examples are code, not settings:
+ * command-policy.test.ts checks every one (checkExamples), so start-up does not parse them all
+ * (about 60 ms on a cold parser). A policy file's examples are checked when it loads.
+ */
 export function builtinRules(): { deny: PolicyRule[]; ask: PolicyRule[] } {
-  return {
-    deny: DEFAULT_DENY.map((r, i) => compileRule(r, "built-in", i)),
-    ask: DEFAULT_ASK.map((r, i) => compileRule(r, "built-in", i)),
-  };
+  const compile = (r: PolicyRuleSpec, i: number) => compileRule(r, "built-in", i, { checkExamples: false });
+  builtins ??= { deny: DEFAULT_DENY.map(compile), ask: DEFAULT_ASK.map(compile) };
+  return builtins;
 }
 
 export function loadCommandPolicy(paths: { project?: string; user?: string }): CommandPolicy {

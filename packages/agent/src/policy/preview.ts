@@ -1,7 +1,12 @@
 // What a write would change, computed before it runs, for the approval prompt.
-import { readFile } from "node:fs/promises";
 import { isAbsolute, relative, resolve } from "node:path";
+import { realpathOrSelf } from "@hands/sandbox";
+import { closeQuietly, openInside, readFd } from "../tools/fs/confined.js";
+import { resolveInWorkspace } from "../tools/paths.js";
 import { unifiedDiff } from "./diff.js";
+
+/** Files larger than this are not read for the preview (the diff says it is all new). */
+export const PREVIEW_MAX_BYTES = 1024 * 1024;
 
 export interface WritePreview {
   path: string;
@@ -33,12 +38,7 @@ export async function previewWrite(
 ): Promise<WritePreview | undefined> {
   const abs = writeTarget(workspace, name, args);
   if (!abs) return undefined;
-  let before: string | undefined;
-  try {
-    before = await readFile(abs, "utf8");
-  } catch {
-    before = undefined;
-  }
+  const before = await currentText(workspace, abs);
   let after: string;
   if (name === "write_file") after = String(args["content"] ?? "");
   else {
@@ -51,4 +51,24 @@ export async function previewWrite(
   }
   const path = relative(workspace, abs);
   return { path, abs, created: before === undefined, diff: unifiedDiff(before ?? "", after, path) };
+}
+
+/**
+ * The target's text now, read the way the file tools read (confined.ts: no symlink out, no
+ * FIFO or device, bounded); undefined when it does not exist or cannot be read that way.
+ */
+async function currentText(workspace: string, abs: string): Promise<string | undefined> {
+  const root = realpathOrSelf(workspace);
+  try {
+    const real = await resolveInWorkspace({ workspace: root, readRoots: [] }, abs, { forWrite: true });
+    const { fd, stats } = openInside([root], real);
+    try {
+      if (!stats.isFile() || stats.size > PREVIEW_MAX_BYTES) return undefined;
+      return (await readFd(fd, PREVIEW_MAX_BYTES)).toString("utf8");
+    } finally {
+      closeQuietly(fd);
+    }
+  } catch {
+    return undefined;
+  }
 }

@@ -1,7 +1,6 @@
 // code_outline: the structure of a source file (classes, functions, methods, types…) with line
 // ranges and signatures, from a real parser (tree-sitter). Lets the model see a file's shape
 // before reading it, then read only the lines it needs.
-import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import {
   countSymbols,
@@ -10,8 +9,10 @@ import {
   languageForPath,
   parseOutline,
 } from "../outline/index.js";
+import { closeQuietly, openInside, readFd, SpecialFileError } from "./fs/confined.js";
+import { readableRoots } from "./fs/errors.js";
 import { resolveInWorkspace } from "./paths.js";
-import type { Tool, ToolResult } from "./types.js";
+import type { Tool, ToolContext, ToolResult } from "./types.js";
 
 /** Files larger than this are refused (2 MB). */
 export const OUTLINE_MAX_BYTES = 2 * 1024 * 1024;
@@ -37,6 +38,51 @@ function displayPath(workspace: string, abs: string): string {
   const rel = path.relative(workspace, abs);
   if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) return abs;
   return rel.split(path.sep).join("/");
+}
+
+function unsupported(userPath: string): ToolResult {
+  return fail(
+    `code_outline does not support the file type of ${userPath}. Supported languages (by extension): ` +
+      `${describeSupportedLanguages()}. Use read_file or grep for other files.`,
+  );
+}
+
+/**
+ * The file's bytes, opened without following a symlink or blocking and read through the
+ * descriptor only; or the error (a folder, a FIFO or device, too big, unsupported).
+ */
+async function readSource(
+  ctx: ToolContext,
+  abs: string,
+  userPath: string,
+  supported: boolean,
+): Promise<Buffer | ToolResult> {
+  let opened: ReturnType<typeof openInside>;
+  try {
+    opened = openInside(readableRoots(ctx), abs);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return fail(`file not found: ${userPath}`);
+    if (err instanceof SpecialFileError) return fail(`${userPath} is ${err.kind}, not a regular file.`);
+    return fail(`cannot read ${userPath}: ${errorMessage(err)}`);
+  }
+  try {
+    const st = opened.stats;
+    if (st.isDirectory()) {
+      return fail(`${userPath} is a directory, not a file; use list_dir to see what it contains.`);
+    }
+    if (!supported) return unsupported(userPath);
+    if (st.size > OUTLINE_MAX_BYTES) {
+      return fail(
+        `${userPath} is too big to outline (${st.size} bytes > 2 MB); use grep to find definitions in it.`,
+      );
+    }
+    return await readFd(opened.fd, OUTLINE_MAX_BYTES, ctx.signal);
+  } catch (err) {
+    return fail(`cannot read ${userPath}: ${errorMessage(err)}`);
+  } finally {
+    closeQuietly(opened.fd);
+  }
 }
 
 export const codeOutlineTool: Tool<{ path: string }> = {
@@ -71,39 +117,10 @@ export const codeOutlineTool: Tool<{ path: string }> = {
       return fail(errorMessage(err));
     }
 
-    let size: number;
-    try {
-      const st = await stat(abs);
-      if (st.isDirectory()) {
-        return fail(`${userPath} is a directory, not a file; use list_dir to see what it contains.`);
-      }
-      if (!st.isFile()) return fail(`${userPath} is not a regular file.`);
-      size = st.size;
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === "ENOENT" || code === "ENOTDIR") return fail(`file not found: ${userPath}`);
-      return fail(`cannot read ${userPath}: ${errorMessage(err)}`);
-    }
-
     const language = languageForPath(userPath) ?? languageForPath(abs);
-    if (!language) {
-      return fail(
-        `code_outline does not support the file type of ${userPath}. Supported languages (by extension): ` +
-          `${describeSupportedLanguages()}. Use read_file or grep for other files.`,
-      );
-    }
-    if (size > OUTLINE_MAX_BYTES) {
-      return fail(
-        `${userPath} is too big to outline (${size} bytes > 2 MB); use grep to find definitions in it.`,
-      );
-    }
-
-    let buffer: Buffer;
-    try {
-      buffer = await readFile(abs);
-    } catch (err) {
-      return fail(`cannot read ${userPath}: ${errorMessage(err)}`);
-    }
+    const buffer = await readSource(ctx, abs, userPath, language !== undefined);
+    if (!Buffer.isBuffer(buffer)) return buffer;
+    if (!language) return unsupported(userPath);
     if (buffer.subarray(0, 8192).includes(0)) {
       return fail(`${userPath} looks like a binary file (it contains NUL bytes); cannot outline it.`);
     }

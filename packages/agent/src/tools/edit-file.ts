@@ -1,8 +1,13 @@
 // edit_file: exact string replacement in a file, with helpful errors when the match fails.
-import type { Stats } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
-import { writeFileAtomic } from "./fs/atomic.js";
-import { errorResult, exceptionResult, notFoundResult, writeTargetOrError } from "./fs/errors.js";
+import { writeFileAtomicAt } from "./fs/atomic.js";
+import { closeQuietly, type Opened, openAt, openParentInside, readFd } from "./fs/confined.js";
+import {
+  errorResult,
+  exceptionResult,
+  notFoundResult,
+  workspaceRoot,
+  writeTargetOrError,
+} from "./fs/errors.js";
 import { capForData } from "./fs/snapshot.js";
 import {
   bigrams,
@@ -165,8 +170,14 @@ function noMatchMessage(shown: string, content: string, old: string): string {
   return parts.join("\n");
 }
 
-async function writeNew(ctx: ToolContext, abs: string, shown: string, content: string): Promise<ToolResult> {
-  await writeFileAtomic(abs, content);
+async function writeNew(
+  ctx: ToolContext,
+  at: { dirFd: number; name: string },
+  abs: string,
+  shown: string,
+  content: string,
+): Promise<ToolResult> {
+  await writeFileAtomicAt(at.dirFd, at.name, content);
   const lines = splitLines(content);
   const after = capForData(content);
   return {
@@ -222,26 +233,42 @@ export const editFileTool: Tool<EditFileArgs> = {
     const abs = await writeTargetOrError(ctx, args.path, "edit");
     if (typeof abs !== "string") return abs;
     const shown = displayPath(ctx, abs);
+    let dirFd: number | undefined;
     try {
-      let st: Stats | undefined;
+      // Everything below goes through the folder's descriptor (fs/confined.ts), never the name.
+      let at: { dirFd: number; name: string };
       try {
-        st = await stat(abs);
+        at = openParentInside(workspaceRoot(ctx), abs, oldStr === "");
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === "ENOENT") return await notFoundResult(ctx, args.path, abs);
+        throw e;
+      }
+      dirFd = at.dirFd;
+      let file: Opened | undefined;
+      try {
+        file = openAt(at.dirFd, at.name, shown);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
       }
-      if (!st) {
-        if (oldStr === "") return await writeNew(ctx, abs, shown, newStr);
+      if (!file) {
+        if (oldStr === "") return await writeNew(ctx, at, abs, shown, newStr);
         return await notFoundResult(ctx, args.path, abs);
       }
-      if (!st.isFile()) return errorResult(`${shown} is not a regular file (it is probably a folder).`);
-      if (st.size > EDIT_MAX_BYTES) {
-        return errorResult(`${shown} is too large to edit with edit_file (${fmtInt(st.size)} bytes).`);
+      const st = file.stats;
+      let buf: Buffer;
+      try {
+        if (!st.isFile()) return errorResult(`${shown} is not a regular file (it is probably a folder).`);
+        if (st.size > EDIT_MAX_BYTES) {
+          return errorResult(`${shown} is too large to edit with edit_file (${fmtInt(st.size)} bytes).`);
+        }
+        buf = await readFd(file.fd, EDIT_MAX_BYTES, ctx.signal);
+      } finally {
+        closeQuietly(file.fd);
       }
-      const buf = await readFile(abs);
       if (looksBinary(buf)) return errorResult(`${shown} is a binary file; edit_file edits text files only.`);
       const content = buf.toString("utf8");
       if (oldStr === "") {
-        if (content === "") return await writeNew(ctx, abs, shown, newStr);
+        if (content === "") return await writeNew(ctx, at, abs, shown, newStr);
         return errorResult(
           `old_string is empty but ${shown} already exists and is not empty. Give the exact text to replace, or use write_file to replace the whole file.`,
         );
@@ -285,7 +312,7 @@ export const editFileTool: Tool<EditFileArgs> = {
       }
       parts.push(content.slice(last));
       const updated = parts.join("");
-      await writeFileAtomic(abs, updated);
+      await writeFileAtomicAt(at.dirFd, at.name, updated);
 
       const newLines = splitLines(updated);
       const newLineNos = lineNumbersOf(updated, newIdx);
@@ -320,6 +347,8 @@ export const editFileTool: Tool<EditFileArgs> = {
       return { output: out.join("\n"), data };
     } catch (e) {
       return exceptionResult(e, args.path);
+    } finally {
+      if (dirFd !== undefined) closeQuietly(dirFd);
     }
   },
 };

@@ -1,6 +1,14 @@
-import { lstat } from "node:fs/promises";
+import { lstatSync } from "node:fs";
 import picomatch from "picomatch";
-import { errorResult, exceptionResult, resolveOrError, statOrError } from "./fs/errors.js";
+import { closeQuietly, viaFd } from "./fs/confined.js";
+import {
+  errorResult,
+  exceptionResult,
+  openOrError,
+  readableRoots,
+  resolveOrError,
+  workspaceRoot,
+} from "./fs/errors.js";
 import { fmtInt } from "./fs/text.js";
 import { walkFiles } from "./fs/walk.js";
 import { displayPath } from "./paths.js";
@@ -54,9 +62,11 @@ export const globTool: Tool<GlobArgs> = {
     const base = await resolveOrError(ctx, userPath);
     if (typeof base !== "string") return base;
     try {
-      const st = statOrError(ctx, userPath, base);
-      if (st instanceof Promise) return st;
-      if (!st.isDirectory()) return errorResult(`${displayPath(ctx, base)} is a file, not a folder.`);
+      const opened = openOrError(ctx, userPath, base);
+      if (opened instanceof Promise) return opened;
+      closeQuietly(opened.fd); // the walk opens the folder again, the same safe way
+      if (!opened.stats.isDirectory())
+        return errorResult(`${displayPath(ctx, base)} is a file, not a folder.`);
 
       const clean = pattern.replace(/^\.\//, "");
       let isMatch: (p: string) => boolean;
@@ -81,7 +91,8 @@ export const globTool: Tool<GlobArgs> = {
       let total = 0;
       let stoppedEarly = false;
       for await (const f of walkFiles({
-        workspace: ctx.workspace,
+        workspace: workspaceRoot(ctx),
+        roots: readableRoots(ctx),
         base,
         includeNodeModules: mentionsNodeModules(clean),
         signal: ctx.signal,
@@ -95,7 +106,7 @@ export const globTool: Tool<GlobArgs> = {
         total++;
         let mtime = 0;
         try {
-          mtime = (await lstat(f.abs)).mtimeMs;
+          mtime = lstatSync(viaFd(f.dirFd, f.name)).mtimeMs;
         } catch {
           mtime = 0;
         }

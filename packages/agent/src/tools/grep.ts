@@ -1,10 +1,17 @@
-import { readFile, realpath, stat } from "node:fs/promises";
 import picomatch from "picomatch";
-import { errorResult, exceptionResult, resolveOrError, statOrError } from "./fs/errors.js";
+import { closeQuietly, type Opened, openListed, readFd } from "./fs/confined.js";
+import {
+  errorResult,
+  exceptionResult,
+  openOrError,
+  readableRoots,
+  resolveOrError,
+  workspaceRoot,
+} from "./fs/errors.js";
 import { fmtInt, looksBinary } from "./fs/text.js";
 import { walkFiles } from "./fs/walk.js";
 import { mentionsNodeModules } from "./glob.js";
-import { displayPath, isInsideRoot } from "./paths.js";
+import { displayPath } from "./paths.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 
 export type GrepArgs = {
@@ -121,44 +128,42 @@ export const grepTool: Tool<GrepArgs> = {
     const userPath = args.path ?? ".";
     const base = await resolveOrError(ctx, userPath);
     if (typeof base !== "string") return base;
+    const first = openOrError(ctx, userPath, base);
+    if (first instanceof Promise) return first;
+    let firstFd: number | undefined = first.fd; // closed exactly once: descriptor numbers are reused
+    const takeFirst = (): Opened => {
+      firstFd = undefined;
+      return first;
+    };
     try {
-      const st = statOrError(ctx, userPath, base);
-      if (st instanceof Promise) return st;
-
+      const st = first.stats;
       const out: string[] = [];
       let total = 0;
       let filesWithMatches = 0;
       let searched = 0;
       let skippedLarge = 0;
-      const roots = [ctx.workspace, ...ctx.readRoots];
+      const roots = readableRoots(ctx);
 
-      const searchFile = async (abs: string, isSymlink: boolean) => {
-        let real = abs;
-        if (isSymlink) {
-          try {
-            real = await realpath(abs);
-          } catch {
-            return; // broken link
-          }
-          if (!roots.some((r) => isInsideRoot(r, real))) return; // leads outside: never read it
-        }
-        let size: number;
+      /** Searches an opened file (symlinks were followed only to real paths inside the roots). */
+      const searchFile = async (abs: string, open: () => Opened) => {
+        let opened: Opened;
         try {
-          const s = await stat(real);
-          if (!s.isFile()) return;
-          size = s.size;
+          opened = open();
         } catch {
-          return;
-        }
-        if (size > GREP_MAX_FILE_BYTES) {
-          skippedLarge++;
-          return;
+          return; // broken, outside, swapped, or a FIFO / socket / device: never read
         }
         let buf: Buffer;
         try {
-          buf = await readFile(real);
+          if (!opened.stats.isFile()) return;
+          if (opened.stats.size > GREP_MAX_FILE_BYTES) {
+            skippedLarge++;
+            return;
+          }
+          buf = await readFd(opened.fd, GREP_MAX_FILE_BYTES, ctx.signal);
         } catch {
           return;
+        } finally {
+          closeQuietly(opened.fd);
         }
         if (looksBinary(buf)) return;
         searched++;
@@ -172,16 +177,18 @@ export const grepTool: Tool<GrepArgs> = {
       };
 
       if (st.isFile()) {
-        await searchFile(base, false);
+        await searchFile(base, takeFirst);
       } else {
+        closeQuietly(takeFirst().fd); // the walk opens the folder again, the same safe way
         for await (const f of walkFiles({
-          workspace: ctx.workspace,
+          workspace: workspaceRoot(ctx),
+          roots,
           base,
           includeNodeModules: args.glob !== undefined && mentionsNodeModules(args.glob),
           signal: ctx.signal,
         })) {
           if (fileFilter && !fileFilter(f.rel)) continue;
-          await searchFile(f.abs, f.isSymlink);
+          await searchFile(f.abs, () => openListed(roots, f.dirFd, f.name, f.abs));
           if (total >= GREP_MAX_COUNTED) break;
         }
       }
@@ -215,6 +222,8 @@ export const grepTool: Tool<GrepArgs> = {
       return { output: out.join("\n"), data };
     } catch (e) {
       return exceptionResult(e, userPath);
+    } finally {
+      if (firstFd !== undefined) closeQuietly(firstFd);
     }
   },
 };

@@ -1,8 +1,8 @@
 // list_dir: a folder's contents as a small tree (folders first, sizes, symlink targets).
 import type { Dirent } from "node:fs";
 import { lstat, readdir, readlink, stat } from "node:fs/promises";
-import { join } from "node:path";
-import { errorResult, exceptionResult, resolveOrError, statOrError } from "./fs/errors.js";
+import { closeQuietly, type Opened, openAt, viaFd } from "./fs/confined.js";
+import { errorResult, exceptionResult, openOrError, resolveOrError } from "./fs/errors.js";
 import { fmtInt, humanSize } from "./fs/text.js";
 import { displayPath } from "./paths.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
@@ -47,54 +47,78 @@ function sortEntries(entries: Dirent[]): Dirent[] {
   });
 }
 
-async function safeReaddir(dir: string): Promise<Dirent[] | undefined> {
+async function safeReaddir(dirFd: number): Promise<Dirent[] | undefined> {
   try {
-    return sortEntries(await readdir(dir, { withFileTypes: true }));
+    return sortEntries(await readdir(viaFd(dirFd), { withFileTypes: true }));
   } catch {
     return undefined;
   }
 }
 
+/** Opens the sub-folder `name` of the open folder (never through a symlink), or undefined. */
+function openSubdir(dirFd: number, name: string): Opened | undefined {
+  try {
+    const sub = openAt(dirFd, name, name);
+    if (sub.stats.isDirectory()) return sub;
+    closeQuietly(sub.fd);
+  } catch {
+    // swapped for a symlink or removed since it was listed
+  }
+  return undefined;
+}
+
 /**
- * Builds the rows for a tree of at most `maxDepth` levels, stopping once `budget` rows exist
- * (`complete` is then false, so the caller can retry shallower).
+ * Builds the rows for a tree of at most `maxDepth` levels below the open folder `rootFd`,
+ * stopping once `budget` rows exist (`complete` is then false, so the caller can retry
+ * shallower). Every folder is opened relative to its parent's descriptor (fs/confined.ts).
  */
 async function buildTree(
-  root: string,
+  rootFd: number,
   maxDepth: number,
   budget: number,
 ): Promise<{ rows: Row[]; complete: boolean }> {
   const rows: Row[] = [];
-  const visit = async (dir: string, depth: number): Promise<boolean> => {
-    const entries = await safeReaddir(dir);
+  const visit = async (dirFd: number, depth: number): Promise<boolean> => {
+    const entries = await safeReaddir(dirFd);
     if (!entries) {
       rows.push({ depth, text: "(cannot read this folder)" });
       return true;
     }
     for (const e of entries) {
       if (rows.length >= budget) return false;
-      const abs = join(dir, e.name);
+      const at = viaFd(dirFd, e.name);
       if (e.isDirectory()) {
         if (NOISE_DIRS.has(e.name)) {
           rows.push({ depth, text: `${e.name}/ (contents not listed)` });
-        } else if (depth + 1 >= maxDepth) {
-          const inner = await safeReaddir(abs);
-          const n = inner ? inner.length : 0;
-          rows.push({ depth, text: `${e.name}/ (${fmtInt(n)} ${n === 1 ? "entry" : "entries"})` });
-        } else {
-          rows.push({ depth, text: `${e.name}/` });
-          if (!(await visit(abs, depth + 1))) return false;
+          continue;
+        }
+        const sub = openSubdir(dirFd, e.name);
+        if (!sub) {
+          rows.push({ depth, text: `${e.name}/ (changed while listing; not listed)` });
+          continue;
+        }
+        try {
+          if (depth + 1 >= maxDepth) {
+            const inner = await safeReaddir(sub.fd);
+            const n = inner ? inner.length : 0;
+            rows.push({ depth, text: `${e.name}/ (${fmtInt(n)} ${n === 1 ? "entry" : "entries"})` });
+          } else {
+            rows.push({ depth, text: `${e.name}/` });
+            if (!(await visit(sub.fd, depth + 1))) return false;
+          }
+        } finally {
+          closeQuietly(sub.fd);
         }
       } else if (e.isSymbolicLink()) {
         let target = "?";
         try {
-          target = await readlink(abs);
+          target = await readlink(at);
         } catch {
           // leave "?"
         }
         let suffix = "";
         try {
-          if ((await stat(abs)).isDirectory()) suffix = "/";
+          if ((await stat(at)).isDirectory()) suffix = "/";
         } catch {
           suffix = " (broken link)";
         }
@@ -102,7 +126,7 @@ async function buildTree(
       } else if (e.isFile()) {
         let size = "";
         try {
-          size = ` (${humanSize((await lstat(abs)).size)})`;
+          size = ` (${humanSize((await lstat(at)).size)})`;
         } catch {
           size = "";
         }
@@ -113,7 +137,7 @@ async function buildTree(
     }
     return true;
   };
-  const complete = await visit(root, 0);
+  const complete = await visit(rootFd, 0);
   return { rows, complete };
 }
 
@@ -141,16 +165,16 @@ export const listDirTool: Tool<ListDirArgs> = {
     const abs = await resolveOrError(ctx, userPath);
     if (typeof abs !== "string") return abs;
     const shown = displayPath(ctx, abs);
+    const opened = openOrError(ctx, userPath, abs);
+    if (opened instanceof Promise) return opened;
     try {
-      const st = statOrError(ctx, userPath, abs);
-      if (st instanceof Promise) return st;
-      if (!st.isDirectory())
+      if (!opened.stats.isDirectory())
         return errorResult(`${shown} is a file, not a folder. Use read_file to read it.`);
 
       let tree: { rows: Row[]; complete: boolean } = { rows: [], complete: false };
       let depth = LIST_MAX_DEPTH;
       for (; depth >= 1; depth--) {
-        tree = await buildTree(abs, depth, LIST_MAX_ENTRIES);
+        tree = await buildTree(opened.fd, depth, LIST_MAX_ENTRIES);
         if (tree.complete) break;
       }
       depth = Math.max(depth, 1);
@@ -158,7 +182,7 @@ export const listDirTool: Tool<ListDirArgs> = {
       let more = 0;
       if (!tree.complete) {
         // Even the folder's own entries are too many: the first ones are shown.
-        const total = (await readdir(abs)).length;
+        const total = (await readdir(viaFd(opened.fd))).length;
         more = total - rows.length;
       }
       const header = `${shown === "." ? "./ (workspace root)" : `${shown}/`}`;
@@ -172,6 +196,8 @@ export const listDirTool: Tool<ListDirArgs> = {
       };
     } catch (e) {
       return exceptionResult(e, userPath);
+    } finally {
+      closeQuietly(opened.fd);
     }
   },
 };

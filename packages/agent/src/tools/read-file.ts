@@ -1,7 +1,8 @@
-import { createReadStream, readFileSync } from "node:fs";
+import { readSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
-import { errorResult, exceptionResult, resolveOrError, statOrError } from "./fs/errors.js";
-import { clipLine, fileLooksBinary, fmtInt, humanSize, looksBinary, numbered } from "./fs/text.js";
+import { chunksOf, closeQuietly } from "./fs/confined.js";
+import { errorResult, exceptionResult, openOrError, resolveOrError } from "./fs/errors.js";
+import { BINARY_SNIFF_BYTES, clipLine, fmtInt, humanSize, looksBinary, numbered } from "./fs/text.js";
 import { displayPath, FILE_PATH_PARAM } from "./paths.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 
@@ -10,6 +11,11 @@ export const READ_MAX_LIMIT = 10_000;
 export const READ_MAX_LINE_CHARS = 2000;
 /** Files up to this size are read in one call; larger ones are streamed. */
 const WHOLE_READ_BYTES = 1024 * 1024;
+/**
+ * A streamed file is scanned (to count its lines) this far at most once the requested lines
+ * are read, so a huge file (or one that keeps growing) costs a bounded read.
+ */
+export const READ_COUNT_MAX_BYTES = 64 * 1024 * 1024;
 
 export type ReadFileArgs = {
   path: string;
@@ -22,6 +28,8 @@ interface Slice {
   /** Full length (chars, approximate for very long lines) of each kept line. */
   lengths: number[];
   totalLines: number;
+  /** True when counting stopped at READ_COUNT_MAX_BYTES: totalLines is a lower bound. */
+  countStopped?: boolean;
 }
 
 /** The same slice as readLineSlice, from text already in memory (the common, small-file case). */
@@ -47,11 +55,11 @@ function sliceText(text: string, offset: number, limit: number): Slice {
 }
 
 /**
- * Streams the file once: keeps lines [offset, offset + limit) (each capped so one giant line
- * cannot blow memory) and counts all lines.
+ * Streams the open file once: keeps lines [offset, offset + limit) (each capped so one giant
+ * line cannot blow memory) and counts the lines (up to READ_COUNT_MAX_BYTES past the slice).
  */
 async function readLineSlice(
-  path: string,
+  fd: number,
   offset: number,
   limit: number,
   signal?: AbortSignal,
@@ -88,9 +96,14 @@ async function readLineSlice(
     curTotal = 0;
   };
 
-  const stream = createReadStream(path, { highWaterMark: 256 * 1024, ...(signal ? { signal } : {}) });
-  for await (const raw of stream) {
-    const chunk = raw as Buffer;
+  let scanned = 0;
+  let countStopped = false;
+  for await (const chunk of chunksOf(fd, { signal })) {
+    if (lineNo > last && scanned >= READ_COUNT_MAX_BYTES) {
+      countStopped = true;
+      break;
+    }
+    scanned += chunk.length;
     let pos = 0;
     for (;;) {
       const nl = chunk.indexOf(10, pos);
@@ -109,8 +122,20 @@ async function readLineSlice(
       if (pos === chunk.length) break;
     }
   }
-  if (pending) endLine();
-  return { lines, lengths, totalLines: lineNo - 1 };
+  if (pending && !countStopped) endLine();
+  return { lines, lengths, totalLines: lineNo - 1, ...(countStopped ? { countStopped } : {}) };
+}
+
+/** Up to `max` bytes from the start of the open file, in one synchronous read. */
+function readStart(fd: number, max: number): Buffer {
+  const buf = Buffer.allocUnsafe(max);
+  let n = 0;
+  while (n < max) {
+    const got = readSync(fd, buf, n, max - n, n);
+    if (got === 0) break;
+    n += got;
+  }
+  return buf.subarray(0, n);
 }
 
 export const readFileTool: Tool<ReadFileArgs> = {
@@ -148,20 +173,22 @@ export const readFileTool: Tool<ReadFileArgs> = {
     const abs = await resolveOrError(ctx, args.path);
     if (typeof abs !== "string") return abs;
     const shown = displayPath(ctx, abs);
-    const st = statOrError(ctx, args.path, abs);
-    if (st instanceof Promise) return st;
-    if (st.isDirectory()) {
-      return errorResult(`${shown} is a directory, not a file. Use list_dir to see what it contains.`, {
-        path: shown,
-      });
-    }
-    if (!st.isFile()) return errorResult(`${shown} is not a regular file.`, { path: shown });
-    if (st.size === 0) return { output: "(empty file)", data: { path: shown, linesShown: 0, totalLines: 0 } };
+    // Opened without following a symlink or blocking; everything below reads the descriptor.
+    const opened = openOrError(ctx, args.path, abs);
+    if (opened instanceof Promise) return opened;
+    const { fd, stats: st } = opened;
     try {
+      if (st.isDirectory()) {
+        return errorResult(`${shown} is a directory, not a file. Use list_dir to see what it contains.`, {
+          path: shown,
+        });
+      }
+      if (st.size === 0)
+        return { output: "(empty file)", data: { path: shown, linesShown: 0, totalLines: 0 } };
       // Small files: one synchronous read (cheaper than a thread-pool round trip for a local
-      // file this size) serves both the binary check and the slice.
-      const whole = st.size <= WHOLE_READ_BYTES ? readFileSync(abs) : undefined;
-      if (whole ? looksBinary(whole) : await fileLooksBinary(abs)) {
+      // file this size) serves both the binary check and the slice; never more than fstat said.
+      const whole = st.size <= WHOLE_READ_BYTES ? readStart(fd, st.size) : undefined;
+      if (looksBinary(whole ?? readStart(fd, BINARY_SNIFF_BYTES))) {
         return errorResult(
           `${shown} is a binary file (${humanSize(st.size)}, ${fmtInt(st.size)} bytes); read_file shows text files only.`,
           { path: shown, binary: true, size: st.size },
@@ -171,7 +198,7 @@ export const readFileTool: Tool<ReadFileArgs> = {
       const limit = Math.min(READ_MAX_LIMIT, Math.max(1, Math.floor(args.limit ?? READ_DEFAULT_LIMIT)));
       const slice = whole
         ? sliceText(whole.toString("utf8"), offset, limit)
-        : await readLineSlice(abs, offset, limit, ctx.signal);
+        : await readLineSlice(fd, offset, limit, ctx.signal);
       if (slice.lines.length === 0) {
         return errorResult(
           `offset ${offset} is past the end of ${shown}, which has ${fmtInt(slice.totalLines)} lines.`,
@@ -188,7 +215,11 @@ export const readFileTool: Tool<ReadFileArgs> = {
       });
       const endLine = offset + slice.lines.length - 1;
       const remaining = slice.totalLines - endLine;
-      if (remaining > 0) {
+      if (slice.countStopped) {
+        out.push(
+          `… more lines follow (the file is ${humanSize(st.size)}; lines were counted only up to line ${fmtInt(slice.totalLines)}); call read_file with offset=${endLine + 1} to continue.`,
+        );
+      } else if (remaining > 0) {
         out.push(
           `… ${fmtInt(remaining)} more line${remaining === 1 ? "" : "s"} (file has ${fmtInt(slice.totalLines)}); call read_file with offset=${endLine + 1} to continue.`,
         );
@@ -200,11 +231,15 @@ export const readFileTool: Tool<ReadFileArgs> = {
           startLine: offset,
           endLine,
           linesShown: slice.lines.length,
-          totalLines: slice.totalLines,
+          ...(slice.countStopped
+            ? { totalLinesAtLeast: slice.totalLines }
+            : { totalLines: slice.totalLines }),
         },
       };
     } catch (e) {
       return exceptionResult(e, args.path);
+    } finally {
+      closeQuietly(fd);
     }
   },
 };

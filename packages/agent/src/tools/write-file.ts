@@ -1,7 +1,8 @@
 // write_file: create or overwrite a whole file, atomically.
-import { writeFileAtomic } from "./fs/atomic.js";
-import { errorResult, exceptionResult, writeTargetOrError } from "./fs/errors.js";
-import { capForData, snapshot } from "./fs/snapshot.js";
+import { writeFileAtomicAt } from "./fs/atomic.js";
+import { closeQuietly, openParentInside } from "./fs/confined.js";
+import { errorResult, exceptionResult, workspaceRoot, writeTargetOrError } from "./fs/errors.js";
+import { capForData, snapshotAt } from "./fs/snapshot.js";
 import { countLines, fmtInt } from "./fs/text.js";
 import { displayPath, FILE_PATH_PARAM } from "./paths.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
@@ -36,12 +37,15 @@ export const writeFileTool: Tool<WriteFileArgs> = {
     if (typeof abs !== "string") return abs;
     const shown = displayPath(ctx, abs);
     if (abs === ctx.workspace) return errorResult("path is the workspace root folder, not a file.");
+    let dirFd: number | undefined;
     try {
-      const before = await snapshot(abs);
+      const parent = openParentInside(workspaceRoot(ctx), abs, true);
+      dirFd = parent.dirFd;
+      const before = await snapshotAt(dirFd, parent.name, shown);
       if (before.exists && !before.isFile) {
         return errorResult(`${shown} exists and is not a regular file (it is probably a folder).`);
       }
-      await writeFileAtomic(abs, args.content);
+      await writeFileAtomicAt(dirFd, parent.name, args.content);
       const bytes = Buffer.byteLength(args.content);
       const lines = countLines(args.content);
       const unchanged = before.text !== undefined && before.text === args.content;
@@ -64,6 +68,8 @@ export const writeFileTool: Tool<WriteFileArgs> = {
       };
     } catch (e) {
       return exceptionResult(e, args.path);
+    } finally {
+      if (dirFd !== undefined) closeQuietly(dirFd);
     }
   },
 };

@@ -465,7 +465,8 @@ describe("interactive hands in a terminal", { timeout: 60_000 }, () => {
     tmux.keys("C-c");
     await tmux.waitFor(/Stopping…[\s\S]*aborted[\s\S]*^› ?$/m);
     tmux.type("and now?");
-    await tmux.waitFor(/second answer/);
+    // The prompt, not just the answer's text: a Ctrl-C before the turn has ended stops it instead.
+    await tmux.waitFor(/second answer[\s\S]*^› ?$/m);
     const msgs = server.requests.filter((r) => r.method === "POST")[1]?.body?.messages as any[];
     assert.deepEqual(
       msgs.map((m) => m.role),

@@ -262,6 +262,9 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
         });
         state.history = result.messages.filter((m) => m.role !== "system");
         w.turn(result.status, result.steps);
+        // The answer is in: what memory learns from it is not part of the run, and a Ctrl-C
+        // now is a Ctrl-C at the prompt, not a stop.
+        current = undefined;
         await memory?.learn(text, result).catch(() => {});
         return result;
       } finally {

@@ -1,10 +1,21 @@
 // Shared error results for the file tools.
-import { type Stats, statSync } from "node:fs";
-import { readdir } from "node:fs/promises";
+import { readdirSync } from "node:fs";
 import { basename, dirname } from "node:path";
+import { realpathOrSelf } from "@hands/sandbox";
 import { displayPath, isInGitInternals, PathError, resolveInWorkspace } from "../paths.js";
 import type { ToolContext, ToolResult } from "../types.js";
+import { closeQuietly, type Opened, openInside, SpecialFileError, viaFd } from "./confined.js";
 import { editDistance } from "./text.js";
+
+/** The workspace's real path (a library caller may hand in a path through a symlink). */
+export function workspaceRoot(ctx: Pick<ToolContext, "workspace">): string {
+  return realpathOrSelf(ctx.workspace);
+}
+
+/** The real folders a tool may read below: the workspace, then ctx.readRoots (made on demand). */
+export function readableRoots(ctx: Pick<ToolContext, "workspace" | "readRoots">): string[] {
+  return [workspaceRoot(ctx), ...ctx.readRoots.map(realpathOrSelf)];
+}
 
 export function errorResult(message: string, data?: Record<string, unknown>): ToolResult {
   return { output: `ERROR: ${message}`, isError: true, ...(data ? { data } : {}) };
@@ -12,6 +23,8 @@ export function errorResult(message: string, data?: Record<string, unknown>): To
 
 /** Turns an exception into a model-readable error result. */
 export function exceptionResult(e: unknown, what: string): ToolResult {
+  if (e instanceof SpecialFileError)
+    return errorResult(`${what} is ${e.kind}, not a regular file or folder; it cannot be used.`);
   if (e instanceof PathError) return errorResult(e.message);
   const err = e as NodeJS.ErrnoException;
   if (err?.code === "EACCES" || err?.code === "EPERM") return errorResult(`permission denied: ${what}`);
@@ -21,13 +34,17 @@ export function exceptionResult(e: unknown, what: string): ToolResult {
   return errorResult(`${what}: ${err?.message ?? String(e)}`);
 }
 
-/** Up to `max` names in the folder of `abs` that look like its name. */
-export async function similarNames(abs: string, max = 3): Promise<string[]> {
-  const dir = dirname(abs);
+/** Up to `max` names in the folder of `abs` (inside one of `roots`) that look like its name. */
+export function similarNames(roots: readonly string[], abs: string, max = 3): string[] {
   const want = basename(abs).toLowerCase();
   let names: string[];
   try {
-    names = await readdir(dir);
+    const dir = openInside(roots, dirname(abs));
+    try {
+      names = dir.stats.isDirectory() ? readdirSync(viaFd(dir.fd)) : [];
+    } finally {
+      closeQuietly(dir.fd);
+    }
   } catch {
     return [];
   }
@@ -49,7 +66,7 @@ export async function similarNames(abs: string, max = 3): Promise<string[]> {
 
 /** "ERROR: file not found: <path>" plus similar names in that folder, if any. */
 export async function notFoundResult(ctx: ToolContext, userPath: string, abs: string): Promise<ToolResult> {
-  const similar = await similarNames(abs);
+  const similar = similarNames(readableRoots(ctx), abs);
   let msg = `file not found: ${userPath}`;
   if (similar.length > 0) {
     const dir = displayPath(ctx, dirname(abs));
@@ -89,10 +106,14 @@ export async function writeTargetOrError(
   return abs;
 }
 
-/** The path's stats, or the error result (not found with similar names, or the cause). */
-export function statOrError(ctx: ToolContext, userPath: string, abs: string): Stats | Promise<ToolResult> {
+/**
+ * The real path `abs` opened without trusting its name again (see confined.ts; the caller
+ * closes `fd`), or the error result: not found (with similar names), a FIFO, socket or
+ * device, a symlink swapped in, or the cause.
+ */
+export function openOrError(ctx: ToolContext, userPath: string, abs: string): Opened | Promise<ToolResult> {
   try {
-    return statSync(abs); // one syscall: cheaper than a thread-pool round trip
+    return openInside(readableRoots(ctx), abs); // a few synchronous syscalls, no thread-pool round trip
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return notFoundResult(ctx, userPath, abs);
     return Promise.resolve(exceptionResult(e, userPath));

@@ -1,5 +1,4 @@
 // Small text helpers shared by the file tools.
-import { open } from "node:fs/promises";
 
 /** Bytes inspected for binary detection. */
 export const BINARY_SNIFF_BYTES = 8192;
@@ -9,18 +8,6 @@ export function looksBinary(buf: Uint8Array): boolean {
   const n = Math.min(buf.length, BINARY_SNIFF_BYTES);
   for (let i = 0; i < n; i++) if (buf[i] === 0) return true;
   return false;
-}
-
-/** Reads the first bytes of a file and says whether it looks binary. */
-export async function fileLooksBinary(path: string): Promise<boolean> {
-  const fh = await open(path, "r");
-  try {
-    const buf = Buffer.alloc(BINARY_SNIFF_BYTES);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    return looksBinary(buf.subarray(0, bytesRead));
-  } finally {
-    await fh.close();
-  }
 }
 
 /** 1536 → "1.5 KB". */

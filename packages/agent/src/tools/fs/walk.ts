@@ -1,25 +1,49 @@
 // A directory walker that respects .gitignore files (the workspace root's, nested ones, and
 // .git/info/exclude), never enters .git, and skips node_modules unless asked. Used by glob
-// and grep. Symlinked folders are not followed (no cycles, no escapes).
+// and grep. Symlinked folders are not followed (no cycles, no escapes), and every folder is
+// opened relative to its parent's descriptor without following symlinks (confined.ts), so a
+// folder swapped for a symlink mid-walk is skipped, never listed.
 import type { Dirent } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import ignoreFactory, { type Ignore } from "ignore";
 import { isInsideRoot } from "../paths.js";
+import {
+  closeQuietly,
+  type Opened,
+  openAt,
+  openInside,
+  openListed,
+  readSmallText,
+  viaFd,
+} from "./confined.js";
+
+/** .gitignore files larger than this are not read. */
+const IGNORE_FILE_MAX_BYTES = 1024 * 1024;
+/** Folders nested deeper than this are not entered (each level holds one descriptor). */
+export const WALK_MAX_DEPTH = 128;
 
 export interface WalkEntry {
-  /** Absolute path. */
+  /** Absolute path (for display: use dirFd/name to open it). */
   abs: string;
   /** Path relative to the walk's base, with "/" separators. */
   rel: string;
   /** Path relative to the workspace root, with "/" separators. */
   wsRel: string;
   isSymlink: boolean;
+  /**
+   * The open folder holding the entry, and its name in it: reach the entry only through
+   * viaFd(dirFd, name) (or openAt / openListed), and only until the walk moves on.
+   */
+  dirFd: number;
+  name: string;
 }
 
 export interface WalkOptions {
   /** Real path of the workspace root (where the root .gitignore lives). */
   workspace: string;
+  /** Real folders the walk may be in (default: the workspace). */
+  roots?: readonly string[];
   /** Real path of the folder to walk (inside the workspace, or the workspace itself). */
   base: string;
   /** Walk into node_modules folders (default false). */
@@ -38,15 +62,11 @@ interface Matcher {
 
 const createIgnore = ignoreFactory as unknown as () => Ignore;
 
-async function loadIgnore(files: string[], dir: string): Promise<Matcher | undefined> {
+async function loadIgnore(opens: (() => Opened)[], dir: string): Promise<Matcher | undefined> {
   let ig: Ignore | undefined;
-  for (const f of files) {
-    let text: string;
-    try {
-      text = await readFile(f, "utf8");
-    } catch {
-      continue;
-    }
+  for (const open of opens) {
+    const text = await readSmallText(open, IGNORE_FILE_MAX_BYTES);
+    if (text === undefined) continue;
     ig ??= createIgnore();
     ig.add(text);
   }
@@ -77,19 +97,21 @@ function isIgnored(matchers: Matcher[], wsRel: string, isDir: boolean): boolean 
  */
 export async function* walkFiles(options: WalkOptions): AsyncGenerator<WalkEntry> {
   const { workspace, base } = options;
+  const roots = options.roots ?? [workspace];
   const inWorkspace = isInsideRoot(workspace, base);
   // Rules from the workspace root down to base's parent folders.
   let matchers: Matcher[] = [];
   if (inWorkspace) {
+    const inRoots = (p: string) => () => openInside(roots, p);
     const rootMatcher = await loadIgnore(
-      [join(workspace, ".git", "info", "exclude"), join(workspace, ".gitignore")],
+      [inRoots(join(workspace, ".git", "info", "exclude")), inRoots(join(workspace, ".gitignore"))],
       "",
     );
     if (rootMatcher) matchers.push(rootMatcher);
     const parts = toPosix(relative(workspace, base)).split("/").filter(Boolean);
     for (let i = 1; i <= parts.length; i++) {
       const dir = parts.slice(0, i).join("/");
-      const m = await loadIgnore([join(workspace, dir, ".gitignore")], dir);
+      const m = await loadIgnore([inRoots(join(workspace, dir, ".gitignore"))], dir);
       if (m) matchers.push(m);
     }
     const baseRel = parts.join("/");
@@ -107,11 +129,17 @@ export async function* walkFiles(options: WalkOptions): AsyncGenerator<WalkEntry
   }
   const baseWsRel = inWorkspace ? toPosix(relative(workspace, base)) : "";
 
-  async function* walk(dirAbs: string, dirRel: string, chain: Matcher[]): AsyncGenerator<WalkEntry> {
+  async function* walk(
+    dirFd: number,
+    dirAbs: string,
+    dirRel: string,
+    depth: number,
+    chain: Matcher[],
+  ): AsyncGenerator<WalkEntry> {
     if (options.signal?.aborted) return;
     let entries: Dirent[];
     try {
-      entries = await readdir(dirAbs, { withFileTypes: true });
+      entries = await readdir(viaFd(dirFd), { withFileTypes: true });
     } catch {
       return; // unreadable folder: skip
     }
@@ -119,7 +147,10 @@ export async function* walkFiles(options: WalkOptions): AsyncGenerator<WalkEntry
     let here = chain;
     if (dirRel !== "" && inWorkspace && entries.some((e) => e.name === ".gitignore" && !e.isDirectory())) {
       const wsRel = baseWsRel ? `${baseWsRel}/${dirRel}` : dirRel;
-      const m = await loadIgnore([join(dirAbs, ".gitignore")], wsRel);
+      const m = await loadIgnore(
+        [() => openListed(roots, dirFd, ".gitignore", join(dirAbs, ".gitignore"))],
+        wsRel,
+      );
       if (m) here = [...chain, m];
     }
     for (const e of entries) {
@@ -129,14 +160,35 @@ export async function* walkFiles(options: WalkOptions): AsyncGenerator<WalkEntry
       if (e.isDirectory()) {
         if (e.name === ".git") continue;
         if (e.name === "node_modules" && !options.includeNodeModules) continue;
+        if (depth >= WALK_MAX_DEPTH) continue;
         if (isIgnored(here, wsRel, true)) continue;
         if (options.enterDir && !options.enterDir(rel)) continue;
-        yield* walk(abs, rel, here);
+        let sub: Opened;
+        try {
+          sub = openAt(dirFd, e.name, abs); // no symlink followed: a swapped-in link is skipped
+        } catch {
+          continue;
+        }
+        try {
+          if (sub.stats.isDirectory()) yield* walk(sub.fd, abs, rel, depth + 1, here);
+        } finally {
+          closeQuietly(sub.fd);
+        }
       } else if (e.isFile() || e.isSymbolicLink()) {
         if (isIgnored(here, wsRel, false)) continue;
-        yield { abs, rel, wsRel, isSymlink: e.isSymbolicLink() };
+        yield { abs, rel, wsRel, isSymlink: e.isSymbolicLink(), dirFd, name: e.name };
       }
     }
   }
-  yield* walk(base, "", matchers);
+  let top: Opened;
+  try {
+    top = openInside(roots, base);
+  } catch {
+    return; // the base vanished or was swapped since the caller checked it
+  }
+  try {
+    if (top.stats.isDirectory()) yield* walk(top.fd, base, "", 0, matchers);
+  } finally {
+    closeQuietly(top.fd);
+  }
 }

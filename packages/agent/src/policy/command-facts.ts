@@ -1,0 +1,100 @@
+// Facts about one invocation that the built-in rules are written in: does it delete
+// recursively, what paths does it sweep, does it write to a device, does it run code it
+// downloads. Each reads the parsed words (shell-meaning.ts), never the spelling.
+import { type Invocation, normalizePath, skipOptions } from "./shell-meaning.js";
+import { UNKNOWN } from "./shell-parse.js";
+
+const SYSTEM_DIRS =
+  "bin|boot|dev|etc|home|lib|lib32|lib64|libx32|opt|proc|root|run|sbin|srv|sys|usr|var|snap|mnt|media";
+const SWEEPING = new RegExp(`^(/|~|/\\*|~/\\*|/(${SYSTEM_DIRS})(/\\*)?)$`);
+
+/** True when the path is the whole file system, the home folder, a system folder, or all in one. */
+export function isSweepingPath(path: string): boolean {
+  return !path.includes(UNKNOWN) && SWEEPING.test(normalizePath(path));
+}
+
+/** True when the path becomes sweeping if the variables in it are empty (`"$DIR/"` → `/`). */
+export function sweepsIfEmpty(path: string): boolean {
+  return path.includes(UNKNOWN) && SWEEPING.test(normalizePath(path.split(UNKNOWN).join("")));
+}
+
+/** The operands (not options) of an invocation; `--` ends the options. */
+export function operands(inv: Invocation, withValue = ""): string[] {
+  const out: string[] = [];
+  let i = 0;
+  while (i < inv.args.length) {
+    const next = skipOptions(inv.args, i, { short: withValue });
+    if (next > i && inv.args[next - 1] === "--") {
+      out.push(...inv.args.slice(next));
+      return out;
+    }
+    if (next >= inv.args.length) break;
+    out.push(inv.args[next]!);
+    i = next + 1;
+  }
+  return out;
+}
+
+/** True when one of the options is given: a short letter (also inside -rf) or a long name. */
+export function hasOption(inv: Invocation, letters: string, long: string[] = []): boolean {
+  for (const a of inv.args) {
+    if (a === "--") return false;
+    if (a.startsWith("--")) {
+      if (long.includes(a.slice(2).split("=")[0]!)) return true;
+    } else if (/^-[a-zA-Z]+$/.test(a) && [...a.slice(1)].some((c) => letters.includes(c))) return true;
+  }
+  return false;
+}
+
+const BENIGN_DEVICES =
+  /^\/dev\/(null|zero|full|random|urandom|stdin|stdout|stderr|tty|ptmx|fd\/|pts\/|shm\/|mqueue\/)/;
+
+/** True for a device path that is not one of the harmless ones (/dev/null, /dev/stdout…). */
+export function isDevicePath(path: string): boolean {
+  const p = normalizePath(path);
+  return p.startsWith("/dev/") && !BENIGN_DEVICES.test(p);
+}
+
+/** Programs that download. */
+export const FETCHERS = new Set(["curl", "wget", "fetch", "aria2c", "http", "https", "xh", "lwp-request"]);
+
+const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "fish"]);
+const INTERPRETERS = /^(python[0-9.]*|pypy[0-9.]*|perl|ruby|node|nodejs|php|lua[0-9.]*|pwsh|tclsh|deno|bun)$/;
+/** Options that make an interpreter run code given on its command line or a module, not stdin. */
+const CODE_OPTION: Record<string, RegExp> = {
+  python: /^-[a-zA-Z]*[cm]/,
+  perl: /^-[a-zA-Z]*[eE]/,
+  ruby: /^-[a-zA-Z]*e/,
+  node: /^(-[a-zA-Z]*[ep]|--eval|--print)/,
+  php: /^-[a-zA-Z]*[rf]/,
+};
+
+/** True for a shell or a script interpreter. */
+export function isInterpreter(name: string): boolean {
+  return SHELLS.has(name) || INTERPRETERS.test(name) || name === "source" || name === ".";
+}
+
+/** True when the shell or interpreter takes its program from standard input. */
+export function readsCodeFromStdin(inv: Invocation): boolean {
+  if (!isInterpreter(inv.name) || inv.name === "source" || inv.name === ".") return false;
+  const family = Object.keys(CODE_OPTION).find(
+    (k) => inv.name.startsWith(k) || (k === "node" && inv.name === "nodejs"),
+  );
+  if (family && inv.args.some((a) => CODE_OPTION[family]!.test(a))) return false;
+  if (SHELLS.has(inv.name) && hasOption(inv, "c")) return false;
+  if (SHELLS.has(inv.name) && hasOption(inv, "s")) return true;
+  const ops = operands(inv, SHELLS.has(inv.name) ? "oO" : "WX");
+  return ops.length === 0 || ops[0] === "-";
+}
+
+/** True when some stage before this one in its pipeline downloads. */
+export function downloadPipedIn(inv: Invocation, all: Invocation[]): boolean {
+  const p = inv.pipeline;
+  if (!p || p.stage === 0) return false;
+  return all.some((o) => o.pipeline?.id === p.id && o.pipeline.stage < p.stage && FETCHERS.has(o.name));
+}
+
+/** True when a download feeds this invocation's words: `bash <(curl …)`, `sh -c "$(curl …)"`. */
+export function downloadFedIn(inv: Invocation): boolean {
+  return inv.feeds.some((f) => FETCHERS.has(f.name));
+}
