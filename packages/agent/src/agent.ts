@@ -214,6 +214,8 @@ export class Agent {
               signal,
               onEvent: (e) => {
                 if (e.type === "text_delta") emit({ type: "text_delta", step, text: e.text });
+                else if (e.type === "thinking_delta") emit({ type: "thinking_delta", step, text: e.text });
+                else if (e.type === "notice") emit({ type: "model_notice", step, message: e.message });
                 else if (e.type === "retry")
                   emit({ type: "model_retry", step, attempt: e.attempt, delayMs: e.delayMs, error: e.error });
               },
@@ -241,6 +243,16 @@ export class Agent {
         }
         addUsage(usage, response.usage);
         const toolCalls = response.message.toolCalls ?? [];
+        const thought = response.message.thinking;
+        if (thought) {
+          emit({
+            type: "thinking",
+            step,
+            text: thought.text,
+            ...(response.usage.reasoningTokens ? { tokens: response.usage.reasoningTokens } : {}),
+            ...(thought.blocks?.some((b) => b.type === "redacted_thinking") ? { redacted: true } : {}),
+          });
+        }
         emit({
           type: "model_response",
           step,

@@ -47,6 +47,12 @@ export type AgentEvent =
     })
   | (Base & { type: "model_request"; step: number; messageCount: number; chars: number })
   | (Base & { type: "text_delta"; step: number; text: string })
+  /** A piece of the model's reasoning as it streams (live views only; the trace keeps `thinking`). */
+  | (Base & { type: "thinking_delta"; step: number; text: string })
+  /** The reasoning of one response, whole; `tokens` when the provider counts them. Never in the answer. */
+  | (Base & { type: "thinking"; step: number; text: string; tokens?: number; redacted?: boolean })
+  /** Something about a model request the user should know that is not an error. */
+  | (Base & { type: "model_notice"; step: number; message: string })
   | (Base & { type: "model_retry"; step: number; attempt: number; delayMs: number; error: string })
   | (Base & {
       type: "model_response";

@@ -15,7 +15,7 @@ export class TraceWriter {
 
   /** Use as the run's event listener. */
   readonly write = (event: AgentEvent): void => {
-    if (this.fd === undefined || event.type === "text_delta") return;
+    if (this.fd === undefined || event.type === "text_delta" || event.type === "thinking_delta") return;
     writeSync(this.fd, `${JSON.stringify(event)}\n`);
   };
 

@@ -9,6 +9,7 @@ export function addUsage(total: Usage, step: Usage): Usage {
   total.inputTokens += step.inputTokens;
   total.outputTokens += step.outputTokens;
   total.cachedInputTokens = (total.cachedInputTokens ?? 0) + (step.cachedInputTokens ?? 0);
+  if (step.reasoningTokens) total.reasoningTokens = (total.reasoningTokens ?? 0) + step.reasoningTokens;
   total.costUsd = (total.costUsd ?? 0) + (step.costUsd ?? 0);
   return total;
 }

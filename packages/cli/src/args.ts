@@ -8,6 +8,8 @@ export interface CliArgs {
   apiKey?: string;
   model?: string;
   provider?: string;
+  /** off | low | medium | high: how hard a reasoning model thinks. */
+  reasoning?: string;
   cwd?: string;
   maxSteps?: number;
   maxTokens?: number;
@@ -49,6 +51,7 @@ Model:
   --api-key KEY       API key (env OPENAI_API_KEY; for anthropic ANTHROPIC_API_KEY)
   --model NAME        model name (env HANDS_MODEL)
   --idle-timeout S    retry a model call after S seconds without data (default 120; env HANDS_IDLE_TIMEOUT)
+  --reasoning LEVEL   off | low | medium | high: how hard a reasoning model thinks (env HANDS_REASONING)
 
 Run:
   --cwd DIR           workspace (default: the current directory)
@@ -119,6 +122,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
     ...(v["api-key"] ? { apiKey: v["api-key"] } : {}),
     ...(v.model ? { model: v.model } : {}),
     ...(v.provider ? { provider: v.provider } : {}),
+    ...(v.reasoning ? { reasoning: v.reasoning } : {}),
     ...(v.cwd ? { cwd: v.cwd } : {}),
     ...(v["max-steps"] !== undefined ? { maxSteps: positiveInt("--max-steps", v["max-steps"]) } : {}),
     ...(v["max-tokens"] !== undefined ? { maxTokens: positiveInt("--max-tokens", v["max-tokens"]) } : {}),
@@ -166,6 +170,7 @@ function parse(argv: string[]) {
       "api-key": { type: "string" },
       model: { type: "string" },
       provider: { type: "string" },
+      reasoning: { type: "string" },
       cwd: { type: "string" },
       "max-steps": { type: "string" },
       "max-tokens": { type: "string" },

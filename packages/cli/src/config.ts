@@ -1,6 +1,7 @@
 // Resolves settings with the documented precedence:
 // flags > environment > project .hands/config.json > user ~/.config/hands/config.json,
 // where the project file counts only as far as the folder's trust allows (trust.ts).
+import { REASONING_LEVELS, type ReasoningLevel } from "@hands/llm";
 import type { CliArgs } from "./args.js";
 import { positiveIntSetting, UsageError } from "./args.js";
 import { type MemorySettings, parseMemoryConfig, resolveMemorySettings } from "./memory-config.js";
@@ -23,6 +24,8 @@ export interface FileConfig {
   /** Seconds without data from the model server before a call is retried. */
   idleTimeout?: number;
   sandbox?: string;
+  /** off | low | medium | high. */
+  reasoning?: string;
   /** Interactive approval mode: auto | ask | read-only. */
   approval?: string;
   /** MCP servers whose tools the agent may use, by name. */
@@ -41,6 +44,7 @@ export interface Settings {
   /** Idle timeout of model calls (flag, HANDS_IDLE_TIMEOUT, config idleTimeout; seconds there). */
   idleTimeoutMs?: number;
   sandbox: string;
+  reasoning?: ReasoningLevel;
   memory: MemorySettings;
   /** The approval mode the config files ask for (flags and the mode's default decide otherwise). */
   approval?: string;
@@ -108,6 +112,13 @@ export function resolveSettings(
     throw new UsageError(`unknown sandbox "${sandbox}"; available here: ${SANDBOXES.join(", ")}`);
   }
 
+  const reasoning = args.reasoning ?? env.HANDS_REASONING ?? pick("reasoning");
+  if (reasoning !== undefined && !REASONING_LEVELS.includes(reasoning as ReasoningLevel)) {
+    throw new UsageError(
+      `unknown reasoning level "${reasoning}"; use one of: ${REASONING_LEVELS.join(", ")}`,
+    );
+  }
+
   const sources: Settings["sources"] = {};
   let baseUrl: string | undefined;
   if (args.baseUrl) [baseUrl, sources.baseUrl] = [args.baseUrl, "--base-url"];
@@ -138,6 +149,7 @@ export function resolveSettings(
     ...(maxTokens ? { maxTokens } : {}),
     ...idleTimeoutSetting(args, env, pick("idleTimeout")),
     sandbox,
+    ...(reasoning ? { reasoning: reasoning as ReasoningLevel } : {}),
     memory: resolveMemorySettings(
       args,
       env,

@@ -46,6 +46,12 @@ export function resultSummary(output: string): string {
   return lines.slice(0, /^exit code:/.test(lines[0] ?? "") ? 2 : 1).join(" · ");
 }
 
+/** A response's thinking collapsed to one dim line: how much, and how it begins. */
+export function thinkingLine(text: string, tokens: number | undefined, width = 100): string {
+  const size = tokens ? `${tokens.toLocaleString("en")} tokens` : `${text.length.toLocaleString("en")} chars`;
+  return `✻ thought (${size}): ${oneLine(text, width)}`;
+}
+
 function formatMs(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
@@ -66,6 +72,12 @@ export class LiveView {
         this.write(
           s.yellow(`  ↻ model call failed (${e.error}); retry ${e.attempt} in ${formatMs(e.delayMs)}\n`),
         );
+        break;
+      case "thinking":
+        this.write(s.dim(`${thinkingLine(e.text, e.tokens)}\n`));
+        break;
+      case "model_notice":
+        this.write(s.yellow(`  ! ${oneLine(e.message, 200)}\n`));
         break;
       case "model_response":
         // A thought that comes with tool calls; a final answer goes to stdout instead.

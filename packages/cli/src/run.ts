@@ -240,6 +240,7 @@ export async function resolveProvider(
     ...(baseUrl ? { baseURL: baseUrl } : {}),
     apiKey: apiKey ?? "sk-no-key-needed",
     ...(settings.idleTimeoutMs ? { timeoutMs: settings.idleTimeoutMs } : {}),
+    ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
   });
 }
 

@@ -3,7 +3,7 @@
 // may only make a run stricter or choose harmless things. Everything else is ignored, each
 // with a line saying what and how to trust the folder (`hands trust`).
 //
-// Honoured from an untrusted folder: model, maxSteps, maxTokens, idleTimeout; sandbox bwrap/docker (or the
+// Honoured from an untrusted folder: model, maxSteps, maxTokens, idleTimeout, reasoning; sandbox bwrap/docker (or the
 // same as without the project); the same provider as without it; an approval mode at least as
 // strict as without it; memory
 // enabled/contextBudget/summaries; policy deny and ask rules. Anything else — and any key
@@ -61,6 +61,7 @@ export function untrustedConfig(project: Json, baseline: Baseline): { config: Js
       case "maxSteps":
       case "maxTokens":
       case "idleTimeout":
+      case "reasoning":
         config[key] = value;
         break;
       case "provider":

@@ -6,7 +6,7 @@ import type {
   TextBlockParam,
   Tool,
 } from "@anthropic-ai/sdk/resources/messages/messages";
-import type { FinishReason, Message, ToolSchema, Usage } from "./types.js";
+import type { FinishReason, Message, ReasoningLevel, ThinkingBlock, ToolSchema, Usage } from "./types.js";
 
 /** Anthropic only accepts [a-zA-Z0-9_-] in tool_use ids; ids from other providers may differ. */
 export function anthropicId(id: string): string {
@@ -51,7 +51,10 @@ export function toAnthropic(messages: readonly Message[]): { system: string; mes
         },
       ]);
     } else {
-      const blocks: ContentBlockParam[] = [];
+      // Thinking blocks go back first and unmodified: with thinking on, the API rejects a
+      // tool_result turn whose assistant turn lacks them or alters them (the signature is
+      // checked) — docs.anthropic.com, "Extended thinking", "Preserving thinking blocks".
+      const blocks: ContentBlockParam[] = [...(m.thinking?.blocks ?? []).map(toThinkingParam)];
       if (m.content.trim()) blocks.push({ type: "text", text: m.content });
       for (const call of m.toolCalls ?? []) {
         blocks.push({
@@ -72,6 +75,19 @@ export function toAnthropic(messages: readonly Message[]): { system: string; mes
   }
   return { system: system.join("\n\n"), messages: out };
 }
+
+function toThinkingParam(b: ThinkingBlock): ContentBlockParam {
+  return b.type === "thinking"
+    ? { type: "thinking", thinking: b.thinking, signature: b.signature }
+    : { type: "redacted_thinking", data: b.data };
+}
+
+/** Token budgets of `thinking.budget_tokens` per level (the API's minimum is 1,024). */
+export const THINKING_BUDGET: Record<Exclude<ReasoningLevel, "off">, number> = {
+  low: 2048,
+  medium: 8192,
+  high: 24576,
+};
 
 /**
  * Prompt-cache breakpoints. Anthropic caches a request's prefix only up to a block marked

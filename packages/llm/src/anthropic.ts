@@ -8,6 +8,7 @@ import type {
 import {
   fromAnthropicStop,
   fromAnthropicUsage,
+  THINKING_BUDGET,
   toAnthropic,
   toAnthropicTools,
   withCacheBreakpoints,
@@ -17,7 +18,16 @@ import { type ModelPrice, withCost } from "./pricing.js";
 import { type CallContext, protocolError, summarize, withRetry } from "./retry.js";
 import { retryOptions, type SdkProviderOptions, sdkClientOptions, withIdleTimeout } from "./sdk-common.js";
 import { readJsonEvents, streamError } from "./sse.js";
-import type { ModelRequest, ModelResponse, Provider, ToolCall, Usage } from "./types.js";
+import type {
+  ModelRequest,
+  ModelResponse,
+  Provider,
+  ReasoningLevel,
+  Thinking,
+  ThinkingBlock,
+  ToolCall,
+  Usage,
+} from "./types.js";
 
 export interface AnthropicProviderOptions extends SdkProviderOptions {
   model: string;
@@ -30,6 +40,8 @@ export interface AnthropicProviderOptions extends SdkProviderOptions {
   stream?: boolean;
   /** Required by the API; used when a request sets none (default 8192). */
   maxTokens?: number;
+  /** Extended thinking unless a request says otherwise (default: off, as the API's default). */
+  reasoning?: ReasoningLevel;
 }
 
 interface RawResult {
@@ -37,6 +49,14 @@ interface RawResult {
   toolCalls: ToolCall[];
   stop: string | null;
   usage: Usage;
+  thinking: ThinkingBlock[];
+}
+
+/** The reply's thinking for people (redacted blocks have no readable text) and for the API. */
+function thinkingOf(blocks: ThinkingBlock[]): Thinking | undefined {
+  if (blocks.length === 0) return undefined;
+  const text = blocks.map((b) => (b.type === "thinking" ? b.thinking : "[redacted thinking]")).join("\n\n");
+  return { text, blocks, source: "blocks" };
 }
 
 export class AnthropicProvider implements Provider {
@@ -68,14 +88,25 @@ export class AnthropicProvider implements Provider {
     const started = performance.now();
     const client = await this.getClient();
     const { system, messages } = withCacheBreakpoints(toAnthropic(request.messages));
+    const level = request.reasoning ?? this.options.reasoning;
+    const budget = level && level !== "off" ? THINKING_BUDGET[level] : undefined;
+    const answerTokens = request.maxTokens ?? this.options.maxTokens ?? 8192;
+    // budget_tokens must be below max_tokens, which counts thinking and answer together; and
+    // thinking does not go with a changed temperature (docs.anthropic.com, "Extended thinking").
+    if (budget !== undefined && request.temperature !== undefined) {
+      request.onEvent?.({ type: "notice", message: "extended thinking ignores the temperature setting" });
+    }
     const params: MessageCreateParamsBase = {
       model: this.model,
-      max_tokens: request.maxTokens ?? this.options.maxTokens ?? 8192,
+      max_tokens: budget !== undefined ? budget + answerTokens : answerTokens,
       messages,
       ...(system ? { system } : {}),
       ...(request.tools.length ? { tools: toAnthropicTools(request.tools) } : {}),
-      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.temperature !== undefined && budget === undefined
+        ? { temperature: request.temperature }
+        : {}),
       ...(request.stop?.length ? { stop_sequences: request.stop } : {}),
+      ...(budget !== undefined ? { thinking: { type: "enabled", budget_tokens: budget } } : {}),
     };
     const context: CallContext = {
       provider: this.name,
@@ -97,11 +128,13 @@ export class AnthropicProvider implements Provider {
     );
     let finishReason = fromAnthropicStop(raw.stop);
     if (raw.toolCalls.length > 0 && finishReason === "stop") finishReason = "tool_calls";
+    const thinking = thinkingOf(raw.thinking);
     return {
       message: {
         role: "assistant",
         content: raw.content,
         ...(raw.toolCalls.length ? { toolCalls: raw.toolCalls } : {}),
+        ...(thinking ? { thinking } : {}),
       },
       usage: withCost(raw.usage, this.model, this.options.pricing),
       finishReason,
@@ -127,14 +160,20 @@ export class AnthropicProvider implements Provider {
     const m = message as Anthropic.Message;
     let content = "";
     const toolCalls: ToolCall[] = [];
+    const thinking: ThinkingBlock[] = [];
     for (const block of m.content) {
       if (block.type === "text") content += block.text;
       else if (block.type === "tool_use") {
         toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) });
+      } else if (block.type === "thinking") {
+        thinking.push({ type: "thinking", thinking: block.thinking, signature: block.signature });
+        request.onEvent?.({ type: "thinking_delta", text: block.thinking });
+      } else if (block.type === "redacted_thinking") {
+        thinking.push({ type: "redacted_thinking", data: block.data });
       }
     }
     if (content) request.onEvent?.({ type: "text_delta", text: content });
-    return { content, toolCalls, stop: m.stop_reason, usage: fromAnthropicUsage(m.usage ?? {}) };
+    return { content, toolCalls, stop: m.stop_reason, usage: fromAnthropicUsage(m.usage ?? {}), thinking };
   }
 
   private async readStream(
@@ -162,6 +201,9 @@ export class AnthropicProvider implements Provider {
     const calls: ToolCall[] = [];
     // Content block index -> position in `calls` (text and tool blocks share one index space).
     const toolIndex = new Map<number, number>();
+    const thinking: ThinkingBlock[] = [];
+    // Content block index -> its thinking block, filled by thinking_delta and signature_delta.
+    const thinkingIndex = new Map<number, ThinkingBlock & { type: "thinking" }>();
     for await (const { value } of readJsonEvents(response.body, watch.touch)) {
       const event = value as RawMessageStreamEvent | { type: "error"; error: unknown };
       switch (event.type) {
@@ -180,12 +222,32 @@ export class AnthropicProvider implements Provider {
           } else if (event.content_block.type === "text" && event.content_block.text) {
             content += event.content_block.text;
             emit?.({ type: "text_delta", text: event.content_block.text });
+          } else if (event.content_block.type === "thinking") {
+            const block = {
+              type: "thinking" as const,
+              thinking: event.content_block.thinking ?? "",
+              signature: event.content_block.signature ?? "",
+            };
+            thinkingIndex.set(event.index, block);
+            thinking.push(block);
+            if (block.thinking) emit?.({ type: "thinking_delta", text: block.thinking });
+          } else if (event.content_block.type === "redacted_thinking") {
+            thinking.push({ type: "redacted_thinking", data: event.content_block.data });
           }
           break;
         case "content_block_delta":
           if (event.delta.type === "text_delta") {
             content += event.delta.text;
             emit?.({ type: "text_delta", text: event.delta.text });
+          } else if (event.delta.type === "thinking_delta") {
+            const block = thinkingIndex.get(event.index);
+            if (block) {
+              block.thinking += event.delta.thinking;
+              emit?.({ type: "thinking_delta", text: event.delta.thinking });
+            }
+          } else if (event.delta.type === "signature_delta") {
+            const block = thinkingIndex.get(event.index);
+            if (block) block.signature += event.delta.signature;
           } else if (event.delta.type === "input_json_delta") {
             const index = toolIndex.get(event.index);
             const call = index === undefined ? undefined : calls[index];
@@ -210,6 +272,6 @@ export class AnthropicProvider implements Provider {
       throw protocolError("the event stream ended before the response was complete", true, "connection");
     }
     for (const call of calls) call.arguments ||= "{}";
-    return { content, toolCalls: calls, stop, usage: fromAnthropicUsage(wireUsage) };
+    return { content, toolCalls: calls, stop, usage: fromAnthropicUsage(wireUsage), thinking };
   }
 }

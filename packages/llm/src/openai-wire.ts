@@ -16,18 +16,26 @@ export function toOpenAIMessage(m: Message): ChatCompletionMessageParam {
       return { role: m.role, content: m.content };
     case "tool":
       return { role: "tool", tool_call_id: m.toolCallId, content: m.content };
-    case "assistant":
-      if (!m.toolCalls?.length) return { role: "assistant", content: m.content };
+    case "assistant": {
+      // Reasoning goes back only where the server asked for it (see ReasoningCollector.result).
+      const t = m.thinking;
+      const thinking = {
+        ...(t?.sendBackAs ? { [t.sendBackAs]: t.text } : {}),
+        ...(t?.details ? { reasoning_details: t.details } : {}),
+      };
+      if (!m.toolCalls?.length) return { role: "assistant", content: m.content, ...thinking };
       return {
         role: "assistant",
         // Some servers reject "" next to tool calls; null is the canonical "no text".
         content: m.content || null,
+        ...thinking,
         tool_calls: m.toolCalls.map((c) => ({
           id: c.id,
           type: "function" as const,
           function: { name: c.name, arguments: c.arguments || "{}" },
         })),
       };
+    }
   }
   throw new Error(`unknown message role: ${(m as { role: string }).role}`);
 }
@@ -57,6 +65,7 @@ interface WireUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
   prompt_tokens_details?: { cached_tokens?: number } | null;
+  completion_tokens_details?: { reasoning_tokens?: number } | null;
 }
 
 export function fromOpenAIUsage(usage: WireUsage | null | undefined): Usage {
@@ -66,6 +75,8 @@ export function fromOpenAIUsage(usage: WireUsage | null | undefined): Usage {
   };
   const cached = usage?.prompt_tokens_details?.cached_tokens;
   if (typeof cached === "number") result.cachedInputTokens = cached;
+  const reasoning = usage?.completion_tokens_details?.reasoning_tokens;
+  if (typeof reasoning === "number" && reasoning > 0) result.reasoningTokens = reasoning;
   return result;
 }
 

@@ -3,6 +3,7 @@
 // that local models print as text.
 import type OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
+import { ContextOverflowError } from "./context-overflow.js";
 import type { IdleWatch } from "./idle.js";
 import {
   fromOpenAIFinish,
@@ -12,12 +13,30 @@ import {
   toOpenAITools,
 } from "./openai-wire.js";
 import { type ModelPrice, withCost } from "./pricing.js";
+import {
+  ReasoningCollector,
+  reasoningParams,
+  rejectsReasoningField,
+  splitUnopenedThink,
+  ThinkTagSplitter,
+  turnHasToolCalls,
+} from "./reasoning.js";
 import { RequestBodyEncoder } from "./request-body.js";
 import { type CallContext, protocolError, summarize, withRetry } from "./retry.js";
 import { retryOptions, type SdkProviderOptions, sdkClientOptions, withIdleTimeout } from "./sdk-common.js";
 import { readJsonEvents, streamError } from "./sse.js";
 import { extractTextToolCallsWithRest } from "./text-tool-calls.js";
-import type { FinishReason, ModelRequest, ModelResponse, Provider, ToolCall, Usage } from "./types.js";
+import {
+  type FinishReason,
+  ModelError,
+  type ModelRequest,
+  type ModelResponse,
+  type Provider,
+  type ReasoningLevel,
+  type Thinking,
+  type ToolCall,
+  type Usage,
+} from "./types.js";
 
 /** Builds the request body (a JSON buffer) with the given extra top-level fields. */
 type BodyOf = (extra: Record<string, unknown>) => Buffer;
@@ -37,6 +56,8 @@ export interface OpenAIProviderOptions extends SdkProviderOptions {
   maxTokens?: number;
   /** Recover tool calls printed as text when there are no native ones (default true). */
   textToolCalls?: boolean;
+  /** How hard a reasoning model thinks, unless a request says otherwise (default: the server's). */
+  reasoning?: ReasoningLevel;
 }
 
 /** What one attempt produced, before text tool-call recovery and costing. */
@@ -45,6 +66,10 @@ interface RawResult {
   toolCalls: ToolCall[];
   finish: string | null;
   usage: Usage;
+  /** Reasoning from the response's reasoning fields. */
+  reasoning: ReasoningCollector;
+  /** Reasoning the content carried in a leading think tag (already cut from `content`). */
+  tagged: string;
 }
 
 let generatedIds = 0;
@@ -55,6 +80,8 @@ export class OpenAIProvider implements Provider {
   readonly baseURL: string;
   private client?: Promise<OpenAI>;
   private readonly encoder = new RequestBodyEncoder(toOpenAIMessage);
+  /** Set once the server refused the reasoning fields: they are not sent again. */
+  private reasoningRefused = false;
 
   constructor(private readonly options: OpenAIProviderOptions) {
     this.model = options.model;
@@ -80,11 +107,16 @@ export class OpenAIProvider implements Provider {
     const started = performance.now();
     const client = await this.getClient();
     const maxTokens = request.maxTokens ?? this.options.maxTokens;
+    const level = request.reasoning ?? this.options.reasoning;
+    const thinking =
+      level && !this.reasoningRefused ? reasoningParams(level, this.baseURL, this.model) : undefined;
+    if (thinking?.notice) request.onEvent?.({ type: "notice", message: thinking.notice });
     const fields: Record<string, unknown> = {
       model: this.model,
       ...(maxTokens !== undefined ? maxTokensParam(this.model, maxTokens) : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.stop?.length ? { stop: request.stop } : {}),
+      ...thinking?.fields,
     };
     const tools = request.tools.length
       ? { key: request.tools, wire: () => toOpenAITools(request.tools) }
@@ -105,31 +137,53 @@ export class OpenAIProvider implements Provider {
       model: this.model,
     };
     const streaming = this.options.stream ?? true;
-    const raw = await withRetry(
-      () =>
-        // Each attempt, the answer's first byte and every later chunk, within the idle timeout
-        // (the SDK's own stops at the headers).
-        withIdleTimeout(this.options, request.signal, (watch) =>
-          streaming
-            ? this.readStream(client, body, request, watch)
-            : this.readJson(client, body, request, watch),
-        ).then(
-          (r) => {
-            done(true);
-            return r;
-          },
-          (e: unknown) => {
-            done(false);
-            throw e;
-          },
-        ),
-      retryOptions(this.options, request, context),
-    );
+    const attempt = () =>
+      withRetry(
+        () =>
+          // Each attempt, the answer's first byte and every later chunk, within the idle timeout
+          // (the SDK's own stops at the headers).
+          withIdleTimeout(this.options, request.signal, (watch) =>
+            streaming
+              ? this.readStream(client, body, request, watch)
+              : this.readJson(client, body, request, watch),
+          ).then(
+            (r) => {
+              done(true);
+              return r;
+            },
+            (e: unknown) => {
+              done(false);
+              throw e;
+            },
+          ),
+        retryOptions(this.options, request, context),
+      );
+    let raw: RawResult;
+    try {
+      raw = await attempt();
+    } catch (err) {
+      // A server that does not know a reasoning switch may refuse the request: say so, drop it.
+      const added = Object.keys(thinking?.fields ?? {});
+      if (!(err instanceof ModelError) || err instanceof ContextOverflowError) throw err;
+      if (err.status !== 400 || added.length === 0 || !rejectsReasoningField(err.message, added)) throw err;
+      this.reasoningRefused = true;
+      for (const f of added) delete fields[f];
+      request.onEvent?.({
+        type: "notice",
+        message: `--reasoning ${level}: the server refused ${added.join(", ")}; sent without it (${summarize(err.message, 120)})`,
+      });
+      raw = await attempt();
+    }
     return this.finish(raw, request, started);
   }
 
   private finish(raw: RawResult, request: ModelRequest, started: number): ModelResponse {
     let { content, toolCalls } = raw;
+    let tagged = raw.tagged;
+    if (!tagged && !raw.reasoning.seen) {
+      const split = splitUnopenedThink(content);
+      if (split) ({ thinking: tagged, answer: content } = split);
+    }
     let finishReason: FinishReason = fromOpenAIFinish(raw.finish);
     if (toolCalls.length === 0 && request.tools.length > 0 && this.options.textToolCalls !== false) {
       const found = extractTextToolCallsWithRest(
@@ -142,8 +196,16 @@ export class OpenAIProvider implements Provider {
       }
     }
     if (toolCalls.length > 0 && finishReason === "stop") finishReason = "tool_calls";
+    const thinking: Thinking | undefined =
+      raw.reasoning.result(toolCalls.length > 0 || turnHasToolCalls(request.messages)) ??
+      (tagged.trim() ? { text: tagged.trim(), source: "think_tag" } : undefined);
     return {
-      message: { role: "assistant", content, ...(toolCalls.length ? { toolCalls } : {}) },
+      message: {
+        role: "assistant",
+        content,
+        ...(toolCalls.length ? { toolCalls } : {}),
+        ...(thinking ? { thinking } : {}),
+      },
       usage: withCost(raw.usage, this.model, this.options.pricing),
       finishReason,
       durationMs: performance.now() - started,
@@ -169,7 +231,15 @@ export class OpenAIProvider implements Provider {
     const c = completion as OpenAI.Chat.Completions.ChatCompletion;
     const choice = c.choices[0];
     if (!choice) throw protocolError("the response has no choices");
-    const content = choice.message?.content ?? "";
+    const reasoning = new ReasoningCollector();
+    const thought = reasoning.read(choice.message as unknown as Record<string, unknown>);
+    if (thought) request.onEvent?.({ type: "thinking_delta", text: thought });
+    const splitter = new ThinkTagSplitter();
+    const first = splitter.push(choice.message?.content ?? "");
+    const last = splitter.end();
+    const tagged = first.thinking + last.thinking;
+    const content = first.answer + last.answer;
+    if (tagged) request.onEvent?.({ type: "thinking_delta", text: tagged });
     if (content) request.onEvent?.({ type: "text_delta", text: content });
     const toolCalls: ToolCall[] = [];
     for (const call of choice.message?.tool_calls ?? []) {
@@ -180,7 +250,14 @@ export class OpenAIProvider implements Provider {
         arguments: call.function.arguments || "{}",
       });
     }
-    return { content, toolCalls, finish: choice.finish_reason, usage: fromOpenAIUsage(c.usage) };
+    return {
+      content,
+      toolCalls,
+      finish: choice.finish_reason,
+      usage: fromOpenAIUsage(c.usage),
+      reasoning,
+      tagged,
+    };
   }
 
   private async readStream(
@@ -204,6 +281,19 @@ export class OpenAIProvider implements Provider {
     let finish: string | null = null;
     let usage: ChatCompletionChunk["usage"];
     let chunks = 0;
+    const reasoning = new ReasoningCollector();
+    const splitter = new ThinkTagSplitter();
+    let tagged = "";
+    const onContent = (piece: { thinking: string; answer: string }) => {
+      if (piece.thinking) {
+        tagged += piece.thinking;
+        emit?.({ type: "thinking_delta", text: piece.thinking });
+      }
+      if (piece.answer) {
+        content += piece.answer;
+        emit?.({ type: "text_delta", text: piece.answer });
+      }
+    };
     // Parallel tool calls arrive interleaved by index; names and ids come once, arguments in pieces.
     const calls = new Map<number, { id: string; name: string; arguments: string }>();
     for await (const { value } of readJsonEvents(response.body, watch.touch)) {
@@ -214,10 +304,9 @@ export class OpenAIProvider implements Provider {
       const choice = chunk.choices?.[0];
       if (!choice) continue;
       const delta = choice.delta;
-      if (delta?.content) {
-        content += delta.content;
-        emit?.({ type: "text_delta", text: delta.content });
-      }
+      const thought = reasoning.read(delta as Record<string, unknown> | undefined);
+      if (thought) emit?.({ type: "thinking_delta", text: thought });
+      if (delta?.content) onContent(splitter.push(delta.content));
       for (const tc of delta?.tool_calls ?? []) {
         const index = tc.index ?? 0;
         let entry = calls.get(index);
@@ -239,6 +328,7 @@ export class OpenAIProvider implements Provider {
       if (choice.finish_reason) finish = choice.finish_reason;
     }
     if (watch.expired) throw new Error("idle timeout");
+    onContent(splitter.end());
     if (chunks === 0) {
       throw protocolError("the server answered 200 but the event stream held no data");
     }
@@ -252,6 +342,6 @@ export class OpenAIProvider implements Provider {
         name: c.name,
         arguments: c.arguments || "{}",
       }));
-    return { content, toolCalls, finish, usage: fromOpenAIUsage(usage) };
+    return { content, toolCalls, finish, usage: fromOpenAIUsage(usage), reasoning, tagged };
   }
 }

@@ -396,7 +396,12 @@ describe("ReactProvider: shapes from other frameworks, over HTTP", () => {
       ],
       async (provider) => {
         const done = await provider.complete({ messages: USER, tools: [CMD] });
-        assert.deepEqual(done.message, { role: "assistant", content: "nothing to do" });
+        assert.deepEqual(done.message, {
+          role: "assistant",
+          content: "nothing to do",
+          // Kept for people (live view, trace), apart from the answer.
+          thinking: { text: "Action: run_command\nAction Input: rm -rf x", source: "think_tag" },
+        });
         const bad = await provider.complete({ messages: USER, tools: [CMD] });
         assert.equal(bad.message.content, "Thought: I should check first.");
         assert.match(bad.correction ?? "", /has a Thought but no Action/);

@@ -166,6 +166,18 @@ export class ReactProvider implements Provider {
     const stop = [...(request.stop ?? []), OBSERVATION_STOP];
     const messages = renderReactHistory(request.messages, request.tools, this.notes);
     const inner = await this.inner.complete({ ...request, messages, tools: [], stop });
+    const response = this.understand(request, messages, inner);
+    // Reasoning is shown and kept, but the text protocol replays only the reply itself.
+    const thought = inner.message.thinking;
+    if (!thought) return response;
+    return {
+      ...response,
+      message: { ...response.message, thinking: { text: thought.text, source: thought.source } },
+    };
+  }
+
+  /** Reads the reply under the protocol: an Action, a Final Answer, plain prose, or a correction. */
+  private understand(request: ModelRequest, messages: Message[], inner: ModelResponse): ModelResponse {
     const text = withoutEcho(inner.message.content, messages[messages.length - 1]);
     const parsed = parseReact(text, request.tools);
     const base = { usage: inner.usage, durationMs: inner.durationMs };

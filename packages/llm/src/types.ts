@@ -28,9 +28,36 @@ export interface UserMessage {
 }
 export interface AssistantMessage {
   role: "assistant";
-  /** Visible text (for ReAct: the Thought). Empty string when none. */
+  /** Visible text (for ReAct: the Thought). Empty string when none. Never holds the thinking. */
   content: string;
   toolCalls?: ToolCall[];
+  /** What a reasoning model thought before this reply, when it showed it. */
+  thinking?: Thinking;
+}
+
+/** One block of Anthropic thinking, kept byte for byte: the API verifies the signature. */
+export type ThinkingBlock =
+  | { type: "thinking"; thinking: string; signature: string }
+  | { type: "redacted_thinking"; data: string };
+
+/**
+ * A reply's reasoning. `text` is for people (the live view, traces, memory); the other fields
+ * say how it came over the wire, so it can be sent back exactly the way that API requires.
+ */
+export interface Thinking {
+  text: string;
+  /** Anthropic: the thinking / redacted_thinking blocks as received, signatures included. */
+  blocks?: ThinkingBlock[];
+  /**
+   * OpenAI-compatible: the message field that carried it ("reasoning_content": DeepSeek, vLLM,
+   * SGLang, llama.cpp; "reasoning": OpenRouter, Ollama) when it must go back in that field
+   * (a reply inside a tool-call loop); absent when it must not be sent back.
+   */
+  sendBackAs?: "reasoning_content" | "reasoning";
+  /** OpenRouter: `reasoning_details` as received (may hold encrypted reasoning), sent back as is. */
+  details?: unknown[];
+  /** Where it came from: a reasoning field, `<think>` tags in the content, or thinking blocks. */
+  source: "field" | "think_tag" | "blocks";
 }
 export interface ToolMessage {
   role: "tool";
@@ -46,6 +73,8 @@ export interface Usage {
   outputTokens: number;
   /** Input tokens served from the provider's prompt cache, when reported. */
   cachedInputTokens?: number;
+  /** Output tokens spent on reasoning (already part of outputTokens), when reported. */
+  reasoningTokens?: number;
   /** Cost in US dollars, when the model's price is known. */
   costUsd?: number;
 }
@@ -53,6 +82,10 @@ export interface Usage {
 /** Incremental events while a response streams in. */
 export type StreamEvent =
   | { type: "text_delta"; text: string }
+  /** A piece of the model's reasoning (never part of the answer). */
+  | { type: "thinking_delta"; text: string }
+  /** Something the user should know about this request that is not an error (one line). */
+  | { type: "notice"; message: string }
   | { type: "tool_call_delta"; index: number; id?: string; name?: string; argumentsDelta?: string }
   /**
    * A failed attempt will be retried after `delayMs`. `attempt` is the retry number (1 = first retry).
@@ -70,7 +103,13 @@ export interface ModelRequest {
   stop?: string[];
   /** Receives deltas and retry notices as they happen. */
   onEvent?: (event: StreamEvent) => void;
+  /** How hard a reasoning model should think (default: the provider's or server's own default). */
+  reasoning?: ReasoningLevel;
 }
+
+/** `off` asks a model to answer without thinking where the API can switch it off. */
+export type ReasoningLevel = "off" | "low" | "medium" | "high";
+export const REASONING_LEVELS: readonly ReasoningLevel[] = ["off", "low", "medium", "high"];
 
 export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" | "other";
 

@@ -16,6 +16,7 @@ export const SLASH_HELP = `Commands:
   /diff              what this session changed in the workspace
   /undo              put back the files changed by the last request
   /expand [N]        the full output of the last (or Nth last) tool call
+  /thinking [N]      the model's full reasoning in the last (or Nth last) reply that had any
   /sessions          saved sessions (resume with hands --resume ID)
   /exit              quit (also Ctrl-D; Ctrl-C stops a running step)
 End a line with \\ to continue the request on the next line.`;
@@ -83,6 +84,12 @@ export async function runSlashCommand(
       const t = state.view.tools[state.view.tools.length - (Number.isInteger(n) && n > 0 ? n : 1)];
       if (!t) view.print("No tool call yet.");
       else view.print(`${s.bold(t.name)} ${mainArgument(t.name, t.args)}\n${t.output}`);
+      return;
+    }
+    case "thinking": {
+      const n = arg ? Number(arg) : 1;
+      const t = view.thoughts[view.thoughts.length - (Number.isInteger(n) && n > 0 ? n : 1)];
+      view.print(t ? s.dim(t) : "No reasoning shown yet (the model did not think aloud).");
       return;
     }
     case "sessions":

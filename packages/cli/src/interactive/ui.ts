@@ -2,7 +2,7 @@
 // status and duration in a terminal), a spinner while the model thinks, and the status line.
 import type { AgentEvent, TodoItem } from "@hands/agent";
 import type { Usage } from "@hands/llm";
-import { mainArgument, oneLine, resultSummary, type Style } from "../render.js";
+import { mainArgument, oneLine, resultSummary, type Style, thinkingLine } from "../render.js";
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -31,6 +31,10 @@ export class SessionView {
   private readonly toolStarts = new Map<string, { name: string; args: unknown }>();
   /** Completed tool calls, newest last, for /expand. */
   readonly tools: ToolRecord[] = [];
+  /** The model's reasoning per response, newest last, for /thinking. */
+  readonly thoughts: string[] = [];
+  /** Characters of reasoning streamed in the current response (the spinner shows them). */
+  private thinkingChars = 0;
   /** Tokens of this turn so far, for the spinner. */
   turnTokens = 0;
   /** The input tokens of the latest model call: how full the context is. */
@@ -63,8 +67,9 @@ export class SessionView {
     const draw = () => {
       const elapsed = formatMs(performance.now() - this.spinStart);
       const f = FRAMES[this.frame++ % FRAMES.length];
+      const thinking = this.thinkingChars ? ` · thinking (${formatTokens(this.thinkingChars)} chars)` : "";
       this.write(
-        `\r\x1b[2K${this.style.cyan(f ?? "")} ${this.style.dim(`${label} · ${elapsed} · ${formatTokens(this.turnTokens)} tokens · Ctrl-C to stop`)}`,
+        `\r\x1b[2K${this.style.cyan(f ?? "")} ${this.style.dim(`${label}${thinking} · ${elapsed} · ${formatTokens(this.turnTokens)} tokens · Ctrl-C to stop`)}`,
       );
     };
     draw();
@@ -84,7 +89,19 @@ export class SessionView {
     const s = this.style;
     switch (e.type) {
       case "model_request":
+        this.thinkingChars = 0;
         this.startSpinner();
+        break;
+      case "thinking_delta":
+        // Thinking stays collapsed: the spinner says it is happening, the text waits for /thinking.
+        this.thinkingChars += e.text.length;
+        break;
+      case "thinking":
+        this.thoughts.push(e.text);
+        this.print(s.dim(`${thinkingLine(e.text, e.tokens, 90)} · /thinking to expand`));
+        break;
+      case "model_notice":
+        this.print(s.yellow(`  ! ${oneLine(e.message, 160)}`));
         break;
       case "text_delta":
         if (this.openLine !== "text") {

@@ -1,6 +1,7 @@
 // A real HTTP server speaking OpenAI's chat-completions and Anthropic's messages wire formats,
 // answering from a script. Tests and benchmarks run the real providers against it, so only the
 // model is fake, never the protocol.
+import { createHmac, randomBytes } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { checkChatRequest } from "./request-check.js";
@@ -14,8 +15,21 @@ export interface ServerToolCall {
 export interface ServerTurn {
   content?: string;
   toolCalls?: ServerToolCall[];
+  /**
+   * The model's reasoning, streamed before the content. OpenAI: in `reasoningField` (default
+   * `reasoning_content`); Anthropic: a thinking block signed by this server.
+   */
+  reasoning?: string;
+  reasoningField?: "reasoning_content" | "reasoning" | "reasoning_details";
+  /** Anthropic: a redacted_thinking block (after any thinking block). */
+  redactedThinking?: boolean;
   /** Default: estimated from the request and reply sizes (4 characters a token). */
-  usage?: { inputTokens?: number; outputTokens?: number; cachedInputTokens?: number };
+  usage?: {
+    inputTokens?: number;
+    outputTokens?: number;
+    cachedInputTokens?: number;
+    reasoningTokens?: number;
+  };
   /** OpenAI wire value; mapped for Anthropic. Default "tool_calls" with calls, else "stop". */
   finishReason?: "stop" | "tool_calls" | "length" | "content_filter";
   /** Answer with this HTTP status and an error body in the endpoint's format. */
@@ -78,6 +92,12 @@ export interface ScriptedServerOptions {
    * the endpoint's own), without consuming a script turn.
    */
   contextWindow?: { tokens: number; server?: OverflowWording };
+  /**
+   * OpenAI-compatible reasoning rules of real servers: "required" answers 400 when an assistant
+   * tool-call turn comes back without the reasoning_content it was sent with (DeepSeek's thinking
+   * mode); "rejected" answers 400 to any reasoning_content in the input (deepseek-reasoner).
+   */
+  reasoningEcho?: "required" | "rejected";
 }
 
 export type OverflowWording = "openai" | "anthropic" | "llamacpp" | "lmstudio" | "ollama";
@@ -165,6 +185,7 @@ function usageOf(turn: ServerTurn, rawBodyLength: number) {
     input: turn.usage?.inputTokens ?? Math.ceil(rawBodyLength / 4),
     output: turn.usage?.outputTokens ?? Math.max(1, Math.ceil(outChars / 4)),
     cached: turn.usage?.cachedInputTokens,
+    reasoning: turn.usage?.reasoningTokens,
   };
 }
 
@@ -180,7 +201,16 @@ function openaiUsage(u: ReturnType<typeof usageOf>) {
     completion_tokens: u.output,
     total_tokens: u.input + u.output,
     ...(u.cached !== undefined ? { prompt_tokens_details: { cached_tokens: u.cached } } : {}),
+    ...(u.reasoning !== undefined ? { completion_tokens_details: { reasoning_tokens: u.reasoning } } : {}),
   };
+}
+
+/** The reasoning fields of an OpenAI-compatible message or delta, as each server family names them. */
+function openaiReasoning(turn: ServerTurn, text: string, index = 0): Record<string, unknown> {
+  const field = turn.reasoningField ?? "reasoning_content";
+  if (field !== "reasoning_details") return { [field]: text };
+  // OpenRouter sends both the plain text and the details it wants back.
+  return { reasoning: text, reasoning_details: [{ type: "reasoning.text", text, index, format: "unknown" }] };
 }
 
 function openaiJson(turn: ServerTurn, model: string, id: string, usage: ReturnType<typeof usageOf>): string {
@@ -196,6 +226,7 @@ function openaiJson(turn: ServerTurn, model: string, id: string, usage: ReturnTy
         message: {
           role: "assistant",
           content: turn.content ?? (calls.length ? null : ""),
+          ...(turn.reasoning ? openaiReasoning(turn, turn.reasoning) : {}),
           ...(calls.length
             ? {
                 tool_calls: calls.map((c, i) => ({
@@ -228,6 +259,8 @@ function openaiEvents(
   const delta = (d: object, finish: string | null = null) =>
     chunk([{ index: 0, delta: d, logprobs: null, finish_reason: finish }]);
   const events = [delta({ role: "assistant", content: "" })];
+  for (const piece of turn.reasoning ? pieces(turn.reasoning, size) : [])
+    events.push(delta(openaiReasoning(turn, piece)));
   for (const piece of turn.content ? pieces(turn.content, size) : []) events.push(delta({ content: piece }));
   const calls = turn.toolCalls ?? [];
   const perCall = calls.map((c, i) => {
@@ -272,8 +305,12 @@ function anthropicUsage(u: ReturnType<typeof usageOf>) {
   };
 }
 
-function anthropicBlocks(turn: ServerTurn, id: string) {
-  const blocks: Array<Record<string, unknown>> = [];
+type AnthropicThinking =
+  | { type: "thinking"; thinking: string; signature: string }
+  | { type: "redacted_thinking"; data: string };
+
+function anthropicBlocks(turn: ServerTurn, id: string, thinking: AnthropicThinking[]) {
+  const blocks: Array<Record<string, unknown>> = [...thinking];
   if (turn.content) blocks.push({ type: "text", text: turn.content });
   (turn.toolCalls ?? []).forEach((c, i) => {
     blocks.push({
@@ -291,13 +328,14 @@ function anthropicJson(
   model: string,
   id: string,
   usage: ReturnType<typeof usageOf>,
+  thinking: AnthropicThinking[],
 ): string {
   return JSON.stringify({
     id,
     type: "message",
     role: "assistant",
     model,
-    content: anthropicBlocks(turn, id),
+    content: anthropicBlocks(turn, id, thinking),
     stop_reason: ANTHROPIC_STOP[finishOf(turn)] ?? "end_turn",
     stop_sequence: null,
     usage: anthropicUsage(usage),
@@ -309,6 +347,7 @@ function anthropicEvents(
   model: string,
   id: string,
   usage: ReturnType<typeof usageOf>,
+  thinking: AnthropicThinking[],
 ): string[] {
   const size = turn.chunkSize ?? 12;
   const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
@@ -328,6 +367,26 @@ function anthropicEvents(
     }),
   ];
   let index = 0;
+  for (const block of thinking) {
+    if (block.type === "redacted_thinking") {
+      events.push(ev("content_block_start", { index, content_block: block }));
+    } else {
+      events.push(
+        ev("content_block_start", {
+          index,
+          content_block: { type: "thinking", thinking: "", signature: "" },
+        }),
+      );
+      for (const p of pieces(block.thinking, size)) {
+        events.push(ev("content_block_delta", { index, delta: { type: "thinking_delta", thinking: p } }));
+      }
+      events.push(
+        ev("content_block_delta", { index, delta: { type: "signature_delta", signature: block.signature } }),
+      );
+    }
+    events.push(ev("content_block_stop", { index }));
+    index++;
+  }
   if (turn.content) {
     events.push(ev("content_block_start", { index, content_block: { type: "text", text: "" } }));
     for (const p of pieces(turn.content, size)) {
@@ -353,6 +412,65 @@ function anthropicEvents(
   );
   events.push(ev("message_stop", {}));
   return events;
+}
+
+/**
+ * What Anthropic's API enforces when a request turns thinking on: a budget of at least 1,024
+ * tokens below max_tokens, no temperature, and — in a tool-use loop — the last assistant turn
+ * starting with its thinking blocks exactly as they were sent (signatures verified).
+ */
+function anthropicThinkingError(
+  body: any,
+  verify: (b: Record<string, unknown>) => boolean,
+): string | undefined {
+  if (body?.thinking?.type !== "enabled") return undefined;
+  const budget = body.thinking.budget_tokens;
+  if (typeof budget !== "number" || budget < 1024)
+    return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024";
+  if (typeof body.max_tokens !== "number" || body.max_tokens <= budget)
+    return "`max_tokens` must be greater than `thinking.budget_tokens`";
+  if (body.temperature !== undefined && body.temperature !== 1)
+    return "`temperature` may only be set to 1 when thinking is enabled";
+  const messages: any[] = Array.isArray(body.messages) ? body.messages : [];
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    if (m?.role !== "assistant" || !Array.isArray(m.content)) continue;
+    for (const [j, b] of m.content.entries()) {
+      if ((b?.type === "thinking" || b?.type === "redacted_thinking") && !verify(b))
+        return `messages.${i}.content.${j}: Invalid \`signature\` in \`${b.type}\` block`;
+    }
+  }
+  // The last assistant turn that used a tool, when the request ends in its tool results.
+  const last = messages.length - 1;
+  const results =
+    messages[last]?.role === "user" &&
+    Array.isArray(messages[last].content) &&
+    messages[last].content.some((b: any) => b?.type === "tool_result");
+  const turn = messages[last - 1];
+  if (results && turn?.role === "assistant" && Array.isArray(turn.content)) {
+    const first = turn.content[0]?.type;
+    if (first !== "thinking" && first !== "redacted_thinking")
+      return `messages.${last - 1}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`;
+  }
+  return undefined;
+}
+
+/** DeepSeek-style rules for reasoning_content coming back (see ScriptedServerOptions.reasoningEcho). */
+function reasoningEchoError(
+  body: any,
+  rule: "required" | "rejected",
+  sent: Map<string, string>,
+): string | undefined {
+  const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
+  for (const [i, m] of messages.entries()) {
+    if (m?.role !== "assistant") continue;
+    if (rule === "rejected" && m.reasoning_content !== undefined)
+      return `messages[${i}]: reasoning_content is not accepted in input messages; remove it`;
+    const id = m.tool_calls?.[0]?.id;
+    if (rule === "required" && id && sent.has(id) && m.reasoning_content !== sent.get(id))
+      return `messages[${i}]: the reasoning_content of an assistant message with tool calls must be passed back`;
+  }
+  return undefined;
 }
 
 // ---- HTTP plumbing -----------------------------------------------------------------------
@@ -419,6 +537,15 @@ export async function startScriptedServer(
   const timers = new Set<NodeJS.Timeout>();
   let turns = 0;
   let ids = 0;
+  // Thinking signatures, as the real API makes them: only this server can produce valid ones.
+  const secret = randomBytes(16);
+  const sign = (text: string) => createHmac("sha256", secret).update(text).digest("base64");
+  const verifyThinking = (b: Record<string, unknown>) =>
+    b["type"] === "thinking"
+      ? typeof b["thinking"] === "string" && b["signature"] === sign(`t:${b["thinking"]}`)
+      : typeof b["data"] === "string" && b["data"].endsWith(`.${sign(`r:${b["data"].split(".")[0]}`)}`);
+  // Tool-call id -> the reasoning_content it was sent with (for reasoningEcho "required").
+  const reasoningSent = new Map<string, string>();
   let embeddingRequests = 0;
   let overflows = 0;
 
@@ -487,14 +614,30 @@ export async function startScriptedServer(
       );
     }
     if (turn.neverAnswer) return;
+    const rule =
+      protocol === "anthropic"
+        ? anthropicThinkingError(record.body, verifyThinking)
+        : options.reasoningEcho && reasoningEchoError(record.body, options.reasoningEcho, reasoningSent);
+    if (rule) return send(res, 400, errorBody(protocol, 400, rule));
     const id = `${protocol === "openai" ? "chatcmpl" : "msg"}_${++ids}`;
     const usage = usageOf(turn, rawLength);
+    const thinking: AnthropicThinking[] = [];
+    if (turn.reasoning)
+      thinking.push({ type: "thinking", thinking: turn.reasoning, signature: sign(`t:${turn.reasoning}`) });
+    if (turn.redactedThinking) {
+      const nonce = randomBytes(12).toString("base64url");
+      thinking.push({ type: "redacted_thinking", data: `${nonce}.${sign(`r:${nonce}`)}` });
+    }
+    if (protocol === "openai" && turn.reasoning) {
+      for (const [i, c] of (turn.toolCalls ?? []).entries())
+        reasoningSent.set(c.id ?? `call_${id}_${i}`, turn.reasoning);
+    }
     const body = record.body as { stream?: boolean; stream_options?: { include_usage?: boolean } };
     if (!body.stream) {
       const json =
         protocol === "openai"
           ? openaiJson(turn, modelId, id, usage)
-          : anthropicJson(turn, modelId, id, usage);
+          : anthropicJson(turn, modelId, id, usage, thinking);
       if (turn.stallBodyAt !== undefined) {
         res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(json) });
         res.write(json.slice(0, turn.stallBodyAt));
@@ -510,7 +653,7 @@ export async function startScriptedServer(
     const events =
       protocol === "openai"
         ? openaiEvents(turn, modelId, id, usage, body.stream_options?.include_usage === true)
-        : anthropicEvents(turn, modelId, id, usage);
+        : anthropicEvents(turn, modelId, id, usage, thinking);
     if (turn.errorEventAfter !== undefined) {
       const type = turn.errorType ?? (protocol === "openai" ? "server_error" : "overloaded_error");
       const error = { type, message: turn.errorMessage ?? "Overloaded" };
