@@ -36,6 +36,12 @@ const PAGE_LIMIT = 100;
 
 const errorCode = (err: unknown) => (err as { code?: unknown })?.code;
 const message = (err: unknown) => (err as Error)?.message ?? String(err);
+/** "fetch failed (ECONNREFUSED 127.0.0.1:1)": the cause is what says what to fix. */
+const withCause = (err: unknown) => {
+  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+  const why = cause?.code ?? cause?.message;
+  return why && !message(err).includes(why) ? `${message(err)} (${cause?.message ?? why})` : message(err);
+};
 const seconds = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
 
 const quoted = (text: string) =>
@@ -178,13 +184,15 @@ export class McpServerSupervisor {
   }
 
   private startFailure(err: unknown, transport: Transport, phase: string, startup: number): string {
-    if (!(transport instanceof ChildStdioTransport)) return message(err);
+    const timedOut = errorCode(err) === REQUEST_TIMEOUT;
+    const late = `did not answer ${phase} within ${seconds(startup)} (its "startupTimeoutMs" setting)`;
+    if (!(transport instanceof ChildStdioTransport))
+      return timedOut ? late : `${this.cfg.url}: ${withCause(err)}`;
     const exit = transport.exit;
     let what: string;
     if (exit?.spawnError)
       what = `could not start ${JSON.stringify(this.cfg.command)}: ${exit.spawnError.message}`;
-    else if (errorCode(err) === REQUEST_TIMEOUT)
-      what = `did not answer ${phase} within ${seconds(startup)} (its "startupTimeoutMs" setting), so it was stopped`;
+    else if (timedOut) what = `${late}, so it was stopped`;
     else if (exit) what = `${exitWords(exit)} before it was ready`;
     else what = message(err);
     return `${what}${diagnostics(transport)}`;

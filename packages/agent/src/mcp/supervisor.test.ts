@@ -115,6 +115,43 @@ describe("MCP supervisor", () => {
     await waitUntil(() => !alive(pid), 2_000);
   });
 
+  test("an HTTP server that never answers initialize is reported after the bounded wait", async () => {
+    const { createServer } = await import("node:http");
+    const seen: string[] = [];
+    const http = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => {
+        body += c;
+      });
+      req.on("end", () => {
+        // What it got must be a JSON-RPC initialize request; anything else fails the test loudly.
+        const msg = JSON.parse(body);
+        if (msg.jsonrpc !== "2.0" || msg.method !== "initialize" || msg.id === undefined) {
+          res.writeHead(400).end();
+          throw new Error(`malformed request: ${body}`);
+        }
+        seen.push(msg.method);
+        // ...and never answers.
+      });
+    });
+    await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+    const { port } = http.address() as import("node:net").AddressInfo;
+    try {
+      const started = Date.now();
+      const conn = await connect({ web: { url: `http://127.0.0.1:${port}/mcp`, startupTimeoutMs: 300 } });
+      assert.ok(Date.now() - started < 3_000);
+      assert.deepEqual(seen, ["initialize"]);
+      assert.deepEqual(conn.servers, []);
+      assert.equal(
+        conn.errors[0],
+        'MCP server web: did not answer initialize within 300 ms (its "startupTimeoutMs" setting)',
+      );
+    } finally {
+      http.closeAllConnections();
+      http.close();
+    }
+  });
+
   test("a crashed server is reported and restarted; a call in flight gets a clear error", async () => {
     const log = join(tempDir(), "starts");
     const notices: string[] = [];
