@@ -53,7 +53,7 @@ test("an MCP server that crashes mid-session is reported, restarted, and its too
     assert.match(out.text, /the server came back/);
     const toolMessages = (i: number) =>
       (
-        server.requests.filter((r) => r.method === "POST")[i]?.body.messages as {
+        server.requests.filter((r) => r.method === "POST")[i]!.body.messages as {
           role: string;
           content: string;
         }[]
