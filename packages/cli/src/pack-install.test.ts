@@ -228,8 +228,10 @@ test("npm pack ships only what runs; the tarballs install, type-check strictly a
           strict: true,
           noUncheckedIndexedAccess: true,
           exactOptionalPropertyTypes: true,
+          // No "types" list: @types packages are found as in most projects. (web-tree-sitter's
+          // declarations use the global EmscriptenModule of @types/emscripten, a dependency
+          // of @hands/agent; a project with its own "types" list adds "emscripten" to it.)
           skipLibCheck: false,
-          types: ["node"],
           outDir: "out",
         },
         files: ["consumer.ts"],
