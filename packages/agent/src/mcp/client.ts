@@ -1,28 +1,27 @@
 // Tools from MCP servers (stdio or streamable HTTP), through the official SDK. Each server's
 // tools are namespaced `mcp__<server>__<tool>` and are not read-only, so approvals and the
 // audit log cover them like any write. The SDK is imported only when a server is configured.
-import type { Tool, ToolResult } from "../tools/types.js";
+import type { Tool } from "../tools/types.js";
+import type { McpServerConfig } from "./config.js";
+import { type ListedTool, McpServerSupervisor } from "./server.js";
 
-export interface McpServerConfig {
-  /** stdio: the program to start, with its arguments. */
-  command?: string;
-  args?: string[];
-  env?: Record<string, string>;
-  cwd?: string;
-  /** Streamable HTTP: the endpoint URL. */
-  url?: string;
-  headers?: Record<string, string>;
-  /** Leave this server out. */
-  disabled?: boolean;
-}
+export { MCP_DEFAULTS, type McpServerConfig, parseMcpServers } from "./config.js";
 
 export interface McpConnection {
   tools: Tool[];
-  /** One line per server that could not be used (the others still work). */
+  /** One report per server that could not be used (the others still work). */
   errors: string[];
   /** Servers that connected, with their tool counts. */
   servers: { name: string; tools: number }[];
   close(): Promise<void>;
+}
+
+export interface ConnectMcpOptions {
+  clientName?: string;
+  /** Told, one message at a time, when a server stops, is restarted or is given up on. */
+  onNotice?: (message: string) => void;
+  /** The first restart of a stopped server waits this long, each further one twice as long. */
+  restartDelayMs?: number;
 }
 
 const MAX_NAME = 64;
@@ -32,100 +31,52 @@ export function mcpToolName(server: string, tool: string): string {
   return `mcp__${clean(server)}__${clean(tool)}`.slice(0, MAX_NAME);
 }
 
-export function parseMcpServers(value: unknown): Record<string, McpServerConfig> {
-  if (value === undefined) return {};
-  if (typeof value !== "object" || value === null || Array.isArray(value))
-    throw new Error('"mcpServers" must be an object: {"name": {"command": …} | {"url": …}}');
-  const out: Record<string, McpServerConfig> = {};
-  for (const [name, cfg] of Object.entries(value as Record<string, unknown>)) {
-    const c = cfg as McpServerConfig;
-    if (typeof c !== "object" || c === null || (!c.command && !c.url) || (c.command && c.url))
-      throw new Error(`mcpServers.${name}: give either "command" (stdio) or "url" (streamable HTTP)`);
-    if (!c.disabled) out[name] = c;
-  }
-  return out;
-}
-
 export async function connectMcpServers(
   servers: Record<string, McpServerConfig>,
-  opts: { timeoutMs?: number; clientName?: string } = {},
+  opts: ConnectMcpOptions = {},
 ): Promise<McpConnection> {
-  const names = Object.keys(servers);
-  const conn: McpConnection = { tools: [], errors: [], servers: [], close: async () => {} };
-  if (names.length === 0) return conn;
-  const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-  const clients: InstanceType<typeof Client>[] = [];
-  const timeout = opts.timeoutMs ?? 15_000;
-
-  await Promise.all(
-    names.map(async (name) => {
-      const cfg = servers[name]!;
-      const client = new Client({ name: opts.clientName ?? "hands", version: "0.1.0" });
+  const supervisors: McpServerSupervisor[] = [];
+  const conn: McpConnection = {
+    tools: [],
+    errors: [],
+    servers: [],
+    close: async () => {
+      await Promise.all(supervisors.map((s) => s.close()));
+    },
+  };
+  const started = await Promise.all(
+    Object.entries(servers).map(async ([name, cfg]) => {
+      const supervisor = new McpServerSupervisor(name, cfg, {
+        clientName: opts.clientName ?? "hands",
+        clientVersion: "0.1.0",
+        ...(opts.onNotice ? { onNotice: opts.onNotice } : {}),
+        ...(opts.restartDelayMs !== undefined ? { restartDelayMs: opts.restartDelayMs } : {}),
+      });
       try {
-        let transport: import("@modelcontextprotocol/sdk/shared/transport.js").Transport;
-        if (cfg.command) {
-          const { StdioClientTransport, getDefaultEnvironment } = await import(
-            "@modelcontextprotocol/sdk/client/stdio.js"
-          );
-          transport = new StdioClientTransport({
-            command: cfg.command,
-            args: cfg.args ?? [],
-            env: { ...getDefaultEnvironment(), ...(cfg.env ?? {}) },
-            ...(cfg.cwd ? { cwd: cfg.cwd } : {}),
-            stderr: "ignore",
-          });
-        } else {
-          const { StreamableHTTPClientTransport } = await import(
-            "@modelcontextprotocol/sdk/client/streamableHttp.js"
-          );
-          transport = new StreamableHTTPClientTransport(new URL(cfg.url!), {
-            requestInit: { headers: cfg.headers ?? {} },
-          });
-        }
-        await client.connect(transport, { timeout });
-        clients.push(client);
-        const listed = await client.listTools(undefined, { timeout });
-        for (const t of listed.tools) conn.tools.push(wrapTool(client, name, t));
-        conn.servers.push({ name, tools: listed.tools.length });
+        await supervisor.start();
+        return supervisor;
       } catch (err) {
-        conn.errors.push(`MCP server ${name}: ${(err as Error)?.message ?? String(err)}`);
-        await client.close().catch(() => {});
+        conn.errors.push(`MCP server ${name}: ${(err as Error).message}`);
+        return undefined;
       }
     }),
   );
-  conn.close = async () => {
-    await Promise.all(clients.map((c) => c.close().catch(() => {})));
-  };
+  // In the configured order, whichever server answered first.
+  for (const s of started) {
+    if (!s) continue;
+    supervisors.push(s);
+    for (const t of s.tools) conn.tools.push(wrapTool(s, t));
+    conn.servers.push({ name: s.name, tools: s.tools.length });
+  }
   return conn;
 }
 
-type ListedTool = { name: string; description?: string; inputSchema: Record<string, unknown> };
-
-function wrapTool(client: { callTool: (...a: any[]) => Promise<any> }, server: string, t: ListedTool): Tool {
+function wrapTool(server: McpServerSupervisor, t: ListedTool): Tool {
   return {
-    name: mcpToolName(server, t.name),
-    description: `[MCP server ${server}] ${t.description ?? t.name}`,
+    name: mcpToolName(server.name, t.name),
+    description: `[MCP server ${server.name}] ${t.description ?? t.name}`,
     parameters: { type: "object", ...t.inputSchema },
     readOnly: false,
-    async execute(args, ctx): Promise<ToolResult> {
-      try {
-        const r = await client.callTool({ name: t.name, arguments: args }, undefined, { signal: ctx.signal });
-        const parts: string[] = [];
-        for (const c of (r.content ?? []) as { type: string; text?: string }[]) {
-          if (c.type === "text" && typeof c.text === "string") parts.push(c.text);
-          else parts.push(`[${c.type} content]`);
-        }
-        if (parts.length === 0 && r.structuredContent) parts.push(JSON.stringify(r.structuredContent));
-        const text = parts.join("\n");
-        if (r.isError)
-          return { output: `ERROR: ${text || "the MCP tool failed"}`, isError: true, data: { server } };
-        return { output: text || "(no output)", data: { server, tool: t.name } };
-      } catch (err) {
-        return {
-          output: `ERROR: MCP tool ${t.name} on ${server} failed: ${(err as Error)?.message ?? String(err)}`,
-          isError: true,
-        };
-      }
-    },
+    execute: (args, ctx) => server.call(t.name, args, ctx.signal),
   };
 }

@@ -154,7 +154,8 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     throw new UsageError((e as Error).message);
   }
   if (Object.keys(servers).length > 0) {
-    mcp = await connectMcpServers(servers);
+    // A server that stops, restarts or is given up on later says so, like a memory warning.
+    mcp = await connectMcpServers(servers, { onNotice: (m) => view.print(style.yellow(`${m}\n`)) });
     for (const s of mcp.servers) out(style.dim(`MCP server ${s.name}: ${s.tools} tools\n`));
     for (const e of mcp.errors) out(style.yellow(`${e}\n`));
   }
