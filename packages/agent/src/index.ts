@@ -7,6 +7,7 @@ export * from "./output-cap.js";
 export * from "./policy/index.js";
 export * from "./prompt.js";
 export * from "./registry.js";
+export { readSettingsFile, UnsafeFileError } from "./safe-read.js";
 export * from "./scheduler.js";
 export * from "./session/index.js";
 export * from "./tools/index.js";

@@ -1,12 +1,13 @@
 // Resolves settings with the documented precedence:
 // flags > environment > project .hands/config.json > user ~/.config/hands/config.json,
 // where the project file counts only as far as the folder's trust allows (trust.ts).
+
+import { readSettingsFile, UnsafeFileError } from "@hands/agent";
 import { REASONING_LEVELS, type ReasoningLevel } from "@hands/llm";
 import type { CliArgs } from "./args.js";
 import { positiveIntSetting, UsageError } from "./args.js";
 import { type MemorySettings, parseMemoryConfig, resolveMemorySettings } from "./memory-config.js";
 import { projectConfigPath, userConfigPath } from "./paths.js";
-import { readSettingsFile, UnsafeFileError } from "./safe-read.js";
 import { projectView } from "./trust.js";
 import type { TrustState } from "./trust-store.js";
 

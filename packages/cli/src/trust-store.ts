@@ -18,10 +18,10 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { readSettingsFile, UnsafeFileError } from "@hands/agent";
 import { isInside } from "@hands/sandbox";
 import { UsageError } from "./args.js";
 import { userConfigPath } from "./paths.js";
-import { readSettingsFile, UnsafeFileError } from "./safe-read.js";
 
 export interface TrustedFolder {
   path: string;

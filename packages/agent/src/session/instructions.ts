@@ -1,7 +1,7 @@
 // Project instructions: AGENTS.md (or CLAUDE.md when a folder has no AGENTS.md) from the
 // workspace root and each parent folder, outermost first, so the nearest file has the last word.
-import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { readSettingsFile } from "../safe-read.js";
 
 export interface InstructionFile {
   path: string;
@@ -16,12 +16,15 @@ export function findInstructionFiles(workspace: string): InstructionFile[] {
   for (;;) {
     for (const name of ["AGENTS.md", "CLAUDE.md"]) {
       const path = join(dir, name);
-      let text: string;
+      // The workspace may hold a FIFO, a device or a huge file under this name: read it the
+      // way planted settings files are read (never blocking, capped), and skip what is not text.
+      let text: string | undefined;
       try {
-        text = readFileSync(path, "utf8");
+        text = readSettingsFile(path, { maxBytes: 16 << 20 });
       } catch {
         continue;
       }
+      if (text === undefined) continue;
       if (text.trim()) found.push({ path, text: text.trim() });
       break;
     }

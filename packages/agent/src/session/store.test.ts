@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -82,5 +83,19 @@ describe("project instructions", () => {
     const text = projectInstructions(sub) ?? "";
     assert.ok(text.indexOf("Use tabs.") < text.indexOf("Run npm test."));
     assert.doesNotMatch(text, /ignored/);
+  });
+
+  test("an AGENTS.md that is a FIFO (or a device) is skipped without blocking; CLAUDE.md then counts", () => {
+    const ws = join(root, "fifo-ws");
+    mkdirSync(ws, { recursive: true });
+    execFileSync("mkfifo", [join(ws, "AGENTS.md")]);
+    writeFileSync(join(ws, "CLAUDE.md"), "Use pnpm.");
+    symlinkSync("/dev/zero", join(root, "AGENTS.md"));
+    // A blocking read would never return here: nothing ever writes to the FIFO.
+    const files = findInstructionFiles(ws).filter((f) => f.path.startsWith(root));
+    assert.deepEqual(
+      files.map((f) => f.text),
+      ["Use pnpm."],
+    );
   });
 });

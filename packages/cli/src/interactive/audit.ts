@@ -10,10 +10,11 @@ import {
   type PolicyRule,
   parsePolicyRules,
   readPolicyFile,
+  readSettingsFile,
+  UnsafeFileError,
 } from "@hands/agent";
 import { UsageError } from "../args.js";
 import { userConfigPath } from "../paths.js";
-import { readSettingsFile, UnsafeFileError } from "../safe-read.js";
 import { untrustedPolicy } from "../trust.js";
 
 export function policyPaths(workspace: string, env: NodeJS.ProcessEnv = process.env) {
