@@ -11,13 +11,16 @@ import {
   type BwrapArgsOptions,
   bwrapArgs,
   type NetworkMode,
+  SECCOMP_FD,
   sandboxEnv,
+  seccompProgramFile,
   WORKSPACE_PATH,
 } from "./bwrap-args.js";
 import { Cgroup, DEFAULT_LIMITS, detectCgroups, type Limits } from "./cgroups.js";
 import { realpathOrSelf } from "./confine.js";
 import { FileBackedSandbox } from "./file-backed.js";
 import { FileApi } from "./files.js";
+import { sandboxHostUser } from "./host-user.js";
 import { DEFAULT_TIMEOUT_MS } from "./local.js";
 import { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
 import { findDescendantByNsPid } from "./proc.js";
@@ -75,19 +78,9 @@ export function checkBwrap(): { ok: boolean; reason: string } {
 
 /** Shell run before bubblewrap: joins the cgroup and sets rlimits that everything inherits. */
 const LAUNCHER = `for f in $HANDS_CGROUP_PROCS; do echo $$ > "$f" || exit 97; done
+if [ -n "$HANDS_SECCOMP" ]; then exec ${SECCOMP_FD}< "$HANDS_SECCOMP" || exit 96; fi
 ulimit -c 0; ulimit -f "$HANDS_FSIZE_KB"; ulimit -n 4096
 exec -c "$@"`;
-
-/**
- * Who bubblewrap runs as. As root on a workspace someone else owns, it runs as that owner, so
- * the sandbox is an unprivileged user outside too (and files stay the owner's); otherwise as
- * the caller.
- */
-function launchUser(workspace: string): { uid: number; gid: number } | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const st = statSync(workspace);
-  return st.uid !== 0 ? { uid: st.uid, gid: st.gid } : undefined;
-}
 
 async function launch(
   cg: Cgroup | undefined,
@@ -95,7 +88,8 @@ async function launch(
   argv: string[],
   workspace: string,
 ): Promise<ChildProcess> {
-  const user = launchUser(workspace);
+  // Never host root: see host-user.ts.
+  const user = sandboxHostUser(workspace);
   // The launcher joins the cgroup itself: let that user write the group's process lists.
   if (user && cg) await Promise.all(cg.procFiles.map((f) => chown(f, user.uid, user.gid)));
   return spawn("/bin/bash", ["--norc", "--noprofile", "-c", LAUNCHER, "hands-launch", "bwrap", ...argv], {
@@ -105,6 +99,7 @@ async function launch(
       PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
       HANDS_CGROUP_PROCS: cg ? cg.procFiles.join(" ") : "",
       HANDS_FSIZE_KB: String(Math.max(1, Math.floor(fileSizeBytes / 1024))),
+      HANDS_SECCOMP: seccompProgramFile() ?? "",
     },
     stdio: ["pipe", "pipe", "pipe"],
   });

@@ -7,12 +7,14 @@ import { readFileSync, statSync } from "node:fs";
 import { PassThrough } from "node:stream";
 import type Dockerode from "dockerode";
 import { defaultTmpBytes, markOom, networkEnv } from "./bwrap.js";
-import { type NetworkMode, sandboxEnv, WORKSPACE_PATH } from "./bwrap-args.js";
+import { type NetworkMode, SESSION_RELAY, SESSION_SHELL, sandboxEnv, WORKSPACE_PATH } from "./bwrap-args.js";
 import { DEFAULT_LIMITS, type Limits } from "./cgroups.js";
 import { realpathOrSelf } from "./confine.js";
 import { FileBackedSandbox } from "./file-backed.js";
 import { FileApi } from "./files.js";
+import { sandboxHostUser } from "./host-user.js";
 import { imageTag } from "./image.js";
+import { dockerSeccompProfile } from "./seccomp.js";
 import { SESSION_SCRIPT } from "./session-script.js";
 import { ShellSession } from "./shell-session.js";
 import type { ExecOptions, ExecResult, Sandbox, SandboxKind } from "./types.js";
@@ -62,10 +64,13 @@ export async function checkDocker(): Promise<{ ok: boolean; reason: string }> {
   }
 }
 
-/** The uid:gid the container runs as: the workspace owner's, so files stay theirs. */
-function workspaceUser(ws: string): { user: string; uid: number } {
+/** The uid:gid the container runs as: never root (see host-user.ts). */
+function containerUser(ws: string): { user: string; uid: number } {
+  const u = sandboxHostUser(ws);
   const st = statSync(ws);
-  return { user: `${st.uid}:${st.gid}`, uid: st.uid };
+  const uid = u?.uid ?? st.uid;
+  const gid = u?.gid ?? st.gid;
+  return { user: `${uid}:${gid}`, uid };
 }
 
 /** True when host process `hostPid` is the process `inner` of some PID namespace. */
@@ -77,6 +82,14 @@ function sameProcess(hostPid: number, inner: number): boolean {
   } catch {
     return false;
   }
+}
+
+let profile: string | undefined;
+
+/** The seccomp rules of seccomp.ts as Docker's option (none on an unknown architecture). */
+function dockerSeccomp(): string[] {
+  profile ??= dockerSeccompProfile() ?? "";
+  return profile ? [`seccomp=${profile}`] : [];
 }
 
 export class DockerSandbox extends FileBackedSandbox implements Sandbox {
@@ -124,7 +137,7 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
 
   private async start(): Promise<void> {
     const o = this.options;
-    const { user, uid } = workspaceUser(this.workspace);
+    const { user, uid } = containerUser(this.workspace);
     const tmp = o.tmpBytes ?? defaultTmpBytes(this.limits);
     const fsize = o.fileSizeBytes ?? 512 * 1024 * 1024;
     const network = o.network ?? "none";
@@ -150,12 +163,14 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
         NetworkMode: network === "host" ? "host" : "none",
         Init: true,
         CapDrop: ["ALL"],
-        SecurityOpt: ["no-new-privileges"],
+        SecurityOpt: ["no-new-privileges", ...dockerSeccomp()],
         ReadonlyRootfs: true,
         Tmpfs: {
           "/tmp": `rw,nosuid,nodev,size=${tmp},mode=1777`,
           "/home/hands": `rw,nosuid,nodev,size=${tmp},uid=${uid},mode=700`,
           "/run": `rw,nosuid,nodev,size=1m,uid=${uid},mode=755`,
+          // Root-owned: the execute-only session programs (see installSessionPrograms).
+          "/run/hands": "rw,exec,nosuid,nodev,size=4m,mode=755",
         },
         Memory: this.limits.memoryBytes,
         MemorySwap: this.limits.memoryBytes,
@@ -172,13 +187,45 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
     this.container = container;
     this.containerId = container.id;
     await container.start();
+    await this.installSessionPrograms();
     await this.startSession();
+  }
+
+  /**
+   * Execute-only, root-owned copies of the image's bash and cat: started from them, the
+   * session shell and its relays are not dumpable, so no sandboxed process can reach their
+   * pipes through /proc/PID/fd, ptrace or process_vm_readv (see runtime-dir.ts).
+   */
+  private async installSessionPrograms(): Promise<void> {
+    const container = this.container as Dockerode.Container;
+    const exec = await container.exec({
+      Cmd: [
+        "/bin/sh",
+        "-c",
+        `cp /bin/bash ${SESSION_SHELL} && cp /bin/cat ${SESSION_RELAY} && chmod 0111 ${SESSION_SHELL} ${SESSION_RELAY}`,
+      ],
+      User: "0:0",
+      AttachStdout: true,
+      AttachStderr: true,
+    });
+    const stream = await exec.start({ hijack: true, stdin: false });
+    let out = "";
+    stream.on("data", (c: Buffer) => {
+      out += c.toString("utf8");
+    });
+    await new Promise((r) => {
+      stream.once("end", r);
+      stream.once("close", r);
+    });
+    const info = await exec.inspect();
+    if (info.ExitCode !== 0)
+      throw new Error(`docker sandbox: could not install the session shell: ${out.trim().slice(0, 500)}`);
   }
 
   private async startSession(): Promise<void> {
     const container = this.container as Dockerode.Container;
     const exec = await container.exec({
-      Cmd: ["/bin/bash", "--noprofile", "--norc", "-c", SESSION_SCRIPT],
+      Cmd: [SESSION_SHELL, "--noprofile", "--norc", "-c", SESSION_SCRIPT],
       AttachStdin: true,
       AttachStdout: true,
       AttachStderr: true,

@@ -8,8 +8,8 @@ import { createServer, type Server } from "node:http";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { explicitlySkipped, makeSandbox, requireBackend, TEST_LIMITS, tempWorkspace } from "./testing.js";
-import type { Sandbox, SandboxKind } from "./types.js";
+import { explicitlySkipped, makeSandbox, requireBackend, TEST_LIMITS, tempWorkspace } from "../testing.js";
+import type { Sandbox, SandboxKind } from "../types.js";
 
 function hostProcessesMatching(text: string): number {
   let n = 0;
