@@ -124,6 +124,8 @@ export function sandboxEnv(extra: Record<string, string>): Record<string, string
     TMPDIR: "/tmp",
     ...NON_INTERACTIVE_ENV,
     ...extra,
+    // The session shell's relay (it unsets this before running any command).
+    HANDS_RELAY: SESSION_RELAY,
   };
 }
 

@@ -12,6 +12,7 @@ import {
   bwrapArgs,
   type NetworkMode,
   SECCOMP_FD,
+  SESSION_SHELL,
   sandboxEnv,
   seccompProgramFile,
   WORKSPACE_PATH,
@@ -160,7 +161,7 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
     const child = await launch(
       this.cgroup,
       this.fileSizeBytes,
-      [...bwrapArgs(this.argsOptions), "/bin/bash", "--noprofile", "--norc", "-c", SESSION_SCRIPT],
+      [...bwrapArgs(this.argsOptions), SESSION_SHELL, "--noprofile", "--norc", "-c", SESSION_SCRIPT],
       this.workspace,
     );
     this.child = child;

@@ -14,6 +14,12 @@ export interface ExecOptions {
   /** Bytes kept per stream (head and tail); the middle is dropped and `truncated` set. */
   maxOutputBytes?: number;
   stdin?: string;
+  /**
+   * bwrap/docker: keep the processes this command leaves running (a server started with `&`).
+   * Otherwise they are killed before the next command. Either way their later output reaches
+   * no result: send it to a file.
+   */
+  keepBackground?: boolean;
   onStdout?: (chunk: string) => void;
   onStderr?: (chunk: string) => void;
 }
@@ -32,6 +38,10 @@ export interface ExecResult {
   stdoutBytes?: number;
   /** Total bytes the command wrote to stderr (including any dropped middle). */
   stderrBytes?: number;
+  /** bwrap/docker: processes the command left running (PIDs inside the sandbox). */
+  background?: Array<{ pid: number; name: string }>;
+  /** How many more were left running than `background` lists. */
+  backgroundMore?: number;
   /** True when the kernel killed the command for exceeding the sandbox's memory limit. */
   oomKilled?: boolean;
 }
