@@ -1,6 +1,7 @@
 // The bubblewrap command line for a sandbox: which host folders it sees (read-only), the
 // workspace (read-write at /workspace), private /tmp and home, namespaces and identity.
 import { existsSync, lstatSync, readlinkSync } from "node:fs";
+import { posix } from "node:path";
 import { NON_INTERACTIVE_ENV } from "./env.js";
 import { executeOnlyCopy, writePrivateFile } from "./runtime-dir.js";
 import { seccompProgram } from "./seccomp.js";
@@ -18,6 +19,8 @@ export interface BwrapArgsOptions {
   env: Record<string, string>;
   /** Host path of the allow-list proxy's Unix socket (network "proxy"). */
   proxySocket?: string;
+  /** Workspace paths mounted read-only over the workspace (protected-paths.ts). */
+  readOnly?: Array<{ host: string; rel: string }>;
 }
 
 /** System folders the sandbox sees read-only (symlinks such as /bin → usr/bin are mirrored). */
@@ -164,6 +167,8 @@ export function bwrapArgs(o: BwrapArgsOptions): string[] {
   // As root, the sandbox user is root outside for file permissions: kernel settings and the
   // like under /proc must be read-only (host sysctls are otherwise writable).
   a.push("--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev");
+  // /dev/shm sized like Docker's (64 MiB): bubblewrap's /dev tmpfs has no size of its own.
+  a.push("--size", String(Math.min(o.tmpBytes, 64 * 1024 * 1024)), "--tmpfs", "/dev/shm");
   for (const p of PROC_READ_ONLY) a.push("--ro-bind-try", p, p);
   for (const p of PROC_MASKED) if (existsSync(p)) a.push("--ro-bind", "/dev/null", p);
   a.push("--size", String(o.tmpBytes), "--tmpfs", "/tmp");
@@ -182,7 +187,9 @@ export function bwrapArgs(o: BwrapArgsOptions): string[] {
   const programs = sessionProgramCopies();
   a.push("--ro-bind", programs.shell, SESSION_SHELL, "--ro-bind", programs.relay, SESSION_RELAY);
   if (o.network === "proxy" && o.proxySocket) a.push("--bind", o.proxySocket, "/run/hands-proxy.sock");
-  a.push("--bind", o.workspace, WORKSPACE_PATH, "--chdir", WORKSPACE_PATH);
+  a.push("--bind", o.workspace, WORKSPACE_PATH);
+  for (const r of o.readOnly ?? []) a.push("--ro-bind", r.host, posix.join(WORKSPACE_PATH, r.rel));
+  a.push("--chdir", WORKSPACE_PATH);
   // The root itself (bubblewrap's tmpfs, no size cap) is read-only once everything is mounted.
   a.push("--remount-ro", "/");
   a.push("--clearenv");

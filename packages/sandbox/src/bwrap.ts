@@ -25,13 +25,24 @@ import { sandboxHostUser } from "./host-user.js";
 import { DEFAULT_TIMEOUT_MS } from "./local.js";
 import { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
 import { findDescendantByNsPid } from "./proc.js";
+import {
+  DEFAULT_PROTECTED_PATHS,
+  type ProtectedPaths,
+  prepareProtectedPaths,
+  protectedPathsChanged,
+  releaseProtectedPaths,
+  repairProtectedLinks,
+} from "./protected-paths.js";
 import { FORWARDER, PROXY_ENV } from "./proxy.js";
-import { SESSION_SCRIPT } from "./session-script.js";
+import { SESSION_COMMAND, SESSION_ENV, SESSION_SCRIPT } from "./session-script.js";
 import { ShellSession } from "./shell-session.js";
 import type { ExecOptions, ExecResult, Sandbox, SandboxKind } from "./types.js";
+import { DEFAULT_WORKSPACE_QUOTA_BYTES, execWithQuota, WorkspaceQuota } from "./workspace-quota.js";
 
 export const DEFAULT_TMP_BYTES = 256 * 1024 * 1024;
 export const DEFAULT_FILE_SIZE_BYTES = 512 * 1024 * 1024;
+/** Size of /dev/shm (as Docker's default): shared memory counts against the memory limit too. */
+export const SHM_BYTES = 64 * 1024 * 1024;
 
 export interface BwrapSandboxOptions {
   workspace: string;
@@ -46,6 +57,10 @@ export interface BwrapSandboxOptions {
   fileSizeBytes?: number;
   /** Extra environment for every command (proxy settings, …). */
   proxyEnv?: Record<string, string>;
+  /** Workspace paths mounted read-only (default DEFAULT_PROTECTED_PATHS). */
+  protectedPaths?: readonly string[];
+  /** Most disk space a session may add to the workspace (0: no check). */
+  workspaceQuotaBytes?: number;
 }
 
 /** tmpfs pages count against the memory limit: keep scratch space well below it. */
@@ -122,6 +137,10 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
   private child: ChildProcess | undefined;
   private session: ShellSession | undefined;
   private shellHostPid: number | undefined;
+  private readonly protectedNames: readonly string[];
+  private protected: ProtectedPaths | undefined;
+  private placeholders = new Set<string>();
+  private readonly quota: WorkspaceQuota | undefined;
 
   private constructor(options: BwrapSandboxOptions) {
     super();
@@ -133,6 +152,9 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
     this.network = options.network ?? "none";
     this.fileSizeBytes = options.fileSizeBytes ?? DEFAULT_FILE_SIZE_BYTES;
     this.files = new FileApi(this.workspace);
+    this.protectedNames = options.protectedPaths ?? DEFAULT_PROTECTED_PATHS;
+    const quota = options.workspaceQuotaBytes ?? DEFAULT_WORKSPACE_QUOTA_BYTES;
+    this.quota = quota > 0 ? new WorkspaceQuota(this.workspace, quota) : undefined;
     this.argsOptions = {
       workspace: this.workspace,
       network: this.network,
@@ -158,10 +180,19 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
 
   private async start(): Promise<void> {
     if (!this.cgroup && detectCgroups() !== "none") this.cgroup = await Cgroup.create(this.id, this.limits);
+    this.protected = prepareProtectedPaths(this.workspace, this.protectedNames);
+    for (const p of this.protected.placeholders) this.placeholders.add(p);
     const child = await launch(
       this.cgroup,
       this.fileSizeBytes,
-      [...bwrapArgs(this.argsOptions), SESSION_SHELL, "--noprofile", "--norc", "-c", SESSION_SCRIPT],
+      [
+        ...bwrapArgs({ ...this.argsOptions, readOnly: this.protected.binds }),
+        "--setenv",
+        SESSION_ENV,
+        SESSION_SCRIPT,
+        SESSION_SHELL,
+        ...SESSION_COMMAND,
+      ],
       this.workspace,
     );
     this.child = child;
@@ -195,13 +226,23 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     this.assertAlive();
     this.lastUsedAt = Date.now();
-    if (!this.session?.alive) await this.restart();
+    // A protected path replaced on the host loses its read-only mount: start afresh.
+    const remount = this.session?.alive === true && this.protected && protectedPathsChanged(this.protected);
+    if (!this.session?.alive || remount) await this.restart();
     const session = this.session as ShellSession;
     const cwd = options.cwd ? await this.files.sandboxCwd(options.cwd, WORKSPACE_PATH) : undefined;
     const oomBefore = this.cgroup ? await this.cgroup.oomKills() : 0;
-    const r = await session.exec(command, { ...options, ...(cwd ? { cwd } : {}) });
-    if (this.cgroup && r.exitCode === 137 && (await this.cgroup.oomKills()) > oomBefore)
+    const r = await execWithQuota(this.quota, { ...options, ...(cwd ? { cwd } : {}) }, (o) =>
+      session.exec(command, o),
+    );
+    if (
+      this.cgroup &&
+      (r.exitCode === 137 || r.exitCode === null) &&
+      (await this.cgroup.oomKills()) > oomBefore
+    )
       markOom(r, this.limits);
+    if (this.protected) noteRepairs(r, repairProtectedLinks(this.protected));
+    if (remount) noteRestart(r);
     this.lastUsedAt = Date.now();
     return r;
   }
@@ -225,11 +266,24 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
     }
     // --die-with-parent takes the namespace down; the cgroup catches anything that lingers.
     if (this.cgroup) await this.cgroup.remove();
+    releaseProtectedPaths({ placeholders: [...this.placeholders] });
   }
+}
+
+/** Says in a result which protected symlinks its command replaced and Hands put back. */
+export function noteRepairs(r: ExecResult, fixed: string[]): void {
+  if (fixed.length === 0) return;
+  r.stderr += `${r.stderr ? "\n" : ""}[read-only in the sandbox, put back: ${fixed.join(", ")}]`;
+}
+
+/** Says that the session was restarted (its shell state is gone) before this command. */
+export function noteRestart(r: ExecResult): void {
+  r.stderr += `${r.stderr ? "\n" : ""}[the sandbox session was restarted first (a protected file changed on the host); cwd, variables and background processes were reset]`;
 }
 
 export function markOom(r: ExecResult, limits: Limits): void {
   r.oomKilled = true;
+  if (r.exitCode === null) r.signal ??= "SIGKILL";
   r.stderr += `${r.stderr ? "\n" : ""}[killed: out of memory (limit ${Math.round(limits.memoryBytes / 1048576)} MiB)]`;
 }
 
@@ -246,6 +300,7 @@ export async function runBwrapOnce(
   const id = options.id ?? `bwrap-${randomUUID().slice(0, 8)}`;
   const cg = detectCgroups() !== "none" ? await Cgroup.create(id, limits) : undefined;
   const start = performance.now();
+  const prot = prepareProtectedPaths(workspace, options.protectedPaths ?? DEFAULT_PROTECTED_PATHS);
   const maxBytes = execOptions.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const out = new OutputBuffer(maxBytes);
   const err = new OutputBuffer(maxBytes);
@@ -259,6 +314,7 @@ export async function runBwrapOnce(
       ...(execOptions.env ?? {}),
     }),
     ...(options.proxySocket ? { proxySocket: options.proxySocket } : {}),
+    readOnly: prot.binds,
   });
   const child = await launch(
     cg,
@@ -309,6 +365,8 @@ export async function runBwrapOnce(
     if (code === 137 && (await cg.oomKills()) > 0) markOom(result, limits);
     await cg.remove();
   }
+  noteRepairs(result, repairProtectedLinks(prot));
+  releaseProtectedPaths(prot);
   return result;
 }
 

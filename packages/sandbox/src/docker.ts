@@ -4,24 +4,38 @@
 // loaded only when this backend is used (it is a large import).
 import { randomUUID } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
+import { posix } from "node:path";
 import { PassThrough } from "node:stream";
 import type Dockerode from "dockerode";
-import { defaultTmpBytes, markOom, networkEnv } from "./bwrap.js";
+import { defaultTmpBytes, markOom, networkEnv, noteRepairs, noteRestart, SHM_BYTES } from "./bwrap.js";
 import { type NetworkMode, SESSION_RELAY, SESSION_SHELL, sandboxEnv, WORKSPACE_PATH } from "./bwrap-args.js";
-import { DEFAULT_LIMITS, type Limits } from "./cgroups.js";
+import { DEFAULT_LIMITS, type Limits, pruneCgroups } from "./cgroups.js";
 import { realpathOrSelf } from "./confine.js";
 import { FileBackedSandbox } from "./file-backed.js";
 import { FileApi } from "./files.js";
 import { sandboxHostUser } from "./host-user.js";
 import { imageTag } from "./image.js";
+import { bootId, ownerGone, processStartTime } from "./proc.js";
+import {
+  DEFAULT_PROTECTED_PATHS,
+  type ProtectedPaths,
+  prepareProtectedPaths,
+  protectedPathsChanged,
+  releaseProtectedPaths,
+  repairProtectedLinks,
+} from "./protected-paths.js";
 import { dockerSeccompProfile } from "./seccomp.js";
-import { SESSION_SCRIPT } from "./session-script.js";
+import { SESSION_COMMAND, SESSION_ENV, SESSION_SCRIPT } from "./session-script.js";
 import { ShellSession } from "./shell-session.js";
 import type { ExecOptions, ExecResult, Sandbox, SandboxKind } from "./types.js";
+import { DEFAULT_WORKSPACE_QUOTA_BYTES, execWithQuota, WorkspaceQuota } from "./workspace-quota.js";
 
 export const LABEL_SESSION = "hands.session";
 export const LABEL_CREATED = "hands.created_at";
 export const LABEL_OWNER_PID = "hands.owner_pid";
+/** The owner's start time and the machine's boot id: a reused PID is not the owner. */
+export const LABEL_OWNER_START = "hands.owner_start";
+export const LABEL_OWNER_BOOT = "hands.owner_boot";
 
 export interface DockerSandboxOptions {
   workspace: string;
@@ -36,6 +50,10 @@ export interface DockerSandboxOptions {
   runtime?: string;
   tmpBytes?: number;
   fileSizeBytes?: number;
+  /** Workspace paths mounted read-only (default DEFAULT_PROTECTED_PATHS). */
+  protectedPaths?: readonly string[];
+  /** Most disk space a session may add to the workspace (0: no check). */
+  workspaceQuotaBytes?: number;
   /** Shared client (one per process is enough). */
   docker?: Dockerode;
 }
@@ -84,6 +102,57 @@ function sameProcess(hostPid: number, inner: number): boolean {
   }
 }
 
+let reaped = false;
+
+/**
+ * Once per process, in the background: containers whose owning process died without
+ * destroying them (a killed agent) are removed, and so are empty session cgroups.
+ */
+function reapAtStartup(): void {
+  if (reaped) return;
+  reaped = true;
+  void reapDeadContainers({}).catch(() => {});
+  pruneCgroups();
+}
+
+/**
+ * Removes containers labelled as Hands sessions whose owner is verifiably gone (see
+ * proc.ts ownerGone), or older than `maxAgeMs`; `live` are sessions the caller still uses
+ * (then this process's other containers are leftovers too). Returns their session ids.
+ */
+export async function reapDeadContainers(options: {
+  live?: Set<string> | undefined;
+  maxAgeMs?: number;
+  onReap?: (session: string, what: string) => void;
+}): Promise<string[]> {
+  const docker = await dockerClient();
+  const list = await docker.listContainers({ all: true, filters: { label: [LABEL_SESSION] } });
+  const me = { pid: String(process.pid), start: processStartTime(process.pid), boot: bootId() };
+  const gone: string[] = [];
+  for (const c of list) {
+    const session = c.Labels[LABEL_SESSION] ?? "";
+    if (options.live?.has(session)) continue;
+    const labels = {
+      pid: c.Labels[LABEL_OWNER_PID],
+      start: c.Labels[LABEL_OWNER_START],
+      boot: c.Labels[LABEL_OWNER_BOOT],
+    };
+    const age = Date.now() - Date.parse(c.Labels[LABEL_CREATED] ?? "");
+    // This very process: only the caller knows which of its sessions are live.
+    const mine = labels.pid === me.pid && labels.start === me.start && labels.boot === me.boot;
+    const orphan = mine ? options.live !== undefined : ownerGone(labels);
+    const old = options.maxAgeMs !== undefined && age > options.maxAgeMs;
+    if (!orphan && !old) continue;
+    await docker
+      .getContainer(c.Id)
+      .remove({ force: true })
+      .catch(() => {});
+    gone.push(session);
+    options.onReap?.(session, `container ${c.Id.slice(0, 12)}`);
+  }
+  return gone;
+}
+
 let profile: string | undefined;
 
 /** The seccomp rules of seccomp.ts as Docker's option (none on an unknown architecture). */
@@ -104,6 +173,9 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
   private container: Dockerode.Container | undefined;
   private containerId = "";
   private session: ShellSession | undefined;
+  private protected: ProtectedPaths | undefined;
+  private placeholders = new Set<string>();
+  private readonly quota: WorkspaceQuota | undefined;
 
   private constructor(
     private readonly options: DockerSandboxOptions,
@@ -116,10 +188,13 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
     this.id = options.id ?? `docker-${randomUUID().slice(0, 8)}`;
     this.limits = { ...DEFAULT_LIMITS, ...(options.limits ?? {}) };
     this.files = new FileApi(this.workspace);
+    const quota = options.workspaceQuotaBytes ?? DEFAULT_WORKSPACE_QUOTA_BYTES;
+    this.quota = quota > 0 ? new WorkspaceQuota(this.workspace, quota) : undefined;
   }
 
   static async create(options: DockerSandboxOptions): Promise<DockerSandbox> {
     const docker = options.docker ?? (await dockerClient());
+    reapAtStartup();
     const sb = new DockerSandbox(options, docker);
     try {
       await sb.start();
@@ -141,7 +216,13 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
     const tmp = o.tmpBytes ?? defaultTmpBytes(this.limits);
     const fsize = o.fileSizeBytes ?? 512 * 1024 * 1024;
     const network = o.network ?? "none";
-    const binds = [`${this.workspace}:${WORKSPACE_PATH}`];
+    const prot = prepareProtectedPaths(this.workspace, o.protectedPaths ?? DEFAULT_PROTECTED_PATHS);
+    this.protected = prot;
+    for (const p of prot.placeholders) this.placeholders.add(p);
+    const binds = [
+      `${this.workspace}:${WORKSPACE_PATH}`,
+      ...prot.binds.map((b) => `${b.host}:${posix.join(WORKSPACE_PATH, b.rel)}:ro`),
+    ];
     if (network === "proxy" && o.proxySocket) binds.push(`${o.proxySocket}:/run/hands-proxy.sock`);
     const env = sandboxEnv({ ...networkEnv(network, o.proxyEnv), ...(o.env ?? {}) });
     const image = o.image ?? imageTag();
@@ -156,6 +237,8 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
         [LABEL_SESSION]: this.id,
         [LABEL_CREATED]: new Date(this.createdAt).toISOString(),
         [LABEL_OWNER_PID]: String(process.pid),
+        [LABEL_OWNER_START]: processStartTime(process.pid) ?? "",
+        [LABEL_OWNER_BOOT]: bootId(),
       },
       NetworkDisabled: network !== "host",
       HostConfig: {
@@ -172,6 +255,7 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
           // Root-owned: the execute-only session programs (see installSessionPrograms).
           "/run/hands": "rw,exec,nosuid,nodev,size=4m,mode=755",
         },
+        ShmSize: SHM_BYTES,
         Memory: this.limits.memoryBytes,
         MemorySwap: this.limits.memoryBytes,
         NanoCpus: Math.round(this.limits.cpus * 1e9),
@@ -225,7 +309,8 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
   private async startSession(): Promise<void> {
     const container = this.container as Dockerode.Container;
     const exec = await container.exec({
-      Cmd: [SESSION_SHELL, "--noprofile", "--norc", "-c", SESSION_SCRIPT],
+      Cmd: [SESSION_SHELL, ...SESSION_COMMAND],
+      Env: [`${SESSION_ENV}=${SESSION_SCRIPT}`],
       AttachStdin: true,
       AttachStdout: true,
       AttachStderr: true,
@@ -274,11 +359,17 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     this.assertAlive();
     this.lastUsedAt = Date.now();
-    if (!this.session?.alive) await this.revive();
+    const remount = this.session?.alive === true && this.protected && protectedPathsChanged(this.protected);
+    if (!this.session?.alive || remount) await this.revive();
     const cwd = options.cwd ? await this.files.sandboxCwd(options.cwd, WORKSPACE_PATH) : undefined;
     const before = this.oomKills();
-    const r = await (this.session as ShellSession).exec(command, { ...options, ...(cwd ? { cwd } : {}) });
-    if (r.exitCode === 137 && this.oomKills() > before) markOom(r, this.limits);
+    const session = this.session as ShellSession;
+    const r = await execWithQuota(this.quota, { ...options, ...(cwd ? { cwd } : {}) }, (o) =>
+      session.exec(command, o),
+    );
+    if ((r.exitCode === 137 || r.exitCode === null) && this.oomKills() > before) markOom(r, this.limits);
+    if (this.protected) noteRepairs(r, repairProtectedLinks(this.protected));
+    if (remount) noteRestart(r);
     this.lastUsedAt = Date.now();
     return r;
   }
@@ -305,5 +396,6 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
     if (this.destroyed) return;
     this.destroyed = true;
     if (this.container) await this.container.remove({ force: true }).catch(() => {});
+    releaseProtectedPaths({ placeholders: [...this.placeholders] });
   }
 }

@@ -23,6 +23,7 @@
 //   so keep only what you trust.
 
 export const SESSION_SCRIPT = String.raw`
+unset HANDS_SESSION
 exec 3>&2 2>/dev/null
 __h_cat=$HANDS_RELAY
 unset HANDS_RELAY
@@ -131,7 +132,8 @@ while IFS= read -r __h_line; do
   else
     exec {__h_ir}< /dev/null
   fi
-  [ -n "$__h_sp" ] || exec {__h_sp}<> <(:)
+  # The state pipe (read-write, so the shell holds both ends); the ':' behind it is ours too.
+  if [ -z "$__h_sp" ]; then exec {__h_sp}<> <(:); __h_infra+="$! "; fi
   (
     trap - INT TERM HUP PIPE USR1
     __h_self=$BASHPID
@@ -168,6 +170,13 @@ while IFS= read -r __h_line; do
   __h_prevkeep=$__h_keepbg
 done
 `;
+
+/**
+ * How the session shell is started: the script travels in the environment, not on the
+ * command line, so the many forks of a busy session do not each show it in `ps`.
+ */
+export const SESSION_COMMAND = ["--noprofile", "--norc", "-c", 'eval "$HANDS_SESSION"'];
+export const SESSION_ENV = "HANDS_SESSION";
 
 /** Quotes `s` as a bash ANSI-C string (`$'…'`): safe for any bytes except NUL (dropped). */
 export function ansiQuote(s: string): string {
