@@ -25,14 +25,7 @@ import { sandboxHostUser } from "./host-user.js";
 import { DEFAULT_TIMEOUT_MS } from "./local.js";
 import { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
 import { findDescendantByNsPid } from "./proc.js";
-import {
-  DEFAULT_PROTECTED_PATHS,
-  type ProtectedPaths,
-  prepareProtectedPaths,
-  protectedPathsChanged,
-  releaseProtectedPaths,
-  repairProtectedLinks,
-} from "./protected-paths.js";
+import { ProtectedPathsGuard } from "./protected-paths.js";
 import { FORWARDER, PROXY_ENV } from "./proxy.js";
 import { SESSION_COMMAND, SESSION_ENV, SESSION_SCRIPT } from "./session-script.js";
 import { ShellSession } from "./shell-session.js";
@@ -137,9 +130,7 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
   private child: ChildProcess | undefined;
   private session: ShellSession | undefined;
   private shellHostPid: number | undefined;
-  private readonly protectedNames: readonly string[];
-  private protected: ProtectedPaths | undefined;
-  private placeholders = new Set<string>();
+  private readonly protectedPaths: ProtectedPathsGuard;
   private readonly quota: WorkspaceQuota | undefined;
 
   private constructor(options: BwrapSandboxOptions) {
@@ -152,7 +143,7 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
     this.network = options.network ?? "none";
     this.fileSizeBytes = options.fileSizeBytes ?? DEFAULT_FILE_SIZE_BYTES;
     this.files = new FileApi(this.workspace);
-    this.protectedNames = options.protectedPaths ?? DEFAULT_PROTECTED_PATHS;
+    this.protectedPaths = new ProtectedPathsGuard(this.workspace, options.protectedPaths);
     const quota = options.workspaceQuotaBytes ?? DEFAULT_WORKSPACE_QUOTA_BYTES;
     this.quota = quota > 0 ? new WorkspaceQuota(this.workspace, quota) : undefined;
     this.argsOptions = {
@@ -180,13 +171,12 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
 
   private async start(): Promise<void> {
     if (!this.cgroup && detectCgroups() !== "none") this.cgroup = await Cgroup.create(this.id, this.limits);
-    this.protected = prepareProtectedPaths(this.workspace, this.protectedNames);
-    for (const p of this.protected.placeholders) this.placeholders.add(p);
+    const readOnly = this.protectedPaths.prepare();
     const child = await launch(
       this.cgroup,
       this.fileSizeBytes,
       [
-        ...bwrapArgs({ ...this.argsOptions, readOnly: this.protected.binds }),
+        ...bwrapArgs({ ...this.argsOptions, readOnly }),
         "--setenv",
         SESSION_ENV,
         SESSION_SCRIPT,
@@ -227,7 +217,7 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
     this.assertAlive();
     this.lastUsedAt = Date.now();
     // A protected path replaced on the host loses its read-only mount: start afresh.
-    const remount = this.session?.alive === true && this.protected && protectedPathsChanged(this.protected);
+    const remount = this.session?.alive === true && this.protectedPaths.changed();
     if (!this.session?.alive || remount) await this.restart();
     const session = this.session as ShellSession;
     const cwd = options.cwd ? await this.files.sandboxCwd(options.cwd, WORKSPACE_PATH) : undefined;
@@ -241,8 +231,7 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
       (await this.cgroup.oomKills()) > oomBefore
     )
       markOom(r, this.limits);
-    if (this.protected) noteRepairs(r, repairProtectedLinks(this.protected));
-    if (remount) noteRestart(r);
+    this.protectedPaths.finish(r, remount);
     this.lastUsedAt = Date.now();
     return r;
   }
@@ -266,19 +255,8 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
     }
     // --die-with-parent takes the namespace down; the cgroup catches anything that lingers.
     if (this.cgroup) await this.cgroup.remove();
-    releaseProtectedPaths({ placeholders: [...this.placeholders] });
+    this.protectedPaths.release();
   }
-}
-
-/** Says in a result which protected symlinks its command replaced and Hands put back. */
-export function noteRepairs(r: ExecResult, fixed: string[]): void {
-  if (fixed.length === 0) return;
-  r.stderr += `${r.stderr ? "\n" : ""}[read-only in the sandbox, put back: ${fixed.join(", ")}]`;
-}
-
-/** Says that the session was restarted (its shell state is gone) before this command. */
-export function noteRestart(r: ExecResult): void {
-  r.stderr += `${r.stderr ? "\n" : ""}[the sandbox session was restarted first (a protected file changed on the host); cwd, variables and background processes were reset]`;
 }
 
 export function markOom(r: ExecResult, limits: Limits): void {
@@ -300,7 +278,8 @@ export async function runBwrapOnce(
   const id = options.id ?? `bwrap-${randomUUID().slice(0, 8)}`;
   const cg = detectCgroups() !== "none" ? await Cgroup.create(id, limits) : undefined;
   const start = performance.now();
-  const prot = prepareProtectedPaths(workspace, options.protectedPaths ?? DEFAULT_PROTECTED_PATHS);
+  const prot = new ProtectedPathsGuard(workspace, options.protectedPaths);
+  const readOnly = prot.prepare();
   const maxBytes = execOptions.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const out = new OutputBuffer(maxBytes);
   const err = new OutputBuffer(maxBytes);
@@ -314,7 +293,7 @@ export async function runBwrapOnce(
       ...(execOptions.env ?? {}),
     }),
     ...(options.proxySocket ? { proxySocket: options.proxySocket } : {}),
-    readOnly: prot.binds,
+    readOnly,
   });
   const child = await launch(
     cg,
@@ -365,8 +344,8 @@ export async function runBwrapOnce(
     if (code === 137 && (await cg.oomKills()) > 0) markOom(result, limits);
     await cg.remove();
   }
-  noteRepairs(result, repairProtectedLinks(prot));
-  releaseProtectedPaths(prot);
+  prot.finish(result);
+  prot.release();
   return result;
 }
 

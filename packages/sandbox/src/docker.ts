@@ -7,7 +7,7 @@ import { readFileSync, statSync } from "node:fs";
 import { posix } from "node:path";
 import { PassThrough } from "node:stream";
 import type Dockerode from "dockerode";
-import { defaultTmpBytes, markOom, networkEnv, noteRepairs, noteRestart, SHM_BYTES } from "./bwrap.js";
+import { defaultTmpBytes, markOom, networkEnv, SHM_BYTES } from "./bwrap.js";
 import { type NetworkMode, SESSION_RELAY, SESSION_SHELL, sandboxEnv, WORKSPACE_PATH } from "./bwrap-args.js";
 import { DEFAULT_LIMITS, type Limits, pruneCgroups } from "./cgroups.js";
 import { realpathOrSelf } from "./confine.js";
@@ -16,14 +16,7 @@ import { FileApi } from "./files.js";
 import { sandboxHostUser } from "./host-user.js";
 import { imageTag } from "./image.js";
 import { bootId, ownerGone, processStartTime } from "./proc.js";
-import {
-  DEFAULT_PROTECTED_PATHS,
-  type ProtectedPaths,
-  prepareProtectedPaths,
-  protectedPathsChanged,
-  releaseProtectedPaths,
-  repairProtectedLinks,
-} from "./protected-paths.js";
+import { ProtectedPathsGuard } from "./protected-paths.js";
 import { dockerSeccompProfile } from "./seccomp.js";
 import { SESSION_COMMAND, SESSION_ENV, SESSION_SCRIPT } from "./session-script.js";
 import { ShellSession } from "./shell-session.js";
@@ -173,8 +166,7 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
   private container: Dockerode.Container | undefined;
   private containerId = "";
   private session: ShellSession | undefined;
-  private protected: ProtectedPaths | undefined;
-  private placeholders = new Set<string>();
+  private readonly protectedPaths: ProtectedPathsGuard;
   private readonly quota: WorkspaceQuota | undefined;
 
   private constructor(
@@ -188,6 +180,7 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
     this.id = options.id ?? `docker-${randomUUID().slice(0, 8)}`;
     this.limits = { ...DEFAULT_LIMITS, ...(options.limits ?? {}) };
     this.files = new FileApi(this.workspace);
+    this.protectedPaths = new ProtectedPathsGuard(this.workspace, options.protectedPaths);
     const quota = options.workspaceQuotaBytes ?? DEFAULT_WORKSPACE_QUOTA_BYTES;
     this.quota = quota > 0 ? new WorkspaceQuota(this.workspace, quota) : undefined;
   }
@@ -216,12 +209,10 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
     const tmp = o.tmpBytes ?? defaultTmpBytes(this.limits);
     const fsize = o.fileSizeBytes ?? 512 * 1024 * 1024;
     const network = o.network ?? "none";
-    const prot = prepareProtectedPaths(this.workspace, o.protectedPaths ?? DEFAULT_PROTECTED_PATHS);
-    this.protected = prot;
-    for (const p of prot.placeholders) this.placeholders.add(p);
+    const readOnly = this.protectedPaths.prepare();
     const binds = [
       `${this.workspace}:${WORKSPACE_PATH}`,
-      ...prot.binds.map((b) => `${b.host}:${posix.join(WORKSPACE_PATH, b.rel)}:ro`),
+      ...readOnly.map((b) => `${b.host}:${posix.join(WORKSPACE_PATH, b.rel)}:ro`),
     ];
     if (network === "proxy" && o.proxySocket) binds.push(`${o.proxySocket}:/run/hands-proxy.sock`);
     const env = sandboxEnv({ ...networkEnv(network, o.proxyEnv), ...(o.env ?? {}) });
@@ -359,7 +350,7 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     this.assertAlive();
     this.lastUsedAt = Date.now();
-    const remount = this.session?.alive === true && this.protected && protectedPathsChanged(this.protected);
+    const remount = this.session?.alive === true && this.protectedPaths.changed();
     if (!this.session?.alive || remount) await this.revive();
     const cwd = options.cwd ? await this.files.sandboxCwd(options.cwd, WORKSPACE_PATH) : undefined;
     const before = this.oomKills();
@@ -368,8 +359,7 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
       session.exec(command, o),
     );
     if ((r.exitCode === 137 || r.exitCode === null) && this.oomKills() > before) markOom(r, this.limits);
-    if (this.protected) noteRepairs(r, repairProtectedLinks(this.protected));
-    if (remount) noteRestart(r);
+    this.protectedPaths.finish(r, remount);
     this.lastUsedAt = Date.now();
     return r;
   }
@@ -396,6 +386,6 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
     if (this.destroyed) return;
     this.destroyed = true;
     if (this.container) await this.container.remove({ force: true }).catch(() => {});
-    releaseProtectedPaths({ placeholders: [...this.placeholders] });
+    this.protectedPaths.release();
   }
 }

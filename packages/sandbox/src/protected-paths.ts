@@ -13,6 +13,7 @@
 import { lstatSync, mkdirSync, readlinkSync, realpathSync, rmdirSync, rmSync, symlinkSync } from "node:fs";
 import { isAbsolute, join, normalize, relative, sep } from "node:path";
 import { isInside } from "./confine.js";
+import type { ExecResult } from "./types.js";
 
 export const DEFAULT_PROTECTED_PATHS: readonly string[] = [".hands", "AGENTS.md", "CLAUDE.md"];
 
@@ -112,5 +113,45 @@ export function releaseProtectedPaths(p: Pick<ProtectedPaths, "placeholders">): 
     } catch {
       // not empty (the host put something there) or gone
     }
+  }
+}
+
+/**
+ * The protected paths of one session across its restarts: the mounts to make at each start,
+ * the check before each command, the repair and notes after it, the cleanup at the end.
+ */
+export class ProtectedPathsGuard {
+  private current: ProtectedPaths | undefined;
+  private readonly placeholders = new Set<string>();
+
+  constructor(
+    private readonly workspace: string,
+    private readonly names: readonly string[] = DEFAULT_PROTECTED_PATHS,
+  ) {}
+
+  /** Before the sandbox (re)starts: the read-only mounts to make. */
+  prepare(): Array<{ host: string; rel: string }> {
+    this.current = prepareProtectedPaths(this.workspace, this.names);
+    for (const p of this.current.placeholders) this.placeholders.add(p);
+    return this.current.binds;
+  }
+
+  /** Before a command: true when the host replaced a protected path (its mount is gone). */
+  changed(): boolean {
+    return this.current !== undefined && protectedPathsChanged(this.current);
+  }
+
+  /** After a command: puts back replaced symlinks and says so (and whether it restarted). */
+  finish(r: ExecResult, restarted = false): void {
+    const fixed = this.current ? repairProtectedLinks(this.current) : [];
+    if (fixed.length > 0)
+      r.stderr += `${r.stderr ? "\n" : ""}[read-only in the sandbox, put back: ${fixed.join(", ")}]`;
+    if (restarted)
+      r.stderr += `${r.stderr ? "\n" : ""}[the sandbox session was restarted first (a protected file changed on the host); cwd, variables and background processes were reset]`;
+  }
+
+  /** When the session ends: the placeholders go. */
+  release(): void {
+    releaseProtectedPaths({ placeholders: [...this.placeholders] });
   }
 }

@@ -33,8 +33,19 @@ export async function reapLeftovers(options: {
     });
   }
   report.cgroups = pruneCgroups(live, options.cgroupMinAgeMs);
-  const tmp = tmpdir();
-  for (const name of readdirSync(tmp)) {
+  for (const tmp of new Set([tmpdir(), "/tmp"])) reapTempDirs(tmp, report);
+  return report;
+}
+
+/** Upload/image temp folders older than a minute, and private folders of dead processes. */
+function reapTempDirs(tmp: string, report: ReapReport): void {
+  let names: string[];
+  try {
+    names = readdirSync(tmp);
+  } catch {
+    return;
+  }
+  for (const name of names) {
     const rt = /^hands-rt-(\d+)-/.exec(name);
     if (!name.startsWith("hands-upload-") && !name.startsWith("hands-image-") && !rt) continue;
     // A process's private folder: only once that process is gone.
@@ -49,5 +60,4 @@ export async function reapLeftovers(options: {
       // gone
     }
   }
-  return report;
 }

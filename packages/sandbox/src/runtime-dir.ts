@@ -11,10 +11,11 @@ import {
   mkdtempSync,
   openSync,
   rmSync,
+  statSync,
   writeSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 
 /** Prefix of the per-process folders (the reaper removes those of dead processes). */
 export const RUNTIME_DIR_PREFIX = "hands-rt-";
@@ -27,7 +28,7 @@ let dir: string | undefined;
  */
 export function runtimeDir(): string {
   if (dir) return dir;
-  const d = mkdtempSync(join(tmpdir(), `${RUNTIME_DIR_PREFIX}${process.pid}-`));
+  const d = mkdtempSync(join(sharedBase(), `${RUNTIME_DIR_PREFIX}${process.pid}-`));
   chmodSync(d, 0o711);
   dir = d;
   process.once("exit", () => {
@@ -38,6 +39,28 @@ export function runtimeDir(): string {
     }
   });
   return d;
+}
+
+/** True when every folder from `/` down to `dir` may be passed through by any user. */
+function searchableByAll(dir: string): boolean {
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    try {
+      if ((statSync(d).mode & 0o001) === 0) return false;
+    } catch {
+      return false;
+    }
+    if (d === dirname(d)) return true;
+  }
+}
+
+/**
+ * Where the private folder goes: the temp folder, unless a user along its path could not get
+ * through (a private TMPDIR, while the sandbox runs as another uid): then /tmp.
+ */
+function sharedBase(): string {
+  const t = tmpdir();
+  if (searchableByAll(t) || !searchableByAll("/tmp")) return t;
+  return "/tmp";
 }
 
 /** Creates `name` in the private folder (never follows or replaces anything) with `data`. */

@@ -3,7 +3,7 @@
 // Sandboxed code must never be host root, and nothing it creates may be setuid/setgid.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtemp, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -62,6 +62,24 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
         await sb.destroy();
         await ws.cleanup();
         await rm(outside, { recursive: true, force: true });
+      }
+    });
+
+    test("a workspace below a private folder (0700, like /root) still works as that uid", async () => {
+      await requireBackend(kind);
+      const parent = await mkdtemp(join(tmpdir(), "hands-private-parent-"));
+      const ws = join(parent, "ws");
+      await mkdir(ws);
+      await writeFile(join(ws, "a.txt"), "a\n");
+      const sb = await makeSandbox(kind, ws);
+      try {
+        const r = await sb.exec("cat a.txt; echo b > b.txt && id -u");
+        assert.equal(r.exitCode, 0, JSON.stringify(r));
+        assert.match(r.stdout, /^a\n[1-9]\d*\n$/);
+        assert.equal((await stat(parent)).mode & 0o007, 0, "the private folder was opened to others");
+      } finally {
+        await sb.destroy();
+        await rm(parent, { recursive: true, force: true });
       }
     });
   });
