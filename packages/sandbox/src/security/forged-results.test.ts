@@ -80,15 +80,15 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
     };
 
     test("a kept planted process never reads a command line nor reaches the session's pipes", async () => {
+      // (Its own command's output is its to read and write: it may even take "planted".)
       const p = await sb.exec("python3 forger.py 4 & sleep 0.5; echo planted", { keepBackground: true });
-      assert.match(p.stdout, /^(FORGED[^\n]*\n)*planted\n(FORGED[^\n]*\n)*$/);
-      assert.ok(
-        p.background?.some((b) => b.name.startsWith("python")),
-        JSON.stringify(p),
-      );
+      const forger = p.background?.find((b) => b.name.startsWith("python"));
+      assert.ok(forger, JSON.stringify(p));
       await realResult();
       await realResult();
-      const log = await sb.exec("tail -n 1 /tmp/forger.log; pkill -f forger.py; true");
+      // Stop it first (a builtin), so it cannot meddle with the command that reads its log.
+      await sb.exec(`kill -9 ${forger.pid}`);
+      const log = await sb.exec("tail -n 1 /tmp/forger.log");
       // It looked at every process, but never got hold of a command line: no token.
       assert.match(log.stdout, /^reached .* tokens \[\]$/m, log.stdout);
     });
@@ -105,10 +105,9 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
 
     test("`sleep 1000 &` is reported, then killed; kept, it survives and stays silent", async () => {
       const r = await sb.exec("sleep 1000 &");
-      assert.deepEqual(
-        r.background?.map((b) => b.name),
-        ["sleep"],
-      );
+      // One process: sleep, or the shell's fork of it if the scan came before its exec.
+      assert.equal(r.background?.length, 1, JSON.stringify(r));
+      assert.match(r.background?.[0]?.name ?? "", /^(sleep|sh|bash)$/);
       const ps = await sb.exec("ps -eo args | grep -c '^sleep 1000'");
       assert.equal(ps.stdout.trim(), "0");
       const k = await sb.exec("(while sleep 0.05; do echo LATE; done) &", { keepBackground: true });
@@ -123,16 +122,17 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
     });
 
     test("a renamed fork bomb left in the background does not cost the session", async () => {
-      await sb.exec("export SURVIVES=yes");
+      const count = "cat /proc/[0-9]*/stat 2>/dev/null | awk '$3 != \"Z\"' | wc -l";
+      const base = Number((await sb.exec(`export SURVIVES=yes; ${count}`)).stdout);
       const start = Date.now();
       const b = await sb.exec("spawn() { spawn | spawn & }; spawn; sleep 1", { timeoutMs: 10_000 });
       assert.ok((b.background?.length ?? 0) + (b.backgroundMore ?? 0) > 10, JSON.stringify(b).slice(0, 400));
-      const r = await sb.exec("echo $SURVIVES; ls /proc | grep -c '^[0-9]'", { timeoutMs: 15_000 });
+      const r = await sb.exec(`echo $SURVIVES; ${count}`, { timeoutMs: 15_000 });
       assert.equal(r.exitCode, 0, JSON.stringify(r));
-      const [survives, count] = r.stdout.trim().split("\n");
+      const [survives, left] = r.stdout.trim().split("\n");
       assert.equal(survives, "yes", "the session was restarted");
-      // The shell, its two relays, this command's subshell, ls and grep (docker: init and main too).
-      assert.ok(Number(count) <= 8, `processes left: ${count}`);
+      // What the same command saw before the bomb (shell, relays, the command's own processes).
+      assert.ok(Number(left) <= base, `processes left: ${left} (before the bomb: ${base})`);
       assert.ok(Date.now() - start < 20_000, `took ${Date.now() - start} ms`);
     });
   });
