@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares what the tests need on a fresh Linux machine, and does nothing that is already
-# done: bubblewrap, Docker Engine (docker.io), debootstrap and tmux (the interactive mode's
+# done: bubblewrap, Docker Engine (docker.io), debootstrap, acl and tmux (the interactive mode's
 # terminal tests) from apt when running as
 # root, a dockerd in the background when none answers, and the sandbox image (built offline
 # with debootstrap + docker import, tagged by a hash of its recipe, so only once per machine).
@@ -16,6 +16,8 @@ command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v dockerd >/dev/null || need+=(docker.io)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 command -v tmux >/dev/null || need+=(tmux)
+# setfacl: as root, the sandbox shares a root-owned workspace with its unprivileged uid.
+command -v setfacl >/dev/null || need+=(acl)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     log "installing ${need[*]}"

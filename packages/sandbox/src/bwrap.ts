@@ -11,23 +11,31 @@ import {
   type BwrapArgsOptions,
   bwrapArgs,
   type NetworkMode,
+  SECCOMP_FD,
+  SESSION_SHELL,
   sandboxEnv,
+  seccompProgramFile,
   WORKSPACE_PATH,
 } from "./bwrap-args.js";
 import { Cgroup, DEFAULT_LIMITS, detectCgroups, type Limits } from "./cgroups.js";
 import { realpathOrSelf } from "./confine.js";
 import { FileBackedSandbox } from "./file-backed.js";
 import { FileApi } from "./files.js";
+import { sandboxHostUser } from "./host-user.js";
 import { DEFAULT_TIMEOUT_MS } from "./local.js";
 import { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
 import { findDescendantByNsPid } from "./proc.js";
+import { ProtectedPathsGuard } from "./protected-paths.js";
 import { FORWARDER, PROXY_ENV } from "./proxy.js";
-import { SESSION_SCRIPT } from "./session-script.js";
+import { SESSION_COMMAND, SESSION_ENV, SESSION_SCRIPT } from "./session-script.js";
 import { ShellSession } from "./shell-session.js";
 import type { ExecOptions, ExecResult, Sandbox, SandboxKind } from "./types.js";
+import { DEFAULT_WORKSPACE_QUOTA_BYTES, execWithQuota, WorkspaceQuota } from "./workspace-quota.js";
 
 export const DEFAULT_TMP_BYTES = 256 * 1024 * 1024;
 export const DEFAULT_FILE_SIZE_BYTES = 512 * 1024 * 1024;
+/** Size of /dev/shm (as Docker's default): shared memory counts against the memory limit too. */
+export const SHM_BYTES = 64 * 1024 * 1024;
 
 export interface BwrapSandboxOptions {
   workspace: string;
@@ -42,6 +50,10 @@ export interface BwrapSandboxOptions {
   fileSizeBytes?: number;
   /** Extra environment for every command (proxy settings, …). */
   proxyEnv?: Record<string, string>;
+  /** Workspace paths mounted read-only (default DEFAULT_PROTECTED_PATHS). */
+  protectedPaths?: readonly string[];
+  /** Most disk space a session may add to the workspace (0: no check). */
+  workspaceQuotaBytes?: number;
 }
 
 /** tmpfs pages count against the memory limit: keep scratch space well below it. */
@@ -75,19 +87,9 @@ export function checkBwrap(): { ok: boolean; reason: string } {
 
 /** Shell run before bubblewrap: joins the cgroup and sets rlimits that everything inherits. */
 const LAUNCHER = `for f in $HANDS_CGROUP_PROCS; do echo $$ > "$f" || exit 97; done
+if [ -n "$HANDS_SECCOMP" ]; then exec ${SECCOMP_FD}< "$HANDS_SECCOMP" || exit 96; fi
 ulimit -c 0; ulimit -f "$HANDS_FSIZE_KB"; ulimit -n 4096
 exec -c "$@"`;
-
-/**
- * Who bubblewrap runs as. As root on a workspace someone else owns, it runs as that owner, so
- * the sandbox is an unprivileged user outside too (and files stay the owner's); otherwise as
- * the caller.
- */
-function launchUser(workspace: string): { uid: number; gid: number } | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const st = statSync(workspace);
-  return st.uid !== 0 ? { uid: st.uid, gid: st.gid } : undefined;
-}
 
 async function launch(
   cg: Cgroup | undefined,
@@ -95,7 +97,8 @@ async function launch(
   argv: string[],
   workspace: string,
 ): Promise<ChildProcess> {
-  const user = launchUser(workspace);
+  // Never host root: see host-user.ts.
+  const user = sandboxHostUser(workspace);
   // The launcher joins the cgroup itself: let that user write the group's process lists.
   if (user && cg) await Promise.all(cg.procFiles.map((f) => chown(f, user.uid, user.gid)));
   return spawn("/bin/bash", ["--norc", "--noprofile", "-c", LAUNCHER, "hands-launch", "bwrap", ...argv], {
@@ -105,6 +108,7 @@ async function launch(
       PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
       HANDS_CGROUP_PROCS: cg ? cg.procFiles.join(" ") : "",
       HANDS_FSIZE_KB: String(Math.max(1, Math.floor(fileSizeBytes / 1024))),
+      HANDS_SECCOMP: seccompProgramFile() ?? "",
     },
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -126,6 +130,8 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
   private child: ChildProcess | undefined;
   private session: ShellSession | undefined;
   private shellHostPid: number | undefined;
+  private readonly protectedPaths: ProtectedPathsGuard;
+  private readonly quota: WorkspaceQuota | undefined;
 
   private constructor(options: BwrapSandboxOptions) {
     super();
@@ -137,6 +143,9 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
     this.network = options.network ?? "none";
     this.fileSizeBytes = options.fileSizeBytes ?? DEFAULT_FILE_SIZE_BYTES;
     this.files = new FileApi(this.workspace);
+    this.protectedPaths = new ProtectedPathsGuard(this.workspace, options.protectedPaths);
+    const quota = options.workspaceQuotaBytes ?? DEFAULT_WORKSPACE_QUOTA_BYTES;
+    this.quota = quota > 0 ? new WorkspaceQuota(this.workspace, quota) : undefined;
     this.argsOptions = {
       workspace: this.workspace,
       network: this.network,
@@ -162,10 +171,18 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
 
   private async start(): Promise<void> {
     if (!this.cgroup && detectCgroups() !== "none") this.cgroup = await Cgroup.create(this.id, this.limits);
+    const readOnly = this.protectedPaths.prepare();
     const child = await launch(
       this.cgroup,
       this.fileSizeBytes,
-      [...bwrapArgs(this.argsOptions), "/bin/bash", "--noprofile", "--norc", "-c", SESSION_SCRIPT],
+      [
+        ...bwrapArgs({ ...this.argsOptions, readOnly }),
+        "--setenv",
+        SESSION_ENV,
+        SESSION_SCRIPT,
+        SESSION_SHELL,
+        ...SESSION_COMMAND,
+      ],
       this.workspace,
     );
     this.child = child;
@@ -199,13 +216,22 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     this.assertAlive();
     this.lastUsedAt = Date.now();
-    if (!this.session?.alive) await this.restart();
+    // A protected path replaced on the host loses its read-only mount: start afresh.
+    const remount = this.session?.alive === true && this.protectedPaths.changed();
+    if (!this.session?.alive || remount) await this.restart();
     const session = this.session as ShellSession;
     const cwd = options.cwd ? await this.files.sandboxCwd(options.cwd, WORKSPACE_PATH) : undefined;
     const oomBefore = this.cgroup ? await this.cgroup.oomKills() : 0;
-    const r = await session.exec(command, { ...options, ...(cwd ? { cwd } : {}) });
-    if (this.cgroup && r.exitCode === 137 && (await this.cgroup.oomKills()) > oomBefore)
+    const r = await execWithQuota(this.quota, { ...options, ...(cwd ? { cwd } : {}) }, (o) =>
+      session.exec(command, o),
+    );
+    if (
+      this.cgroup &&
+      (r.exitCode === 137 || r.exitCode === null) &&
+      (await this.cgroup.oomKills()) > oomBefore
+    )
       markOom(r, this.limits);
+    this.protectedPaths.finish(r, remount);
     this.lastUsedAt = Date.now();
     return r;
   }
@@ -229,11 +255,13 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
     }
     // --die-with-parent takes the namespace down; the cgroup catches anything that lingers.
     if (this.cgroup) await this.cgroup.remove();
+    this.protectedPaths.release();
   }
 }
 
 export function markOom(r: ExecResult, limits: Limits): void {
   r.oomKilled = true;
+  if (r.exitCode === null) r.signal ??= "SIGKILL";
   r.stderr += `${r.stderr ? "\n" : ""}[killed: out of memory (limit ${Math.round(limits.memoryBytes / 1048576)} MiB)]`;
 }
 
@@ -250,6 +278,8 @@ export async function runBwrapOnce(
   const id = options.id ?? `bwrap-${randomUUID().slice(0, 8)}`;
   const cg = detectCgroups() !== "none" ? await Cgroup.create(id, limits) : undefined;
   const start = performance.now();
+  const prot = new ProtectedPathsGuard(workspace, options.protectedPaths);
+  const readOnly = prot.prepare();
   const maxBytes = execOptions.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const out = new OutputBuffer(maxBytes);
   const err = new OutputBuffer(maxBytes);
@@ -263,6 +293,7 @@ export async function runBwrapOnce(
       ...(execOptions.env ?? {}),
     }),
     ...(options.proxySocket ? { proxySocket: options.proxySocket } : {}),
+    readOnly,
   });
   const child = await launch(
     cg,
@@ -313,6 +344,8 @@ export async function runBwrapOnce(
     if (code === 137 && (await cg.oomKills()) > 0) markOom(result, limits);
     await cg.remove();
   }
+  prot.finish(result);
+  prot.release();
   return result;
 }
 

@@ -1,7 +1,7 @@
 // Resource limits through cgroups, v1 (one hierarchy per controller) or v2 (unified). Each
 // session gets its own group under `hands/`; the sandbox's first process joins it before it
 // execs bubblewrap, so everything inside inherits it.
-import { existsSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmdirSync, statSync } from "node:fs";
 import { mkdir, readFile, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -153,12 +153,16 @@ export function listCgroups(): string[] {
   return out;
 }
 
-/** Removes empty session groups (a group still in use cannot be removed: EBUSY). */
-export function pruneCgroups(keep: Set<string> = new Set()): number {
+/**
+ * Removes empty session groups (a group still in use cannot be removed: EBUSY). Only groups
+ * older than a minute: another process may have just made one its sandbox is about to join.
+ */
+export function pruneCgroups(keep: Set<string> = new Set(), minAgeMs = 60_000): number {
   let n = 0;
   for (const dir of listCgroups()) {
     if (keep.has(dir.split("/").pop() ?? "")) continue;
     try {
+      if (Date.now() - statSync(dir).mtimeMs < minAgeMs) continue;
       const procs = readFileSync(join(dir, "cgroup.procs"), "utf8").trim();
       if (procs) continue;
       rmdirSync(dir);

@@ -113,9 +113,10 @@ for (const kind of ["local", "bwrap", "docker"] as SandboxKind[]) {
     });
 
     if (isolating) {
-      test("a session keeps cwd, exported variables, /tmp files and background processes", async () => {
+      test("a session keeps cwd, exported variables, /tmp files and background processes it was asked to keep", async () => {
         await sb.exec(
           "mkdir -p deep/er && cd deep/er && export KEEP=kept && echo t > /tmp/t.txt && (sleep 60 &) ; true",
+          { keepBackground: true },
         );
         const r = await sb.exec("pwd; echo $KEEP; cat /tmp/t.txt; ps -eo args | grep -c '^sleep 60'");
         assert.equal(r.stdout, "/workspace/deep/er\nkept\nt\n1\n");

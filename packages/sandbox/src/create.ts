@@ -25,6 +25,10 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
     ...(options.proxySocket ? { proxySocket: options.proxySocket } : {}),
     ...(options.proxyEnv ? { proxyEnv: options.proxyEnv } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.protectedPaths ? { protectedPaths: options.protectedPaths } : {}),
+    ...(options.workspaceQuotaBytes !== undefined
+      ? { workspaceQuotaBytes: options.workspaceQuotaBytes }
+      : {}),
   };
   switch (options.kind) {
     case "local":

@@ -4,22 +4,31 @@
 // loaded only when this backend is used (it is a large import).
 import { randomUUID } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
+import { posix } from "node:path";
 import { PassThrough } from "node:stream";
 import type Dockerode from "dockerode";
-import { defaultTmpBytes, markOom, networkEnv } from "./bwrap.js";
-import { type NetworkMode, sandboxEnv, WORKSPACE_PATH } from "./bwrap-args.js";
-import { DEFAULT_LIMITS, type Limits } from "./cgroups.js";
+import { defaultTmpBytes, markOom, networkEnv, SHM_BYTES } from "./bwrap.js";
+import { type NetworkMode, SESSION_RELAY, SESSION_SHELL, sandboxEnv, WORKSPACE_PATH } from "./bwrap-args.js";
+import { DEFAULT_LIMITS, type Limits, pruneCgroups } from "./cgroups.js";
 import { realpathOrSelf } from "./confine.js";
 import { FileBackedSandbox } from "./file-backed.js";
 import { FileApi } from "./files.js";
+import { sandboxHostUser } from "./host-user.js";
 import { imageTag } from "./image.js";
-import { SESSION_SCRIPT } from "./session-script.js";
+import { bootId, ownerGone, processStartTime } from "./proc.js";
+import { ProtectedPathsGuard } from "./protected-paths.js";
+import { dockerSeccompProfile } from "./seccomp.js";
+import { SESSION_COMMAND, SESSION_ENV, SESSION_SCRIPT } from "./session-script.js";
 import { ShellSession } from "./shell-session.js";
 import type { ExecOptions, ExecResult, Sandbox, SandboxKind } from "./types.js";
+import { DEFAULT_WORKSPACE_QUOTA_BYTES, execWithQuota, WorkspaceQuota } from "./workspace-quota.js";
 
 export const LABEL_SESSION = "hands.session";
 export const LABEL_CREATED = "hands.created_at";
 export const LABEL_OWNER_PID = "hands.owner_pid";
+/** The owner's start time and the machine's boot id: a reused PID is not the owner. */
+export const LABEL_OWNER_START = "hands.owner_start";
+export const LABEL_OWNER_BOOT = "hands.owner_boot";
 
 export interface DockerSandboxOptions {
   workspace: string;
@@ -34,6 +43,10 @@ export interface DockerSandboxOptions {
   runtime?: string;
   tmpBytes?: number;
   fileSizeBytes?: number;
+  /** Workspace paths mounted read-only (default DEFAULT_PROTECTED_PATHS). */
+  protectedPaths?: readonly string[];
+  /** Most disk space a session may add to the workspace (0: no check). */
+  workspaceQuotaBytes?: number;
   /** Shared client (one per process is enough). */
   docker?: Dockerode;
 }
@@ -62,10 +75,13 @@ export async function checkDocker(): Promise<{ ok: boolean; reason: string }> {
   }
 }
 
-/** The uid:gid the container runs as: the workspace owner's, so files stay theirs. */
-function workspaceUser(ws: string): { user: string; uid: number } {
+/** The uid:gid the container runs as: never root (see host-user.ts). */
+function containerUser(ws: string): { user: string; uid: number } {
+  const u = sandboxHostUser(ws);
   const st = statSync(ws);
-  return { user: `${st.uid}:${st.gid}`, uid: st.uid };
+  const uid = u?.uid ?? st.uid;
+  const gid = u?.gid ?? st.gid;
+  return { user: `${uid}:${gid}`, uid };
 }
 
 /** True when host process `hostPid` is the process `inner` of some PID namespace. */
@@ -77,6 +93,65 @@ function sameProcess(hostPid: number, inner: number): boolean {
   } catch {
     return false;
   }
+}
+
+let reaped = false;
+
+/**
+ * Once per process, in the background: containers whose owning process died without
+ * destroying them (a killed agent) are removed, and so are empty session cgroups.
+ */
+function reapAtStartup(): void {
+  if (reaped) return;
+  reaped = true;
+  void reapDeadContainers({}).catch(() => {});
+  pruneCgroups();
+}
+
+/**
+ * Removes containers labelled as Hands sessions whose owner is verifiably gone (see
+ * proc.ts ownerGone), or older than `maxAgeMs`; `live` are sessions the caller still uses
+ * (then this process's other containers are leftovers too). Returns their session ids.
+ */
+export async function reapDeadContainers(options: {
+  live?: Set<string> | undefined;
+  maxAgeMs?: number;
+  onReap?: (session: string, what: string) => void;
+}): Promise<string[]> {
+  const docker = await dockerClient();
+  const list = await docker.listContainers({ all: true, filters: { label: [LABEL_SESSION] } });
+  const me = { pid: String(process.pid), start: processStartTime(process.pid), boot: bootId() };
+  const gone: string[] = [];
+  for (const c of list) {
+    const session = c.Labels[LABEL_SESSION] ?? "";
+    if (options.live?.has(session)) continue;
+    const labels = {
+      pid: c.Labels[LABEL_OWNER_PID],
+      start: c.Labels[LABEL_OWNER_START],
+      boot: c.Labels[LABEL_OWNER_BOOT],
+    };
+    const age = Date.now() - Date.parse(c.Labels[LABEL_CREATED] ?? "");
+    // This very process: only the caller knows which of its sessions are live.
+    const mine = labels.pid === me.pid && labels.start === me.start && labels.boot === me.boot;
+    const orphan = mine ? options.live !== undefined : ownerGone(labels);
+    const old = options.maxAgeMs !== undefined && age > options.maxAgeMs;
+    if (!orphan && !old) continue;
+    await docker
+      .getContainer(c.Id)
+      .remove({ force: true })
+      .catch(() => {});
+    gone.push(session);
+    options.onReap?.(session, `container ${c.Id.slice(0, 12)}`);
+  }
+  return gone;
+}
+
+let profile: string | undefined;
+
+/** The seccomp rules of seccomp.ts as Docker's option (none on an unknown architecture). */
+function dockerSeccomp(): string[] {
+  profile ??= dockerSeccompProfile() ?? "";
+  return profile ? [`seccomp=${profile}`] : [];
 }
 
 export class DockerSandbox extends FileBackedSandbox implements Sandbox {
@@ -91,6 +166,8 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
   private container: Dockerode.Container | undefined;
   private containerId = "";
   private session: ShellSession | undefined;
+  private readonly protectedPaths: ProtectedPathsGuard;
+  private readonly quota: WorkspaceQuota | undefined;
 
   private constructor(
     private readonly options: DockerSandboxOptions,
@@ -103,10 +180,14 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
     this.id = options.id ?? `docker-${randomUUID().slice(0, 8)}`;
     this.limits = { ...DEFAULT_LIMITS, ...(options.limits ?? {}) };
     this.files = new FileApi(this.workspace);
+    this.protectedPaths = new ProtectedPathsGuard(this.workspace, options.protectedPaths);
+    const quota = options.workspaceQuotaBytes ?? DEFAULT_WORKSPACE_QUOTA_BYTES;
+    this.quota = quota > 0 ? new WorkspaceQuota(this.workspace, quota) : undefined;
   }
 
   static async create(options: DockerSandboxOptions): Promise<DockerSandbox> {
     const docker = options.docker ?? (await dockerClient());
+    reapAtStartup();
     const sb = new DockerSandbox(options, docker);
     try {
       await sb.start();
@@ -124,11 +205,15 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
 
   private async start(): Promise<void> {
     const o = this.options;
-    const { user, uid } = workspaceUser(this.workspace);
+    const { user, uid } = containerUser(this.workspace);
     const tmp = o.tmpBytes ?? defaultTmpBytes(this.limits);
     const fsize = o.fileSizeBytes ?? 512 * 1024 * 1024;
     const network = o.network ?? "none";
-    const binds = [`${this.workspace}:${WORKSPACE_PATH}`];
+    const readOnly = this.protectedPaths.prepare();
+    const binds = [
+      `${this.workspace}:${WORKSPACE_PATH}`,
+      ...readOnly.map((b) => `${b.host}:${posix.join(WORKSPACE_PATH, b.rel)}:ro`),
+    ];
     if (network === "proxy" && o.proxySocket) binds.push(`${o.proxySocket}:/run/hands-proxy.sock`);
     const env = sandboxEnv({ ...networkEnv(network, o.proxyEnv), ...(o.env ?? {}) });
     const image = o.image ?? imageTag();
@@ -143,6 +228,8 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
         [LABEL_SESSION]: this.id,
         [LABEL_CREATED]: new Date(this.createdAt).toISOString(),
         [LABEL_OWNER_PID]: String(process.pid),
+        [LABEL_OWNER_START]: processStartTime(process.pid) ?? "",
+        [LABEL_OWNER_BOOT]: bootId(),
       },
       NetworkDisabled: network !== "host",
       HostConfig: {
@@ -150,13 +237,16 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
         NetworkMode: network === "host" ? "host" : "none",
         Init: true,
         CapDrop: ["ALL"],
-        SecurityOpt: ["no-new-privileges"],
+        SecurityOpt: ["no-new-privileges", ...dockerSeccomp()],
         ReadonlyRootfs: true,
         Tmpfs: {
           "/tmp": `rw,nosuid,nodev,size=${tmp},mode=1777`,
           "/home/hands": `rw,nosuid,nodev,size=${tmp},uid=${uid},mode=700`,
           "/run": `rw,nosuid,nodev,size=1m,uid=${uid},mode=755`,
+          // Root-owned: the execute-only session programs (see installSessionPrograms).
+          "/run/hands": "rw,exec,nosuid,nodev,size=4m,mode=755",
         },
+        ShmSize: SHM_BYTES,
         Memory: this.limits.memoryBytes,
         MemorySwap: this.limits.memoryBytes,
         NanoCpus: Math.round(this.limits.cpus * 1e9),
@@ -172,13 +262,46 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
     this.container = container;
     this.containerId = container.id;
     await container.start();
+    await this.installSessionPrograms();
     await this.startSession();
+  }
+
+  /**
+   * Execute-only, root-owned copies of the image's bash and cat: started from them, the
+   * session shell and its relays are not dumpable, so no sandboxed process can reach their
+   * pipes through /proc/PID/fd, ptrace or process_vm_readv (see runtime-dir.ts).
+   */
+  private async installSessionPrograms(): Promise<void> {
+    const container = this.container as Dockerode.Container;
+    const exec = await container.exec({
+      Cmd: [
+        "/bin/sh",
+        "-c",
+        `cp /bin/bash ${SESSION_SHELL} && cp /bin/cat ${SESSION_RELAY} && chmod 0111 ${SESSION_SHELL} ${SESSION_RELAY}`,
+      ],
+      User: "0:0",
+      AttachStdout: true,
+      AttachStderr: true,
+    });
+    const stream = await exec.start({ hijack: true, stdin: false });
+    let out = "";
+    stream.on("data", (c: Buffer) => {
+      out += c.toString("utf8");
+    });
+    await new Promise((r) => {
+      stream.once("end", r);
+      stream.once("close", r);
+    });
+    const info = await exec.inspect();
+    if (info.ExitCode !== 0)
+      throw new Error(`docker sandbox: could not install the session shell: ${out.trim().slice(0, 500)}`);
   }
 
   private async startSession(): Promise<void> {
     const container = this.container as Dockerode.Container;
     const exec = await container.exec({
-      Cmd: ["/bin/bash", "--noprofile", "--norc", "-c", SESSION_SCRIPT],
+      Cmd: [SESSION_SHELL, ...SESSION_COMMAND],
+      Env: [`${SESSION_ENV}=${SESSION_SCRIPT}`],
       AttachStdin: true,
       AttachStdout: true,
       AttachStderr: true,
@@ -227,11 +350,16 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     this.assertAlive();
     this.lastUsedAt = Date.now();
-    if (!this.session?.alive) await this.revive();
+    const remount = this.session?.alive === true && this.protectedPaths.changed();
+    if (!this.session?.alive || remount) await this.revive();
     const cwd = options.cwd ? await this.files.sandboxCwd(options.cwd, WORKSPACE_PATH) : undefined;
     const before = this.oomKills();
-    const r = await (this.session as ShellSession).exec(command, { ...options, ...(cwd ? { cwd } : {}) });
-    if (r.exitCode === 137 && this.oomKills() > before) markOom(r, this.limits);
+    const session = this.session as ShellSession;
+    const r = await execWithQuota(this.quota, { ...options, ...(cwd ? { cwd } : {}) }, (o) =>
+      session.exec(command, o),
+    );
+    if ((r.exitCode === 137 || r.exitCode === null) && this.oomKills() > before) markOom(r, this.limits);
+    this.protectedPaths.finish(r, remount);
     this.lastUsedAt = Date.now();
     return r;
   }
@@ -258,5 +386,6 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
     if (this.destroyed) return;
     this.destroyed = true;
     if (this.container) await this.container.remove({ force: true }).catch(() => {});
+    this.protectedPaths.release();
   }
 }

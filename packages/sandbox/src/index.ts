@@ -12,6 +12,7 @@ export {
   LABEL_SESSION,
 } from "./docker.js";
 export { isSecretEnv, NON_INTERACTIVE_ENV, SECRET_ENV_NAMES, SECRET_ENV_PREFIXES, scrubEnv } from "./env.js";
+export { DEDICATED_SANDBOX_UID } from "./host-user.js";
 export { buildImage, imageExists, imageTag } from "./image.js";
 export {
   DEFAULT_TIMEOUT_MS,
@@ -23,6 +24,7 @@ export {
 } from "./local.js";
 export { SessionManager, type SessionManagerOptions } from "./manager.js";
 export { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
+export { DEFAULT_PROTECTED_PATHS } from "./protected-paths.js";
 export {
   type AllowListProxy,
   type AllowListProxyOptions,

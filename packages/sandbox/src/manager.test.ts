@@ -75,7 +75,7 @@ describe("session manager (bwrap)", { skip: explicitlySkipped("bwrap") }, () => 
     assert.ok(cg);
     const name = cg.dirs[0]?.split("/").pop() ?? "";
     assert.ok(listCgroups().some((d) => d.endsWith(`/${name}`)));
-    const r = await reapLeftovers({});
+    const r = await reapLeftovers({ cgroupMinAgeMs: 0 });
     assert.ok(r.cgroups >= 1);
     assert.equal(
       listCgroups().some((d) => d.endsWith(`/${name}`)),

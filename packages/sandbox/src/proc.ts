@@ -1,4 +1,5 @@
-// Small /proc helpers: finding a sandboxed process's host PID from its PID inside the sandbox.
+// Small /proc helpers: finding a sandboxed process's host PID from its PID inside the sandbox,
+// and telling whether a process (PID and start time) is still the one that was.
 import { readFileSync } from "node:fs";
 
 function children(pid: number): number[] {
@@ -29,4 +30,46 @@ export function findDescendantByNsPid(root: number, inner: number): number | und
     todo.push(...children(p));
   }
   return undefined;
+}
+
+export function processAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** This machine's boot id (a process start time means something only within one boot). */
+export function bootId(): string {
+  try {
+    return readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+  } catch {
+    return "";
+  }
+}
+
+/** When process `pid` started (clock ticks since boot), or undefined when there is none. */
+export function processStartTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the process that labelled a container is verifiably gone: on this machine and boot,
+ * no process with its PID and start time exists. Labels from another boot or machine prove
+ * nothing (the engine may be shared): those wait for the maximum age.
+ */
+export function ownerGone(labels: { pid?: string; start?: string; boot?: string }): boolean {
+  const pid = Number(labels.pid ?? 0);
+  if (labels.boot === undefined || labels.start === undefined) return !processAlive(pid); // older labels
+  if (labels.boot !== bootId()) return false;
+  const start = processStartTime(pid);
+  return start === undefined || start !== labels.start;
 }

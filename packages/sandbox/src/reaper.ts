@@ -5,16 +5,7 @@ import { readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pruneCgroups } from "./cgroups.js";
-
-function processAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
+import { processAlive } from "./proc.js";
 
 export interface ReapReport {
   containers: string[];
@@ -28,33 +19,37 @@ export async function reapLeftovers(options: {
   maxAgeMs?: number;
   docker?: boolean;
   onReap?: (session: string, what: string) => void;
+  /** Empty cgroups younger than this are left alone (default a minute: about to be joined). */
+  cgroupMinAgeMs?: number;
 }): Promise<ReapReport> {
   const live = options.live ?? new Set<string>();
   const report: ReapReport = { containers: [], cgroups: 0, tempDirs: [] };
   if (options.docker) {
-    const { dockerClient, LABEL_SESSION, LABEL_CREATED, LABEL_OWNER_PID } = await import("./docker.js");
-    const docker = await dockerClient();
-    const list = await docker.listContainers({ all: true, filters: { label: [LABEL_SESSION] } });
-    for (const c of list) {
-      const session = c.Labels[LABEL_SESSION] ?? "";
-      if (live.has(session)) continue;
-      const owner = Number(c.Labels[LABEL_OWNER_PID] ?? 0);
-      const age = Date.now() - Date.parse(c.Labels[LABEL_CREATED] ?? "");
-      const orphan = owner === process.pid ? true : !processAlive(owner);
-      const old = options.maxAgeMs !== undefined && age > options.maxAgeMs;
-      if (!orphan && !old) continue;
-      await docker
-        .getContainer(c.Id)
-        .remove({ force: true })
-        .catch(() => {});
-      report.containers.push(session);
-      options.onReap?.(session, `container ${c.Id.slice(0, 12)}`);
-    }
+    const { reapDeadContainers } = await import("./docker.js");
+    report.containers = await reapDeadContainers({
+      live: options.live,
+      ...(options.maxAgeMs !== undefined ? { maxAgeMs: options.maxAgeMs } : {}),
+      ...(options.onReap ? { onReap: options.onReap } : {}),
+    });
   }
-  report.cgroups = pruneCgroups(live);
-  const tmp = tmpdir();
-  for (const name of readdirSync(tmp)) {
-    if (!name.startsWith("hands-upload-") && !name.startsWith("hands-image-")) continue;
+  report.cgroups = pruneCgroups(live, options.cgroupMinAgeMs);
+  for (const tmp of new Set([tmpdir(), "/tmp"])) reapTempDirs(tmp, report);
+  return report;
+}
+
+/** Upload/image temp folders older than a minute, and private folders of dead processes. */
+function reapTempDirs(tmp: string, report: ReapReport): void {
+  let names: string[];
+  try {
+    names = readdirSync(tmp);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const rt = /^hands-rt-(\d+)-/.exec(name);
+    if (!name.startsWith("hands-upload-") && !name.startsWith("hands-image-") && !rt) continue;
+    // A process's private folder: only once that process is gone.
+    if (rt && processAlive(Number(rt[1]))) continue;
     const p = join(tmp, name);
     try {
       // Only folders older than a minute: a live upload may be using a new one.
@@ -65,5 +60,4 @@ export async function reapLeftovers(options: {
       // gone
     }
   }
-  return report;
 }

@@ -1,16 +1,37 @@
 // The persistent shell that runs inside a bwrap or docker session, and how the host talks to it.
 //
 // The host writes one line per command: shell assignments whose values are ANSI-C quoted
-// (`$'…'`), so any bytes survive a single `read -r`. The shell runs the command in a subshell
-// job (own process group thanks to `set -m`) so that `exit` and endless builtin loops stay
-// contained and a timeout can kill exactly that job's tree; the job's EXIT trap saves the
-// working directory and exported variables, which the session shell then loads, so state
-// persists from one command to the next. End markers carry a random token per command.
+// (`$'…'`), so any bytes survive a single `read -r`. What the model is told a command printed
+// must be what that command printed, so:
+// - The shell and its output relays are started from execute-only programs (runtime-dir.ts):
+//   they are not dumpable, and no sandboxed process can open their /proc/PID/fd, ptrace them
+//   or read their memory. Only they hold the pipes to the host.
+// - Each command gets fresh pipes for stdin, stdout and stderr (process substitutions); a
+//   relay copies them to the host, framed by `TOKEN:begin` and `TOKEN:end RC LEFT` lines. The
+//   token is random per command and never given to the command.
+// - The command runs in a subshell job (own process group thanks to `set -m`), so `exit` and
+//   endless builtin loops stay contained and a timeout kills exactly its tree. Its EXIT trap
+//   writes the exported variables and working directory into a pipe of its own (closed for
+//   the command itself; bash keeps its saved copy close-on-exec, so no program the command
+//   starts holds it). The session shell keeps that text and hands it to the next job, which
+//   evaluates it; the session shell itself never runs anything a command wrote.
+// - When the job ends, the processes it left running are listed in the end line (LEFT). At the
+//   next command they are killed (a fork bomb included) unless the command asked to keep them;
+//   then the old relays are stopped, so nothing a leftover writes later reaches any result.
+//   Kept processes run beside later commands as the same user: they cannot reach the session's
+//   pipes, but could open the pipes of a later command's own programs through /proc/PID/fd,
+//   so keep only what you trust.
 
 export const SESSION_SCRIPT = String.raw`
+unset HANDS_SESSION
 exec 3>&2 2>/dev/null
-__h_dir=/tmp
-__h_job=
+__h_cat=$HANDS_RELAY
+unset HANDS_RELAY
+__h_job=; __h_lastjob=; __h_ow=; __h_ew=; __h_or=; __h_er=; __h_prevkeep=0; __h_fwd=
+__h_keep=' '; __h_discard=; __h_left=; __h_leftpids=; __h_inpid=; __h_sp=; __h_state=
+# Processes that were here before us (docker's init and main process) are never leftovers.
+__h_base=' '
+for __h_p in /proc/[0-9]*; do __h_p=${"${"}__h_p#/proc/}; [ "$__h_p" = $$ ] || __h_base+="$__h_p "; done
 # Timeout/abort: kill the command's process group until it is empty (a fork bomb keeps adding
 # to it while the first signal lands). kill is a builtin: this works with no PID left.
 trap 'if [ -n "$__h_job" ]; then __h_n=0; while kill -KILL -- -"$__h_job" && [ $__h_n -lt 500 ]; do __h_n=$((__h_n + 1)); done; fi' USR1
@@ -19,38 +40,143 @@ set -m
 cd /workspace
 # Allow-list network: start the forwarder to the host's proxy and wait until it listens.
 if [ -S /run/hands-proxy.sock ] && [ -n "$HANDS_FORWARDER" ]; then
-  exec 4< <(exec python3 -c "$HANDS_FORWARDER" 2>/dev/null)
-  read -r -u 4 __h_fwd
+  exec 4< <(exec python3 -c "$HANDS_FORWARDER" 2>/dev/null </dev/null 3>&-)
+  __h_fwd=$!
+  read -r -u 4 __h_ready
   exec 4<&-
 fi
 unset HANDS_FORWARDER
+__h_infra=" $$ $__h_fwd "
+
+# Lists the processes nobody accounts for (no forks: safe under a fork bomb) into __h_leftpids
+# and, at most 20 of them with their names, __h_left. Children of kept processes are kept.
+__h_scan() {
+  local p s st pp n c=0
+  __h_left=; __h_leftpids=
+  for p in /proc/[0-9]*; do
+    p=${"${"}p#/proc/}
+    case "$__h_infra$__h_base$__h_keep" in *" $p "*) continue ;; esac
+    IFS= read -r s < "/proc/$p/stat" || continue
+    s=${"${"}s##*) }; st=${"${"}s%% *}; s=${"${"}s#* }; pp=${"${"}s%% *}
+    [ "$st" = Z ] && continue
+    case "$__h_keep" in *" $pp "*) __h_keep+="$p "; continue ;; esac
+    __h_leftpids+="$p "
+    c=$((c + 1))
+    if [ $c -le 20 ]; then
+      IFS= read -r n < "/proc/$p/comm" || n=?
+      __h_left+="$p:${"${"}n//[^A-Za-z0-9._+-]/?} "
+    fi
+  done
+  [ $c -gt 20 ] && __h_left+="+$((c - 20))"
+}
+
+# Before a command: kill what the previous one left running (unless it asked to keep it), then
+# stop its relays; kept processes get a discard reader instead, so their writes do not fail.
+__h_settle() {
+  [ -n "$__h_ow" ] || return 0
+  local p n=0 live=
+  # The last command's stdin writer, if the command did not read it all.
+  [ -n "$__h_inpid" ] && kill -KILL "$__h_inpid" && wait "$__h_inpid"
+  __h_inpid=
+  # Fast path: the last command left nothing running and nothing is kept, so no process but
+  # us can hold its pipes; check once more and let the next command reuse them and the relays.
+  if [ -z "$__h_leftpids" ] && [ "$__h_keep" = ' ' ] && [ -z "$__h_discard" ]; then
+    __h_scan
+    [ -z "$__h_leftpids" ] && __h_reuse=1 && return 0
+  fi
+  if [ "$__h_prevkeep" = 1 ]; then __h_scan; __h_keep+="$__h_leftpids"; fi
+  if [ "$__h_prevkeep" != 1 ] && [ -n "$__h_lastjob" ]; then
+    while kill -KILL -- -"$__h_lastjob" && [ $n -lt 100 ]; do n=$((n + 1)); done
+  fi
+  n=0
+  while [ $n -lt 50 ]; do
+    __h_scan
+    [ -z "$__h_leftpids" ] && break
+    for p in $__h_leftpids; do kill -KILL "$p"; done
+    n=$((n + 1))
+  done
+  kill -KILL $__h_or $__h_er
+  wait $__h_or $__h_er
+  if [ "$__h_prevkeep" = 1 ]; then
+    "$__h_cat" < /dev/fd/$__h_ow > /dev/null {__h_ow}>&- {__h_ew}>&- 3>&- &
+    __h_discard+="$! "
+    "$__h_cat" < /dev/fd/$__h_ew > /dev/null {__h_ow}>&- {__h_ew}>&- 3>&- &
+    __h_discard+="$! "
+  fi
+  exec {__h_ow}>&- {__h_ew}>&- {__h_sp}>&-
+  __h_ow=; __h_ew=; __h_sp=
+  for p in $__h_discard; do [ -e /proc/$p ] && live+="$p "; done
+  __h_discard=$live; live=
+  for p in $__h_keep; do [ -e /proc/$p ] && live+="$p "; done
+  __h_keep=" $live"
+}
+
 printf 'READY %s\n' "$$"
 while IFS= read -r __h_line; do
-  __h_in=; __h_hasin=0; __h_cwd=; __h_sub=0
+  __h_in=; __h_hasin=0; __h_cwd=; __h_sub=0; __h_keepbg=0; __h_tok=; __h_reuse=0
   eval "$__h_line"
-  if [ "$__h_hasin" = 1 ]; then printf '%s' "$__h_in" > "$__h_dir/.hands-$$-in"; __h_src=$__h_dir/.hands-$$-in; else __h_src=/dev/null; fi
-  : > "$__h_dir/.hands-$$-state"
+  __h_settle
+  printf '%s:begin\n' "$__h_tok"
+  printf '%s:begin\n' "$__h_tok" >&3
+  if [ "$__h_reuse" != 1 ]; then
+    exec {__h_ow}> >(exec "$__h_cat" 3>&-)
+    __h_or=$!
+    exec {__h_ew}> >(exec "$__h_cat" >&3 {__h_ow}>&- 3>&-)
+    __h_er=$!
+  fi
+  __h_infra=" $$ $__h_fwd $__h_discard$__h_or $__h_er "
+  if [ "$__h_hasin" = 1 ]; then
+    exec {__h_ir}< <(printf '%s' "$__h_in" {__h_ow}>&- {__h_ew}>&- 3>&-)
+    __h_inpid=$!
+    __h_infra+="$__h_inpid "
+  else
+    exec {__h_ir}< /dev/null
+  fi
+  # The state pipe (read-write, so the shell holds both ends); the ':' behind it is ours too.
+  if [ -z "$__h_sp" ]; then exec {__h_sp}<> <(:); __h_infra+="$! "; fi
   (
-    trap - INT TERM HUP PIPE
-    trap '{ export -p; printf "cd -- %q\n" "$PWD"; } > "$__h_dir/.hands-$$-state"' EXIT
+    trap - INT TERM HUP PIPE USR1
+    __h_self=$BASHPID
+    unset __h_line __h_in __h_tok __h_ow __h_ew __h_or __h_er __h_infra __h_base __h_keep __h_discard __h_left __h_leftpids __h_inpid
+    eval "$__h_state"
+    unset __h_state
+    __h_pwd0=$PWD
+    # Only this subshell reports (nested subshells of the command may run EXIT traps too).
+    # (A state larger than the pipe's 64 KiB blocks here until the command's timeout.)
+    trap '[ "$BASHPID" = "$__h_self" ] && { export -p; if [ -n "$__h_cwd" ]; then printf "cd -- %q\n" "$__h_pwd0"; else printf "cd -- %q\n" "$PWD"; fi; printf "\0"; } 2>/dev/null >&$__h_sp' EXIT
     if [ -n "$__h_cwd" ]; then cd -- "$__h_cwd" || exit 1; fi
-    eval "$__h_cmd"
-  ) < "$__h_src" 2>&3 3>&- &
+    eval "$__h_cmd" {__h_sp}>&-
+  ) <&$__h_ir >&$__h_ow 2>&$__h_ew {__h_ir}<&- {__h_ow}>&- {__h_ew}>&- 3>&- &
   __h_job=$!
+  __h_lastjob=$__h_job
+  exec {__h_ir}<&-
   while :; do
     wait "$__h_job"; __h_rc=$?
     kill -0 "$__h_job" || break
   done
   __h_job=
-  if [ "$__h_sub" = 0 ] && [ -s "$__h_dir/.hands-$$-state" ]; then
-    __h_keep=$PWD
-    . "$__h_dir/.hands-$$-state"
-    [ -n "$__h_cwd" ] && cd -- "$__h_keep"
+  # The job's state, written before it exited (nothing there when it was killed or ran exit).
+  if read -t 0 -u $__h_sp; then
+    if IFS= read -r -d '' -t 1 -u $__h_sp __h_s; then
+      [ "$__h_sub" = 0 ] && __h_state=$__h_s
+    else
+      exec {__h_sp}>&-
+      __h_sp=
+    fi
   fi
-  printf '%s %d\n' "$__h_tok" "$__h_rc"
-  printf '%s\n' "$__h_tok" >&3
+  __h_scan
+  printf '%s:end %d %s\n' "$__h_tok" "$__h_rc" "$__h_left" >&$__h_ow || printf '%s:end %d %s\n' "$__h_tok" "$__h_rc" "$__h_left"
+  printf '%s:end\n' "$__h_tok" >&$__h_ew || printf '%s:end\n' "$__h_tok" >&3
+  __h_prevkeep=$__h_keepbg
 done
 `;
+
+/**
+ * How the session shell is started: the script travels in the environment, not on the
+ * command line, so the many forks of a busy session do not each show it in `ps`.
+ */
+export const SESSION_COMMAND = ["--noprofile", "--norc", "-c", 'eval "$HANDS_SESSION"'];
+export const SESSION_ENV = "HANDS_SESSION";
 
 /** Quotes `s` as a bash ANSI-C string (`$'…'`): safe for any bytes except NUL (dropped). */
 export function ansiQuote(s: string): string {
@@ -74,12 +200,13 @@ export function commandLine(opts: {
   stdin?: string | undefined;
   cwd?: string | undefined;
   env?: Record<string, string> | undefined;
+  keepBackground?: boolean | undefined;
 }): string {
   let cmd = opts.command;
   let sub = 0;
   if (opts.env && Object.keys(opts.env).length > 0) {
     // Per-command variables must not leak into the session: export them in the job only and
-    // do not load its state back.
+    // do not keep its state.
     const exports = Object.entries(opts.env)
       .filter(([k]) => NAME.test(k))
       .map(([k, v]) => `export ${k}=${ansiQuote(v)}`)
@@ -90,5 +217,6 @@ export function commandLine(opts: {
   const parts = [`__h_tok=${opts.token}`, `__h_cmd=${ansiQuote(cmd)}`, `__h_sub=${sub}`];
   if (opts.stdin !== undefined) parts.push("__h_hasin=1", `__h_in=${ansiQuote(opts.stdin)}`);
   if (opts.cwd) parts.push(`__h_cwd=${ansiQuote(opts.cwd)}`);
+  if (opts.keepBackground) parts.push("__h_keepbg=1");
   return `${parts.join("; ")}\n`;
 }

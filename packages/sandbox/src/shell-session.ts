@@ -21,56 +21,84 @@ export interface ShellTransport {
   interrupt(shellPid: number): Promise<void>;
 }
 
-/** Scans one stream for a marker, passing on everything before it. */
-class MarkerSplitter {
+/**
+ * One command's part of one stream: what lies between its `TOKEN:begin` line and its
+ * `TOKEN:end …` line. Everything outside (what a leftover process writes after its command
+ * ended) is dropped.
+ */
+class Frame {
   private pending = Buffer.alloc(0);
-  private marker: Buffer | undefined;
-  private onData: ((b: Buffer) => void) | undefined;
-  private onMarker: ((rest: Buffer) => boolean) | undefined;
+  private phase: "begin" | "body" | "done" = "begin";
+  private readonly begin: Buffer;
+  private readonly end: Buffer;
 
-  expect(marker: string, onData: (b: Buffer) => void, onMarker: (rest: Buffer) => boolean): void {
-    this.marker = Buffer.from(marker);
-    this.onData = onData;
-    this.onMarker = onMarker;
-    if (this.pending.length > 0) {
-      const p = this.pending;
-      this.pending = Buffer.alloc(0);
-      this.push(p);
-    }
+  constructor(
+    token: string,
+    private readonly onData: (b: Buffer) => void,
+    private readonly onEnd: (line: string) => void,
+  ) {
+    this.begin = Buffer.from(`${token}:begin\n`);
+    this.end = Buffer.from(`${token}:end`);
   }
 
   push(chunk: Buffer): void {
-    const marker = this.marker;
-    if (!marker || !this.onData || !this.onMarker) {
-      // Output between commands (a background job still writing): keep a little, drop the rest.
-      this.pending = Buffer.concat([this.pending, chunk]).subarray(-65536);
-      return;
-    }
-    const buf = this.pending.length > 0 ? Buffer.concat([this.pending, chunk]) : chunk;
-    const idx = buf.indexOf(marker);
-    if (idx >= 0) {
-      if (idx > 0) this.onData(buf.subarray(0, idx));
-      const rest = buf.subarray(idx + marker.length);
-      if (this.onMarker(rest)) {
-        this.marker = undefined;
-        this.onData = undefined;
-        this.onMarker = undefined;
-        const nl = rest.indexOf(10);
-        this.pending = Buffer.from(rest.subarray(nl + 1));
-      } else {
-        this.pending = Buffer.from(buf.subarray(idx));
+    if (this.phase === "done") return;
+    let buf = this.pending.length > 0 ? Buffer.concat([this.pending, chunk]) : chunk;
+    this.pending = Buffer.alloc(0);
+    if (this.phase === "begin") {
+      const i = buf.indexOf(this.begin);
+      if (i < 0) {
+        this.hold(buf, this.begin.length - 1);
+        return;
       }
+      buf = buf.subarray(i + this.begin.length);
+      this.phase = "body";
+    }
+    const e = buf.indexOf(this.end);
+    if (e < 0) {
+      const keep = this.end.length - 1;
+      if (buf.length > keep) this.onData(buf.subarray(0, buf.length - keep));
+      this.hold(buf, keep);
       return;
     }
-    const keep = Math.min(buf.length, marker.length - 1);
-    if (buf.length > keep) this.onData(buf.subarray(0, buf.length - keep));
-    this.pending = Buffer.from(buf.subarray(buf.length - keep));
+    if (e > 0) this.onData(buf.subarray(0, e));
+    const rest = buf.subarray(e + this.end.length);
+    const nl = rest.indexOf(10);
+    if (nl < 0) {
+      this.pending = Buffer.from(buf.subarray(e));
+      return;
+    }
+    this.phase = "done";
+    this.onEnd(rest.subarray(0, nl).toString("utf8"));
+  }
+
+  private hold(buf: Buffer, keep: number): void {
+    this.pending = Buffer.from(buf.subarray(Math.max(0, buf.length - keep)));
   }
 }
 
+/** A process a command left running: its PID inside the sandbox and its name. */
+export interface BackgroundProcess {
+  pid: number;
+  name: string;
+}
+
+/** Parses the end line's list (`12:sleep 14:python3 +3`). */
+export function parseLeftovers(text: string): { processes: BackgroundProcess[]; more: number } {
+  const processes: BackgroundProcess[] = [];
+  let more = 0;
+  for (const w of text.trim().split(/\s+/)) {
+    const m = /^(\d+):(.*)$/.exec(w);
+    if (m) processes.push({ pid: Number(m[1]), name: m[2] ?? "" });
+    else if (/^\+\d+$/.test(w)) more = Number(w.slice(1));
+  }
+  return { processes, more };
+}
+
 export class ShellSession {
-  private readonly out = new MarkerSplitter();
-  private readonly err = new MarkerSplitter();
+  /** The running command's frames (none between commands: such output is dropped). */
+  private out: Frame | undefined;
+  private err: Frame | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private shellPid = 0;
   private closed = false;
@@ -86,16 +114,14 @@ export class ShellSession {
         if (m) {
           transport.stdout.off("data", onReady);
           this.shellPid = Number(m[1]);
-          transport.stdout.on("data", (c: Buffer) => this.out.push(c));
-          const rest = seen.slice((m.index ?? 0) + m[0].length);
-          if (rest) this.out.push(Buffer.from(rest));
+          transport.stdout.on("data", (c: Buffer) => this.out?.push(c));
           resolve(this.shellPid);
         } else if (seen.length > 65536) {
           reject(new Error(`sandbox shell did not start: ${seen.slice(0, 500)}`));
         }
       };
       transport.stdout.on("data", onReady);
-      transport.stderr.on("data", (c: Buffer) => this.err.push(c));
+      transport.stderr.on("data", (c: Buffer) => this.err?.push(c));
       const onClose = () => {
         this.markClosed();
         reject(new Error("sandbox shell exited before it was ready"));
@@ -147,6 +173,7 @@ export class ShellSession {
       };
     }
     const token = `__HANDS_${randomBytes(12).toString("hex")}__`;
+    let left: { processes: BackgroundProcess[]; more: number } = { processes: [], more: 0 };
     const outDecoder = new StringDecoder("utf8");
     const errDecoder = new StringDecoder("utf8");
     let timedOut = false;
@@ -190,7 +217,7 @@ export class ShellSession {
         aborted = true;
         interrupt();
       };
-      this.out.expect(
+      this.out = new Frame(
         token,
         (b) => {
           out.push(b);
@@ -199,17 +226,15 @@ export class ShellSession {
             if (s) options.onStdout(s);
           }
         },
-        (rest) => {
-          const nl = rest.indexOf(10);
-          if (nl < 0) return false;
-          const code = Number(rest.subarray(0, nl).toString("utf8").trim());
-          exitCode = Number.isFinite(code) ? code : null;
+        (line) => {
+          const m = /^ (\d+) ?(.*)$/.exec(line);
+          exitCode = m ? Number(m[1]) : null;
+          left = parseLeftovers(m?.[2] ?? "");
           outDone = true;
           check();
-          return true;
         },
       );
-      this.err.expect(
+      this.err = new Frame(
         token,
         (b) => {
           err.push(b);
@@ -218,11 +243,9 @@ export class ShellSession {
             if (s) options.onStderr(s);
           }
         },
-        (rest) => {
-          if (rest.indexOf(10) < 0) return false;
+        () => {
           errDone = true;
           check();
-          return true;
         },
       );
       const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -238,9 +261,18 @@ export class ShellSession {
       options.signal?.addEventListener("abort", onAbort, { once: true });
       if (this.closed) return onClose();
       this.transport.stdin.write(
-        commandLine({ token, command, stdin: options.stdin, cwd: options.cwd, env: options.env }),
+        commandLine({
+          token,
+          command,
+          stdin: options.stdin,
+          cwd: options.cwd,
+          env: options.env,
+          keepBackground: options.keepBackground,
+        }),
       );
     });
+    this.out = undefined;
+    this.err = undefined;
 
     const tailOut = outDecoder.end();
     const tailErr = errDecoder.end();
@@ -251,6 +283,8 @@ export class ShellSession {
       this.markClosed();
       stderr += `${stderr ? "\n" : ""}[the sandbox session ended; its state is lost]`;
     }
+    if (left.processes.length > 0)
+      stderr += `${stderr ? "\n" : ""}${backgroundNote(left, options.keepBackground)}`;
     // 128+n from the shell means the command died of signal n.
     let signal: string | null = null;
     if (exitCode !== null && exitCode > 128 && exitCode < 128 + 65) signal = signalName(exitCode - 128);
@@ -265,8 +299,20 @@ export class ShellSession {
       durationMs: Math.round(performance.now() - start),
       stdoutBytes: out.totalBytes,
       stderrBytes: err.totalBytes,
+      ...(left.processes.length > 0
+        ? { background: left.processes, ...(left.more > 0 ? { backgroundMore: left.more } : {}) }
+        : {}),
     };
   }
+}
+
+/** The line a result carries about the processes its command left running. */
+function backgroundNote(left: { processes: BackgroundProcess[]; more: number }, kept?: boolean): string {
+  const list =
+    left.processes.map((p) => `${p.pid} ${p.name}`).join(", ") + (left.more ? ` and ${left.more} more` : "");
+  return kept
+    ? `[left running in the background, kept as asked: ${list}]`
+    : `[left running in the background: ${list} — killed before the next command (keepBackground keeps them)]`;
 }
 
 const SIGNALS: Record<number, string> = {

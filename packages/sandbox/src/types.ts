@@ -14,6 +14,12 @@ export interface ExecOptions {
   /** Bytes kept per stream (head and tail); the middle is dropped and `truncated` set. */
   maxOutputBytes?: number;
   stdin?: string;
+  /**
+   * bwrap/docker: keep the processes this command leaves running (a server started with `&`).
+   * Otherwise they are killed before the next command. Either way their later output reaches
+   * no result: send it to a file.
+   */
+  keepBackground?: boolean;
   onStdout?: (chunk: string) => void;
   onStderr?: (chunk: string) => void;
 }
@@ -32,6 +38,12 @@ export interface ExecResult {
   stdoutBytes?: number;
   /** Total bytes the command wrote to stderr (including any dropped middle). */
   stderrBytes?: number;
+  /** bwrap/docker: processes the command left running (PIDs inside the sandbox). */
+  background?: Array<{ pid: number; name: string }>;
+  /** How many more were left running than `background` lists. */
+  backgroundMore?: number;
+  /** True when the command was stopped for adding more to the workspace than its quota. */
+  quotaExceeded?: boolean;
   /** True when the kernel killed the command for exceeding the sandbox's memory limit. */
   oomKilled?: boolean;
 }
@@ -67,6 +79,16 @@ export interface SandboxOptions {
   image?: string;
   /** docker: OCI runtime, e.g. "runsc". */
   runtime?: string;
+  /**
+   * bwrap/docker: workspace paths mounted read-only, whether or not they exist (default
+   * `.hands`, `AGENTS.md`, `CLAUDE.md`: Hands' settings and the agent's instructions).
+   */
+  protectedPaths?: readonly string[];
+  /**
+   * bwrap/docker: the most disk space a session may add to its workspace (default 1 GiB,
+   * DEFAULT_WORKSPACE_QUOTA_BYTES; 0 turns the check off). A command going over is stopped.
+   */
+  workspaceQuotaBytes?: number;
 }
 
 /** Optional abilities of isolating backends (bwrap, docker). */

@@ -11,6 +11,7 @@ import type { Tool, ToolContext, ToolResult } from "./types.js";
 export type RunCommandArgs = {
   command: string;
   timeout?: number;
+  keep_background?: boolean;
 };
 
 export const runCommandTool: Tool<RunCommandArgs> = {
@@ -35,6 +36,11 @@ export const runCommandTool: Tool<RunCommandArgs> = {
         maximum: EXEC_MAX_TIMEOUT_S,
         description: `Timeout in seconds (default ${EXEC_DEFAULT_TIMEOUT_S}). Raise it for slow builds or installs.`,
       },
+      keep_background: {
+        type: "boolean",
+        description:
+          "Keep processes this command leaves running (e.g. a server started with `&`). Otherwise the result lists them and they are killed before the next command. Their later output is not shown anywhere: redirect it to a file.",
+      },
     },
     required: ["command"],
     additionalProperties: false,
@@ -45,7 +51,10 @@ export const runCommandTool: Tool<RunCommandArgs> = {
       return errorResult("command must be a non-empty string.");
     }
     const timeoutS = timeoutSeconds(args.timeout);
-    const r = await runInSandbox(ctx, args.command, timeoutS, { label: "command" });
+    const r = await runInSandbox(ctx, args.command, timeoutS, {
+      label: "command",
+      ...(args.keep_background === true ? { keepBackground: true } : {}),
+    });
     return { ...r, data: { command: args.command, ...(r.data ?? {}) } };
   },
 };

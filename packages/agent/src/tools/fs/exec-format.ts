@@ -22,6 +22,8 @@ export function formatExecResult(r: ExecResult, timeoutS: number): string {
     );
   } else if (r.aborted) {
     lines.push("exit code: none — ABORTED; the command and every process it started were killed.");
+  } else if (r.oomKilled) {
+    lines.push("exit code: none — killed: out of memory (the limit is in stderr)");
   } else if (r.exitCode === null) {
     lines.push(`exit code: none — killed by signal ${r.signal ?? "?"}`);
   } else {
@@ -45,7 +47,7 @@ export async function runInSandbox(
   ctx: ToolContext,
   command: string,
   timeoutS: number,
-  extra: { stdin?: string; label: string },
+  extra: { stdin?: string; label: string; keepBackground?: boolean },
 ): Promise<ToolResult> {
   let result: ExecResult;
   try {
@@ -55,6 +57,7 @@ export async function runInSandbox(
       signal: ctx.signal,
       maxOutputBytes: EXEC_MAX_OUTPUT_BYTES,
       ...(extra.stdin !== undefined ? { stdin: extra.stdin } : {}),
+      ...(extra.keepBackground ? { keepBackground: true } : {}),
     });
   } catch (e) {
     return errorResult(`could not run the ${extra.label}: ${(e as Error).message}`);
