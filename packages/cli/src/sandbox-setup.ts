@@ -1,8 +1,10 @@
 // Turns the sandbox settings (--sandbox, --network, --allow-domain) into a factory for the
 // agent's session, starting the allow-list proxy when asked and saying clearly when the
 // chosen backend does not isolate.
-import { join } from "node:path";
+import { mkdirSync, realpathSync } from "node:fs";
+import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import {
+  DEFAULT_PROTECTED_PATHS,
   defaultSandboxKind,
   parseAllowRules,
   type Sandbox,
@@ -11,7 +13,7 @@ import {
   startAllowListProxy,
 } from "@hands/sandbox";
 import { UsageError } from "./args.js";
-import { dataDir } from "./paths.js";
+import { dataDir, userConfigPath } from "./paths.js";
 
 export interface SandboxChoice {
   kind: string;
@@ -41,6 +43,31 @@ export function resolveSandboxKind(kind: string, err: (s: string) => void): Sand
     err('warning: sandbox "local" does not isolate commands: they run as you, on your files and network\n');
   }
   return kind as SandboxKind;
+}
+
+/**
+ * What a sandboxed command may not change: the project's settings and instructions, and Hands'
+ * own folders when the workspace holds them (a workspace at $HOME): the user config, policy and
+ * trusted-folders list would otherwise apply to every other workspace, and the data folder holds
+ * the sessions and the memory later runs trust. They are made first, so each has a mount.
+ */
+export function protectedPathsFor(workspace: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  const paths = [...DEFAULT_PROTECTED_PATHS];
+  for (const dir of [dirname(userConfigPath(env)), dataDir(env)]) {
+    const rel = relative(workspace, resolveMade(dir));
+    if (rel && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)) paths.push(rel);
+  }
+  return paths;
+}
+
+/** The real path of one of Hands' folders, made (private) if it does not exist yet. */
+function resolveMade(dir: string): string {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return realpathSync(dir);
+  } catch {
+    return dir;
+  }
 }
 
 export async function prepareSandbox(
@@ -84,6 +111,7 @@ export async function prepareSandbox(
       return manager.create({
         kind: k,
         workspace: choice.workspace,
+        protectedPaths: protectedPathsFor(choice.workspace),
         ...(k === "local" ? {} : { network: proxy ? "proxy" : choice.network === "host" ? "host" : "none" }),
         ...(proxy ? { proxySocket: proxy.socketPath } : {}),
       });
