@@ -300,7 +300,9 @@ export class ContextAssembler {
       exclude: this.inContext,
       touch: false,
       neighbors: 0,
-      candidates: 80,
+      // The note holds a handful of items (at most 1% of the budget): a small pool is enough,
+      // and each candidate's metadata is read.
+      candidates: 24,
       // The query is a few exact words: full text finds them; vectors would add cost, not recall.
       vectors: false,
     });

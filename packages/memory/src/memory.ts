@@ -136,6 +136,8 @@ export interface Learned {
   facts?: (string | WorkspaceFact)[];
 }
 
+export type FeedbackKind = "used" | "unused" | "confirmed" | "corrected";
+
 export function newId(): string {
   return `m${randomBytes(5).toString("hex")}`;
 }
@@ -595,25 +597,35 @@ export class Memory {
   }
 
   /** Feedback: a later step used the chunk, the user confirmed it, or corrected it. */
-  feedback(id: string, kind: "used" | "unused" | "confirmed" | "corrected"): void {
-    const c = this.store.get(id);
-    if (!c) return;
+  feedback(id: string, kind: FeedbackKind): void {
+    this.feedbackMany([{ id, kind }]);
+  }
+
+  /** Several chunks' feedback (one step's judgement) in one transaction; each chunk once. */
+  feedbackMany(items: readonly { id: string; kind: FeedbackKind }[]): void {
+    const kinds = new Map<string, FeedbackKind>();
+    for (const i of items) if (!kinds.has(i.id)) kinds.set(i.id, i.kind);
+    if (kinds.size === 0) return;
     const now = this.clock();
     const events: MemoryEventInput[] = [];
-    if (kind === "confirmed" || kind === "corrected") {
-      const verification = kind;
-      const confidence = kind === "confirmed" ? 1 : 0.2;
-      events.push({ kind: "verified", id, verification, confidence, time: now, reason: `user ${kind} it` });
-      c.verification = verification;
-    } else if (kind === "used") {
-      events.push({ kind: "accessed", id, time: now, reason: "referenced by a later step" });
-      c.accessCount++;
+    for (const c of this.store.getMany([...kinds.keys()])) {
+      const kind = kinds.get(c.id)!;
+      const chunk = { ...c };
+      if (kind === "confirmed" || kind === "corrected") {
+        const verification = kind;
+        const confidence = kind === "confirmed" ? 1 : 0.2;
+        events.push({ kind: "verified", id: c.id, verification, confidence, time: now, reason: `user ${kind} it` });
+        chunk.verification = verification;
+      } else if (kind === "used") {
+        events.push({ kind: "accessed", id: c.id, time: now, reason: "referenced by a later step" });
+        chunk.accessCount++;
+      }
+      this.importance.learn(chunk, this.scoreContext(), kind !== "unused" && kind !== "corrected");
+      const importance = this.importance.score(chunk, this.scoreContext());
+      if (Math.abs(importance - chunk.importance) > 1e-4)
+        events.push({ kind: "scored", id: c.id, importance, time: now, reason: `feedback: ${kind}` });
     }
-    this.importance.learn(c, this.scoreContext(), kind !== "unused" && kind !== "corrected");
-    const importance = this.importance.score(c, this.scoreContext());
-    if (Math.abs(importance - c.importance) > 1e-4)
-      events.push({ kind: "scored", id, importance, time: now, reason: `feedback: ${kind}` });
-    this.commit(events);
+    if (events.length) this.commit(events);
   }
 
   /** Sets the goal; when it changes, live chunks are scored again against it. */
