@@ -358,3 +358,66 @@ test("memory is on by default; --no-memory runs without it", async () => {
   assert.ok(withMemory.includes("recall"));
   assert.ok(!without.includes("recall"));
 });
+
+test("after a context overflow, memory assembles within the model's window: the loop's cutting is not needed", async () => {
+  const FILE = Array.from(
+    { length: 60 },
+    (_, i) => `def function_${i}(x):  # line ${i + 1} of the sample\n`,
+  ).join("");
+  const WINDOW = 9000;
+  const STEPS = 45;
+  const run = async (extra: string[]) => {
+    const ws = mkdtempSync(join(scratch, "ws-"));
+    writeFileSync(join(ws, "sample.py"), FILE);
+    const server = await startScriptedServer({
+      script: (_req, index) =>
+        index + 1 < STEPS
+          ? { toolCalls: [{ id: `call_${index}`, name: "read_file", arguments: { path: "sample.py" } }] }
+          : { content: "All read: the final answer." },
+      contextWindow: { tokens: WINDOW },
+    });
+    const r = await hands([
+      ...flags(server, ws),
+      "--json",
+      "--max-steps",
+      "60",
+      ...extra,
+      "read sample.py again and again",
+    ]);
+    await server.close();
+    assert.equal(r.code, 0, r.stderr);
+    const result = jsonLines(r.stdout).at(-1);
+    assert.equal(result.status, "done", result.reason);
+    assert.equal(result.answer, "All read: the final answer.");
+    assert.equal(result.steps, STEPS);
+    const chats = server.requests
+      .filter((q) => q.path.endsWith("/chat/completions"))
+      .map((q) => ({
+        tokens: JSON.stringify(q.body).length / 4,
+        messages: q.body.messages as { role: string; content: string }[],
+      }));
+    return { server, chats };
+  };
+  const cutByLoop = (m: { content: string }) =>
+    /left out to fit the model's context window|\[output of read_file/.test(m.content ?? "");
+
+  const memory = await run([]);
+  assert.ok(memory.server.overflows >= 1, "the window was hit");
+  assert.ok(memory.server.overflows <= 2, `${memory.server.overflows} overflows`);
+  // Requests after the first rejection: the first of them (that step's retry) is the loop's
+  // own shortening; from the next step on, memory's context fits as it is.
+  const first = memory.chats.findIndex((c) => c.tokens > WINDOW);
+  const later = memory.chats.slice(first + 2);
+  assert.ok(later.length >= 10, `${later.length} requests after the overflow`);
+  for (const c of later) {
+    assert.ok(c.tokens <= WINDOW, `a request of ${c.tokens} tokens went out`);
+    assert.ok(!c.messages.some(cutByLoop), "the loop had to cut memory's context");
+  }
+  // Memory left steps out (its own choice): fewer results are sent than the run has made.
+  const last = later.at(-1)!;
+  assert.ok(last.messages.filter((m) => m.role === "tool").length < STEPS - 1 - 10);
+
+  // The control: without memory, the same run only fits because the loop cuts it.
+  const plain = await run(["--no-memory"]);
+  assert.ok(plain.chats.slice(-10).every((c) => c.messages.some(cutByLoop)));
+});

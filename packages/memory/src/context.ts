@@ -77,6 +77,9 @@ function chunkType(m: Message): ChunkType {
   return m.toolCalls?.length ? "tool_call" : "agent_response";
 }
 
+/** The smallest budget: the system prompt, the task and one step must still fit. */
+const MIN_BUDGET = 1000;
+
 export class ContextAssembler {
   private seen = 0;
   /** System prompt and task: always sent, never retrieved. */
@@ -145,7 +148,17 @@ export class ContextAssembler {
    * compaction point: the entry point for a context-overflow error from the provider.
    */
   shrink(factor = 0.7): number {
-    this.budget = Math.max(1000, Math.floor(this.budget * factor));
+    return this.setBudget(Math.floor(this.budget * factor));
+  }
+
+  /**
+   * Lowers the budget to `tokens` (at least MIN_BUDGET; never raises it) and, when it moved,
+   * makes the next step a compaction point, so that step's context is assembled within it.
+   */
+  setBudget(tokens: number): number {
+    const next = Math.max(MIN_BUDGET, Math.floor(tokens));
+    if (next >= this.budget) return this.budget;
+    this.budget = next;
     this.frozen = undefined;
     this.forceCompaction = true;
     return this.budget;

@@ -614,7 +614,14 @@ export class Memory {
       if (kind === "confirmed" || kind === "corrected") {
         const verification = kind;
         const confidence = kind === "confirmed" ? 1 : 0.2;
-        events.push({ kind: "verified", id: c.id, verification, confidence, time: now, reason: `user ${kind} it` });
+        events.push({
+          kind: "verified",
+          id: c.id,
+          verification,
+          confidence,
+          time: now,
+          reason: `user ${kind} it`,
+        });
         chunk.verification = verification;
       } else if (kind === "used") {
         events.push({ kind: "accessed", id: c.id, time: now, reason: "referenced by a later step" });
