@@ -14,6 +14,9 @@ export const SOURCE_WEIGHT: Record<ChunkType, number> = {
   tool_call: 0.5,
   agent_response: 0.45,
   thought: 0.35,
+  // A reasoning model's thinking: its own, unchecked (002 §6: the model's reasoning ranks low,
+  // so a wrong idea of its is not recalled over what the tools showed).
+  agent_reasoning: 0.3,
 };
 const TOOL_ERROR_WEIGHT = 0.25;
 
