@@ -421,3 +421,47 @@ test("after a context overflow, memory assembles within the model's window: the 
   const plain = await run(["--no-memory"]);
   assert.ok(plain.chats.slice(-10).every((c) => c.messages.some(cutByLoop)));
 });
+
+test("a reasoning model's thinking: kept in memory as its own reasoning, sent back within the turn, never a workspace fact", async () => {
+  const ws = mkdtempSync(join(scratch, "ws-"));
+  writeFileSync(join(ws, "a.txt"), "x");
+  const THOUGHT = "I suspect the port is PORTGUESS_9123, though I have not checked anything yet.";
+  const server = await startScriptedServer([
+    { reasoning: THOUGHT, toolCalls: [{ name: "list_dir", arguments: {} }] },
+    { reasoning: "Still thinking PORTGUESS_9123.", content: "One file: a.txt." },
+    { content: "second task done" },
+  ]);
+  const run = (task: string) =>
+    hands([
+      "--base-url",
+      server.url,
+      "--api-key",
+      "k",
+      "--model",
+      "deepseek-chat",
+      "--cwd",
+      ws,
+      "--quiet",
+      task,
+    ]);
+  assert.equal((await run("list the folder")).code, 0);
+  assert.equal((await run("list the folder again")).code, 0);
+  await server.close();
+  const chats = server.requests.filter((q) => q.path.endsWith("/chat/completions"));
+  // Within the tool loop, the reply's reasoning goes back as the server requires it.
+  const loop = chats[1]!.body.messages.find((m: { role: string; tool_calls?: unknown }) => m.tool_calls);
+  assert.equal(loop.reasoning_content, THOUGHT);
+  // The next task starts with what the workspace taught — never the model's guesses.
+  assert.doesNotMatch(JSON.stringify(chats[2]!.body), /PORTGUESS/);
+  const all = JSON.parse((await hands(["memory", "export"])).stdout) as Exported;
+  const thoughts = all.chunks.filter((c) => c.content.includes("PORTGUESS_9123"));
+  // The tool-loop reply's thinking (a one-shot run's final reply is not staged: no step follows it).
+  assert.ok(
+    thoughts.some((c) => c.content === THOUGHT),
+    JSON.stringify(thoughts),
+  );
+  for (const c of thoughts) {
+    assert.equal(c.type, "agent_reasoning");
+    assert.ok(!c.scope.startsWith("ws:"), `thinking in cross-task memory: ${c.scope}`);
+  }
+});
