@@ -327,6 +327,21 @@ export class ContextAssembler {
     return sent;
   }
 
+  /** Characters of messages' text, each message measured once (a request repeats most of the last). */
+  private charsOf(messages: readonly Message[]): number {
+    let n = 0;
+    for (const m of messages) {
+      let c = this.chars.get(m);
+      if (c === undefined) {
+        c = messageText(m).length;
+        this.chars.set(m, c);
+      }
+      n += c;
+    }
+    return n;
+  }
+  private readonly chars = new WeakMap<Message, number>();
+
   /** The request while no compaction is due: the history itself, or the last compaction point's context plus what came after it. */
   private async appendOnly(history: readonly Message[]): Promise<Message[] | undefined> {
     if (!this.frozen) {
@@ -338,7 +353,7 @@ export class ContextAssembler {
       const out = this.preambleMessage
         ? [history[0]!, history[1]!, this.preambleMessage, ...history.slice(2)]
         : history.slice();
-      this.sentChars += out.reduce((n, m) => n + messageText(m).length, 0);
+      this.sentChars += this.charsOf(out);
       return out;
     }
     const added = history.slice(this.frozen.next);
@@ -361,7 +376,7 @@ export class ContextAssembler {
     // The next request repeats this one: the hint stays where it was shown.
     this.frozen = { sent, tokens, next: history.length };
     this.lastTokens = tokens;
-    this.sentChars += sent.reduce((n, m) => n + messageText(m).length, 0);
+    this.sentChars += this.charsOf(sent);
     return sent;
   }
 

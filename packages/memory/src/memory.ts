@@ -136,6 +136,18 @@ export interface Learned {
   facts?: (string | WorkspaceFact)[];
 }
 
+/**
+ * Characters of a chunk its vector is made from. A vector stands for what a text is about, and
+ * the opening of a long tool output says that (a file's imports and first definitions, a log's
+ * command); exact words anywhere in it are full text search's job. Bounded, so storing a step
+ * costs the same for a 3 KB output and a 300 KB one.
+ */
+export const EMBED_CHARS = 2000;
+
+function embeddable(text: string): string {
+  return text.length > EMBED_CHARS ? text.slice(0, EMBED_CHARS) : text;
+}
+
 export type FeedbackKind = "used" | "unused" | "confirmed" | "corrected";
 
 export function newId(): string {
@@ -269,7 +281,7 @@ export class Memory {
         chunk.shortTokens = estimateTokens(short);
       }
     }
-    const vector = await this.embedOne(chunk.content);
+    const vector = await this.embedOne(embeddable(chunk.content));
     let layer: Layer = input.layer ?? this.encode(chunk);
     if (chunk.scope !== this.scope && !input.layer) layer = "long_term";
     chunk.layer = layer;
@@ -345,7 +357,8 @@ export class Memory {
     const vectors = new Map<string, Float32Array>();
     if (this.embedder.embedSync)
       for (const e of events)
-        if (e.kind === "created") vectors.set(e.chunk.id, this.embedder.embedSync(e.chunk.content));
+        if (e.kind === "created")
+          vectors.set(e.chunk.id, this.embedder.embedSync(embeddable(e.chunk.content)));
     this.commit(events, vectors);
   }
 
@@ -767,7 +780,7 @@ export class Memory {
     const memory = new Memory(options);
     const embed = async (chunks: Chunk[]) => {
       const map = new Map<string, Float32Array>();
-      const vs = await memory.embedder.embed(chunks.map((c) => c.content));
+      const vs = await memory.embedder.embed(chunks.map((c) => embeddable(c.content)));
       for (const [i, c] of chunks.entries()) map.set(c.id, vs[i]!);
       return map;
     };
