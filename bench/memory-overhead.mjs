@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run bench:memory-overhead`: what memory (on by default) adds to the harness per step, by
+// `node bench/memory-overhead.mjs`: what memory (on by default) adds to the harness per step, by
 // wall time and by the process's own CPU time (steadier on a shared machine), against the same
 // scripted model as `npm run bench`: per step = (T(200 read_file steps) − T(40)) / 160.
 // Memory on and --no-memory runs are interleaved, so load hits both alike. --cli PATH measures
