@@ -593,6 +593,9 @@ export class Memory {
     // is better served by the most relevant turns than by many cheap ones.
     const r = await this.retrieve(query, {
       overhead: { full: 1, compressed: 6 },
+      // A question for a date is answered by the date of the turn that matches it (its
+      // header), not by the reply next to it: the budget goes to more distinct matches.
+      ...(asksForDate(query) ? { neighbors: 0 } : {}),
       ...options,
       select: { costExponent: 0.2, ...options.select },
     });
@@ -803,6 +806,11 @@ export class Memory {
       events: this.store.lastSeq(),
     };
   }
+}
+
+/** A question whose answer is a date or time ("When did…", "What year…", "How long ago…"). */
+export function asksForDate(query: string): boolean {
+  return /^\s*(when\b|what (day|date|year|month|time)\b|which (day|date|year|month)\b|how long ago\b)/i.test(query);
 }
 
 function renderItemOf(i: RetrievedItem): RenderItem {
