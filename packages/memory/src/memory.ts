@@ -810,7 +810,9 @@ export class Memory {
 
 /** A question whose answer is a date or time ("When did…", "What year…", "How long ago…"). */
 export function asksForDate(query: string): boolean {
-  return /^\s*(when\b|what (day|date|year|month|time)\b|which (day|date|year|month)\b|how long ago\b)/i.test(query);
+  return /^\s*(when\b|what (day|date|year|month|time)\b|which (day|date|year|month)\b|how long ago\b)/i.test(
+    query,
+  );
 }
 
 function renderItemOf(i: RetrievedItem): RenderItem {

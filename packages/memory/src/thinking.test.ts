@@ -153,3 +153,31 @@ test("a later request drops the thinking of earlier replies, keeps the current t
   assert.ok(asm.lastTokens < before + 200, `${before} → ${asm.lastTokens}`);
   memory.close();
 });
+
+test("asksForDate: questions answered by a date, not others", async () => {
+  const { asksForDate } = await import("./memory.js");
+  for (const q of [
+    "When did Caroline go to the support group?",
+    "what year did she move?",
+    "How long ago was the trip?",
+  ])
+    assert.ok(asksForDate(q), q);
+  for (const q of ["What did Caroline paint?", "Where is whenever.ts?", "Who came when it rained?"])
+    assert.ok(!asksForDate(q), q);
+});
+
+test("setBudget lowers the budget (never raises it) and the next step is assembled within it", async () => {
+  const memory = new Memory();
+  const asm = new ContextAssembler(memory, { budget: 100_000 });
+  const history = session(12, () => undefined);
+  await run(asm, history);
+  assert.equal(asm.compactions, 0, "the whole history fits the first budget");
+  assert.equal(asm.setBudget(200_000), 100_000);
+  assert.equal(asm.setBudget(2500), 2500);
+  const sent = await asm.assemble([...history, { role: "assistant", content: "thinking it over" }], 20);
+  assert.equal(asm.compactions, 1);
+  assert.ok(asm.lastTokens <= 2500, `${asm.lastTokens}`);
+  assert.ok(sent.length < history.length);
+  assert.equal(asm.setBudget(10), 1000, "never below the floor");
+  memory.close();
+});
