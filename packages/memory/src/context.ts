@@ -530,22 +530,30 @@ export class ContextAssembler {
         select: { costExponent: 0.8, compressedValue: 0.75 },
       });
       this.last = { query, items: found.items, notes: 0 };
-      for (const item of found.items) {
-        const gi = this.chunkToGroup.get(item.chunk.id);
-        // Not in this history: from earlier in the conversation (before a /compact), unless a summary.
-        if (gi === undefined ? !fromEarlier(item.chunk) : gi > i || chosen.has(gi)) continue;
+      const record = this.last;
+      // An item goes in as a note if the notes' real cost (labels included) still fits.
+      const addNote = (item: RetrievedItem, why: string) => {
         const note = noteFor(item);
         const cost = estimateTokens(note) + 1;
-        if (cost > noteLeft) continue;
+        if (cost > noteLeft) return;
         noteLeft -= cost;
         notes.push(note);
         shown.push({ id: item.chunk.id, text: item.text, retrieved: true });
         this.inContext.add(item.chunk.id);
         this.why.set(item.chunk.id, {
           form: item.form === "full" ? "full" : "stand-in",
-          why: `memory section (compaction point ${this.compactions + 1}, step ${this.whyStep}): relevance ${item.relevance.toFixed(2)} to the task and the latest step, importance ${item.chunk.importance.toFixed(2)}`,
+          why: `memory section (compaction point ${this.compactions + 1}, step ${this.whyStep}): ${why}`,
         });
-        this.last.notes++;
+        record.notes++;
+      };
+      for (const item of found.items) {
+        const gi = this.chunkToGroup.get(item.chunk.id);
+        // Not in this history: from earlier in the conversation (before a /compact), unless a summary.
+        if (gi === undefined ? !fromEarlier(item.chunk) : gi > i || chosen.has(gi)) continue;
+        addNote(
+          item,
+          `relevance ${item.relevance.toFixed(2)} to the task and the latest step, importance ${item.chunk.importance.toFixed(2)}`,
+        );
       }
       // Then, with what is left, the thinking behind the steps that are not shown.
       if (noteLeft > 150) {
@@ -563,18 +571,10 @@ export class ContextAssembler {
           const gi = of ? this.chunkToGroup.get(of) : undefined;
           // Thinking of a step that is sent already is beside the point (and not sent back).
           if (gi === undefined || gi > i || chosen.has(gi)) continue;
-          const note = noteFor(item);
-          const cost = estimateTokens(note) + 1;
-          if (cost > noteLeft) continue;
-          noteLeft -= cost;
-          notes.push(note);
-          shown.push({ id: item.chunk.id, text: item.text, retrieved: true });
-          this.inContext.add(item.chunk.id);
-          this.why.set(item.chunk.id, {
-            form: item.form === "full" ? "full" : "stand-in",
-            why: `memory section (compaction point ${this.compactions + 1}, step ${this.whyStep}): the model's own reasoning, after the evidence, relevance ${item.relevance.toFixed(2)}`,
-          });
-          this.last.notes++;
+          addNote(
+            item,
+            `the model's own reasoning, after the evidence, relevance ${item.relevance.toFixed(2)}`,
+          );
         }
       }
     }
