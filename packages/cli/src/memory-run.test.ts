@@ -358,3 +358,110 @@ test("memory is on by default; --no-memory runs without it", async () => {
   assert.ok(withMemory.includes("recall"));
   assert.ok(!without.includes("recall"));
 });
+
+test("after a context overflow, memory assembles within the model's window: the loop's cutting is not needed", async () => {
+  const FILE = Array.from(
+    { length: 60 },
+    (_, i) => `def function_${i}(x):  # line ${i + 1} of the sample\n`,
+  ).join("");
+  const WINDOW = 9000;
+  const STEPS = 45;
+  const run = async (extra: string[]) => {
+    const ws = mkdtempSync(join(scratch, "ws-"));
+    writeFileSync(join(ws, "sample.py"), FILE);
+    const server = await startScriptedServer({
+      script: (_req, index) =>
+        index + 1 < STEPS
+          ? { toolCalls: [{ id: `call_${index}`, name: "read_file", arguments: { path: "sample.py" } }] }
+          : { content: "All read: the final answer." },
+      contextWindow: { tokens: WINDOW },
+    });
+    const r = await hands([
+      ...flags(server, ws),
+      "--json",
+      "--max-steps",
+      "60",
+      ...extra,
+      "read sample.py again and again",
+    ]);
+    await server.close();
+    assert.equal(r.code, 0, r.stderr);
+    const result = jsonLines(r.stdout).at(-1);
+    assert.equal(result.status, "done", result.reason);
+    assert.equal(result.answer, "All read: the final answer.");
+    assert.equal(result.steps, STEPS);
+    const chats = server.requests
+      .filter((q) => q.path.endsWith("/chat/completions"))
+      .map((q) => ({
+        tokens: JSON.stringify(q.body).length / 4,
+        messages: q.body.messages as { role: string; content: string }[],
+      }));
+    return { server, chats };
+  };
+  const cutByLoop = (m: { content: string }) =>
+    /left out to fit the model's context window|\[output of read_file/.test(m.content ?? "");
+
+  const memory = await run([]);
+  assert.ok(memory.server.overflows >= 1, "the window was hit");
+  assert.ok(memory.server.overflows <= 2, `${memory.server.overflows} overflows`);
+  // Requests after the first rejection: the first of them (that step's retry) is the loop's
+  // own shortening; from the next step on, memory's context fits as it is.
+  const first = memory.chats.findIndex((c) => c.tokens > WINDOW);
+  const later = memory.chats.slice(first + 2);
+  assert.ok(later.length >= 10, `${later.length} requests after the overflow`);
+  for (const c of later) {
+    assert.ok(c.tokens <= WINDOW, `a request of ${c.tokens} tokens went out`);
+    assert.ok(!c.messages.some(cutByLoop), "the loop had to cut memory's context");
+  }
+  // Memory left steps out (its own choice): fewer results are sent than the run has made.
+  const last = later.at(-1)!;
+  assert.ok(last.messages.filter((m) => m.role === "tool").length < STEPS - 1 - 10);
+
+  // The control: without memory, the same run only fits because the loop cuts it.
+  const plain = await run(["--no-memory"]);
+  assert.ok(plain.chats.slice(-10).every((c) => c.messages.some(cutByLoop)));
+});
+
+test("a reasoning model's thinking: kept in memory as its own reasoning, sent back within the turn, never a workspace fact", async () => {
+  const ws = mkdtempSync(join(scratch, "ws-"));
+  writeFileSync(join(ws, "a.txt"), "x");
+  const THOUGHT = "I suspect the port is PORTGUESS_9123, though I have not checked anything yet.";
+  const server = await startScriptedServer([
+    { reasoning: THOUGHT, toolCalls: [{ name: "list_dir", arguments: {} }] },
+    { reasoning: "Still thinking PORTGUESS_9123.", content: "One file: a.txt." },
+    { content: "second task done" },
+  ]);
+  const run = (task: string) =>
+    hands([
+      "--base-url",
+      server.url,
+      "--api-key",
+      "k",
+      "--model",
+      "deepseek-chat",
+      "--cwd",
+      ws,
+      "--quiet",
+      task,
+    ]);
+  assert.equal((await run("list the folder")).code, 0);
+  assert.equal((await run("list the folder again")).code, 0);
+  await server.close();
+  const chats = server.requests.filter((q) => q.path.endsWith("/chat/completions"));
+  // Within the tool loop, the reply's reasoning goes back as the server requires it.
+  const loop = chats[1]!.body.messages.find((m: { role: string; tool_calls?: unknown }) => m.tool_calls);
+  assert.equal(loop.reasoning_content, THOUGHT);
+  // The next task starts with what the workspace taught — never the model's guesses.
+  assert.doesNotMatch(JSON.stringify(chats[2]!.body), /PORTGUESS/);
+  const all = JSON.parse((await hands(["memory", "export"])).stdout) as Exported;
+  const thoughts = all.chunks.filter((c) => c.content.includes("PORTGUESS_9123"));
+  // The tool-loop reply's thinking (a one-shot run's final reply is not staged: no step follows it).
+  assert.ok(
+    thoughts.some((c) => c.content === THOUGHT),
+    JSON.stringify(thoughts),
+  );
+  for (const c of thoughts) {
+    assert.equal(c.type, "agent_reasoning");
+    assert.ok(!c.scope.startsWith("ws:"), `thinking in cross-task memory: ${c.scope}`);
+  }
+});

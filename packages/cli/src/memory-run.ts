@@ -20,6 +20,13 @@ import { repoFacts, scanProject } from "./project-scan.js";
 
 /** Tokens of conversation a /compact summarises (the newest; older ones stay recallable). */
 const COMPACT_TOKENS = 16_000;
+/**
+ * Share of the model's window (as the agent loop states it) a context assembled by memory may
+ * take: the loop lets a request fill 80% of the window by its own estimate, 3 characters a
+ * token where memory counts 4 (so 0.35 here is ~0.47 there), leaving a third of the window
+ * for the tool schemas, message framing and the reply.
+ */
+const WINDOW_SHARE = 0.35;
 
 export class AgentMemory {
   private assembler: ContextAssembler | undefined;
@@ -59,6 +66,9 @@ export class AgentMemory {
     this.assembler ??= await this.newAssembler(history[task]?.content ?? "");
     // Steps count on across a conversation's requests, so each chunk's step (used to find
     // neighbouring turns) is unique in the conversation.
+    // The model said its window is smaller than the budget assumed: assemble within it, so
+    // memory chooses what is left out rather than the loop's last-resort cutting.
+    if (info?.windowTokens) this.fitWindow(info.windowTokens);
     const sent = await this.assembler.assemble(history, this.stepBase + step, task);
     this.contextTokens = this.assembler.lastTokens;
     return sent;
@@ -71,6 +81,16 @@ export class AgentMemory {
    */
   shrink(factor = 0.7): number | undefined {
     return this.assembler?.shrink(factor);
+  }
+
+  /** Lowers the budget to fit a model window of `windowTokens` (see WINDOW_SHARE); returns it. */
+  fitWindow(windowTokens: number): number | undefined {
+    return this.assembler?.setBudget(Math.floor(windowTokens * WINDOW_SHARE));
+  }
+
+  /** The budget now (lowered after a context overflow). */
+  get currentBudget(): number {
+    return this.assembler?.budget ?? this.budget;
   }
 
   readonly recall: RecallSource = {

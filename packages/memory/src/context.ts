@@ -65,9 +65,33 @@ function messageText(m: Message): string {
   return m.content;
 }
 
-/** A message's cost against the budget: its text, plus 4 tokens of framing. */
+/**
+ * A message's cost against the budget: its text, plus 4 tokens of framing, plus its thinking
+ * where the provider sends that back (see sentThinkingChars).
+ */
 function messageTokens(m: Message): number {
-  return estimateTokens(messageText(m)) + 4;
+  return estimateTokens(messageText(m)) + 4 + Math.ceil(sentThinkingChars(m) / 4);
+}
+
+/**
+ * Characters of an assistant message's thinking that go back over the wire: Anthropic's blocks
+ * (signatures and redacted data included), or the text when it is sent back in a field
+ * (`sendBackAs`); otherwise none — the provider leaves it out.
+ */
+function sentThinkingChars(m: Message): number {
+  const t = m.role === "assistant" ? m.thinking : undefined;
+  if (!t) return 0;
+  if (t.blocks?.length)
+    return t.blocks.reduce(
+      (n, b) => n + (b.type === "thinking" ? b.thinking.length + b.signature.length : b.data.length),
+      0,
+    );
+  return t.sendBackAs ? t.text.length : 0;
+}
+
+/** The thinking a chunk of memory keeps of an assistant message (what people and recall read). */
+function thinkingText(m: Message): string {
+  return m.role === "assistant" ? (m.thinking?.text.trim() ?? "") : "";
 }
 
 function chunkType(m: Message): ChunkType {
@@ -76,6 +100,9 @@ function chunkType(m: Message): ChunkType {
   if (m.role === "system") return "system_event";
   return m.toolCalls?.length ? "tool_call" : "agent_response";
 }
+
+/** The smallest budget: the system prompt, the task and one step must still fit. */
+const MIN_BUDGET = 1000;
 
 export class ContextAssembler {
   private seen = 0;
@@ -145,12 +172,27 @@ export class ContextAssembler {
    * compaction point: the entry point for a context-overflow error from the provider.
    */
   shrink(factor = 0.7): number {
-    this.budget = Math.max(1000, Math.floor(this.budget * factor));
+    return this.setBudget(Math.floor(this.budget * factor));
+  }
+
+  /**
+   * Lowers the budget to `tokens` (at least MIN_BUDGET; never raises it) and, when it moved,
+   * makes the next step a compaction point, so that step's context is assembled within it.
+   */
+  setBudget(tokens: number): number {
+    const next = Math.max(MIN_BUDGET, Math.floor(tokens));
+    if (next >= this.budget) return this.budget;
+    this.budget = next;
     this.frozen = undefined;
     this.forceCompaction = true;
     return this.budget;
   }
   private forceCompaction = false;
+  /** Assistant messages before the current request whose thinking is sent back, and how far that is known. */
+  private readonly oldThinking = new Set<Message>();
+  private thinkingSettled = 0;
+  /** Those messages without their thinking, by message (one object each). */
+  private readonly bare = new WeakMap<Message, Message>();
   /** Content words of the context since the last compaction point (see recallHint). */
   private contextWords = new Set<string>();
   /** Chunks the requests since the last compaction point show (not offered again as notes). */
@@ -200,6 +242,7 @@ export class ContextAssembler {
     // New messages are grouped now but stored after retrieval: the query (the latest step)
     // then is not in the store, so its own one-off words do not count as rare matches.
     const pending = this.stage(history);
+    this.settleOldThinking(history, task);
     const shownBefore = this.view;
     // A new request while something is left out of the context: its memory section is
     // retrieved again for it.
@@ -217,7 +260,7 @@ export class ContextAssembler {
             recent.set(gi, this.groups[gi]!.messages);
           this.view = this.stepView(fits, recent, []);
         } else this.view = undefined;
-        return fits;
+        return this.withoutOldThinking(fits);
       }
     }
     this.forceCompaction = false;
@@ -226,7 +269,10 @@ export class ContextAssembler {
       this.storeBacklog();
       await this.writing;
     }
-    const out = await this.compose(history, task);
+    const composed = await this.compose(history, task);
+    const out = this.withoutOldThinking(composed);
+    // What was dropped is not sent: it does not count.
+    if (out !== composed) this.lastTokens = out.reduce((n, m) => n + messageTokens(m), 0);
     for (const p of pending) this.inContext.add(p.id);
     if (this.options.cacheAware !== false) {
       this.contextWords = new Set(out.flatMap((m) => contentWords(messageText(m))));
@@ -236,6 +282,65 @@ export class ContextAssembler {
     this.storeLater(pending, shownBefore);
     return out;
   }
+
+  /**
+   * Thinking of replies before the current request is not sent (see withoutOldThinking): from
+   * the moment a new request starts, it no longer counts against the budget either.
+   */
+  private settleOldThinking(history: readonly Message[], task: number): void {
+    for (let k = this.thinkingSettled; k < task; k++) {
+      const m = history[k]!;
+      const chars = sentThinkingChars(m);
+      if (chars === 0) continue;
+      this.oldThinking.add(m);
+      const t = Math.ceil(chars / 4);
+      this.historyTokens -= t;
+      const id = this.chunkIdAt.get(k);
+      const g = id === undefined ? undefined : this.groups[this.chunkToGroup.get(id) ?? -1];
+      if (g) g.tokens -= t;
+    }
+    this.thinkingSettled = Math.max(this.thinkingSettled, task);
+  }
+
+  /**
+   * `out` without the thinking of replies before the current request: providers need it back
+   * only within the current turn (Anthropic's blocks in the tool-use loop, DeepSeek's
+   * reasoning_content within the user turn), so older thinking is dropped first. The same
+   * message always becomes the same object, so the requests' prefix stays the same.
+   */
+  private withoutOldThinking(out: Message[]): Message[] {
+    if (this.oldThinking.size === 0) return out;
+    let changed = false;
+    const sent = out.map((m) => {
+      if (m.role !== "assistant" || !this.oldThinking.has(m)) return m;
+      changed = true;
+      let bare = this.bare.get(m);
+      if (!bare) {
+        const { thinking: _dropped, ...rest } = m;
+        bare = rest;
+        this.bare.set(m, bare);
+      }
+      return bare;
+    });
+    if (!changed) return out;
+    if (this.frozen && this.frozen.sent === out) this.frozen.sent = sent;
+    return sent;
+  }
+
+  /** Characters of messages' text, each message measured once (a request repeats most of the last). */
+  private charsOf(messages: readonly Message[]): number {
+    let n = 0;
+    for (const m of messages) {
+      let c = this.chars.get(m);
+      if (c === undefined) {
+        c = messageText(m).length;
+        this.chars.set(m, c);
+      }
+      n += c;
+    }
+    return n;
+  }
+  private readonly chars = new WeakMap<Message, number>();
 
   /** The request while no compaction is due: the history itself, or the last compaction point's context plus what came after it. */
   private async appendOnly(history: readonly Message[]): Promise<Message[] | undefined> {
@@ -248,7 +353,7 @@ export class ContextAssembler {
       const out = this.preambleMessage
         ? [history[0]!, history[1]!, this.preambleMessage, ...history.slice(2)]
         : history.slice();
-      this.sentChars += out.reduce((n, m) => n + messageText(m).length, 0);
+      this.sentChars += this.charsOf(out);
       return out;
     }
     const added = history.slice(this.frozen.next);
@@ -271,7 +376,7 @@ export class ContextAssembler {
     // The next request repeats this one: the hint stays where it was shown.
     this.frozen = { sent, tokens, next: history.length };
     this.lastTokens = tokens;
-    this.sentChars += sent.reduce((n, m) => n + messageText(m).length, 0);
+    this.sentChars += this.charsOf(sent);
     return sent;
   }
 
@@ -300,9 +405,13 @@ export class ContextAssembler {
       exclude: this.inContext,
       touch: false,
       neighbors: 0,
-      candidates: 80,
+      // The note holds a handful of items (at most 1% of the budget): a small pool is enough,
+      // and each candidate's metadata is read.
+      candidates: 24,
       // The query is a few exact words: full text finds them; vectors would add cost, not recall.
       vectors: false,
+      // Only what a note may show competes for its budget.
+      filter: { types: [...HINT_TYPES] },
     });
     // Results, user input and summaries carry what a step needs; calls and replies do not.
     const items = found.items.filter(
@@ -407,6 +516,9 @@ export class ContextAssembler {
       const found = await memory.retrieve(query, {
         budget: noteBudget,
         exclude,
+        // The model's own thinking never competes with what the tools showed: it is only
+        // offered below, with what this selection leaves of the budget.
+        filter: { types: EVIDENCE_TYPES },
         // Being shown is not being used: feedback comes from recall (a real use) instead,
         // and the log is not flooded with an access per item per step.
         touch: false,
@@ -418,22 +530,52 @@ export class ContextAssembler {
         select: { costExponent: 0.8, compressedValue: 0.75 },
       });
       this.last = { query, items: found.items, notes: 0 };
-      for (const item of found.items) {
-        const gi = this.chunkToGroup.get(item.chunk.id);
-        // Not in this history: from earlier in the conversation (before a /compact), unless a summary.
-        if (gi === undefined ? !fromEarlier(item.chunk) : gi > i || chosen.has(gi)) continue;
+      const record = this.last;
+      // An item goes in as a note if the notes' real cost (labels included) still fits.
+      const addNote = (item: RetrievedItem, why: string) => {
         const note = noteFor(item);
         const cost = estimateTokens(note) + 1;
-        if (cost > noteLeft) continue;
+        if (cost > noteLeft) return;
         noteLeft -= cost;
         notes.push(note);
         shown.push({ id: item.chunk.id, text: item.text, retrieved: true });
         this.inContext.add(item.chunk.id);
         this.why.set(item.chunk.id, {
           form: item.form === "full" ? "full" : "stand-in",
-          why: `memory section (compaction point ${this.compactions + 1}, step ${this.whyStep}): relevance ${item.relevance.toFixed(2)} to the task and the latest step, importance ${item.chunk.importance.toFixed(2)}`,
+          why: `memory section (compaction point ${this.compactions + 1}, step ${this.whyStep}): ${why}`,
         });
-        this.last.notes++;
+        record.notes++;
+      };
+      for (const item of found.items) {
+        const gi = this.chunkToGroup.get(item.chunk.id);
+        // Not in this history: from earlier in the conversation (before a /compact), unless a summary.
+        if (gi === undefined ? !fromEarlier(item.chunk) : gi > i || chosen.has(gi)) continue;
+        addNote(
+          item,
+          `relevance ${item.relevance.toFixed(2)} to the task and the latest step, importance ${item.chunk.importance.toFixed(2)}`,
+        );
+      }
+      // Then, with what is left, the thinking behind the steps that are not shown.
+      if (noteLeft > 150) {
+        const thoughts = await memory.retrieve(query, {
+          budget: Math.floor(noteLeft * 0.75),
+          exclude,
+          filter: { types: ["agent_reasoning"] },
+          touch: false,
+          neighbors: 0,
+          candidates: 20,
+          select: { costExponent: 0.8, compressedValue: 0.75 },
+        });
+        for (const item of thoughts.items) {
+          const of = item.chunk.meta.reasoningOf;
+          const gi = of ? this.chunkToGroup.get(of) : undefined;
+          // Thinking of a step that is sent already is beside the point (and not sent back).
+          if (gi === undefined || gi > i || chosen.has(gi)) continue;
+          addNote(
+            item,
+            `the model's own reasoning, after the evidence, relevance ${item.relevance.toFixed(2)}`,
+          );
+        }
       }
     }
     const out: Message[] = [...head];
@@ -547,7 +689,7 @@ export class ContextAssembler {
       // A message whose text memory already holds (a file read again, the same command
       // re-run with the same output) is the same chunk: stored once, one id for both.
       const key = createHash("sha1")
-        .update(`${m.role}\u0000${m.role === "tool" ? m.name : ""}\u0000${text}`)
+        .update(`${m.role}\u0000${m.role === "tool" ? m.name : ""}\u0000${text}\u0000${thinkingText(m)}`)
         .digest("base64");
       const known = this.byContent.get(key);
       const id = known ?? newId();
@@ -557,7 +699,7 @@ export class ContextAssembler {
       const g = this.groups[this.groups.length - 1]!;
       g.messages.push(m);
       g.chunkIds.push(id);
-      const t = estimateTokens(text) + 4;
+      const t = estimateTokens(text) + 4 + Math.ceil(sentThinkingChars(m) / 4);
       g.tokens += t;
       this.historyTokens += t;
       this.chunkToGroup.set(id, this.groups.length - 1);
@@ -591,6 +733,16 @@ export class ContextAssembler {
       }
       if (m.role === "tool" && m.isError) meta.error = "1";
       inputs.push({ id, type: chunkType(m), content: messageText(m) || "(empty)", meta });
+      // The thinking behind a reply: its own chunk, the model's unverified reasoning.
+      const thought = thinkingText(m);
+      if (thought)
+        inputs.push({
+          type: "agent_reasoning",
+          content: thought,
+          confidence: 0.4,
+          verification: "unverified",
+          meta: { role: "assistant", index: String(k), reasoningOf: id },
+        });
     }
     await this.memory.addMany(inputs);
     // The model is still thinking: a good moment to keep the full-text index compact.
@@ -627,10 +779,25 @@ function specificWords(text: string, n: number): string[] {
 }
 
 const HINT_TYPES = new Set<ChunkType>(["tool_result", "user_input", "summary", "fact"]);
+/** Everything but the model's thinking (see compose). */
+const EVIDENCE_TYPES: ChunkType[] = [
+  "user_input",
+  "agent_response",
+  "tool_call",
+  "tool_result",
+  "system_event",
+  "thought",
+  "fact",
+  "summary",
+];
 
 /** An item of the memory section: its id, step and kind, then its text (a stand-in says how to get the rest). */
 function noteFor(item: RetrievedItem): string {
-  const label = item.chunk.meta.tool ? `${item.chunk.meta.tool} result` : item.chunk.type.replace("_", " ");
+  const label = item.chunk.meta.tool
+    ? `${item.chunk.meta.tool} result`
+    : item.chunk.type === "agent_reasoning"
+      ? "the model's own reasoning (unverified)"
+      : item.chunk.type.replace("_", " ");
   return item.form === "full"
     ? `[${item.chunk.id}] step ${item.chunk.step ?? "?"} ${label}:\n${item.text}`
     : `[${item.chunk.id}] step ${item.chunk.step ?? "?"} ${label} (compressed; recall "${item.chunk.id}" for the full text): ${item.text}`;
@@ -651,9 +818,16 @@ export async function recallText(memory: Memory, idOrQuery: string, budget = 400
     const parts = hit.originals.length ? hit.originals : [hit.chunk];
     return parts.map((c) => `[${c.id}] step ${c.step ?? "?"} ${c.type}:\n${c.content}`).join("\n\n");
   }
-  const found = await memory.retrieve(key, { budget, fullOnly: true });
-  if (found.items.length === 0) return `Nothing in memory matches "${key}".`;
-  return found.items
+  // The evidence first; the model's own earlier reasoning only after it, with what it leaves.
+  const found = await memory.retrieve(key, { budget, fullOnly: true, filter: { types: EVIDENCE_TYPES } });
+  const left = budget - found.tokens;
+  const thoughts =
+    left > 100
+      ? await memory.retrieve(key, { budget: left, fullOnly: true, filter: { types: ["agent_reasoning"] } })
+      : { items: [] };
+  const items = [...found.items, ...thoughts.items];
+  if (items.length === 0) return `Nothing in memory matches "${key}".`;
+  return items
     .map((i) => `[${i.chunk.id}] step ${i.chunk.step ?? "?"} ${i.chunk.type}:\n${i.text}`)
     .join("\n\n");
 }

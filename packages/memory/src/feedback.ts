@@ -159,19 +159,24 @@ export class FeedbackTracker implements ContextFeedback {
     });
     const sharing = new Map<string, number>();
     for (const h of hits) for (const k of h) sharing.set(k, (sharing.get(k) ?? 0) + 1);
+    const verdicts: { id: string; kind: "used" | "unused" }[] = [];
+    const judged = new Set<string>();
     for (const [i, s] of shown.entries()) {
-      if (recalled.has(s.id)) continue;
+      // The same chunk shown twice (a repeated output stored once) is one sample.
+      if (recalled.has(s.id) || judged.has(s.id)) continue;
+      judged.add(s.id);
       const used = mentioned.has(s.id) || hits[i]!.some((k) => (sharing.get(k) ?? 0) <= MAX_SHARING);
       if (used) {
-        this.memory.feedback(s.id, "used");
+        verdicts.push({ id: s.id, kind: "used" });
         this.counts.used++;
       } else if (s.retrieved && !this.unused.has(s.id)) {
         if (this.unused.size >= 10_000) this.unused.clear();
         this.unused.add(s.id);
-        this.memory.feedback(s.id, "unused");
+        verdicts.push({ id: s.id, kind: "unused" });
         this.counts.unused++;
       }
     }
+    this.memory.feedbackMany(verdicts);
   }
 
   private keysOf(s: ShownChunk): Set<string> {

@@ -14,6 +14,9 @@ export const SOURCE_WEIGHT: Record<ChunkType, number> = {
   tool_call: 0.5,
   agent_response: 0.45,
   thought: 0.35,
+  // A reasoning model's thinking: its own, unchecked (002 §6: the model's reasoning ranks low,
+  // so a wrong idea of its is not recalled over what the tools showed).
+  agent_reasoning: 0.3,
 };
 const TOOL_ERROR_WEIGHT = 0.25;
 
@@ -35,19 +38,36 @@ export function features(chunk: Chunk, ctx: ScoreContext): number[] {
   const recency = Math.exp(-(ctx.decay ?? 0.05) * age);
   const fb = chunk.verification === "confirmed" ? 1 : chunk.verification === "corrected" ? -1 : 0;
   const feedback = Math.tanh(chunk.accessCount / 3) * 0.7 + fb * 0.3;
-  let goal = 0;
-  if (ctx.goalWords && ctx.goalWords.size > 0) {
-    const ws = chunk.content.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
-    let hit = 0;
-    const seen = new Set<string>();
-    for (const w of ws) {
-      if (!ctx.goalWords.has(w) || seen.has(w)) continue;
-      hit++;
-      seen.add(w);
-    }
-    goal = Math.min(1, hit / Math.min(5, ctx.goalWords.size));
-  }
+  const goal = ctx.goalWords && ctx.goalWords.size > 0 ? goalMatch(chunk, ctx.goalWords) : 0;
   return [1, source, densityOf(chunk), recency, feedback, goal];
+}
+
+/**
+ * Share of the goal's words a chunk holds: a pure function of its content and the goal, so
+ * it is computed once per chunk per goal (scoring runs again at every rebalance and feedback).
+ */
+const goalCache = new WeakMap<Set<string>, Map<string, number>>();
+function goalMatch(chunk: Chunk, goalWords: Set<string>): number {
+  let byChunk = goalCache.get(goalWords);
+  if (!byChunk) {
+    byChunk = new Map();
+    goalCache.set(goalWords, byChunk);
+  }
+  const known = byChunk.get(chunk.id);
+  if (known !== undefined) return known;
+  const ws = chunk.content.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
+  let hit = 0;
+  const seen = new Set<string>();
+  for (const w of ws) {
+    if (!goalWords.has(w) || seen.has(w)) continue;
+    hit++;
+    seen.add(w);
+  }
+  const goal = Math.min(1, hit / Math.min(5, goalWords.size));
+  if (byChunk.size > 50_000) byChunk.clear();
+  // Metadata read without its content is not the chunk's answer.
+  if (chunk.content) byChunk.set(chunk.id, goal);
+  return goal;
 }
 
 /** Density is a pure function of the content: computed once per chunk (bounded cache). */

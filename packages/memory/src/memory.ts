@@ -136,6 +136,20 @@ export interface Learned {
   facts?: (string | WorkspaceFact)[];
 }
 
+/**
+ * Characters of a chunk its vector is made from. A vector stands for what a text is about, and
+ * the opening of a long tool output says that (a file's imports and first definitions, a log's
+ * command); exact words anywhere in it are full text search's job. Bounded, so storing a step
+ * costs the same for a 3 KB output and a 300 KB one.
+ */
+export const EMBED_CHARS = 2000;
+
+function embeddable(text: string): string {
+  return text.length > EMBED_CHARS ? text.slice(0, EMBED_CHARS) : text;
+}
+
+export type FeedbackKind = "used" | "unused" | "confirmed" | "corrected";
+
 export function newId(): string {
   return `m${randomBytes(5).toString("hex")}`;
 }
@@ -267,7 +281,7 @@ export class Memory {
         chunk.shortTokens = estimateTokens(short);
       }
     }
-    const vector = await this.embedOne(chunk.content);
+    const vector = await this.embedOne(embeddable(chunk.content));
     let layer: Layer = input.layer ?? this.encode(chunk);
     if (chunk.scope !== this.scope && !input.layer) layer = "long_term";
     chunk.layer = layer;
@@ -343,7 +357,8 @@ export class Memory {
     const vectors = new Map<string, Float32Array>();
     if (this.embedder.embedSync)
       for (const e of events)
-        if (e.kind === "created") vectors.set(e.chunk.id, this.embedder.embedSync(e.chunk.content));
+        if (e.kind === "created")
+          vectors.set(e.chunk.id, this.embedder.embedSync(embeddable(e.chunk.content)));
     this.commit(events, vectors);
   }
 
@@ -578,6 +593,9 @@ export class Memory {
     // is better served by the most relevant turns than by many cheap ones.
     const r = await this.retrieve(query, {
       overhead: { full: 1, compressed: 6 },
+      // A question for a date is answered by the date of the turn that matches it (its
+      // header), not by the reply next to it: the budget goes to more distinct matches.
+      ...(asksForDate(query) ? { neighbors: 0 } : {}),
       ...options,
       select: { costExponent: 0.2, ...options.select },
     });
@@ -595,25 +613,42 @@ export class Memory {
   }
 
   /** Feedback: a later step used the chunk, the user confirmed it, or corrected it. */
-  feedback(id: string, kind: "used" | "unused" | "confirmed" | "corrected"): void {
-    const c = this.store.get(id);
-    if (!c) return;
+  feedback(id: string, kind: FeedbackKind): void {
+    this.feedbackMany([{ id, kind }]);
+  }
+
+  /** Several chunks' feedback (one step's judgement) in one transaction; each chunk once. */
+  feedbackMany(items: readonly { id: string; kind: FeedbackKind }[]): void {
+    const kinds = new Map<string, FeedbackKind>();
+    for (const i of items) if (!kinds.has(i.id)) kinds.set(i.id, i.kind);
+    if (kinds.size === 0) return;
     const now = this.clock();
     const events: MemoryEventInput[] = [];
-    if (kind === "confirmed" || kind === "corrected") {
-      const verification = kind;
-      const confidence = kind === "confirmed" ? 1 : 0.2;
-      events.push({ kind: "verified", id, verification, confidence, time: now, reason: `user ${kind} it` });
-      c.verification = verification;
-    } else if (kind === "used") {
-      events.push({ kind: "accessed", id, time: now, reason: "referenced by a later step" });
-      c.accessCount++;
+    for (const c of this.store.getMany([...kinds.keys()])) {
+      const kind = kinds.get(c.id)!;
+      const chunk = { ...c };
+      if (kind === "confirmed" || kind === "corrected") {
+        const verification = kind;
+        const confidence = kind === "confirmed" ? 1 : 0.2;
+        events.push({
+          kind: "verified",
+          id: c.id,
+          verification,
+          confidence,
+          time: now,
+          reason: `user ${kind} it`,
+        });
+        chunk.verification = verification;
+      } else if (kind === "used") {
+        events.push({ kind: "accessed", id: c.id, time: now, reason: "referenced by a later step" });
+        chunk.accessCount++;
+      }
+      this.importance.learn(chunk, this.scoreContext(), kind !== "unused" && kind !== "corrected");
+      const importance = this.importance.score(chunk, this.scoreContext());
+      if (Math.abs(importance - chunk.importance) > 1e-4)
+        events.push({ kind: "scored", id: c.id, importance, time: now, reason: `feedback: ${kind}` });
     }
-    this.importance.learn(c, this.scoreContext(), kind !== "unused" && kind !== "corrected");
-    const importance = this.importance.score(c, this.scoreContext());
-    if (Math.abs(importance - c.importance) > 1e-4)
-      events.push({ kind: "scored", id, importance, time: now, reason: `feedback: ${kind}` });
-    this.commit(events);
+    if (events.length) this.commit(events);
   }
 
   /** Sets the goal; when it changes, live chunks are scored again against it. */
@@ -748,7 +783,7 @@ export class Memory {
     const memory = new Memory(options);
     const embed = async (chunks: Chunk[]) => {
       const map = new Map<string, Float32Array>();
-      const vs = await memory.embedder.embed(chunks.map((c) => c.content));
+      const vs = await memory.embedder.embed(chunks.map((c) => embeddable(c.content)));
       for (const [i, c] of chunks.entries()) map.set(c.id, vs[i]!);
       return map;
     };
@@ -771,6 +806,13 @@ export class Memory {
       events: this.store.lastSeq(),
     };
   }
+}
+
+/** A question whose answer is a date or time ("When did…", "What year…", "How long ago…"). */
+export function asksForDate(query: string): boolean {
+  return /^\s*(when\b|what (day|date|year|month|time)\b|which (day|date|year|month)\b|how long ago\b)/i.test(
+    query,
+  );
 }
 
 function renderItemOf(i: RetrievedItem): RenderItem {

@@ -8,6 +8,8 @@ export type ChunkType =
   | "tool_result"
   | "system_event"
   | "thought"
+  /** A reasoning model's thinking: its own unverified reasoning, never a fact. */
+  | "agent_reasoning"
   | "fact"
   | "summary";
 
