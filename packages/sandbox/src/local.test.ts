@@ -208,7 +208,9 @@ describe("LocalSandbox", () => {
     assert.equal(r.stderr, "done\n");
     assert.equal(r.stdoutBytes, 200_000_000);
     assert.equal(r.stderrBytes, 5);
-    assert.ok(growth < 60 * 1024 * 1024, `rss grew by ${growth}`);
+    // Holding the output would cost the whole 200 MB; discarded chunks are garbage the collector
+    // frees when it gets round to it, which on a busy machine has been seen at ~70 MB.
+    assert.ok(growth < 128 * 1024 * 1024, `rss grew by ${growth}`);
     assert.ok(elapsed < 15_000, `took ${elapsed}`);
   });
 
