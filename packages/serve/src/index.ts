@@ -1,0 +1,1 @@
+export { SandboxRuntime } from "./runtime.js";
