@@ -81,6 +81,7 @@ export class SandboxRuntime {
     });
     chmodSync(sockPath, 0o777);
     const hello = waitForAgent(server, nonce);
+    hello.promise.catch(() => {});
     let sandbox: Sandbox | undefined;
     try {
       sandbox = await createSandbox({
@@ -104,7 +105,7 @@ export class SandboxRuntime {
         maxOutputBytes: 64 * 1024,
       });
       const socket = await Promise.race([
-        hello,
+        hello.promise,
         run.then((r) => {
           throw new Error(`sandbox agent exited before it started: ${r.stderr.slice(0, 2000) || r.exitCode}`);
         }),
@@ -116,6 +117,7 @@ export class SandboxRuntime {
       await sandbox?.destroy().catch(() => {});
       throw e;
     } finally {
+      hello.cancel();
       server.close();
     }
   }
@@ -191,9 +193,10 @@ export class SandboxRuntime {
   }
 }
 
-function waitForAgent(server: Server, nonce: string): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("sandbox agent did not connect in time")), START_TIMEOUT_MS);
+function waitForAgent(server: Server, nonce: string): { promise: Promise<Socket>; cancel: () => void } {
+  let timer: NodeJS.Timeout | undefined;
+  const promise = new Promise<Socket>((resolve, reject) => {
+    timer = setTimeout(() => reject(new Error("sandbox agent did not connect in time")), START_TIMEOUT_MS);
     server.on("connection", (socket) => {
       let buf = "";
       socket.setEncoding("utf8");
@@ -218,4 +221,5 @@ function waitForAgent(server: Server, nonce: string): Promise<Socket> {
       socket.on("error", () => {});
     });
   });
+  return { promise, cancel: () => clearTimeout(timer) };
 }

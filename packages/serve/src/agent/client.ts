@@ -39,8 +39,6 @@ export type AgentEvent =
 interface Pending {
   resolve: (v: unknown) => void;
   reject: (e: Error) => void;
-  onChunk?: (data: Buffer) => void;
-  onHead?: (head: { size: number }) => void;
 }
 
 export class AgentClient extends EventEmitter {
@@ -62,15 +60,11 @@ export class AgentClient extends EventEmitter {
   }
 
   /** Sends one request; resolves with the agent's result or rejects with an AgentError. */
-  call<T>(
-    op: string,
-    args: Record<string, unknown> = {},
-    stream?: { onChunk?: (data: Buffer) => void; onHead?: (head: { size: number }) => void },
-  ): Promise<T> {
+  call<T>(op: string, args: Record<string, unknown> = {}): Promise<T> {
     if (this.closedError) return Promise.reject(this.closedError);
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, ...stream });
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       this.socket.write(`${JSON.stringify({ ...args, id, op })}\n`);
     });
   }
@@ -94,7 +88,8 @@ export class AgentClient extends EventEmitter {
       if (this.closedError) return;
       nl = this.buf.indexOf("\n");
     }
-    if (this.buf.length > MAX_LINE_BYTES) this.close(new AgentError("internal", "sandbox agent sent an oversized message"));
+    if (this.buf.length > MAX_LINE_BYTES)
+      this.close(new AgentError("internal", "sandbox agent sent an oversized message"));
   }
 
   private onLine(line: string): void {
@@ -111,9 +106,7 @@ export class AgentClient extends EventEmitter {
     }
     const p = typeof m.id === "number" ? this.pending.get(m.id) : undefined;
     if (!p) return;
-    if (typeof m.chunk === "string") p.onChunk?.(Buffer.from(m.chunk, "base64"));
-    else if (m.head && typeof m.head === "object") p.onHead?.(m.head as { size: number });
-    else if (Array.isArray(m.err)) {
+    if (Array.isArray(m.err)) {
       this.pending.delete(m.id as number);
       p.reject(new AgentError(String(m.err[0]), String(m.err[1])));
     } else {

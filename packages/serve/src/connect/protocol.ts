@@ -93,7 +93,8 @@ export function parseEnvelope(body: Buffer): Record<string, unknown> {
   const len = body.readUInt32BE(1);
   if (flags & 0x01) throw new ConnectError("unimplemented", "compressed request envelopes are not supported");
   if (flags !== 0) throw new ConnectError("invalid_argument", "unexpected request envelope flags");
-  if (body.length !== 5 + len) throw new ConnectError("invalid_argument", "request envelope length does not match the body");
+  if (body.length !== 5 + len)
+    throw new ConnectError("invalid_argument", "request envelope length does not match the body");
   return parseJsonObject(body.subarray(5).toString("utf8"));
 }
 
