@@ -142,23 +142,24 @@ export class SandboxRuntime {
     opts: { tag?: string; stdin: boolean; user: string },
     listener: ProcessListener,
   ): Promise<ProcessEntry> {
-    const r = await this.agent.call<{ pid: number }>("start", {
-      cmd: config.cmd,
-      args: config.args,
-      envs: config.envs,
-      sandboxEnvs: this.envs,
-      cwd: config.cwd,
-      stdin: opts.stdin,
-      user: opts.user,
-    });
-    const entry: ProcessEntry = {
-      pid: r.pid,
-      config,
-      ...(opts.tag ? { tag: opts.tag } : {}),
-      listeners: new Set([listener]),
-    };
-    this.processes.set(r.pid, entry);
-    return entry;
+    let entry: ProcessEntry | undefined;
+    await this.agent.call<{ pid: number }>(
+      "start",
+      {
+        cmd: config.cmd,
+        args: config.args,
+        envs: config.envs,
+        sandboxEnvs: this.envs,
+        cwd: config.cwd,
+        stdin: opts.stdin,
+        user: opts.user,
+      },
+      (r) => {
+        entry = { pid: r.pid, config, ...(opts.tag ? { tag: opts.tag } : {}), listeners: new Set([listener]) };
+        this.processes.set(r.pid, entry);
+      },
+    );
+    return entry as ProcessEntry;
   }
 
   watch(path: string, recursive: boolean, onEvent: (ev: AgentEvent) => void): Promise<string> {

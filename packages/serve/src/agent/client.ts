@@ -39,6 +39,7 @@ export type AgentEvent =
 interface Pending {
   resolve: (v: unknown) => void;
   reject: (e: Error) => void;
+  onReply?: (v: unknown) => void;
 }
 
 export class AgentClient extends EventEmitter {
@@ -59,12 +60,20 @@ export class AgentClient extends EventEmitter {
     return this.closedError === undefined;
   }
 
-  /** Sends one request; resolves with the agent's result or rejects with an AgentError. */
-  call<T>(op: string, args: Record<string, unknown> = {}): Promise<T> {
+  /**
+   * Sends one request; resolves with the agent's result or rejects with an AgentError.
+   * `onReply` runs synchronously on the reply, before any event that followed it is dispatched
+   * (a process's output can arrive in the same read as the reply that names its pid).
+   */
+  call<T>(op: string, args: Record<string, unknown> = {}, onReply?: (v: T) => void): Promise<T> {
     if (this.closedError) return Promise.reject(this.closedError);
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.pending.set(id, {
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        ...(onReply ? { onReply: onReply as (v: unknown) => void } : {}),
+      });
       this.socket.write(`${JSON.stringify({ ...args, id, op })}\n`);
     });
   }
@@ -111,6 +120,7 @@ export class AgentClient extends EventEmitter {
       p.reject(new AgentError(String(m.err[0]), String(m.err[1])));
     } else {
       this.pending.delete(m.id as number);
+      p.onReply?.(m.ok);
       p.resolve(m.ok);
     }
   }

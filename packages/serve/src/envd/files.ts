@@ -80,8 +80,13 @@ export async function download(ctx: EnvdContext, url: URL, res: ServerResponse):
     }
     if (!res.write(data))
       await new Promise<void>((done) => {
-        res.once("drain", done);
-        res.once("close", done);
+        const finish = () => {
+          res.off("drain", finish);
+          res.off("close", finish);
+          done();
+        };
+        res.on("drain", finish);
+        res.on("close", finish);
       });
     if (res.destroyed) return;
   }
@@ -141,7 +146,7 @@ export async function upload(
     await new Promise<void>((resolve, reject) => {
       let bb: busboy.Busboy;
       try {
-        bb = busboy({ headers: req.headers, limits: { fileSize: maxBytes, files: 1000, fields: 100 } });
+        bb = busboy({ headers: req.headers, preservePath: true, limits: { fileSize: maxBytes, files: 1000, fields: 100 } });
       } catch (e) {
         reject(new HttpError(400, (e as Error).message));
         return;

@@ -91,8 +91,8 @@ export async function unary(
       const wid = await ctx.runtime.watch(path(msg.path), msg.recursive === true, (ev) => {
         if (ev.ev === "fs" && events.length < 10_000) events.push(fsEvent(ev));
       });
-      let map = polled.get(ctx.runtime);
-      if (!map) polled.set(ctx.runtime, (map = new Map()));
+      const map = polled.get(ctx.runtime) ?? new Map();
+      polled.set(ctx.runtime, map);
       map.set(wid, { events, wid });
       return { watcherId: wid };
     }

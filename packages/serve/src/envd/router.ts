@@ -91,8 +91,7 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
     if (
       !t ||
       !row ||
-      !rt ||
-      !rt.alive ||
+      !rt?.alive ||
       row.state !== "running" ||
       !tokenMatches(req.headers["x-access-token"], row.token)
     ) {
