@@ -3,11 +3,13 @@
 import { runCli } from "./run.js";
 
 const argv = process.argv.slice(2);
-// `hands sandbox …` is loaded only when used.
+// `hands sandbox …` and `hands serve …` are loaded only when used.
 const main =
   argv[0] === "sandbox"
     ? import("./sandbox-command.js").then((m) => m.runSandboxCommand(argv.slice(1)))
-    : runCli(argv);
+    : argv[0] === "serve"
+      ? import("@hands/serve").then((m) => m.runServeCommand(argv.slice(1)))
+      : runCli(argv);
 main.then(
   (code) => {
     process.exitCode = code;

@@ -52,7 +52,10 @@ describe("e2b SDK against hands serve (bwrap)", { skip, timeout: 120_000 }, () =
     assert.equal(out.join(""), r.stdout);
     assert.equal(err.join(""), "oops\n");
     await sb.commands.run("mkdir -p /home/user/proj/sub");
-    assert.equal((await sb.commands.run("pwd", { cwd: "/home/user/proj/sub" })).stdout, "/home/user/proj/sub\n");
+    assert.equal(
+      (await sb.commands.run("pwd", { cwd: "/home/user/proj/sub" })).stdout,
+      "/home/user/proj/sub\n",
+    );
     assert.equal((await sb.commands.run("echo $USER", { user: "root" })).stdout, "root\n");
     // "root" is only a name here: the sandbox has one unprivileged uid and it is never host root.
     assert.equal((await sb.commands.run("id -u", { user: "root" })).stdout, "1000\n");
@@ -76,7 +79,8 @@ describe("e2b SDK against hands serve (bwrap)", { skip, timeout: 120_000 }, () =
     const seen: string[] = [];
     const again = await sb.commands.connect(h.pid, { onStdout: (d) => void seen.push(d) });
     await sb.commands.sendStdin(h.pid, "hello\n");
-    for (let i = 0; i < 100 && !seen.join("").includes("got:hello"); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 100 && !seen.join("").includes("got:hello"); i++)
+      await new Promise((r) => setTimeout(r, 20));
     assert.equal(seen.join(""), "got:hello\n");
     assert.equal(await sb.commands.kill(h.pid), true);
     await assert.rejects(again.wait(), (e: unknown) => e instanceof CommandExitError);
@@ -119,7 +123,11 @@ describe("e2b SDK against hands serve (bwrap)", { skip, timeout: 120_000 }, () =
     assert.equal(st.size, bytes.length);
     assert.ok(st.modifiedTime && Math.abs(st.modifiedTime.getTime() - Date.now()) < 60_000);
     assert.equal(await sb.files.makeDir("made/deep"), true);
-    assert.equal(await sb.files.makeDir("made/deep"), false, "an existing directory is reported, not an error");
+    assert.equal(
+      await sb.files.makeDir("made/deep"),
+      false,
+      "an existing directory is reported, not an error",
+    );
     const moved = await sb.files.rename("notes/a.txt", "made/deep/a.txt");
     assert.equal(moved.path, "/home/user/made/deep/a.txt");
     assert.equal(await sb.files.exists("notes/a.txt"), false);
@@ -136,7 +144,8 @@ describe("e2b SDK against hands serve (bwrap)", { skip, timeout: 120_000 }, () =
       events.push({ name: e.name, type: String(e.type) });
     });
     await sb.files.write("watched/new.txt", "x");
-    for (let i = 0; i < 100 && !events.some((e) => e.name === "new.txt"); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 100 && !events.some((e) => e.name === "new.txt"); i++)
+      await new Promise((r) => setTimeout(r, 20));
     await handle.stop();
     assert.ok(
       events.some((e) => e.name === "new.txt" && e.type === "create"),
@@ -162,7 +171,9 @@ describe("e2b SDK against hands serve (bwrap)", { skip, timeout: 120_000 }, () =
   });
 
   it("pages the list with X-Next-Token and filters by state", async () => {
-    const extra = await Promise.all([1, 2, 3].map((i) => Sandbox.create({ metadata: { paging: "yes", i: String(i) } })));
+    const extra = await Promise.all(
+      [1, 2, 3].map((i) => Sandbox.create({ metadata: { paging: "yes", i: String(i) } })),
+    );
     try {
       const pager = Sandbox.list({ query: { metadata: { paging: "yes" } }, limit: 2 });
       const first = await pager.nextItems();
@@ -174,7 +185,9 @@ describe("e2b SDK against hands serve (bwrap)", { skip, timeout: 120_000 }, () =
       const ids = new Set([...first, ...second].map((x) => x.sandboxId));
       assert.deepEqual(ids, new Set(extra.map((x) => x.sandboxId)));
       await extra[0]?.pause();
-      const paused = await Sandbox.list({ query: { metadata: { paging: "yes" }, state: ["paused"] } }).nextItems();
+      const paused = await Sandbox.list({
+        query: { metadata: { paging: "yes" }, state: ["paused"] },
+      }).nextItems();
       assert.deepEqual(
         paused.map((p) => p.sandboxId),
         [extra[0]?.sandboxId],

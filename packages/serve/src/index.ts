@@ -1,5 +1,6 @@
 export { AgentClient, AgentError } from "./agent/client.js";
 export { createApiRouter, ENVD_VERSION } from "./api.js";
+export { defaultDataDir, runServeCommand, SERVE_HELP } from "./command.js";
 export { createSandboxRouter, ENVD_PORT, INTERPRETER_PORT } from "./envd/router.js";
 export { Keys } from "./keys.js";
 export { createMetrics, type ServeMetrics } from "./metrics.js";

@@ -1,6 +1,6 @@
 // API keys: `e2b_` + 40 hex digits (the shape the SDK expects). The first 12 digits name the
 // key's row; the whole key is checked against its scrypt hash. A short in-memory cache of
-// verified keys keeps scrypt off the hot path; revocation clears it.
+// verified keys keeps scrypt off the hot path.
 import { createHash, randomBytes, randomUUID, scrypt, timingSafeEqual } from "node:crypto";
 import { promisify } from "node:util";
 import { DEFAULT_LIMITS, type Store, type Tenant, type TenantLimits } from "./store.js";
@@ -45,10 +45,12 @@ export class Keys {
     const m = KEY_RE.exec(key);
     if (!m) return undefined;
     const digest = createHash("sha256").update(key).digest("hex");
-    const hit = this.cache.get(digest);
-    if (hit && hit.until > Date.now()) return hit.tenant;
+    // The row is read every time (an indexed lookup): a key revoked by `hands serve keys revoke`
+    // in another process stops working at once, cache or not.
     const row = this.store.key((m[1] as string).slice(0, 12));
     if (!row || row.revokedAt !== null) return undefined;
+    const hit = this.cache.get(digest);
+    if (hit && hit.until > Date.now()) return hit.tenant;
     const hash = await scryptAsync(key, row.salt, 32);
     if (hash.length !== row.hash.length || !timingSafeEqual(hash, row.hash)) return undefined;
     const tenant = this.store.tenant(row.tenantId);

@@ -155,7 +155,12 @@ export class SandboxRuntime {
         user: opts.user,
       },
       (r) => {
-        entry = { pid: r.pid, config, ...(opts.tag ? { tag: opts.tag } : {}), listeners: new Set([listener]) };
+        entry = {
+          pid: r.pid,
+          config,
+          ...(opts.tag ? { tag: opts.tag } : {}),
+          listeners: new Set([listener]),
+        };
         this.processes.set(r.pid, entry);
       },
     );

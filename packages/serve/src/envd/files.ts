@@ -146,7 +146,11 @@ export async function upload(
     await new Promise<void>((resolve, reject) => {
       let bb: busboy.Busboy;
       try {
-        bb = busboy({ headers: req.headers, preservePath: true, limits: { fileSize: maxBytes, files: 1000, fields: 100 } });
+        bb = busboy({
+          headers: req.headers,
+          preservePath: true,
+          limits: { fileSize: maxBytes, files: 1000, fields: 100 },
+        });
       } catch (e) {
         reject(new HttpError(400, (e as Error).message));
         return;
