@@ -322,11 +322,12 @@ export class SandboxService {
     return this.exclusive(id, async () => {
       const row = this.store.sandbox(id);
       if (!row || row.state === "killed" || row.state === "lost") return;
+      // The state changes first: from here on the API and the data plane see it gone.
+      this.store.setState(id, state, reason);
       const rt = this.runtimes.get(id);
       this.runtimes.delete(id);
       if (rt) await rt.stop();
       this.removeFiles(id);
-      this.store.setState(id, state, reason);
       if (row.state === "running" && row.node === this.node) this.queue.release();
     });
   }
