@@ -19,6 +19,10 @@ export interface ServeOptions extends Omit<ServiceOptions, "store" | "dataDir" |
   /** host:port of the sandbox address. */
   sandboxListen?: { host: string; port: number };
   maxUploadBytes?: number;
+  /** Largest Connect request message on the sandbox address (bytes). */
+  maxMessageBytes?: number;
+  /** Time a client has to send its request headers (slow clients are cut off). */
+  headersTimeoutMs?: number;
 }
 
 export interface RunningServe {
@@ -37,17 +41,32 @@ const MAX_DATA_DIR_LENGTH = 107 - "/sandboxes/".length - 20 - "/.hands-agent/age
 function listen(
   handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
   at: { host: string; port: number },
+  headersTimeoutMs: number,
 ): Promise<Server> {
-  const server = createServer((req, res) => {
-    handler(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500).end();
-      else res.destroy();
-    });
-  });
-  // Slow clients: headers must arrive within 10 s; idle keep-alive connections close after 30 s.
-  server.headersTimeout = 10_000;
+  const server = createServer(
+    { connectionsCheckingInterval: Math.min(1000, headersTimeoutMs) },
+    (req, res) => {
+      handler(req, res).catch(() => {
+        if (!res.headersSent) res.writeHead(500).end();
+        else res.destroy();
+      });
+    },
+  );
+  // Slow clients: headers must arrive in time (10 s by default); idle keep-alive connections close after 30 s.
+  server.headersTimeout = headersTimeoutMs;
   server.requestTimeout = 0;
   server.keepAliveTimeout = 30_000;
+  // Node enforces headersTimeout only between check intervals and not for every partial
+  // request: a connection that has not produced a whole request in time is closed here.
+  const answered = new WeakSet<object>();
+  server.on("request", (req: IncomingMessage) => answered.add(req.socket));
+  server.on("connection", (socket) => {
+    const timer = setTimeout(() => {
+      if (!answered.has(socket)) socket.destroy();
+    }, headersTimeoutMs);
+    timer.unref();
+    socket.once("close", () => clearTimeout(timer));
+  });
   server.on("clientError", (_e, socket) => {
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
     else socket.destroy();
@@ -98,17 +117,21 @@ export async function startServe(o: ServeOptions): Promise<RunningServe> {
   });
   service = new SandboxService({ ...o, store, dataDir: o.dataDir, metrics });
   service.recover();
+  const headersTimeout = o.headersTimeoutMs ?? 10_000;
   const api = await listen(
     createApiRouter({ service, keys, metrics }),
     o.apiListen ?? { host: "127.0.0.1", port: 0 },
+    headersTimeout,
   );
   const sandbox = await listen(
     createSandboxRouter({
       service,
       metrics,
       ...(o.maxUploadBytes ? { maxUploadBytes: o.maxUploadBytes } : {}),
+      ...(o.maxMessageBytes ? { maxMessageBytes: o.maxMessageBytes } : {}),
     }),
     o.sandboxListen ?? { host: "127.0.0.1", port: 0 },
+    headersTimeout,
   );
   const svc = service;
   return {

@@ -32,7 +32,7 @@ class Fail(Exception):
 
 def os_fail(e, path):
     code = {errno.ENOENT: "not_found", errno.EEXIST: "already_exists", errno.EACCES: "permission_denied",
-            errno.EPERM: "permission_denied", errno.ENOTDIR: "invalid_argument", errno.EISDIR: "invalid_argument",
+            errno.EPERM: "permission_denied", errno.EROFS: "permission_denied", errno.ENOTDIR: "invalid_argument", errno.EISDIR: "invalid_argument",
             errno.ENOTEMPTY: "failed_precondition", errno.ENOSPC: "resource_exhausted", errno.EFBIG: "resource_exhausted"}
     return Fail(code.get(e.errno, "internal"), "%s: %s" % (path, e.strerror))
 

@@ -35,14 +35,26 @@ export function httpErrorOf(e: unknown): HttpError {
   return new HttpError(typeof code === "string" ? (AGENT_STATUS[code] ?? 500) : 500, (e as Error).message);
 }
 
-export function sendJsonError(res: ServerResponse, e: HttpError): void {
+/**
+ * envd's error shape. When the request body was not read to its end (an upload refused half
+ * way), the connection is closed after the answer: what is left of the body is not a request.
+ */
+export function sendJsonError(res: ServerResponse, e: HttpError, req?: IncomingMessage): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
+  const unread = req !== undefined && !req.complete;
   const body = JSON.stringify({ code: e.status, message: e.message });
-  res.writeHead(e.status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
-  res.end(body);
+  res.writeHead(e.status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    ...(unread ? { connection: "close" } : {}),
+  });
+  const socket = req?.socket;
+  res.end(body, () => {
+    if (unread) socket?.destroy();
+  });
 }
 
 function queryPath(url: URL, required: boolean): string | undefined {

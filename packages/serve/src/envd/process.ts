@@ -219,12 +219,12 @@ export async function unary(
       return {};
     }
     case "SendSignal": {
-      const p = select(rt, msg.process);
       const sig = msg.signal;
       const kill = sig === 9 || sig === "SIGNAL_SIGKILL";
       const term = sig === 15 || sig === "SIGNAL_SIGTERM";
       if (!kill && !term)
         throw new ConnectError("invalid_argument", "signal must be SIGNAL_SIGKILL or SIGNAL_SIGTERM");
+      const p = select(rt, msg.process);
       await rt.agent.call("signal", { pid: p.pid, signal: kill ? 9 : 15 });
       ctx.audit("signal", { pid: p.pid, signal: kill ? "SIGKILL" : "SIGTERM" });
       return {};

@@ -132,8 +132,7 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
       } catch (e) {
         const err = httpErrorOf(e);
         metrics.errors.inc({ api: "files", code: String(err.status) });
-        req.resume();
-        sendJsonError(res, err);
+        sendJsonError(res, err, req);
       }
       return;
     }
