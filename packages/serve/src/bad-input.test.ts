@@ -183,9 +183,9 @@ describe("bad input", { skip, timeout: 120_000 }, () => {
       assert.equal(viaLink.status, 404);
       const passwd = await sb.files.read("/etc/passwd");
       assert.ok(!passwd.includes("/root:/bin/bash"), "the sandbox's /etc/passwd is its own, not the host's");
-      const escape = `/etc/hands-serve-escape-${randomBytes(4).toString("hex")}`;
-      await assert.rejects(sb.files.write(`../../..${escape}`, "x"));
-      assert.equal(existsSync(escape), false);
+      const outside = `/etc/hands-serve-escape-${randomBytes(4).toString("hex")}`;
+      await assert.rejects(sb.files.write(`../../..${outside}`, "x"));
+      assert.equal(existsSync(outside), false);
       const up = await raw(`${s.sandboxUrl}/files?path=/usr/bin/hands-planted`, {
         method: "POST",
         headers: { ...h, "content-type": "application/octet-stream" },
