@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepares what the tests need on a fresh Linux machine, and does nothing that is already
-# done: bubblewrap, Docker Engine (docker.io), debootstrap and tmux (the interactive mode's
-# terminal tests) from apt when running as
+# done: bubblewrap, Docker Engine (docker.io), debootstrap, tmux (the interactive mode's
+# terminal tests) and python3 (hands serve's in-sandbox agent) from apt when running as
 # root, a dockerd in the background when none answers, and the sandbox image (built offline
 # with debootstrap + docker import, tagged by a hash of its recipe, so only once per machine).
 # Elsewhere (macOS, no root) it says what is missing; the tests then fail with that reason.
@@ -16,6 +16,8 @@ command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v dockerd >/dev/null || need+=(docker.io)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 command -v tmux >/dev/null || need+=(tmux)
+# hands serve's in-sandbox agent is Python, run from the host's /usr inside bubblewrap.
+[ -x /usr/bin/python3 ] || need+=(python3)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     log "installing ${need[*]}"
