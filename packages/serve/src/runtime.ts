@@ -10,6 +10,15 @@ import { AgentClient, type AgentEvent } from "./agent/client.js";
 import { AGENT_SOURCE } from "./agent/source.js";
 
 export const E2B_HOME = "/home/user";
+
+/**
+ * The user's home inside the sandbox. bwrap's /home is a private tmpfs, so /home/user can be a
+ * link to the workspace; the docker image's root is read-only, so there the home is the
+ * workspace folder itself (until packages/sandbox can mount the workspace at /home/user).
+ */
+export function homeFor(kind: RuntimeOptions["kind"]): string {
+  return kind === "bwrap" ? E2B_HOME : `${IN_SANDBOX_WORKSPACE}/home`;
+}
 const IN_SANDBOX_WORKSPACE = "/workspace";
 const AGENT_DIR = ".hands-agent";
 const START_TIMEOUT_MS = 15_000;
@@ -98,7 +107,7 @@ export class SandboxRuntime {
           HANDS_AGENT_SOURCE: AGENT_SOURCE,
           HANDS_AGENT_SOCKET: `${IN_SANDBOX_WORKSPACE}/${AGENT_DIR}/agent.sock`,
           HANDS_AGENT_NONCE: nonce,
-          HANDS_AGENT_HOME: E2B_HOME,
+          HANDS_AGENT_HOME: homeFor(o.kind),
           HANDS_AGENT_HOME_TARGET: `${IN_SANDBOX_WORKSPACE}/home`,
         },
         timeoutMs: 2 ** 31 - 1,
