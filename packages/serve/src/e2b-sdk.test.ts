@@ -13,7 +13,7 @@ describe("e2b SDK against hands serve (bwrap)", { skip, timeout: 120_000 }, () =
   let sb: Sandbox;
 
   before(async () => {
-    s = await startTestServe();
+    s = await startTestServe({ warm: { base: 1 } });
     sb = await Sandbox.create({ metadata: { suite: "sdk", n: "1" }, envs: { SANDBOX_VAR: "from-create" } });
   });
   after(async () => {
@@ -212,6 +212,21 @@ describe("e2b SDK against hands serve (bwrap)", { skip, timeout: 120_000 }, () =
       assert.deepEqual(await resumed.commands.list(), [], "processes do not survive a pause");
     } finally {
       await Sandbox.kill(p.sandboxId);
+    }
+  });
+
+  it("hands over a warm sandbox with the create's envs and metadata", async () => {
+    for (let i = 0; i < 200 && s.service.poolSize === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    assert.equal(s.service.poolSize, 1, "the pool refilled");
+    const w = await Sandbox.create({ envs: { WARM: "handed-over" }, metadata: { warm: "1" } });
+    try {
+      assert.equal(s.service.poolSize, 0, "this create took the warm sandbox");
+      assert.equal((await w.commands.run("echo $WARM")).stdout, "handed-over\n");
+      assert.deepEqual((await w.getInfo()).metadata, { warm: "1" });
+      await w.files.write("mine.txt", "w");
+      assert.equal((await sb.files.exists("mine.txt")), false, "no sharing with another sandbox");
+    } finally {
+      await w.kill();
     }
   });
 

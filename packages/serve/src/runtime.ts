@@ -72,7 +72,8 @@ export class SandboxRuntime {
   private constructor(
     readonly sandbox: Sandbox,
     readonly agent: AgentClient,
-    readonly envs: Record<string, string>,
+    /** The sandbox's environment (envVars of the create), added to every process's. */
+    public envs: Record<string, string>,
   ) {
     agent.on("event", (ev: AgentEvent) => this.dispatch(ev));
   }

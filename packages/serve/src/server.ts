@@ -117,6 +117,7 @@ export async function startServe(o: ServeOptions): Promise<RunningServe> {
   });
   service = new SandboxService({ ...o, store, dataDir: o.dataDir, metrics });
   service.recover();
+  service.warmUp();
   const headersTimeout = o.headersTimeoutMs ?? 10_000;
   const api = await listen(
     createApiRouter({ service, keys, metrics }),

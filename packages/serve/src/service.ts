@@ -6,6 +6,7 @@ import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { ServeMetrics } from "./metrics.js";
+import { type Warm, WarmPool } from "./pool.js";
 import { CapacityError, FairQueue } from "./queue.js";
 import { SandboxRuntime } from "./runtime.js";
 import type { SandboxRow, Store, Tenant } from "./store.js";
@@ -61,6 +62,8 @@ export interface ServiceOptions {
   reapIntervalMs?: number;
   /** Host uid the sandboxes run as when the service runs as root. */
   sandboxUid?: number;
+  /** Warm sandboxes kept ready per template (default: 2 of "base"; {} for none). */
+  warm?: Record<string, number>;
 }
 
 const DEFAULT_TIMEOUT_S = 300;
@@ -101,6 +104,7 @@ export class SandboxService {
   private readonly sandboxUid: number | undefined;
   private reaper: NodeJS.Timeout | undefined;
   private closed = false;
+  private readonly pool: WarmPool;
 
   constructor(o: ServiceOptions) {
     this.store = o.store;
@@ -110,6 +114,19 @@ export class SandboxService {
     this.templates = o.templates ?? DEFAULT_TEMPLATES;
     this.queue = new FairQueue(o.capacity ?? 100, o.maxQueue ?? 200, o.queueTimeoutMs ?? 30_000);
     this.sandboxUid = o.sandboxUid ?? (process.getuid?.() === 0 ? 65534 : undefined);
+    this.pool = new WarmPool(
+      o.warm ?? { base: 2 },
+      async (template) => {
+        const id = newSandboxId();
+        const spec = this.templates[template] as TemplateSpec;
+        const rt = await this.launch(id, spec, { envs: {}, internet: false });
+        return { id, rt };
+      },
+      async (w: Warm) => {
+        await w.rt.stop();
+        this.removeFiles(w.id);
+      },
+    );
     const every = o.reapIntervalMs ?? 1000;
     this.reaper = setInterval(() => void this.reap().catch(() => {}), every);
     this.reaper.unref();
@@ -119,8 +136,18 @@ export class SandboxService {
     return join(this.dataDir, "sandboxes", id);
   }
 
+  /** Warm sandboxes ready to be handed over. */
+  get poolSize(): number {
+    return this.pool.size;
+  }
+
   runtime(id: string): SandboxRuntime | undefined {
     return this.runtimes.get(id);
+  }
+
+  /** Starts filling the warm pool (after recover(), which would remove its folders). */
+  warmUp(): void {
+    this.pool.fill();
   }
 
   /** After a restart: running sandboxes lost their processes (kept as paused while their time lasts), expired ones and unknown folders are removed. */
@@ -214,7 +241,8 @@ export class SandboxService {
       throw new ApiError(400, "allow_internet_access must be a boolean");
     this.checkQuota(tenant, spec);
     await this.acquire(tenant, signal);
-    const id = newSandboxId();
+    const warm = body.allow_internet_access === true ? undefined : this.pool.take(name);
+    const id = warm?.id ?? newSandboxId();
     const now = Date.now();
     const row: SandboxRow = {
       id,
@@ -239,8 +267,12 @@ export class SandboxService {
       // Quota again, now that the slot is ours: creates of one tenant may have raced here.
       this.checkQuota(tenant, spec);
       this.store.insertSandbox(row);
-      await this.startRuntime(row, spec);
+      if (warm) {
+        warm.rt.envs = envs;
+        this.adopt(row.id, warm.rt);
+      } else await this.startRuntime(row, spec);
     } catch (e) {
+      if (warm && !this.runtimes.has(id)) await warm.rt.stop();
       this.queue.release();
       if (this.store.sandbox(id)) {
         this.store.setState(id, "killed", "create failed");
@@ -272,23 +304,34 @@ export class SandboxService {
     }
   }
 
-  private async startRuntime(row: SandboxRow, spec: TemplateSpec): Promise<void> {
-    const rt = await SandboxRuntime.start({
+  private launch(
+    id: string,
+    spec: TemplateSpec,
+    o: { envs: Record<string, string>; internet: boolean },
+  ): Promise<SandboxRuntime> {
+    return SandboxRuntime.start({
       kind: spec.backend,
-      workspace: this.workspaceOf(row.id),
-      id: `serve-${row.id}`,
-      envs: row.envs,
-      internet: row.internet,
-      limits: { memoryBytes: row.memoryMB * 1024 * 1024, cpus: row.cpus },
+      workspace: this.workspaceOf(id),
+      id: `serve-${id}`,
+      envs: o.envs,
+      internet: o.internet,
+      limits: { memoryBytes: spec.memoryMB * 1024 * 1024, cpus: spec.cpus },
       ...(this.sandboxUid !== undefined ? { sandboxUid: this.sandboxUid } : {}),
       ...(spec.runtime ? { runtime: spec.runtime } : {}),
       ...(spec.image ? { image: spec.image } : {}),
     });
-    this.runtimes.set(row.id, rt);
+  }
+
+  private async startRuntime(row: SandboxRow, spec: TemplateSpec): Promise<void> {
+    this.adopt(row.id, await this.launch(row.id, spec, { envs: row.envs, internet: row.internet }));
+  }
+
+  /** Makes a started runtime the sandbox's; an agent that dies under us loses the sandbox. */
+  private adopt(id: string, rt: SandboxRuntime): void {
+    this.runtimes.set(id, rt);
     rt.agent.once("close", () => {
-      // The agent died under us (OOM, the sandbox killed it): the sandbox is lost, not running.
-      if (this.runtimes.get(row.id) !== rt || this.busy.has(row.id)) return;
-      void this.end(row.id, "lost", "sandbox agent exited");
+      if (this.runtimes.get(id) !== rt || this.busy.has(id)) return;
+      void this.end(id, "lost", "sandbox agent exited");
     });
   }
 
@@ -412,6 +455,7 @@ export class SandboxService {
   async close(): Promise<void> {
     this.closed = true;
     if (this.reaper) clearInterval(this.reaper);
+    await this.pool.close();
     const all = [...this.runtimes.values()];
     this.runtimes.clear();
     await Promise.all(all.map((rt) => rt.stop()));

@@ -15,7 +15,8 @@ export interface TestServe extends RunningServe {
 
 export async function startTestServe(options: Partial<ServeOptions> = {}): Promise<TestServe> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "hs-"));
-  const s = await startServe({ reapIntervalMs: 200, ...options, dataDir });
+  // No warm pool unless a test asks for one: its background starts would race with what tests count.
+  const s = await startServe({ reapIntervalMs: 200, warm: {}, ...options, dataDir });
   const { key } = await s.keys.create("tenant-a");
   process.env.E2B_API_KEY = key;
   process.env.E2B_API_URL = s.apiUrl;
