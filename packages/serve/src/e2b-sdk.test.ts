@@ -137,6 +137,31 @@ describe("e2b SDK against hands serve (bwrap)", { skip, timeout: 120_000 }, () =
     await assert.rejects(sb.files.read("no/such/file"), (e: unknown) => e instanceof NotFoundError);
   });
 
+  it("closes a command's stdin, uploads gzip, reads as a stream, watches recursively", async () => {
+    const cat = await sb.commands.run("cat; echo end", { background: true, stdin: true });
+    await sb.commands.sendStdin(cat.pid, "piped\n");
+    await sb.commands.closeStdin(cat.pid);
+    const done = await cat.wait();
+    assert.equal(done.stdout, "piped\nend\n");
+    const gz = await sb.files.write("gz/data.txt", "compressed on the wire", { gzip: true } as never);
+    assert.equal(gz.path, "/home/user/gz/data.txt");
+    assert.equal(await sb.files.read("gz/data.txt"), "compressed on the wire");
+    const stream = await sb.files.read("gz/data.txt", { format: "stream" });
+    const chunks: Uint8Array[] = [];
+    for await (const c of stream as unknown as AsyncIterable<Uint8Array>) chunks.push(c);
+    assert.equal(Buffer.concat(chunks).toString(), "compressed on the wire");
+    await sb.files.makeDir("tree/a/b");
+    const seen: string[] = [];
+    const w = await sb.files.watchDir("tree", (e) => void seen.push(`${e.type}:${e.name}`), {
+      recursive: true,
+    });
+    await sb.commands.run("echo x > tree/a/b/deep.txt");
+    for (let i = 0; i < 100 && !seen.includes("create:a/b/deep.txt"); i++)
+      await new Promise((r) => setTimeout(r, 20));
+    await w.stop();
+    assert.ok(seen.includes("create:a/b/deep.txt"), JSON.stringify(seen));
+  });
+
   it("watches a directory", async () => {
     await sb.files.makeDir("watched");
     const events: Array<{ name: string; type: string }> = [];
@@ -224,7 +249,7 @@ describe("e2b SDK against hands serve (bwrap)", { skip, timeout: 120_000 }, () =
       assert.equal((await w.commands.run("echo $WARM")).stdout, "handed-over\n");
       assert.deepEqual((await w.getInfo()).metadata, { warm: "1" });
       await w.files.write("mine.txt", "w");
-      assert.equal((await sb.files.exists("mine.txt")), false, "no sharing with another sandbox");
+      assert.equal(await sb.files.exists("mine.txt"), false, "no sharing with another sandbox");
     } finally {
       await w.kill();
     }
