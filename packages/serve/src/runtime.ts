@@ -74,6 +74,8 @@ export class SandboxRuntime {
     readonly agent: AgentClient,
     /** The sandbox's environment (envVars of the create), added to every process's. */
     public envs: Record<string, string>,
+    /** The user's home inside the sandbox (relative paths start here). */
+    readonly home: string,
   ) {
     agent.on("event", (ev: AgentEvent) => this.dispatch(ev));
   }
@@ -120,7 +122,7 @@ export class SandboxRuntime {
           throw new Error(`sandbox agent exited before it started: ${r.stderr.slice(0, 2000) || r.exitCode}`);
         }),
       ]);
-      const rt = new SandboxRuntime(sandbox, new AgentClient(socket), o.envs);
+      const rt = new SandboxRuntime(sandbox, new AgentClient(socket), o.envs, homeFor(o.kind));
       rt.agentRun = run.catch(() => undefined);
       return rt;
     } catch (e) {

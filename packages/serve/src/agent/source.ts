@@ -154,7 +154,7 @@ def op_close_stdin(m):
 
 def op_signal(m):
     p = proc_of(m)
-    sig = signal.SIGKILL if m.get("signal") == 9 else signal.SIGTERM
+    sig = {9: signal.SIGKILL, 2: signal.SIGINT}.get(m.get("signal"), signal.SIGTERM)
     try:
         os.killpg(p.pid, sig)
     except ProcessLookupError:

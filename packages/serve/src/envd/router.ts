@@ -15,6 +15,7 @@ import {
   writeUnary,
   writeUnaryError,
 } from "../connect/protocol.js";
+import { interpreterHandler } from "../interpreter/service.js";
 import type { ServeMetrics } from "../metrics.js";
 import type { SandboxService } from "../service.js";
 import type { EnvdContext } from "./context.js";
@@ -32,11 +33,6 @@ export interface SandboxRouterOptions {
   maxMessageBytes?: number;
   /** Largest /files upload (bytes). */
   maxUploadBytes?: number;
-  /** Handler for other in-sandbox ports (the code interpreter on 49999). */
-  ports?: Record<
-    number,
-    (ctx: EnvdContext, url: URL, req: IncomingMessage, res: ServerResponse) => Promise<void>
-  >;
 }
 
 function target(req: IncomingMessage): { id: string; port: number } | undefined {
@@ -46,6 +42,15 @@ function target(req: IncomingMessage): { id: string; port: number } | undefined 
     return { id, port: typeof port === "string" ? Number(port) : ENVD_PORT };
   const m = /^(\d+)-([a-z0-9]+)\./.exec(String(req.headers.host ?? ""));
   return m ? { id: m[2] as string, port: Number(m[1]) } : undefined;
+}
+
+/**
+ * @e2b/code-interpreter sends no access token with its context calls (only with /execute):
+ * those are accepted on the sandbox id alone — ids are 20 random characters, shown only to the
+ * sandbox's tenant — and can start, list, restart or remove kernels, not run code.
+ */
+function tokenless(port: number, req: IncomingMessage): boolean {
+  return port === INTERPRETER_PORT && /^\/contexts(\/|$)/.test(new URL(req.url ?? "/", "http://x").pathname);
 }
 
 function tokenMatches(given: unknown, expected: string): boolean {
@@ -93,7 +98,7 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
       !row ||
       !rt?.alive ||
       row.state !== "running" ||
-      !tokenMatches(req.headers["x-access-token"], row.token)
+      (!tokenMatches(req.headers["x-access-token"], row.token) && !tokenless(t.port, req))
     ) {
       req.resume();
       notFound(res);
@@ -109,7 +114,7 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
         service.store.audit({ tenant: row.tenantId, sandbox: row.id, event, ...(detail ? { detail } : {}) }),
     };
     if (t.port !== ENVD_PORT) {
-      const handler = o.ports?.[t.port];
+      const handler = t.port === INTERPRETER_PORT ? interpreterHandler : undefined;
       if (!handler) {
         req.resume();
         sendJsonError(res, new HttpError(502, `nothing is listening on port ${t.port} in the sandbox`));
