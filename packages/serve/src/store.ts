@@ -79,6 +79,7 @@ CREATE TABLE IF NOT EXISTS sandboxes (
   end_at INTEGER NOT NULL, auto_pause INTEGER NOT NULL, node TEXT NOT NULL, token TEXT NOT NULL,
   ended_at INTEGER, end_reason TEXT);
 CREATE INDEX IF NOT EXISTS sandboxes_tenant ON sandboxes(tenant_id, state, started_at);
+CREATE INDEX IF NOT EXISTS sandboxes_token ON sandboxes(token);
 CREATE TABLE IF NOT EXISTS audit (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER NOT NULL, tenant TEXT NOT NULL,
   sandbox TEXT, event TEXT NOT NULL, detail TEXT);
@@ -316,6 +317,12 @@ export class Store {
         )
         .all(...args) as RawSandbox[]
     ).map(sandboxOf);
+  }
+
+  /** The sandbox an access token belongs to (tokens are 24 random bytes, one per sandbox). */
+  sandboxByToken(token: string): SandboxRow | undefined {
+    const r = this.db.prepare("SELECT * FROM sandboxes WHERE token = ?").get(token) as RawSandbox | undefined;
+    return r ? sandboxOf(r) : undefined;
   }
 
   sandboxesOnNode(node: string, states: SandboxState[]): SandboxRow[] {

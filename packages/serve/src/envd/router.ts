@@ -35,13 +35,24 @@ export interface SandboxRouterOptions {
   maxUploadBytes?: number;
 }
 
-function target(req: IncomingMessage): { id: string; port: number } | undefined {
+/**
+ * The sandbox and port a request is for: the E2b-Sandbox-Id / -Port headers, else a
+ * `PORT-ID.domain` Host, else the access token alone (SDKs before 2.25 send no sandbox headers
+ * with /files and /health; the token is unique to its sandbox).
+ */
+function target(
+  req: IncomingMessage,
+  byToken: (t: string) => string | undefined,
+): { id: string; port: number } | undefined {
   const id = req.headers["e2b-sandbox-id"];
-  const port = req.headers["e2b-sandbox-port"];
-  if (typeof id === "string" && id !== "")
-    return { id, port: typeof port === "string" ? Number(port) : ENVD_PORT };
+  const portHeader = req.headers["e2b-sandbox-port"];
+  const port = typeof portHeader === "string" ? Number(portHeader) : ENVD_PORT;
+  if (typeof id === "string" && id !== "") return { id, port };
   const m = /^(\d+)-([a-z0-9]+)\./.exec(String(req.headers.host ?? ""));
-  return m ? { id: m[2] as string, port: Number(m[1]) } : undefined;
+  if (m) return { id: m[2] as string, port: Number(m[1]) };
+  const token = req.headers["x-access-token"];
+  const found = typeof token === "string" && token.length >= 16 ? byToken(token) : undefined;
+  return found ? { id: found, port } : undefined;
 }
 
 /**
@@ -90,7 +101,7 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
   };
 
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const t = target(req);
+    const t = target(req, (token) => service.store.sandboxByToken(token)?.id);
     const row = t ? service.store.sandbox(t.id) : undefined;
     const rt = t ? service.runtime(t.id) : undefined;
     if (
