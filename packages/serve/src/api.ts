@@ -1,6 +1,7 @@
 // The management API (E2B_API_URL): E2B's REST endpoints for sandboxes, authenticated with
 // X-API-Key, errors as {code, message}. The contract is packages/serve/openapi.yml.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { BodyError, readJsonObject } from "./body.js";
 import type { Keys } from "./keys.js";
 import type { ServeMetrics } from "./metrics.js";
 import { ApiError, type SandboxService } from "./service.js";
@@ -31,27 +32,16 @@ function send(
 }
 
 async function jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES)
-    throw new ApiError(413, "request body is too large");
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req as AsyncIterable<Buffer>) {
-    size += c.length;
-    if (size > MAX_BODY_BYTES) throw new ApiError(413, "request body is too large");
-    chunks.push(c);
-  }
-  const text = Buffer.concat(chunks).toString("utf8").trim();
-  if (text === "") return {};
-  let v: unknown;
   try {
-    v = JSON.parse(text);
-  } catch {
-    throw new ApiError(400, "request body is not valid JSON");
+    return await readJsonObject(req, MAX_BODY_BYTES);
+  } catch (e) {
+    if (e instanceof BodyError)
+      throw new ApiError(
+        e.kind === "too_large" ? 413 : 400,
+        e.kind === "too_large" ? "request body is too large" : e.message,
+      );
+    throw e;
   }
-  if (typeof v !== "object" || v === null || Array.isArray(v))
-    throw new ApiError(400, "request body must be a JSON object");
-  return v as Record<string, unknown>;
 }
 
 function sandboxBody(row: SandboxRow): Record<string, unknown> {

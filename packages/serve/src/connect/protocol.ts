@@ -3,6 +3,7 @@
 // server streams are enveloped messages — 1 flag byte, 4 length bytes, JSON — ending with an
 // end-of-stream envelope that carries the error, if any. HTTP/1.1 only.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { BodyError, parseJsonObject, readBody as readLimited } from "../body.js";
 
 export type ConnectCode =
   | "canceled"
@@ -59,31 +60,27 @@ export function toConnectError(e: unknown): ConnectError {
   return new ConnectError("internal", message);
 }
 
-/** Reads a request body, refusing more than `limit` bytes (the connection is not kept). */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > limit)
-    throw new ConnectError("resource_exhausted", `request body larger than ${limit} bytes`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req as AsyncIterable<Buffer>) {
-    size += c.length;
-    if (size > limit) throw new ConnectError("resource_exhausted", `request body larger than ${limit} bytes`);
-    chunks.push(c);
-  }
-  return Buffer.concat(chunks);
+/** A body error as the Connect error it is. */
+function connectErrorOf(e: unknown): unknown {
+  if (!(e instanceof BodyError)) return e;
+  return new ConnectError(e.kind === "too_large" ? "resource_exhausted" : "invalid_argument", e.message);
 }
 
-function parseJsonObject(text: string): Record<string, unknown> {
-  let v: unknown;
+/** Reads a request body, refusing more than `limit` bytes (resource_exhausted). */
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   try {
-    v = text.trim() === "" ? {} : JSON.parse(text);
-  } catch {
-    throw new ConnectError("invalid_argument", "request message is not valid JSON");
+    return await readLimited(req, limit);
+  } catch (e) {
+    throw connectErrorOf(e);
   }
-  if (typeof v !== "object" || v === null || Array.isArray(v))
-    throw new ConnectError("invalid_argument", "request message must be a JSON object");
-  return v as Record<string, unknown>;
+}
+
+function parseMessage(text: string): Record<string, unknown> {
+  try {
+    return parseJsonObject(text);
+  } catch (e) {
+    throw connectErrorOf(e);
+  }
 }
 
 /** The single message of a server-streaming request: exactly one well-formed envelope. */
@@ -95,11 +92,11 @@ export function parseEnvelope(body: Buffer): Record<string, unknown> {
   if (flags !== 0) throw new ConnectError("invalid_argument", "unexpected request envelope flags");
   if (body.length !== 5 + len)
     throw new ConnectError("invalid_argument", "request envelope length does not match the body");
-  return parseJsonObject(body.subarray(5).toString("utf8"));
+  return parseMessage(body.subarray(5).toString("utf8"));
 }
 
 export function parseUnary(body: Buffer): Record<string, unknown> {
-  return parseJsonObject(body.toString("utf8"));
+  return parseMessage(body.toString("utf8"));
 }
 
 export function writeUnary(res: ServerResponse, message: unknown): void {

@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AgentEvent } from "../agent/client.js";
+import { BodyError, readJsonObject } from "../body.js";
 import type { EnvdContext } from "../envd/context.js";
 import { HttpError } from "../envd/files.js";
 import type { ProcessEntry, SandboxRuntime } from "../runtime.js";
@@ -34,20 +35,12 @@ function kernelsOf(rt: SandboxRuntime): Map<string, Kernel> {
 }
 
 async function body(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req as AsyncIterable<Buffer>) {
-    size += c.length;
-    if (size > MAX_BODY) throw new HttpError(413, "request body is too large");
-    chunks.push(c);
-  }
-  const text = Buffer.concat(chunks).toString("utf8").trim();
-  if (!text) return {};
   try {
-    const v = JSON.parse(text) as unknown;
-    if (typeof v === "object" && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;
-  } catch {}
-  throw new HttpError(400, "request body must be a JSON object");
+    return await readJsonObject(req, MAX_BODY);
+  } catch (e) {
+    if (e instanceof BodyError) throw new HttpError(e.kind === "too_large" ? 413 : 400, e.message);
+    throw e;
+  }
 }
 
 async function startKernel(ctx: EnvdContext, id: string, cwd: string): Promise<Kernel> {
