@@ -320,6 +320,44 @@ describe("bad input", { skip, timeout: 120_000 }, () => {
     assert.equal((await sb.commands.run("echo unaffected")).stdout, "unaffected\n");
   });
 
+  it("cuts off a stream whose client stops reading, instead of buffering its output", async () => {
+    const url = new URL(s.sandboxUrl);
+    const sock = connect(Number(url.port), url.hostname);
+    await new Promise((r) => sock.once("connect", r));
+    const body = envelope(
+      JSON.stringify({ process: { cmd: "/bin/bash", args: ["-c", "head -c 300000000 /dev/zero"] } }),
+    );
+    const head = [
+      "POST /process.Process/Start HTTP/1.1",
+      "Host: x",
+      "Content-Type: application/connect+json",
+      ...Object.entries(h).map(([k, v]) => `${k}: ${v}`),
+      `Content-Length: ${body.length}`,
+      "",
+      "",
+    ].join("\r\n");
+    sock.write(Buffer.concat([Buffer.from(head), body]));
+    sock.pause();
+    const rssBefore = process.memoryUsage().rss;
+    await new Promise((r) => setTimeout(r, 4000));
+    const grown = process.memoryUsage().rss - rssBefore;
+    let tail = "";
+    let total = 0;
+    sock.on("data", (d: Buffer) => {
+      total += d.length;
+      tail = (tail + d.toString("latin1")).slice(-4096);
+    });
+    sock.resume();
+    await new Promise((r) => {
+      sock.once("close", r);
+      setTimeout(r, 20_000);
+    });
+    sock.destroy();
+    assert.match(tail, /resource_exhausted/, "the stream ends with an error once 32 MiB wait unread");
+    assert.ok(total < 200_000_000, `only what was buffered was sent (${total} bytes)`);
+    assert.ok(grown < 150 * 1024 * 1024, `the service's memory grew by ${Math.round(grown / 1048576)} MiB`);
+  });
+
   it("streams a large output without losing bytes", async () => {
     const r = await sb.commands.run("head -c 5000000 /dev/zero | tr '\\0' a; echo; echo done >&2");
     assert.equal(r.stdout.length, 5_000_001);

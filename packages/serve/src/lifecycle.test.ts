@@ -51,6 +51,23 @@ describe("lifecycle", { skip, timeout: 120_000 }, () => {
     }
   });
 
+  it("removes paused sandboxes after the retention time", async () => {
+    const s = await startTestServe({ pausedRetentionMs: 500 });
+    try {
+      const p = await Sandbox.create();
+      await p.pause();
+      assert.equal((await Sandbox.getInfo(p.sandboxId)).state, "paused");
+      assert.ok(
+        await until(async () => s.store.sandbox(p.sandboxId)?.state === "killed", 3000),
+        "reaped after 500 ms paused",
+      );
+      assert.equal(s.store.sandbox(p.sandboxId)?.endReason, "paused too long");
+      await assert.rejects(Sandbox.connect(p.sandboxId), /not found/i);
+    } finally {
+      await s.stop();
+    }
+  });
+
   it("after a restart: running sandboxes come back paused with their files, expired ones and orphans are removed", async () => {
     const first = await startTestServe({ dataDir });
     // This run never reaps: the sandbox below expires while the service is "down".

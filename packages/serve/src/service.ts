@@ -62,6 +62,8 @@ export interface ServiceOptions {
   reapIntervalMs?: number;
   /** Host uid the sandboxes run as when the service runs as root. */
   sandboxUid?: number;
+  /** How long a paused sandbox's files are kept (default 7 days). */
+  pausedRetentionMs?: number;
   /** Warm sandboxes kept ready per template (default: 2 of "base"; {} for none). */
   warm?: Record<string, number>;
 }
@@ -105,6 +107,7 @@ export class SandboxService {
   private reaper: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly pool: WarmPool;
+  private readonly pausedRetentionMs: number;
 
   constructor(o: ServiceOptions) {
     this.store = o.store;
@@ -113,6 +116,7 @@ export class SandboxService {
     this.dataDir = o.dataDir;
     this.templates = o.templates ?? DEFAULT_TEMPLATES;
     this.queue = new FairQueue(o.capacity ?? 100, o.maxQueue ?? 200, o.queueTimeoutMs ?? 30_000);
+    this.pausedRetentionMs = o.pausedRetentionMs ?? 7 * 24 * 3600_000;
     this.sandboxUid = o.sandboxUid ?? (process.getuid?.() === 0 ? 65534 : undefined);
     this.pool = new WarmPool(
       o.warm ?? { base: 2 },
@@ -398,6 +402,8 @@ export class SandboxService {
     this.runtimes.delete(row.id);
     if (rt) await rt.stop();
     this.store.setState(row.id, "paused", reason);
+    // A paused sandbox's files are kept for pausedRetentionMs, then the reaper removes them.
+    this.store.setEndAt(row.id, Date.now() + this.pausedRetentionMs);
     this.queue.release();
   }
 
@@ -441,6 +447,18 @@ export class SandboxService {
         sandbox: row.id,
         event: "reap",
         detail: { reason: "timeout" },
+      });
+      gone.push(row.id);
+    }
+    for (const row of this.store.sandboxesOnNode(this.node, ["paused"])) {
+      if (row.endAt > now || this.busy.has(row.id)) continue;
+      await this.end(row.id, "killed", "paused too long");
+      this.metrics.reaps.inc({ reason: "paused-retention" });
+      this.store.audit({
+        tenant: row.tenantId,
+        sandbox: row.id,
+        event: "reap",
+        detail: { reason: "paused too long" },
       });
       gone.push(row.id);
     }

@@ -139,6 +139,8 @@ export function timeoutMs(req: IncomingMessage): number | undefined {
   return Number(raw);
 }
 
+const MAX_BUFFERED_BYTES = 32 * 1024 * 1024;
+
 /** One server stream: messages, keepalives, and a single end. */
 export class ServerStream {
   private ended = false;
@@ -161,8 +163,13 @@ export class ServerStream {
     return !this.ended && !this.res.destroyed;
   }
 
+  /** A client that stops reading while output keeps coming is cut off, not buffered without end. */
   send(message: unknown): void {
     if (!this.open) return;
+    if (this.res.writableLength > MAX_BUFFERED_BYTES) {
+      this.end(new ConnectError("resource_exhausted", "the client is not reading the stream fast enough"));
+      return;
+    }
     this.res.write(envelope(0, message));
   }
 
