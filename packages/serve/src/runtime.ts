@@ -105,7 +105,8 @@ export class SandboxRuntime {
         ...(o.runtime ? { runtime: o.runtime } : {}),
         ...(o.image ? { image: o.image } : {}),
       });
-      const run = sandbox.exec('exec python3 -c "$HANDS_AGENT_SOURCE"', {
+      // The source travels in the environment, not argv: the host's `ps` shows every argv.
+      const run = sandbox.exec(`exec python3 -c 'import os; exec(os.environ["HANDS_AGENT_SOURCE"])'`, {
         env: {
           HANDS_AGENT_SOURCE: AGENT_SOURCE,
           HANDS_AGENT_SOCKET: `${IN_SANDBOX_WORKSPACE}/${AGENT_DIR}/agent.sock`,
@@ -202,7 +203,8 @@ export class SandboxRuntime {
     this.stopping = true;
     this.agent.close();
     await this.sandbox.destroy().catch(() => {});
-    await this.agentRun;
+    // Bounded: a backend whose command stream outlives the sandbox must not hold up a kill.
+    await Promise.race([this.agentRun, new Promise((r) => setTimeout(r, 5000).unref())]);
     for (const p of this.processes.values())
       for (const l of p.listeners) l({ ev: "exit", pid: p.pid, exited: false, code: -1, signal: "SIGKILL" });
     this.processes.clear();

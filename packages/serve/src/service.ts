@@ -276,12 +276,13 @@ export class SandboxService {
         this.adopt(row.id, warm.rt);
       } else await this.startRuntime(row, spec);
     } catch (e) {
-      if (warm && !this.runtimes.has(id)) await warm.rt.stop();
+      // Whatever got started goes (a warm sandbox taken for a create that then failed, too).
+      const rt = this.runtimes.get(id) ?? warm?.rt;
+      this.runtimes.delete(id);
+      await rt?.stop();
+      this.removeFiles(id);
       this.queue.release();
-      if (this.store.sandbox(id)) {
-        this.store.setState(id, "killed", "create failed");
-        this.removeFiles(id);
-      }
+      if (this.store.sandbox(id)) this.store.setState(id, "killed", "create failed");
       if (e instanceof ApiError) throw e;
       throw new ApiError(
         500,
