@@ -1,7 +1,7 @@
 // The service's state in SQLite (the one-node default): tenants and their limits, API keys
 // (scrypt hashes only), sandboxes with their lifecycle, and the audit log. Everything a restart
 // needs to find, reap or resume what it left behind is here.
-import { mkdirSync } from "node:fs";
+import { chmodSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 
@@ -155,6 +155,8 @@ export class Store {
   constructor(path: string) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     this.db = new Database(path);
+    // Keys are hashed, but access tokens and tenants' metadata are not: the owner only.
+    if (path !== ":memory:") chmodSync(path, 0o600);
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = NORMAL");
     this.db.pragma("busy_timeout = 5000");

@@ -1,6 +1,8 @@
 // Identity and quotas through the official SDK: tenants cannot see, list, exec into or kill each
 // other's sandboxes; bad and revoked keys are refused; per-tenant limits and the node's queue.
 import assert from "node:assert/strict";
+import { statSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { checkBwrap } from "@hands/sandbox";
 import { AuthenticationError, Sandbox } from "e2b";
@@ -77,6 +79,11 @@ describe("tenants and quotas", { skip, timeout: 120_000 }, () => {
       rows.map((r) => Object.values(r).map((v) => (Buffer.isBuffer(v) ? v.toString("hex") : v))),
     );
     assert.ok(!dump.includes(s.key.slice(4)), "the key itself is nowhere in the table");
+    assert.equal(
+      statSync(join(s.dataDir, "serve.db")).mode & 0o777,
+      0o600,
+      "the database is the owner's only",
+    );
   });
 
   it("enforces the tenant's concurrent-sandbox, CPU, memory and lifetime limits", async () => {
