@@ -8,6 +8,7 @@ const defaults = [
   "packages/llm/dist",
   "packages/sandbox/dist",
   "packages/memory/dist",
+  "packages/serve/dist",
   "packages/agent/dist",
   "packages/cli/dist",
   "evals",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepares what the tests need on a fresh Linux machine, and does nothing that is already
-# done: bubblewrap, Docker Engine (docker.io), debootstrap, acl and tmux (the interactive mode's
-# terminal tests) from apt when running as
+# done: bubblewrap, Docker Engine (docker.io), debootstrap, acl, tmux (the interactive mode's
+# terminal tests) and python3 (hands serve's in-sandbox agent) from apt when running as
 # root, a dockerd in the background when none answers, and the sandbox image (built offline
 # with debootstrap + docker import, tagged by a hash of its recipe, so only once per machine).
 # Elsewhere (macOS, no root) it says what is missing; the tests then fail with that reason.
@@ -18,6 +18,10 @@ command -v debootstrap >/dev/null || need+=(debootstrap)
 command -v tmux >/dev/null || need+=(tmux)
 # setfacl: as root, the sandbox shares a root-owned workspace with its unprivileged uid.
 command -v setfacl >/dev/null || need+=(acl)
+# hands serve's in-sandbox agent is Python, run from the host's /usr inside bubblewrap.
+[ -x /usr/bin/python3 ] || need+=(python3)
+# gVisor for hands serve's "gvisor" template (docker with the runsc runtime).
+command -v runsc >/dev/null || need+=(runsc)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     log "installing ${need[*]}"
@@ -39,6 +43,24 @@ if command -v docker >/dev/null && ! docker info >/dev/null 2>&1; then
   else
     log "no Docker Engine answers and this user cannot start one"
   fi
+fi
+
+# Register runsc with dockerd (merged into daemon.json, applied by a reload: running
+# containers are not touched). --host-uds=open lets hands serve's agent reach its socket;
+# --network=none: gVisor's own network stack is off (its sandboxes have no network).
+if [ "$(id -u)" = 0 ] && command -v runsc >/dev/null && docker info >/dev/null 2>&1 \
+  && ! docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"--network=none"'; then
+  log "registering the runsc runtime with dockerd"
+  mkdir -p /etc/docker
+  node -e '
+    const fs = require("fs"); const p = "/etc/docker/daemon.json";
+    const c = fs.existsSync(p) ? JSON.parse(fs.readFileSync(p, "utf8")) : {};
+    c.runtimes = { ...(c.runtimes || {}), runsc: { path: "/usr/bin/runsc", runtimeArgs: ["--host-uds=open", "--network=none"] } };
+    fs.writeFileSync(p, JSON.stringify(c, null, 2) + "\n");
+  '
+  [ -f /var/run/docker.pid ] && kill -HUP "$(cat /var/run/docker.pid)"
+  for _ in $(seq 1 20); do docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"--network=none"' && break; sleep 0.25; done
+  docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"--network=none"' || log "dockerd did not pick up runsc"
 fi
 
 if docker info >/dev/null 2>&1 && [ -f packages/sandbox/dist/image.js ]; then

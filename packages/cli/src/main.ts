@@ -12,11 +12,13 @@ try {
 } catch (err) {
   process.stderr.write(`hands: warning: cannot make the data folder private: ${(err as Error).message}\n`);
 }
-// `hands sandbox …` is loaded only when used.
+// `hands sandbox …` and `hands serve …` are loaded only when used.
 const main =
   argv[0] === "sandbox"
     ? import("./sandbox-command.js").then((m) => m.runSandboxCommand(argv.slice(1)))
-    : runCli(argv);
+    : argv[0] === "serve"
+      ? import("@hands/serve").then((m) => m.runServeCommand(argv.slice(1)))
+      : runCli(argv);
 main.then(
   (code) => {
     process.exitCode = code;

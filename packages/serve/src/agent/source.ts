@@ -1,0 +1,350 @@
+// The in-sandbox agent: a small Python program the service starts as the sandbox's first
+// command. It connects back to the host over a Unix socket in the workspace and runs what the
+// host asks for (processes with piped stdio, file operations, directory watches) as the
+// sandbox's own unprivileged user, so every path it touches is resolved inside the sandbox's
+// mount namespace — the host never follows a sandbox path itself.
+//
+// Wire format (one JSON object per line, both ways):
+//   host → agent  {"id": n, "op": "...", ...args}
+//   agent → host  {"id": n, "ok": result} | {"id": n, "err": [code, message]}
+//                 {"ev": "out", "pid": p, "fd": 1|2, "data": b64} | {"ev": "exit", "pid": p, ...}
+//                 {"ev": "fs", "wid": w, "name": ..., "type": ...}
+// Python rather than Node: ~10 MB per sandbox instead of ~40 MB, and it starts in ~20 ms.
+export const AGENT_SOURCE = String.raw`
+import base64, errno, json, os, pwd, shutil, signal, socket, stat, subprocess, sys, threading, time
+
+HOME = os.environ.get("HANDS_AGENT_HOME", "/home/user")
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+sock.connect(os.environ["HANDS_AGENT_SOCKET"])
+wlock = threading.Lock()
+procs = {}
+watches = {}
+BASE_ENV = {k: v for k, v in os.environ.items() if not k.startswith("HANDS_AGENT")}
+
+def send(obj):
+    data = (json.dumps(obj, separators=(",", ":")) + "\n").encode()
+    with wlock:
+        sock.sendall(data)
+
+class Fail(Exception):
+    def __init__(self, code, message):
+        self.code, self.message = code, message
+
+def os_fail(e, path):
+    code = {errno.ENOENT: "not_found", errno.EEXIST: "already_exists", errno.EACCES: "permission_denied",
+            errno.EPERM: "permission_denied", errno.EROFS: "permission_denied", errno.ENOTDIR: "invalid_argument", errno.EISDIR: "invalid_argument",
+            errno.ENOTEMPTY: "failed_precondition", errno.ENOSPC: "resource_exhausted", errno.EFBIG: "resource_exhausted"}
+    return Fail(code.get(e.errno, "internal"), "%s: %s" % (path, e.strerror))
+
+def resolve(path, home=HOME):
+    if not isinstance(path, str) or "\0" in path:
+        raise Fail("invalid_argument", "bad path")
+    if path == "~" or path.startswith("~/"):
+        path = home + path[1:]
+    return os.path.normpath(path if path.startswith("/") else os.path.join(home, path))
+
+def perm_string(mode):
+    kind = "d" if stat.S_ISDIR(mode) else "l" if stat.S_ISLNK(mode) else "-"
+    bits = ""
+    for who in range(2, -1, -1):
+        m = (mode >> (who * 3)) & 7
+        bits += ("r" if m & 4 else "-") + ("w" if m & 2 else "-") + ("x" if m & 1 else "-")
+    return kind + bits
+
+def owner(uid):
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+def entry(path):
+    try:
+        st = os.lstat(path)
+    except OSError as e:
+        raise os_fail(e, path)
+    target = None
+    kind = "dir" if stat.S_ISDIR(st.st_mode) else "file"
+    if stat.S_ISLNK(st.st_mode):
+        target = os.path.realpath(path)
+        try:
+            kind = "dir" if stat.S_ISDIR(os.stat(path).st_mode) else "file"
+        except OSError:
+            kind = "file"
+    e = {"name": os.path.basename(path) or "/", "type": kind, "path": path, "size": st.st_size,
+         "mode": stat.S_IMODE(st.st_mode), "permissions": perm_string(st.st_mode),
+         "owner": owner(st.st_uid), "group": owner(st.st_gid), "mtime": st.st_mtime_ns}
+    if target is not None:
+        e["symlink"] = target
+    return e
+
+def pump(pid, fd, stream, state):
+    while True:
+        try:
+            data = os.read(stream.fileno(), 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        state["last"] = time.monotonic()
+        send({"ev": "out", "pid": pid, "fd": fd, "data": base64.b64encode(data).decode()})
+
+def waiter(p, readers, state):
+    code = p.wait()
+    # Output still in the pipes is sent first; a grandchild holding them open does not hold the end.
+    while any(r.is_alive() for r in readers):
+        for r in readers:
+            r.join(0.02)
+        if time.monotonic() - state["last"] > 0.1:
+            break
+    procs.pop(p.pid, None)
+    ev = {"ev": "exit", "pid": p.pid, "exited": code >= 0, "code": code if code >= 0 else 128 - code}
+    if code < 0:
+        ev["signal"] = signal.Signals(-code).name
+    send(ev)
+
+def op_start(m):
+    user = m.get("user") or "user"
+    if user not in ("user", "root"):
+        raise Fail("invalid_argument", "invalid user: '%s'" % user)
+    cwd = resolve(m.get("cwd") or HOME)
+    if not os.path.isdir(cwd):
+        raise Fail("invalid_argument", "cwd '%s' does not exist" % cwd)
+    env = dict(BASE_ENV)
+    env.update({"HOME": HOME, "USER": user, "LOGNAME": user, "PWD": cwd})
+    env.update(m.get("sandboxEnvs") or {})
+    env.update(m.get("envs") or {})
+    argv = [m["cmd"]] + list(m.get("args") or [])
+    try:
+        p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE if m.get("stdin") else subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, bufsize=0)
+    except OSError as e:
+        raise os_fail(e, m["cmd"])
+    state = {"last": time.monotonic()}
+    readers = [threading.Thread(target=pump, args=(p.pid, 1, p.stdout, state), daemon=True),
+               threading.Thread(target=pump, args=(p.pid, 2, p.stderr, state), daemon=True)]
+    procs[p.pid] = p
+    # The reply goes first: the host must know the pid before any of its output arrives.
+    send({"id": m["id"], "ok": {"pid": p.pid}})
+    for r in readers:
+        r.start()
+    threading.Thread(target=waiter, args=(p, readers, state), daemon=True).start()
+    return None
+
+def proc_of(m):
+    p = procs.get(m.get("pid"))
+    if p is None:
+        raise Fail("not_found", "process with pid %s not found" % m.get("pid"))
+    return p
+
+def op_input(m):
+    p = proc_of(m)
+    if p.stdin is None:
+        raise Fail("failed_precondition", "stdin is not enabled for this process")
+    try:
+        p.stdin.write(base64.b64decode(m["data"]))
+    except (OSError, ValueError) as e:
+        raise Fail("failed_precondition", "stdin: %s" % e)
+    return {}
+
+def op_close_stdin(m):
+    p = proc_of(m)
+    if p.stdin is not None:
+        p.stdin.close()
+    return {}
+
+def op_signal(m):
+    p = proc_of(m)
+    sig = {9: signal.SIGKILL, 2: signal.SIGINT}.get(m.get("signal"), signal.SIGTERM)
+    try:
+        os.killpg(p.pid, sig)
+    except ProcessLookupError:
+        pass
+    return {}
+
+def op_stat(m):
+    return entry(resolve(m["path"]))
+
+def op_mkdir(m):
+    path = resolve(m["path"])
+    if os.path.lexists(path):
+        raise Fail("already_exists", "directory '%s' already exists" % path)
+    try:
+        os.makedirs(path)
+    except OSError as e:
+        raise os_fail(e, path)
+    return entry(path)
+
+def op_move(m):
+    src, dst = resolve(m["source"]), resolve(m["destination"])
+    try:
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        os.rename(src, dst)
+    except OSError as e:
+        raise os_fail(e, src)
+    return entry(dst)
+
+def op_list(m):
+    root = resolve(m["path"])
+    depth = max(1, int(m.get("depth") or 1))
+    if not os.path.isdir(root):
+        if os.path.lexists(root):
+            raise Fail("invalid_argument", "path '%s' is not a directory" % root)
+        raise Fail("not_found", "directory '%s' does not exist" % root)
+    out = []
+    def walk(d, level):
+        try:
+            names = sorted(os.listdir(d))
+        except OSError as e:
+            raise os_fail(e, d)
+        for n in names:
+            p = os.path.join(d, n)
+            try:
+                e = entry(p)
+            except Fail:
+                continue
+            out.append(e)
+            if level < depth and e["type"] == "dir" and "symlink" not in e:
+                walk(p, level + 1)
+    walk(root, 1)
+    return {"entries": out}
+
+def op_remove(m):
+    path = resolve(m["path"])
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    except OSError as e:
+        raise os_fail(e, path)
+    return {}
+
+def op_read(m):
+    # Pulled a piece at a time by the host, so a slow client never makes anyone buffer a file.
+    path = resolve(m["path"])
+    length = max(1, min(int(m.get("length") or 262144), 1048576))
+    try:
+        if os.path.isdir(path):
+            raise Fail("invalid_argument", "path '%s' is a directory" % path)
+        with open(path, "rb") as f:
+            f.seek(int(m.get("offset") or 0))
+            b = f.read(length)
+    except OSError as e:
+        raise os_fail(e, path)
+    return {"data": base64.b64encode(b).decode(), "eof": len(b) < length}
+
+def op_write(m):
+    path = resolve(m["path"])
+    try:
+        if os.path.isdir(path):
+            raise Fail("invalid_argument", "path '%s' is a directory" % path)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "ab" if m.get("append") else "wb") as f:
+            f.write(base64.b64decode(m.get("data") or ""))
+    except OSError as e:
+        raise os_fail(e, path)
+    return entry(path)
+
+def scan(root, recursive):
+    seen = {}
+    def walk(d):
+        try:
+            it = list(os.scandir(d))
+        except OSError:
+            return
+        for e in it:
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            seen[os.path.relpath(e.path, root)] = (st.st_mtime_ns, st.st_size, st.st_mode)
+            if recursive and e.is_dir(follow_symlinks=False):
+                walk(e.path)
+    walk(root)
+    return seen
+
+def watcher(wid, root, recursive, stop):
+    before = scan(root, recursive)
+    while not stop.wait(0.05):
+        if not os.path.isdir(root):
+            send({"ev": "fs_end", "wid": wid, "err": "watched directory was removed"})
+            return
+        now = scan(root, recursive)
+        for name, sig in now.items():
+            old = before.get(name)
+            if old is None:
+                send({"ev": "fs", "wid": wid, "name": name, "type": "create"})
+            elif old[0] != sig[0] or old[1] != sig[1]:
+                send({"ev": "fs", "wid": wid, "name": name, "type": "write"})
+            elif old[2] != sig[2]:
+                send({"ev": "fs", "wid": wid, "name": name, "type": "chmod"})
+        for name in before:
+            if name not in now:
+                send({"ev": "fs", "wid": wid, "name": name, "type": "remove"})
+        before = now
+
+def op_watch(m):
+    root = resolve(m["path"])
+    if not os.path.isdir(root):
+        raise Fail("not_found", "directory '%s' does not exist" % root)
+    stop = threading.Event()
+    watches[m["wid"]] = stop
+    threading.Thread(target=watcher, args=(m["wid"], root, bool(m.get("recursive")), stop), daemon=True).start()
+    return {}
+
+def op_unwatch(m):
+    stop = watches.pop(m.get("wid"), None)
+    if stop:
+        stop.set()
+    return {}
+
+def op_ping(m):
+    return {}
+
+OPS = {"start": op_start, "input": op_input, "close_stdin": op_close_stdin, "signal": op_signal,
+       "stat": op_stat, "mkdir": op_mkdir, "move": op_move, "list": op_list, "remove": op_remove,
+       "read": op_read, "write": op_write, "watch": op_watch, "unwatch": op_unwatch, "ping": op_ping}
+
+def handle(m):
+    try:
+        f = OPS.get(m.get("op"))
+        if f is None:
+            raise Fail("unimplemented", "unknown operation")
+        result = f(m)
+        if result is not None:
+            send({"id": m["id"], "ok": result})
+    except Fail as e:
+        send({"id": m["id"], "err": [e.code, e.message]})
+    except Exception as e:
+        send({"id": m["id"], "err": ["internal", "%s: %s" % (type(e).__name__, e)]})
+
+def main():
+    try:
+        os.makedirs(os.path.dirname(HOME), exist_ok=True)
+        if not os.path.lexists(HOME):
+            os.symlink(os.environ["HANDS_AGENT_HOME_TARGET"], HOME)
+    except OSError:
+        pass
+    send({"hello": os.environ.get("HANDS_AGENT_NONCE", "")})
+    buf = b""
+    while True:
+        data = sock.recv(1 << 20)
+        if not data:
+            break
+        buf += data
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            m = json.loads(line)
+            # Slow operations (file streams, process start) must not hold up the rest.
+            if m.get("op") in ("read", "write", "list", "remove", "move"):
+                threading.Thread(target=handle, args=(m,), daemon=True).start()
+            else:
+                handle(m)
+    for p in list(procs.values()):
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+main()
+`;

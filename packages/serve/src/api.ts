@@ -1,0 +1,244 @@
+// The management API (E2B_API_URL): E2B's REST endpoints for sandboxes, authenticated with
+// X-API-Key, errors as {code, message}. The contract is packages/serve/openapi.yml.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { BodyError, readJsonObject } from "./body.js";
+import type { Keys } from "./keys.js";
+import type { ServeMetrics } from "./metrics.js";
+import { ApiError, type SandboxService } from "./service.js";
+import type { SandboxRow, SandboxState, Tenant } from "./store.js";
+
+/** The envd version we present: new enough for every SDK feature we implement (octet-stream uploads, closeStdin). */
+export const ENVD_VERSION = "0.5.7";
+const MAX_BODY_BYTES = 1024 * 1024;
+const PAGE_MAX = 100;
+
+function send(
+  res: ServerResponse,
+  status: number,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): void {
+  if (body === undefined) {
+    res.writeHead(status, headers).end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+async function jsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+  try {
+    return await readJsonObject(req, MAX_BODY_BYTES);
+  } catch (e) {
+    if (e instanceof BodyError)
+      throw new ApiError(
+        e.kind === "too_large" ? 413 : 400,
+        e.kind === "too_large" ? "request body is too large" : e.message,
+      );
+    throw e;
+  }
+}
+
+function sandboxBody(row: SandboxRow): Record<string, unknown> {
+  return {
+    templateID: row.templateId,
+    alias: row.templateId,
+    sandboxID: row.id,
+    clientID: "hands",
+    envdVersion: ENVD_VERSION,
+    envdAccessToken: row.token,
+    domain: null,
+  };
+}
+
+function listed(row: SandboxRow): Record<string, unknown> {
+  return {
+    templateID: row.templateId,
+    alias: row.templateId,
+    sandboxID: row.id,
+    clientID: "hands",
+    startedAt: new Date(row.startedAt).toISOString(),
+    endAt: new Date(row.endAt).toISOString(),
+    cpuCount: row.cpus,
+    memoryMB: row.memoryMB,
+    diskSizeMB: 0,
+    metadata: row.metadata,
+    state: row.state,
+    envdVersion: ENVD_VERSION,
+    volumeMounts: [],
+  };
+}
+
+function detail(row: SandboxRow): Record<string, unknown> {
+  return {
+    ...listed(row),
+    envdAccessToken: row.token,
+    domain: null,
+    allowInternetAccess: row.internet,
+    lifecycle: { onTimeout: row.autoPause ? "pause" : "kill", autoResume: false },
+  };
+}
+
+/** `k=v&k2=v2` as the SDK sends it (each key and value URL-encoded once more). */
+function metadataFilter(raw: string | null): Record<string, string> {
+  if (!raw) return {};
+  const out: Record<string, string> = {};
+  for (const [k, v] of new URLSearchParams(raw)) {
+    try {
+      out[decodeURIComponent(k)] = decodeURIComponent(v);
+    } catch {
+      throw new ApiError(400, "metadata filter is not properly URL-encoded");
+    }
+  }
+  return out;
+}
+
+function states(raw: string | null): SandboxState[] {
+  if (!raw) return ["running", "paused"];
+  const list = raw.split(",").map((s) => s.trim());
+  for (const s of list)
+    if (s !== "running" && s !== "paused") throw new ApiError(400, `unknown state '${s}'`);
+  return list as SandboxState[];
+}
+
+function cursorOf(token: string | null): { startedAt: number; id: string } | undefined {
+  if (!token) return undefined;
+  try {
+    const v = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as { s?: unknown; i?: unknown };
+    if (typeof v.s === "number" && typeof v.i === "string") return { startedAt: v.s, id: v.i };
+  } catch {}
+  throw new ApiError(400, "nextToken is not valid");
+}
+
+function list(service: SandboxService, tenant: Tenant, url: URL, res: ServerResponse, legacy: boolean): void {
+  const meta = metadataFilter(url.searchParams.get("metadata"));
+  const wanted = legacy ? (["running"] as SandboxState[]) : states(url.searchParams.get("state"));
+  const limitRaw = url.searchParams.get("limit");
+  const limit = limitRaw === null ? PAGE_MAX : Number(limitRaw);
+  if (!Number.isInteger(limit) || limit < 1 || limit > PAGE_MAX)
+    throw new ApiError(400, `limit must be 1..${PAGE_MAX}`);
+  const template = url.searchParams.get("template");
+  const matches = (r: SandboxRow) =>
+    Object.entries(meta).every(([k, v]) => r.metadata[k] === v) && (!template || r.templateId === template);
+  let cursor = cursorOf(url.searchParams.get("nextToken"));
+  const page: SandboxRow[] = [];
+  let more = false;
+  // Filter while paging through the store, so a page is full even when most rows do not match.
+  for (;;) {
+    const batch = service.store.listSandboxes(tenant.id, wanted, cursor, 200);
+    for (const r of batch) {
+      if (!matches(r)) continue;
+      if (page.length === limit) {
+        more = true;
+        break;
+      }
+      page.push(r);
+    }
+    if (more || batch.length < 200) break;
+    const last = batch[batch.length - 1] as SandboxRow;
+    cursor = { startedAt: last.startedAt, id: last.id };
+  }
+  const headers: Record<string, string> = {};
+  const last = page[page.length - 1];
+  if (more && last)
+    headers["x-next-token"] = Buffer.from(JSON.stringify({ s: last.startedAt, i: last.id })).toString(
+      "base64url",
+    );
+  send(res, 200, page.map(listed), headers);
+}
+
+export function createApiRouter(o: { service: SandboxService; keys: Keys; metrics: ServeMetrics }) {
+  const { service, keys, metrics } = o;
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? "/", "http://api");
+    const path = url.pathname;
+    try {
+      if (req.method === "GET" && path === "/health") {
+        send(res, 200, { status: "ok" });
+        return;
+      }
+      if (req.method === "GET" && path === "/metrics") {
+        const text = await metrics.registry.metrics();
+        res.writeHead(200, { "content-type": metrics.registry.contentType }).end(text);
+        return;
+      }
+      const key = req.headers["x-api-key"];
+      const tenant = await keys.verify(typeof key === "string" ? key : undefined);
+      if (!tenant) throw new ApiError(401, "Invalid API key");
+      const abort = new AbortController();
+      res.once("close", () => abort.abort());
+      const m = /^(?:\/v2)?\/sandboxes(?:\/([a-z0-9]{1,64}))?(?:\/([a-z]+))?$/.exec(path);
+      if (!m) throw new ApiError(404, `no such endpoint: ${req.method} ${path}`);
+      const [, id, action] = m;
+      const v2 = path.startsWith("/v2/");
+      if (!id) {
+        if (req.method === "POST") {
+          const row = await service.create(tenant, await jsonBody(req), abort.signal);
+          send(res, 201, sandboxBody(row));
+        } else if (req.method === "GET") list(service, tenant, url, res, !v2);
+        else throw new ApiError(405, "method not allowed");
+        return;
+      }
+      if (!action) {
+        if (req.method === "GET") send(res, 200, detail(service.get(tenant, id)));
+        else if (req.method === "DELETE") {
+          await service.kill(tenant, id);
+          send(res, 204);
+        } else throw new ApiError(405, "method not allowed");
+        return;
+      }
+      if (req.method !== "POST") throw new ApiError(405, "method not allowed");
+      const body = await jsonBody(req);
+      switch (action) {
+        case "timeout":
+          if (body.timeout === undefined) throw new ApiError(400, "timeout is required");
+          await service.setTimeout(tenant, id, body.timeout);
+          send(res, 204);
+          return;
+        case "refreshes":
+          await service.setTimeout(tenant, id, body.duration ?? 60);
+          send(res, 204);
+          return;
+        case "pause":
+          await service.pause(tenant, id);
+          send(res, 204);
+          return;
+        case "resume": {
+          if (service.get(tenant, id).state === "running")
+            throw new ApiError(409, `sandbox '${id}' is already running`);
+          send(res, 201, sandboxBody(await service.connect(tenant, id, body.timeout, abort.signal)));
+          return;
+        }
+        case "connect": {
+          const wasRunning = service.get(tenant, id).state === "running";
+          send(
+            res,
+            wasRunning ? 200 : 201,
+            sandboxBody(await service.connect(tenant, id, body.timeout, abort.signal)),
+          );
+          return;
+        }
+        default:
+          throw new ApiError(404, `no such endpoint: ${req.method} ${path}`);
+      }
+    } catch (e) {
+      const err = e instanceof ApiError ? e : new ApiError(500, (e as Error).message);
+      metrics.errors.inc({ api: "management", code: String(err.status) });
+      req.resume();
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      send(res, err.status, {
+        code: err.status,
+        message: err.message,
+        ...(err.errorCode ? { error_code: err.errorCode } : {}),
+      });
+    }
+  };
+}

@@ -1,0 +1,177 @@
+// `hands serve …`: start the service, or look after its tenants' keys and read its audit log.
+// The CLI loads this module only for `hands serve`.
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { Keys } from "./keys.js";
+import { startServe } from "./server.js";
+import { Store } from "./store.js";
+
+export const SERVE_HELP = `Usage: hands serve [options]            run the E2B-compatible sandbox service
+       hands serve keys create TENANT [--name N] [--max-sandboxes N] [--max-cpus N]
+                        [--max-memory-mb N] [--max-lifetime SECONDS]
+       hands serve keys list
+       hands serve keys revoke KEY_ID
+       hands serve audit [--limit N] [--sandbox ID]
+
+Options:
+  --api HOST:PORT        management API address (default 127.0.0.1:3000)  → E2B_API_URL
+  --sandbox-address HOST:PORT
+                         sandbox (data-plane) address (default 127.0.0.1:49983) → E2B_SANDBOX_URL
+  --data DIR             state and sandbox files (default $HANDS_SERVE_DATA, else
+                         /var/lib/hands/serve as root, ~/.local/share/hands/serve otherwise)
+  --capacity N           sandboxes running at once on this node (default 100)
+  --queue N              creates that may wait for capacity (default 200)
+  --queue-timeout S      longest wait in the queue, seconds (default 30)`;
+
+type Out = (s: string) => void;
+
+export function defaultDataDir(): string {
+  if (process.env.HANDS_SERVE_DATA) return process.env.HANDS_SERVE_DATA;
+  return process.getuid?.() === 0
+    ? "/var/lib/hands/serve"
+    : join(homedir(), ".local", "share", "hands", "serve");
+}
+
+function address(v: string | undefined, fallback: number): { host: string; port: number } {
+  if (!v) return { host: "127.0.0.1", port: fallback };
+  const m = /^(.*):(\d{1,5})$/.exec(v);
+  if (!m || Number(m[2]) > 65535) throw new Error(`not a HOST:PORT address: ${v}`);
+  return { host: (m[1] as string).replace(/^\[(.*)\]$/, "$1") || "127.0.0.1", port: Number(m[2]) };
+}
+
+function wholeNumber(v: string | undefined, what: string): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^\d+(\.\d+)?$/.test(v)) throw new Error(`${what} must be a positive number: ${v}`);
+  return Number(v);
+}
+
+async function keysCommand(positionals: string[], values: Values, data: string, out: Out): Promise<number> {
+  const store = new Store(join(data, "serve.db"));
+  try {
+    const keys = new Keys(store);
+    const [sub, arg] = positionals;
+    if (sub === "create" && arg) {
+      const limits = {
+        ...(wholeNumber(values["max-sandboxes"], "--max-sandboxes") !== undefined
+          ? { maxSandboxes: Number(values["max-sandboxes"]) }
+          : {}),
+        ...(wholeNumber(values["max-cpus"], "--max-cpus") !== undefined
+          ? { maxCpus: Number(values["max-cpus"]) }
+          : {}),
+        ...(wholeNumber(values["max-memory-mb"], "--max-memory-mb") !== undefined
+          ? { maxMemoryMB: Number(values["max-memory-mb"]) }
+          : {}),
+        ...(wholeNumber(values["max-lifetime"], "--max-lifetime") !== undefined
+          ? { maxLifetimeSec: Number(values["max-lifetime"]) }
+          : {}),
+      };
+      const k = await keys.create(arg, values.name ?? "default", limits);
+      out(`${k.key}\n`);
+      out(
+        `# key ${k.id} for tenant ${k.tenant.name}: ${k.tenant.maxSandboxes} sandboxes, ${k.tenant.maxCpus} CPUs, ${k.tenant.maxMemoryMB} MB, ${k.tenant.maxLifetimeSec} s lifetime (shown once; only its hash is kept)\n`,
+      );
+      return 0;
+    }
+    if (sub === "list") {
+      for (const k of store.listKeys())
+        out(
+          `${k.id}  ${k.tenant}  ${k.name}  created ${new Date(k.createdAt).toISOString()}${k.revokedAt ? `  revoked ${new Date(k.revokedAt).toISOString()}` : ""}\n`,
+        );
+      return 0;
+    }
+    if (sub === "revoke" && arg) {
+      if (!keys.revoke(arg)) {
+        out(`hands serve: no active key ${arg}\n`);
+        return 1;
+      }
+      out(`revoked ${arg}\n`);
+      return 0;
+    }
+    out(`${SERVE_HELP}\n`);
+    return 2;
+  } finally {
+    store.close();
+  }
+}
+
+function auditCommand(values: Values, data: string, out: Out): number {
+  const store = new Store(join(data, "serve.db"));
+  try {
+    for (const r of store.auditLog(wholeNumber(values.limit, "--limit") ?? 100, values.sandbox))
+      out(`${JSON.stringify({ ...r, time: new Date(r.time).toISOString() })}\n`);
+    return 0;
+  } finally {
+    store.close();
+  }
+}
+
+const OPTIONS = {
+  data: { type: "string" },
+  help: { type: "boolean", short: "h" },
+  api: { type: "string" },
+  "sandbox-address": { type: "string" },
+  capacity: { type: "string" },
+  queue: { type: "string" },
+  "queue-timeout": { type: "string" },
+  name: { type: "string" },
+  "max-sandboxes": { type: "string" },
+  "max-cpus": { type: "string" },
+  "max-memory-mb": { type: "string" },
+  "max-lifetime": { type: "string" },
+  limit: { type: "string" },
+  sandbox: { type: "string" },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
+
+/** Entry point of `hands serve` (argv after "serve"); resolves with the exit code. */
+export async function runServeCommand(
+  argv: string[],
+  out: Out = (s) => process.stdout.write(s),
+): Promise<number> {
+  const err: Out = (s) => process.stderr.write(s);
+  try {
+    const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+    const data = values.data ?? defaultDataDir();
+    if (values.help) {
+      out(`${SERVE_HELP}\n`);
+      return 0;
+    }
+    if (positionals[0] === "keys") return await keysCommand(positionals.slice(1), values, data, out);
+    if (positionals[0] === "audit") return auditCommand(values, data, out);
+    if (positionals.length > 0) {
+      err(`hands serve: unknown command: ${positionals[0]}\n${SERVE_HELP}\n`);
+      return 2;
+    }
+    const o = values;
+    const s = await startServe({
+      dataDir: data,
+      apiListen: address(o.api, 3000),
+      sandboxListen: address(o["sandbox-address"], 49983),
+      ...(o.capacity ? { capacity: wholeNumber(o.capacity, "--capacity") as number } : {}),
+      ...(o.queue ? { maxQueue: wholeNumber(o.queue, "--queue") as number } : {}),
+      ...(o["queue-timeout"]
+        ? { queueTimeoutMs: (wholeNumber(o["queue-timeout"], "--queue-timeout") as number) * 1000 }
+        : {}),
+    });
+    const tenants = s.store.listKeys().filter((k) => !k.revokedAt).length;
+    out(`hands serve: management API ${s.apiUrl}  sandboxes ${s.sandboxUrl}  data ${data}\n`);
+    out(`  E2B_API_URL=${s.apiUrl} E2B_SANDBOX_URL=${s.sandboxUrl} E2B_API_KEY=<a key>\n`);
+    if (tenants === 0)
+      out(`  no API keys yet: hands serve keys create <tenant>${values.data ? ` --data ${data}` : ""}\n`);
+    await new Promise<void>((resolve) => {
+      const stop = () => resolve();
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+    });
+    out(
+      "hands serve: stopping (running sandboxes keep their files; after the next start, connect resumes them)\n",
+    );
+    await s.close();
+    return 0;
+  } catch (e) {
+    err(`hands serve: ${(e as Error).message}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,52 @@
+// An older SDK, e2b 2.7.0 (pinned as "e2b-older"; the first with E2B_SANDBOX_URL): it creates with POST /sandboxes, resumes with
+// /resume and speaks an older Connect client. The same service must serve it unchanged.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { checkBwrap } from "@hands/sandbox";
+import { CommandExitError, Sandbox } from "e2b-older";
+import { startTestServe, type TestServe } from "./test-support.js";
+
+const skip = checkBwrap().ok ? false : `bubblewrap is not usable here: ${checkBwrap().reason}`;
+
+describe("e2b 2.7.0 against hands serve", { skip, timeout: 120_000 }, () => {
+  let s: TestServe;
+  before(async () => {
+    s = await startTestServe();
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  it("creates, runs commands, moves files, lists, pauses, resumes and kills", async () => {
+    const sb = await Sandbox.create({ metadata: { sdk: "older" }, envs: { OLD: "yes" } });
+    try {
+      const r = await sb.commands.run("echo $OLD; echo e >&2");
+      assert.equal(r.stdout, "yes\n");
+      assert.equal(r.stderr, "e\n");
+      await assert.rejects(
+        sb.commands.run("exit 5"),
+        (e: unknown) => e instanceof CommandExitError && e.exitCode === 5,
+      );
+      const bg = await sb.commands.run("sleep 30", { background: true });
+      assert.equal(await sb.commands.kill(bg.pid), true);
+      await sb.files.write("old/f.txt", "from 2.7.0");
+      assert.equal(await sb.files.read("old/f.txt"), "from 2.7.0");
+      assert.deepEqual(
+        (await sb.files.list("old")).map((e) => e.name),
+        ["f.txt"],
+      );
+      const listed = await Sandbox.list({ query: { metadata: { sdk: "older" } } }).nextItems();
+      assert.deepEqual(
+        listed.map((x) => x.sandboxId),
+        [sb.sandboxId],
+      );
+      assert.equal(await sb.betaPause(), true);
+      const back = await Sandbox.connect(sb.sandboxId);
+      assert.equal(await back.files.read("old/f.txt"), "from 2.7.0");
+      assert.equal((await back.commands.run("echo resumed")).stdout, "resumed\n");
+    } finally {
+      assert.equal(await Sandbox.kill(sb.sandboxId), true);
+    }
+    assert.equal(await Sandbox.kill(sb.sandboxId), false);
+  });
+});

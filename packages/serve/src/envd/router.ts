@@ -1,0 +1,192 @@
+// The sandbox address (E2B_SANDBOX_URL): every data-plane request names its sandbox and port in
+// the E2b-Sandbox-Id / E2b-Sandbox-Port headers (or a `PORT-ID.domain` Host with wildcard DNS)
+// and carries the sandbox's access token. A sandbox that is not running here, or a token that
+// does not match, gets the same answer as a dead sandbox (502), so nothing tells a tenant that
+// another tenant's sandbox exists.
+import { timingSafeEqual } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import {
+  ConnectError,
+  parseEnvelope,
+  parseUnary,
+  readBody,
+  toConnectError,
+  writeStreamError,
+  writeUnary,
+  writeUnaryError,
+} from "../connect/protocol.js";
+import { interpreterHandler } from "../interpreter/service.js";
+import type { ServeMetrics } from "../metrics.js";
+import type { SandboxService } from "../service.js";
+import type { EnvdContext } from "./context.js";
+import { download, HttpError, httpErrorOf, sendJsonError, upload } from "./files.js";
+import * as fsService from "./filesystem.js";
+import * as processService from "./process.js";
+
+export const ENVD_PORT = 49983;
+export const INTERPRETER_PORT = 49999;
+
+export interface SandboxRouterOptions {
+  service: SandboxService;
+  metrics: ServeMetrics;
+  /** Largest Connect request message (bytes). */
+  maxMessageBytes?: number;
+  /** Largest /files upload (bytes). */
+  maxUploadBytes?: number;
+}
+
+/**
+ * The sandbox and port a request is for: the E2b-Sandbox-Id / -Port headers, else a
+ * `PORT-ID.domain` Host, else the access token alone (SDKs before 2.25 send no sandbox headers
+ * with /files and /health; the token is unique to its sandbox).
+ */
+function target(
+  req: IncomingMessage,
+  byToken: (t: string) => string | undefined,
+): { id: string; port: number } | undefined {
+  const id = req.headers["e2b-sandbox-id"];
+  const portHeader = req.headers["e2b-sandbox-port"];
+  const port = typeof portHeader === "string" ? Number(portHeader) : ENVD_PORT;
+  if (typeof id === "string" && id !== "") return { id, port };
+  const m = /^(\d+)-([a-z0-9]+)\./.exec(String(req.headers.host ?? ""));
+  if (m) return { id: m[2] as string, port: Number(m[1]) };
+  const token = req.headers["x-access-token"];
+  const found = typeof token === "string" && token.length >= 16 ? byToken(token) : undefined;
+  return found ? { id: found, port } : undefined;
+}
+
+/**
+ * @e2b/code-interpreter sends no access token with its context calls (only with /execute):
+ * those are accepted on the sandbox id alone — ids are 20 random characters, shown only to the
+ * sandbox's tenant — and can start, list, restart or remove kernels, not run code.
+ */
+function tokenless(port: number, req: IncomingMessage): boolean {
+  return port === INTERPRETER_PORT && /^\/contexts(\/|$)/.test(new URL(req.url ?? "/", "http://x").pathname);
+}
+
+function tokenMatches(given: unknown, expected: string): boolean {
+  if (typeof given !== "string") return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** E2B's user from `Authorization: Basic base64(user:)`; the default user otherwise. */
+function userOf(req: IncomingMessage): string {
+  const h = req.headers.authorization;
+  if (typeof h !== "string" || !h.startsWith("Basic ")) return "user";
+  const decoded = Buffer.from(h.slice(6), "base64").toString("utf8");
+  const name = decoded.split(":")[0] ?? "";
+  return name || "user";
+}
+
+function mediaType(req: IncomingMessage): string {
+  return String(req.headers["content-type"] ?? "")
+    .split(";")[0]
+    ?.trim()
+    .toLowerCase() as string;
+}
+
+export function createSandboxRouter(o: SandboxRouterOptions) {
+  const maxMessage = o.maxMessageBytes ?? 16 * 1024 * 1024;
+  const maxUpload = o.maxUploadBytes ?? 1024 * 1024 * 1024;
+  const { service, metrics } = o;
+
+  const notFound = (res: ServerResponse) => {
+    metrics.errors.inc({ api: "sandbox", code: "502" });
+    sendJsonError(
+      res,
+      new HttpError(502, "The sandbox was not found: it is not running or the access token is wrong"),
+    );
+  };
+
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const t = target(req, (token) => service.store.sandboxByToken(token)?.id);
+    const row = t ? service.store.sandbox(t.id) : undefined;
+    const rt = t ? service.runtime(t.id) : undefined;
+    if (
+      !t ||
+      !row ||
+      !rt?.alive ||
+      row.state !== "running" ||
+      (!tokenMatches(req.headers["x-access-token"], row.token) && !tokenless(t.port, req))
+    ) {
+      req.resume();
+      notFound(res);
+      return;
+    }
+    const url = new URL(req.url ?? "/", "http://sandbox");
+    const ctx: EnvdContext = {
+      runtime: rt,
+      row,
+      user: userOf(req),
+      metrics,
+      audit: (event, detail) =>
+        service.store.audit({ tenant: row.tenantId, sandbox: row.id, event, ...(detail ? { detail } : {}) }),
+    };
+    if (t.port !== ENVD_PORT) {
+      const handler = t.port === INTERPRETER_PORT ? interpreterHandler : undefined;
+      if (!handler) {
+        req.resume();
+        sendJsonError(res, new HttpError(502, `nothing is listening on port ${t.port} in the sandbox`));
+        return;
+      }
+      await handler(ctx, url, req, res).catch((e) => sendJsonError(res, httpErrorOf(e)));
+      return;
+    }
+    const path = url.pathname;
+    if (path === "/health") {
+      req.resume();
+      res.writeHead(204).end();
+      return;
+    }
+    if (path === "/files") {
+      try {
+        if (req.method === "GET") await download(ctx, url, res);
+        else if (req.method === "POST") await upload(ctx, url, req, res, maxUpload);
+        else throw new HttpError(405, "method not allowed");
+      } catch (e) {
+        const err = httpErrorOf(e);
+        metrics.errors.inc({ api: "files", code: String(err.status) });
+        sendJsonError(res, err, req);
+      }
+      return;
+    }
+    const m = /^\/(process\.Process|filesystem\.Filesystem)\/([A-Za-z]+)$/.exec(path);
+    if (!m) {
+      req.resume();
+      sendJsonError(res, new HttpError(404, `no such endpoint: ${path}`));
+      return;
+    }
+    const service_ = m[1] === "process.Process" ? processService : fsService;
+    const method = m[2] as string;
+    const streaming = service_.STREAMING.has(method);
+    const fail = (e: unknown) => {
+      const err = toConnectError(e);
+      metrics.errors.inc({ api: "connect", code: err.code });
+      if (streaming) writeStreamError(res, err);
+      else writeUnaryError(res, err);
+    };
+    try {
+      if (req.method !== "POST") throw new ConnectError("unimplemented", "Connect calls are POST requests");
+      const type = mediaType(req);
+      const want = streaming ? "application/connect+json" : "application/json";
+      if (type !== want) {
+        req.resume();
+        res.writeHead(415, { "content-type": "text/plain" }).end(`content type must be ${want}`);
+        return;
+      }
+      const body = await readBody(req, maxMessage);
+      const msg = streaming ? parseEnvelope(body) : parseUnary(body);
+      if (streaming) {
+        if (service_ === processService) await processService.startOrError(ctx, method, msg, req, res);
+        else await fsService.watchDir(ctx, msg, req, res);
+      } else {
+        writeUnary(res, await service_.unary(ctx, method, msg));
+      }
+    } catch (e) {
+      req.resume();
+      fail(e);
+    }
+  };
+}

@@ -1,0 +1,245 @@
+// One live E2B-style sandbox: a Hands sandbox (bwrap or docker) whose first command is the
+// in-sandbox agent, plus the table of processes the agent runs. The workspace folder holds the
+// user's home (`home/`, seen as /home/user) and the agent's socket (`.hands-agent/`).
+import { randomBytes } from "node:crypto";
+import { chmodSync, chownSync, mkdirSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
+import { join } from "node:path";
+import { createSandbox, type Sandbox, type SandboxKind } from "@hands/sandbox";
+import { AgentClient, type AgentEvent } from "./agent/client.js";
+import { AGENT_SOURCE } from "./agent/source.js";
+
+export const E2B_HOME = "/home/user";
+
+/**
+ * The user's home inside the sandbox. bwrap's /home is a private tmpfs, so /home/user can be a
+ * link to the workspace; the docker image's root is read-only, so there the home is the
+ * workspace folder itself (until packages/sandbox can mount the workspace at /home/user).
+ */
+export function homeFor(kind: RuntimeOptions["kind"]): string {
+  return kind === "bwrap" ? E2B_HOME : `${IN_SANDBOX_WORKSPACE}/home`;
+}
+const IN_SANDBOX_WORKSPACE = "/workspace";
+const AGENT_DIR = ".hands-agent";
+const START_TIMEOUT_MS = 15_000;
+
+export interface RuntimeOptions {
+  kind: Exclude<SandboxKind, "local">;
+  /** Host folder of this sandbox's files (created by the caller, kept across pause). */
+  workspace: string;
+  id: string;
+  envs: Record<string, string>;
+  internet: boolean;
+  limits: { memoryBytes: number; cpus: number };
+  /** Host uid/gid the sandbox runs as when the service runs as root (never root itself). */
+  sandboxUid?: number;
+  runtime?: string;
+  image?: string;
+}
+
+export interface ProcessConfig {
+  cmd: string;
+  args: string[];
+  envs: Record<string, string>;
+  cwd?: string;
+}
+
+export type ProcessListener = (ev: AgentEvent) => void;
+
+export interface ProcessEntry {
+  pid: number;
+  config: ProcessConfig;
+  tag?: string;
+  listeners: Set<ProcessListener>;
+}
+
+/** Lays out a new sandbox folder (idempotent: resume reuses it). */
+export function prepareWorkspace(workspace: string, sandboxUid?: number): void {
+  mkdirSync(join(workspace, "home"), { recursive: true, mode: 0o755 });
+  mkdirSync(join(workspace, AGENT_DIR), { recursive: true, mode: 0o755 });
+  if (sandboxUid !== undefined) {
+    chownSync(workspace, sandboxUid, sandboxUid);
+    chownSync(join(workspace, "home"), sandboxUid, sandboxUid);
+  }
+}
+
+export class SandboxRuntime {
+  readonly processes = new Map<number, ProcessEntry>();
+  private readonly watchers = new Map<string, (ev: AgentEvent) => void>();
+  private agentRun: Promise<unknown> | undefined;
+  private stopping = false;
+
+  private constructor(
+    readonly sandbox: Sandbox,
+    readonly agent: AgentClient,
+    /** The sandbox's environment (envVars of the create), added to every process's. */
+    public envs: Record<string, string>,
+    /** The user's home inside the sandbox (relative paths start here). */
+    readonly home: string,
+  ) {
+    agent.on("event", (ev: AgentEvent) => this.dispatch(ev));
+  }
+
+  static async start(o: RuntimeOptions): Promise<SandboxRuntime> {
+    prepareWorkspace(o.workspace, o.sandboxUid);
+    const sockPath = join(o.workspace, AGENT_DIR, "agent.sock");
+    const nonce = randomBytes(16).toString("hex");
+    // The host listens before the sandbox exists, in a folder the sandbox user cannot write:
+    // nothing in the sandbox can put a symlink or a listener of its own in the way.
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(sockPath, () => resolve());
+    });
+    chmodSync(sockPath, 0o777);
+    const hello = waitForAgent(server, nonce);
+    hello.promise.catch(() => {});
+    let sandbox: Sandbox | undefined;
+    try {
+      sandbox = await createSandbox({
+        kind: o.kind,
+        workspace: o.workspace,
+        id: o.id,
+        network: o.internet ? "host" : "none",
+        limits: { memoryBytes: o.limits.memoryBytes, cpus: o.limits.cpus },
+        ...(o.runtime ? { runtime: o.runtime } : {}),
+        ...(o.image ? { image: o.image } : {}),
+      });
+      // The source travels in the environment, not argv: the host's `ps` shows every argv.
+      const run = sandbox.exec(`exec python3 -c 'import os; exec(os.environ["HANDS_AGENT_SOURCE"])'`, {
+        env: {
+          HANDS_AGENT_SOURCE: AGENT_SOURCE,
+          HANDS_AGENT_SOCKET: `${IN_SANDBOX_WORKSPACE}/${AGENT_DIR}/agent.sock`,
+          HANDS_AGENT_NONCE: nonce,
+          HANDS_AGENT_HOME: homeFor(o.kind),
+          HANDS_AGENT_HOME_TARGET: `${IN_SANDBOX_WORKSPACE}/home`,
+        },
+        timeoutMs: 2 ** 31 - 1,
+        maxOutputBytes: 64 * 1024,
+      });
+      const socket = await Promise.race([
+        hello.promise,
+        run.then((r) => {
+          throw new Error(`sandbox agent exited before it started: ${r.stderr.slice(0, 2000) || r.exitCode}`);
+        }),
+      ]);
+      const rt = new SandboxRuntime(sandbox, new AgentClient(socket), o.envs, homeFor(o.kind));
+      rt.agentRun = run.catch(() => undefined);
+      return rt;
+    } catch (e) {
+      await sandbox?.destroy().catch(() => {});
+      throw e;
+    } finally {
+      hello.cancel();
+      server.close();
+    }
+  }
+
+  get alive(): boolean {
+    return this.agent.alive && !this.stopping;
+  }
+
+  private dispatch(ev: AgentEvent): void {
+    if (ev.ev === "out" || ev.ev === "exit") {
+      const p = this.processes.get(ev.pid);
+      if (!p) return;
+      if (ev.ev === "exit") this.processes.delete(ev.pid);
+      for (const l of p.listeners) l(ev);
+    } else if (ev.ev === "fs" || ev.ev === "fs_end") {
+      this.watchers.get(ev.wid)?.(ev);
+    }
+  }
+
+  async startProcess(
+    config: ProcessConfig,
+    opts: { tag?: string; stdin: boolean; user: string },
+    listener: ProcessListener,
+  ): Promise<ProcessEntry> {
+    let entry: ProcessEntry | undefined;
+    await this.agent.call<{ pid: number }>(
+      "start",
+      {
+        cmd: config.cmd,
+        args: config.args,
+        envs: config.envs,
+        sandboxEnvs: this.envs,
+        cwd: config.cwd,
+        stdin: opts.stdin,
+        user: opts.user,
+      },
+      (r) => {
+        entry = {
+          pid: r.pid,
+          config,
+          ...(opts.tag ? { tag: opts.tag } : {}),
+          listeners: new Set([listener]),
+        };
+        this.processes.set(r.pid, entry);
+      },
+    );
+    return entry as ProcessEntry;
+  }
+
+  watch(path: string, recursive: boolean, onEvent: (ev: AgentEvent) => void): Promise<string> {
+    const wid = randomBytes(8).toString("hex");
+    this.watchers.set(wid, onEvent);
+    return this.agent.call("watch", { wid, path, recursive }).then(
+      () => wid,
+      (e) => {
+        this.watchers.delete(wid);
+        throw e;
+      },
+    );
+  }
+
+  unwatch(wid: string): void {
+    if (!this.watchers.delete(wid)) return;
+    this.agent.call("unwatch", { wid }).catch(() => {});
+  }
+
+  /** Stops everything in the sandbox; the workspace folder stays (pause) unless the caller removes it. */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.agent.close();
+    await this.sandbox.destroy().catch(() => {});
+    // Bounded: a backend whose command stream outlives the sandbox must not hold up a kill.
+    await Promise.race([this.agentRun, new Promise((r) => setTimeout(r, 5000).unref())]);
+    for (const p of this.processes.values())
+      for (const l of p.listeners) l({ ev: "exit", pid: p.pid, exited: false, code: -1, signal: "SIGKILL" });
+    this.processes.clear();
+    for (const w of this.watchers.values()) w({ ev: "fs_end", wid: "", err: "sandbox stopped" });
+    this.watchers.clear();
+  }
+}
+
+function waitForAgent(server: Server, nonce: string): { promise: Promise<Socket>; cancel: () => void } {
+  let timer: NodeJS.Timeout | undefined;
+  const promise = new Promise<Socket>((resolve, reject) => {
+    timer = setTimeout(() => reject(new Error("sandbox agent did not connect in time")), START_TIMEOUT_MS);
+    server.on("connection", (socket) => {
+      let buf = "";
+      socket.setEncoding("utf8");
+      const onData = (d: string) => {
+        buf += d;
+        if (buf.length > 4096) socket.destroy();
+        const nl = buf.indexOf("\n");
+        if (nl < 0) return;
+        socket.off("data", onData);
+        let ok = false;
+        try {
+          ok = (JSON.parse(buf.slice(0, nl)) as { hello?: unknown }).hello === nonce;
+        } catch {}
+        if (!ok) {
+          socket.destroy();
+          return;
+        }
+        clearTimeout(timer);
+        resolve(socket);
+      };
+      socket.on("data", onData);
+      socket.on("error", () => {});
+    });
+  });
+  return { promise, cancel: () => clearTimeout(timer) };
+}

@@ -1,0 +1,482 @@
+// The sandbox service of one node: creates sandboxes within the tenant's quota and the node's
+// capacity (queueing fairly when full), keeps their lifecycle in the store (timeouts, pause and
+// resume, kill), reaps what expired — also what a previous run of the service left behind.
+import { randomBytes } from "node:crypto";
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import type { ServeMetrics } from "./metrics.js";
+import { type Warm, WarmPool } from "./pool.js";
+import { CapacityError, FairQueue } from "./queue.js";
+import { SandboxRuntime } from "./runtime.js";
+import type { SandboxRow, Store, Tenant } from "./store.js";
+
+export interface TemplateSpec {
+  backend: "bwrap" | "docker";
+  /** docker: OCI runtime ("runsc" = gVisor). */
+  runtime?: string;
+  image?: string;
+  cpus: number;
+  memoryMB: number;
+}
+
+export const DEFAULT_TEMPLATES: Record<string, TemplateSpec> = {
+  base: { backend: "bwrap", cpus: 1, memoryMB: 512 },
+  bwrap: { backend: "bwrap", cpus: 1, memoryMB: 512 },
+  "code-interpreter-v1": { backend: "bwrap", cpus: 1, memoryMB: 1024 },
+  docker: { backend: "docker", cpus: 1, memoryMB: 512 },
+  gvisor: { backend: "docker", runtime: "runsc", cpus: 1, memoryMB: 512 },
+};
+
+/** A management API failure: the HTTP status and the message of E2B's {code, message}. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly errorCode?: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface CreateRequest {
+  templateID?: unknown;
+  timeout?: unknown;
+  metadata?: unknown;
+  envVars?: unknown;
+  allow_internet_access?: unknown;
+  autoPause?: unknown;
+}
+
+export interface ServiceOptions {
+  store: Store;
+  dataDir: string;
+  metrics: ServeMetrics;
+  /** Name of this node (several nodes share one PostgreSQL store; one node: "local"). */
+  node?: string;
+  templates?: Record<string, TemplateSpec>;
+  /** Sandboxes running at once on this node. */
+  capacity?: number;
+  maxQueue?: number;
+  queueTimeoutMs?: number;
+  reapIntervalMs?: number;
+  /** Host uid the sandboxes run as when the service runs as root. */
+  sandboxUid?: number;
+  /** How long a paused sandbox's files are kept (default 7 days). */
+  pausedRetentionMs?: number;
+  /** Warm sandboxes kept ready per template (default: 2 of "base"; {} for none). */
+  warm?: Record<string, number>;
+}
+
+const DEFAULT_TIMEOUT_S = 300;
+const ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+function newSandboxId(): string {
+  const bytes = randomBytes(20);
+  let s = "";
+  for (const b of bytes) s += ID_ALPHABET[b % ID_ALPHABET.length];
+  return s;
+}
+
+function stringMap(v: unknown, what: string): Record<string, string> {
+  if (v === undefined || v === null) return {};
+  if (typeof v !== "object" || Array.isArray(v))
+    throw new ApiError(400, `${what} must be an object of strings`);
+  const out: Record<string, string> = {};
+  const entries = Object.entries(v as Record<string, unknown>);
+  if (entries.length > 256) throw new ApiError(400, `${what} has more than 256 entries`);
+  for (const [k, val] of entries) {
+    if (typeof val !== "string") throw new ApiError(400, `${what}.${k} must be a string`);
+    if (k.length > 1024 || val.length > 65536) throw new ApiError(400, `${what}.${k} is too long`);
+    out[k] = val;
+  }
+  return out;
+}
+
+export class SandboxService {
+  readonly store: Store;
+  readonly node: string;
+  readonly queue: FairQueue;
+  readonly templates: Record<string, TemplateSpec>;
+  private readonly runtimes = new Map<string, SandboxRuntime>();
+  /** Sandboxes being started, paused or killed: one lifecycle change at a time per sandbox. */
+  private readonly busy = new Map<string, Promise<unknown>>();
+  private readonly metrics: ServeMetrics;
+  private readonly dataDir: string;
+  private readonly sandboxUid: number | undefined;
+  private reaper: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly pool: WarmPool;
+  private readonly pausedRetentionMs: number;
+
+  constructor(o: ServiceOptions) {
+    this.store = o.store;
+    this.node = o.node ?? "local";
+    this.metrics = o.metrics;
+    this.dataDir = o.dataDir;
+    this.templates = o.templates ?? DEFAULT_TEMPLATES;
+    this.queue = new FairQueue(o.capacity ?? 100, o.maxQueue ?? 200, o.queueTimeoutMs ?? 30_000);
+    this.pausedRetentionMs = o.pausedRetentionMs ?? 7 * 24 * 3600_000;
+    this.sandboxUid = o.sandboxUid ?? (process.getuid?.() === 0 ? 65534 : undefined);
+    this.pool = new WarmPool(
+      o.warm ?? { base: 2 },
+      async (template) => {
+        const id = newSandboxId();
+        const spec = this.templates[template] as TemplateSpec;
+        const rt = await this.launch(id, spec, { envs: {}, internet: false });
+        return { id, rt };
+      },
+      async (w: Warm) => {
+        await w.rt.stop();
+        this.removeFiles(w.id);
+      },
+    );
+    const every = o.reapIntervalMs ?? 1000;
+    this.reaper = setInterval(() => void this.reap().catch(() => {}), every);
+    this.reaper.unref();
+  }
+
+  workspaceOf(id: string): string {
+    return join(this.dataDir, "sandboxes", id);
+  }
+
+  /** Warm sandboxes ready to be handed over. */
+  get poolSize(): number {
+    return this.pool.size;
+  }
+
+  runtime(id: string): SandboxRuntime | undefined {
+    return this.runtimes.get(id);
+  }
+
+  /** Starts filling the warm pool (after recover(), which would remove its folders). */
+  warmUp(): void {
+    this.pool.fill();
+  }
+
+  /** After a restart: running sandboxes lost their processes (kept as paused while their time lasts), expired ones and unknown folders are removed. */
+  recover(): { paused: string[]; removed: string[] } {
+    const paused: string[] = [];
+    const removed: string[] = [];
+    const now = Date.now();
+    for (const s of this.store.sandboxesOnNode(this.node, ["running"])) {
+      if (s.endAt <= now) {
+        this.removeFiles(s.id);
+        this.store.setState(s.id, "killed", "expired while the service was down");
+        this.store.audit({
+          tenant: s.tenantId,
+          sandbox: s.id,
+          event: "reap",
+          detail: { reason: "expired (restart)" },
+        });
+        this.metrics.reaps.inc({ reason: "restart" });
+        removed.push(s.id);
+      } else {
+        this.store.setState(s.id, "paused", "service restart");
+        this.store.audit({
+          tenant: s.tenantId,
+          sandbox: s.id,
+          event: "pause",
+          detail: { reason: "service restart" },
+        });
+        paused.push(s.id);
+      }
+    }
+    const dir = join(this.dataDir, "sandboxes");
+    if (existsSync(dir)) {
+      for (const name of readdirSync(dir)) {
+        const row = this.store.sandbox(name);
+        if (row && (row.state === "running" || row.state === "paused")) continue;
+        rmSync(join(dir, name), { recursive: true, force: true });
+        removed.push(name);
+      }
+    }
+    return { paused, removed };
+  }
+
+  private template(id: unknown): { name: string; spec: TemplateSpec } {
+    const name = id === undefined || id === null || id === "" ? "base" : id;
+    if (typeof name !== "string") throw new ApiError(400, "templateID must be a string");
+    const spec = this.templates[name];
+    if (!spec) throw new ApiError(404, `template '${name}' not found`);
+    return { name, spec };
+  }
+
+  private timeoutSeconds(v: unknown, tenant: Tenant): number {
+    if (v === undefined || v === null) return Math.min(DEFAULT_TIMEOUT_S, tenant.maxLifetimeSec);
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 0)
+      throw new ApiError(400, "timeout must be a whole number of seconds");
+    if (v > tenant.maxLifetimeSec)
+      throw new ApiError(
+        400,
+        `timeout cannot be greater than ${tenant.maxLifetimeSec} seconds for this tenant`,
+      );
+    return v;
+  }
+
+  private checkQuota(tenant: Tenant, spec: { cpus: number; memoryMB: number }): void {
+    const t = this.store.tenant(tenant.id) ?? tenant;
+    const u = this.store.usage(t.id);
+    if (u.sandboxes + 1 > t.maxSandboxes)
+      throw new ApiError(
+        429,
+        `you have reached the maximum number of concurrent sandboxes (${t.maxSandboxes})`,
+      );
+    if (u.cpus + spec.cpus > t.maxCpus)
+      throw new ApiError(
+        429,
+        `this sandbox would exceed the tenant's CPU limit (${u.cpus} of ${t.maxCpus} in use)`,
+      );
+    if (u.memoryMB + spec.memoryMB > t.maxMemoryMB)
+      throw new ApiError(
+        429,
+        `this sandbox would exceed the tenant's memory limit (${u.memoryMB} of ${t.maxMemoryMB} MB in use)`,
+      );
+  }
+
+  async create(tenant: Tenant, body: CreateRequest, signal?: AbortSignal): Promise<SandboxRow> {
+    if (this.closed) throw new ApiError(503, "the service is shutting down");
+    const t0 = performance.now();
+    const { name, spec } = this.template(body.templateID);
+    const timeout = this.timeoutSeconds(body.timeout, tenant);
+    const metadata = stringMap(body.metadata, "metadata");
+    const envs = stringMap(body.envVars, "envVars");
+    if (body.allow_internet_access !== undefined && typeof body.allow_internet_access !== "boolean")
+      throw new ApiError(400, "allow_internet_access must be a boolean");
+    this.checkQuota(tenant, spec);
+    await this.acquire(tenant, signal);
+    const warm = body.allow_internet_access === true ? undefined : this.pool.take(name);
+    const id = warm?.id ?? newSandboxId();
+    const now = Date.now();
+    const row: SandboxRow = {
+      id,
+      tenantId: tenant.id,
+      templateId: name,
+      backend: spec.runtime ? `${spec.backend}:${spec.runtime}` : spec.backend,
+      state: "running",
+      metadata,
+      envs,
+      internet: body.allow_internet_access === true,
+      cpus: spec.cpus,
+      memoryMB: spec.memoryMB,
+      startedAt: now,
+      endAt: now + timeout * 1000,
+      autoPause: body.autoPause === true,
+      node: this.node,
+      token: randomBytes(24).toString("base64url"),
+      endedAt: null,
+      endReason: null,
+    };
+    try {
+      // Quota again, now that the slot is ours: creates of one tenant may have raced here.
+      this.checkQuota(tenant, spec);
+      this.store.insertSandbox(row);
+      if (warm) {
+        warm.rt.envs = envs;
+        this.adopt(row.id, warm.rt);
+      } else await this.startRuntime(row, spec);
+    } catch (e) {
+      // Whatever got started goes (a warm sandbox taken for a create that then failed, too).
+      const rt = this.runtimes.get(id) ?? warm?.rt;
+      this.runtimes.delete(id);
+      await rt?.stop();
+      this.removeFiles(id);
+      this.queue.release();
+      if (this.store.sandbox(id)) this.store.setState(id, "killed", "create failed");
+      if (e instanceof ApiError) throw e;
+      throw new ApiError(
+        500,
+        `sandbox could not be created: ${(e as Error).message}`,
+        "sandbox_create_failed",
+      );
+    }
+    this.metrics.createSeconds.observe((performance.now() - t0) / 1000);
+    this.store.audit({
+      tenant: tenant.id,
+      sandbox: id,
+      event: "create",
+      detail: { template: name, timeout },
+    });
+    return row;
+  }
+
+  private async acquire(tenant: Tenant, signal?: AbortSignal): Promise<void> {
+    try {
+      await this.queue.acquire(tenant.id, signal);
+    } catch (e) {
+      if (e instanceof CapacityError) throw new ApiError(503, e.message, "sandbox_capacity_unavailable");
+      throw e;
+    }
+  }
+
+  private launch(
+    id: string,
+    spec: TemplateSpec,
+    o: { envs: Record<string, string>; internet: boolean },
+  ): Promise<SandboxRuntime> {
+    return SandboxRuntime.start({
+      kind: spec.backend,
+      workspace: this.workspaceOf(id),
+      id: `serve-${id}`,
+      envs: o.envs,
+      internet: o.internet,
+      limits: { memoryBytes: spec.memoryMB * 1024 * 1024, cpus: spec.cpus },
+      ...(this.sandboxUid !== undefined ? { sandboxUid: this.sandboxUid } : {}),
+      ...(spec.runtime ? { runtime: spec.runtime } : {}),
+      ...(spec.image ? { image: spec.image } : {}),
+    });
+  }
+
+  private async startRuntime(row: SandboxRow, spec: TemplateSpec): Promise<void> {
+    this.adopt(row.id, await this.launch(row.id, spec, { envs: row.envs, internet: row.internet }));
+  }
+
+  /** Makes a started runtime the sandbox's; an agent that dies under us loses the sandbox. */
+  private adopt(id: string, rt: SandboxRuntime): void {
+    this.runtimes.set(id, rt);
+    rt.agent.once("close", () => {
+      if (this.runtimes.get(id) !== rt || this.busy.has(id)) return;
+      void this.end(id, "lost", "sandbox agent exited");
+    });
+  }
+
+  /** A tenant's sandbox, or 404 — also for other tenants' sandboxes, which do not exist for it. */
+  get(tenant: Tenant, id: string): SandboxRow {
+    const row = this.store.sandbox(id);
+    if (!row || row.tenantId !== tenant.id || row.state === "killed" || row.state === "lost")
+      throw new ApiError(404, `sandbox '${id}' not found`);
+    return row;
+  }
+
+  private async exclusive<T>(id: string, f: () => Promise<T>): Promise<T> {
+    while (this.busy.has(id)) await this.busy.get(id)?.catch(() => {});
+    const p = f();
+    this.busy.set(id, p);
+    try {
+      return await p;
+    } finally {
+      this.busy.delete(id);
+    }
+  }
+
+  async kill(tenant: Tenant, id: string): Promise<void> {
+    this.get(tenant, id);
+    await this.end(id, "killed", "requested");
+    this.store.audit({ tenant: tenant.id, sandbox: id, event: "kill" });
+  }
+
+  /** Stops a sandbox for good (killed, lost): processes, files, the slot. Idempotent. */
+  private end(id: string, state: "killed" | "lost", reason: string): Promise<void> {
+    return this.exclusive(id, async () => {
+      const row = this.store.sandbox(id);
+      if (!row || row.state === "killed" || row.state === "lost") return;
+      // The state changes first: from here on the API and the data plane see it gone.
+      this.store.setState(id, state, reason);
+      const rt = this.runtimes.get(id);
+      this.runtimes.delete(id);
+      if (rt) await rt.stop();
+      this.removeFiles(id);
+      if (row.state === "running" && row.node === this.node) this.queue.release();
+    });
+  }
+
+  async setTimeout(tenant: Tenant, id: string, timeout: unknown): Promise<void> {
+    const row = this.get(tenant, id);
+    const t = this.timeoutSeconds(timeout, tenant);
+    if (row.state !== "running") throw new ApiError(409, `sandbox '${id}' is not running`);
+    this.store.setEndAt(id, Date.now() + t * 1000);
+  }
+
+  async pause(tenant: Tenant, id: string): Promise<void> {
+    this.get(tenant, id);
+    await this.exclusive(id, async () => {
+      const row = this.get(tenant, id);
+      if (row.state === "paused") throw new ApiError(409, `sandbox '${id}' is already paused`);
+      await this.stopToPaused(row, "requested");
+    });
+    this.store.audit({ tenant: tenant.id, sandbox: id, event: "pause" });
+  }
+
+  /** Pause = stop every process and keep the files (the workspace folder is the snapshot). */
+  private async stopToPaused(row: SandboxRow, reason: string): Promise<void> {
+    const rt = this.runtimes.get(row.id);
+    this.runtimes.delete(row.id);
+    if (rt) await rt.stop();
+    this.store.setState(row.id, "paused", reason);
+    // A paused sandbox's files are kept for pausedRetentionMs, then the reaper removes them.
+    this.store.setEndAt(row.id, Date.now() + this.pausedRetentionMs);
+    this.queue.release();
+  }
+
+  /** Connect: a running sandbox as is (its timeout extended if asked), a paused one resumed. */
+  async connect(tenant: Tenant, id: string, timeout: unknown, signal?: AbortSignal): Promise<SandboxRow> {
+    this.get(tenant, id);
+    const t = timeout === undefined ? undefined : this.timeoutSeconds(timeout, tenant);
+    const row = await this.exclusive(id, async () => {
+      const row = this.get(tenant, id);
+      if (row.state === "running") {
+        if (t !== undefined) this.store.setEndAt(id, Math.max(row.endAt, Date.now() + t * 1000));
+        return this.store.sandbox(id) as SandboxRow;
+      }
+      const spec = this.templates[row.templateId];
+      if (!spec) throw new ApiError(404, `template '${row.templateId}' of sandbox '${id}' no longer exists`);
+      this.checkQuota(tenant, spec);
+      await this.acquire(tenant, signal);
+      try {
+        await this.startRuntime(row, spec);
+      } catch (e) {
+        this.queue.release();
+        throw new ApiError(500, `sandbox could not be resumed: ${(e as Error).message}`);
+      }
+      this.store.resumed(id, Date.now() + (t ?? DEFAULT_TIMEOUT_S) * 1000, this.node);
+      this.store.audit({ tenant: tenant.id, sandbox: id, event: "resume" });
+      return this.store.sandbox(id) as SandboxRow;
+    });
+    return row;
+  }
+
+  /** Ends what expired: kill, or pause for sandboxes created with autoPause. */
+  async reap(now = Date.now()): Promise<string[]> {
+    const gone: string[] = [];
+    for (const row of this.store.sandboxesOnNode(this.node, ["running"])) {
+      if (row.endAt > now || this.busy.has(row.id)) continue;
+      if (row.autoPause) await this.exclusive(row.id, () => this.stopToPaused(row, "timeout"));
+      else await this.end(row.id, "killed", "timeout");
+      this.metrics.reaps.inc({ reason: row.autoPause ? "timeout-pause" : "timeout" });
+      this.store.audit({
+        tenant: row.tenantId,
+        sandbox: row.id,
+        event: "reap",
+        detail: { reason: "timeout" },
+      });
+      gone.push(row.id);
+    }
+    for (const row of this.store.sandboxesOnNode(this.node, ["paused"])) {
+      if (row.endAt > now || this.busy.has(row.id)) continue;
+      await this.end(row.id, "killed", "paused too long");
+      this.metrics.reaps.inc({ reason: "paused-retention" });
+      this.store.audit({
+        tenant: row.tenantId,
+        sandbox: row.id,
+        event: "reap",
+        detail: { reason: "paused too long" },
+      });
+      gone.push(row.id);
+    }
+    return gone;
+  }
+
+  private removeFiles(id: string): void {
+    rmSync(this.workspaceOf(id), { recursive: true, force: true });
+  }
+
+  /** Stops the reaper and every runtime; running sandboxes stay "running" in the store (a restart pauses them). */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.reaper) clearInterval(this.reaper);
+    await this.pool.close();
+    const all = [...this.runtimes.values()];
+    this.runtimes.clear();
+    await Promise.all(all.map((rt) => rt.stop()));
+  }
+}
