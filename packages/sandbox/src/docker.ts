@@ -262,22 +262,25 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
     this.container = container;
     this.containerId = container.id;
     await container.start();
-    await this.installSessionPrograms();
+    await this.installSessionPrograms(o.runtime === "runsc");
     await this.startSession();
   }
 
   /**
    * Execute-only, root-owned copies of the image's bash and cat: started from them, the
    * session shell and its relays are not dumpable, so no sandboxed process can reach their
-   * pipes through /proc/PID/fd, ptrace or process_vm_readv (see runtime-dir.ts).
+   * pipes through /proc/PID/fd, ptrace or process_vm_readv (see runtime-dir.ts). gVisor's
+   * `runsc exec` must read a program to load it ("failed to load …: permission denied" for an
+   * execute-only one), so there they stay readable, and dumpable: gVisor's own kernel then
+   * stands between the sandbox and the host, but not between its processes.
    */
-  private async installSessionPrograms(): Promise<void> {
+  private async installSessionPrograms(gvisor: boolean): Promise<void> {
     const container = this.container as Dockerode.Container;
     const exec = await container.exec({
       Cmd: [
         "/bin/sh",
         "-c",
-        `cp /bin/bash ${SESSION_SHELL} && cp /bin/cat ${SESSION_RELAY} && chmod 0111 ${SESSION_SHELL} ${SESSION_RELAY}`,
+        `cp /bin/bash ${SESSION_SHELL} && cp /bin/cat ${SESSION_RELAY} && chmod ${gvisor ? "0555" : "0111"} ${SESSION_SHELL} ${SESSION_RELAY}`,
       ],
       User: "0:0",
       AttachStdout: true,
