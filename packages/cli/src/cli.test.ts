@@ -382,9 +382,33 @@ describe("hands (one-shot)", () => {
     const unknown = await hands(["--frobnicate", "x"]);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /hands: .*--frobnicate/);
+    assert.match(unknown.stderr, /See hands --help/);
+    const typo = await hands(["--max-step", "3", "x"]);
+    assert.equal(typo.code, 2);
+    assert.match(
+      typo.stderr,
+      /^hands: unknown flag --max-step \(did you mean --max-steps\?\)\nSee hands --help/,
+    );
     const steps = await hands(["--max-steps", "zero", "x"]);
     assert.equal(steps.code, 2);
     assert.match(steps.stderr, /--max-steps must be a positive whole number/);
+    // A negative number looks like a flag to the parser; the message still names the flag and
+    // what it expects instead of the parser's "argument is ambiguous".
+    const negative = await hands(["--max-steps", "-3", "x"]);
+    assert.equal(negative.code, 2);
+    assert.equal(
+      negative.stderr,
+      'hands: --max-steps must be a positive whole number, got "-3"\n  --max-steps N       step limit (default 50)\nSee hands --help for every flag.\n',
+    );
+    const missing = await hands(["--model"]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /^hands: --model needs a value\n {2}--model NAME .*\nSee hands --help/);
+    const swallowed = await hands(["--model", "--json", "x"]);
+    assert.equal(swallowed.code, 2);
+    assert.match(swallowed.stderr, /--model needs a value, but the next argument "--json" looks like a flag/);
+    const switchValue = await hands(["--json=yes", "x"]);
+    assert.equal(switchValue.code, 2);
+    assert.match(switchValue.stderr, /--json is a switch and takes no value \(got "yes"\)/);
     const provider = await hands(["--provider", "llama", "--cwd", workspace(), "x"]);
     assert.equal(provider.code, 2);
     assert.match(provider.stderr, /unknown provider "llama"/);
