@@ -371,6 +371,20 @@ describe("hands (one-shot)", () => {
     assert.deepEqual(events.find((e) => e.type === "plan")?.items, []);
     assert.equal(server.requests.filter((q) => q.method === "POST").length, 1);
     assert.deepEqual(readdirSync(ws), []);
+    // --json's last line is the run's result, and it says why.
+    assert.equal(events.at(-1).type, "result");
+    assert.equal(events.at(-1).status, "error");
+    assert.match(events.at(-1).reason, /plan has no checklist/);
+    // The live view never calls it done, and ends with the reason.
+    const live = await hands(["--plan", ...modelFlags(server), "--cwd", ws, "say hi"]);
+    assert.equal(live.code, 1);
+    assert.equal(live.stdout, "");
+    assert.doesNotMatch(live.stderr, /done/);
+    assert.match(live.stderr, /✔ planned · 1 step/);
+    assert.match(
+      live.stderr,
+      /✘ error: the model's plan has no checklist, so nothing was executed · [^\n]*\n$/,
+    );
     const quiet = await hands(["--plan", "--quiet", ...modelFlags(server), "--cwd", ws, "say hi"]);
     await server.close();
     assert.equal(quiet.code, 1);

@@ -57,10 +57,16 @@ function formatMs(ms: number): string {
 }
 
 export class LiveView {
+  /** With --plan the first run only plans: its success is a plan, not the task done. */
+  private planning: boolean;
+
   constructor(
     private readonly write: (text: string) => void,
     private readonly style: Style,
-  ) {}
+    options: { plan?: boolean } = {},
+  ) {
+    this.planning = options.plan ?? false;
+  }
 
   readonly onEvent = (e: AgentEvent): void => {
     const s = this.style;
@@ -101,7 +107,9 @@ export class LiveView {
         const tokens = e.usage.inputTokens + e.usage.outputTokens;
         const cost = e.usage.costUsd ? ` · $${e.usage.costUsd.toFixed(4)}` : "";
         const summary = `${e.steps} step${e.steps === 1 ? "" : "s"} · ${tokens.toLocaleString("en")} tokens${cost} · ${formatMs(e.durationMs)}`;
-        if (e.status === "done") this.write(s.green(`✔ done · ${summary}\n`));
+        const planned = this.planning;
+        this.planning = false;
+        if (e.status === "done") this.write(s.green(`✔ ${planned ? "planned" : "done"} · ${summary}\n`));
         else this.write(s.red(`✘ ${e.status}: ${e.reason ?? ""} · ${summary}\n`));
         break;
       }
