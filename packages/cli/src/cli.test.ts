@@ -152,6 +152,23 @@ describe("hands (one-shot)", () => {
     assert.ok(traced.some((e) => e.type === "model_request" && e.messageCount === 2));
   });
 
+  test("the live view marks a failed command ✗ and a timed-out one ⏱, never ✓", async () => {
+    const server = await startScriptedServer([
+      { toolCalls: [{ name: "run_command", arguments: { command: "echo boom >&2; exit 3" } }] },
+      { toolCalls: [{ name: "run_command", arguments: { command: "sleep 30", timeout: 1 } }] },
+      { toolCalls: [{ name: "run_command", arguments: { command: "true" } }] },
+      { content: "finished" },
+    ]);
+    const r = await hands([...modelFlags(server), "--sandbox", "local", "--cwd", workspace(), "x"]);
+    await server.close();
+    assert.equal(r.code, 0, r.stderr);
+    const marks = r.stderr
+      .split("\n")
+      .filter((l) => /^ {2}\S /.test(l))
+      .map((l) => l.trim().split(" ").slice(0, 4).join(" "));
+    assert.deepEqual(marks, ["✗ exit code: 3", "⏱ exit code: none", "✓ exit code: 0"]);
+  });
+
   test("the step limit gives exit code 3 and says why", async () => {
     const server = await startScriptedServer(() => ({ toolCalls: [{ name: "list_dir", arguments: {} }] }));
     const r = await hands(["--max-steps", "2", ...modelFlags(server), "--cwd", workspace(), "x"]);

@@ -52,7 +52,38 @@ export function thinkingLine(text: string, tokens: number | undefined, width = 1
   return `✻ thought (${size}): ${oneLine(text, width)}`;
 }
 
-function formatMs(ms: number): string {
+/** How a tool call ended. A command that ran and failed is a normal result for the model (not
+ * isError), but the person watching must not see it as a success. */
+export type ToolOutcome = "ok" | "error" | "timed out" | "aborted";
+
+export function toolOutcome(e: {
+  isError: boolean;
+  data?: Record<string, unknown> | undefined;
+}): ToolOutcome {
+  if (e.isError) return "error";
+  const d = e.data ?? {};
+  if (d["timedOut"] === true) return "timed out";
+  if (d["aborted"] === true) return "aborted";
+  // null: killed by a signal; a number other than 0: the command failed.
+  if ("exitCode" in d && d["exitCode"] !== 0) return "error";
+  return "ok";
+}
+
+/** ✓ for success, ✗ for a failure, ⏱ for a timeout, ⊘ for a call stopped by the user. */
+export function toolMark(outcome: ToolOutcome, s: Style): string {
+  switch (outcome) {
+    case "ok":
+      return s.green("✓");
+    case "error":
+      return s.red("✗");
+    case "timed out":
+      return s.red("⏱");
+    case "aborted":
+      return s.yellow("⊘");
+  }
+}
+
+export function formatMs(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
@@ -96,10 +127,10 @@ export class LiveView {
         this.write(`${s.cyan("→")} ${s.bold(e.name)} ${mainArgument(e.name, e.args)}\n`);
         break;
       case "tool_end": {
-        const mark = e.isError ? s.red("✗") : s.green("✓");
+        const outcome = toolOutcome(e);
         const first = oneLine(resultSummary(e.output), 100);
         this.write(
-          `  ${mark} ${e.isError ? s.red(first) : s.dim(first)} ${s.dim(`· ${formatMs(e.durationMs)}`)}\n`,
+          `  ${toolMark(outcome, s)} ${outcome === "ok" ? s.dim(first) : s.red(first)} ${s.dim(`· ${formatMs(e.durationMs)}`)}\n`,
         );
         break;
       }

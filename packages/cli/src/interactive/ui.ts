@@ -2,13 +2,18 @@
 // status and duration in a terminal), a spinner while the model thinks, and the status line.
 import type { AgentEvent, TodoItem } from "@hands/agent";
 import type { Usage } from "@hands/llm";
-import { mainArgument, oneLine, resultSummary, type Style, thinkingLine } from "../render.js";
+import {
+  formatMs,
+  mainArgument,
+  oneLine,
+  resultSummary,
+  type Style,
+  thinkingLine,
+  toolMark,
+  toolOutcome,
+} from "../render.js";
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-
-export function formatMs(ms: number): string {
-  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
-}
 
 export function formatTokens(n: number): string {
   return n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
@@ -148,9 +153,9 @@ export class SessionView {
         this.tools.push({ name: e.name, args: start?.args, output: e.output, isError: e.isError });
         if (e.name === "todo" && Array.isArray(e.data?.["todos"])) this.todos = e.data["todos"] as TodoItem[];
         const line = `${s.bold(e.name)} ${mainArgument(e.name, start?.args)}`;
-        const mark = e.isError ? s.red("✗") : s.green("✓");
+        const outcome = toolOutcome(e);
         const summary = oneLine(resultSummary(e.output), 90);
-        const text = `  ${mark} ${line} ${s.dim(`· ${formatMs(e.durationMs)} ·`)} ${e.isError ? s.red(summary) : s.dim(summary)}`;
+        const text = `  ${toolMark(outcome, s)} ${line} ${s.dim(`· ${formatMs(e.durationMs)} ·`)} ${outcome === "ok" ? s.dim(summary) : s.red(summary)}`;
         if (this.pendingTool?.callId === e.callId && this.openLine === "tool") {
           this.write(`\r\x1b[2K${text}\n`);
           this.openLine = undefined;
