@@ -122,6 +122,12 @@ describe("interactive hands in a terminal", { timeout: 60_000 }, () => {
     tmux.keys("C-d");
     screen = await tmux.waitFor(/\[exited 0\]/);
     assert.match(screen, /Session saved: \S+/);
+
+    // The undo's note to the model ends with a fixed "Noted."; resuming shows the model's reply.
+    const again = await start([], ["--continue"], workspace);
+    screen = await again.tmux.waitFor(/Resumed session/);
+    assert.match(screen, /Last reply: All done\./);
+    assert.doesNotMatch(screen, /Noted/);
   });
 
   test("a session killed with SIGKILL resumes with its completed steps", async () => {
