@@ -16,6 +16,7 @@ command -v bwrap >/dev/null || need+=(bubblewrap)
 command -v dockerd >/dev/null || need+=(docker.io)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 command -v tmux >/dev/null || need+=(tmux)
+command -v openssl >/dev/null || need+=(openssl) # a throwaway TLS certificate for the proxy tests
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     log "installing ${need[*]}"
