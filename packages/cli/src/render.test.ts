@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { AgentEvent } from "@hands/agent";
 import { SessionView } from "./interactive/ui.js";
-import { LiveView, PLAIN, toolOutcome } from "./render.js";
+import { COLOR, displayWidth, fitWidth, LiveView, PLAIN, toolOutcome } from "./render.js";
 
 /** A tool_end as run_command reports it (see runInSandbox in @hands/agent). */
 function commandEnd(callId: string, data: Record<string, unknown>, output: string): AgentEvent {
@@ -63,5 +63,26 @@ describe("tool marks", () => {
         .map((l) => l.trim()[0]);
     assert.deepEqual(marks(live), ["✓", "✗", "✗", "⏱", "⊘"]);
     assert.deepEqual(marks(session), ["✓", "✗", "✗", "⏱", "⊘"]);
+  });
+});
+
+describe("fitWidth", () => {
+  it("leaves text that fits alone and cuts the rest with … within the columns", () => {
+    assert.equal(fitWidth("short", 10), "short");
+    assert.equal(fitWidth("exactly 10", 10), "exactly 10");
+    assert.equal(fitWidth("a longer line", 10), "a longer …");
+  });
+
+  it("escape sequences take no columns, and a cut line ends with a reset", () => {
+    const styled = `${COLOR.green("✓")} ${COLOR.bold("run_command")} ${COLOR.dim("echo hello world")}`;
+    assert.equal(fitWidth(styled, 40), styled);
+    const cut = fitWidth(styled, 12);
+    assert.equal(displayWidth(cut.replace(/\x1b\[[0-9;]*m/g, "")), 12);
+    assert.ok(cut.endsWith("…\x1b[0m"));
+  });
+
+  it("wide characters count two columns", () => {
+    assert.equal(displayWidth("写一个"), 6);
+    assert.equal(fitWidth("写一个测试", 7), "写一个…");
   });
 });

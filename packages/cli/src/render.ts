@@ -32,6 +32,49 @@ export function mainArgument(name: string, args: unknown): string {
   return oneLine(typeof value === "string" ? value : "", 80);
 }
 
+const WIDE =
+  /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]|[\u{1f300}-\u{1faff}\u{20000}-\u{3fffd}]/u;
+
+/** Columns a character takes in a terminal: wide (East Asian, emoji) ones take two. */
+function charWidth(ch: string): number {
+  return WIDE.test(ch) ? 2 : 1;
+}
+
+/** Columns text takes in a terminal (no escape sequences in it). */
+export function displayWidth(text: string): number {
+  let n = 0;
+  for (const ch of text) n += charWidth(ch);
+  return n;
+}
+
+/**
+ * Cuts styled text to `columns` terminal columns (escape sequences take none), ending with "…"
+ * and a style reset when cut. A line that would wrap cannot be rewritten in place with `\r`.
+ */
+export function fitWidth(text: string, columns: number): string {
+  if (displayWidth(stripStyle(text)) <= columns) return text;
+  let used = 0;
+  let out = "";
+  for (let i = 0; i < text.length; ) {
+    const escape = /^\x1b\[[0-9;]*m/.exec(text.slice(i, i + 16));
+    if (escape) {
+      out += escape[0];
+      i += escape[0].length;
+      continue;
+    }
+    const ch = String.fromCodePoint(text.codePointAt(i) ?? 32);
+    if (used + charWidth(ch) > columns - 1) break; // room for the "…"
+    out += ch;
+    used += charWidth(ch);
+    i += ch.length;
+  }
+  return `${out}…${text.includes("\x1b[") ? "\x1b[0m" : ""}`;
+}
+
+function stripStyle(text: string): string {
+  return text.replace(/\x1b\[[0-9;]*m/g, "");
+}
+
 export function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;

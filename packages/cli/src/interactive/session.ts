@@ -127,7 +127,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     if (reply) out(style.dim(`Last reply: ${reply.slice(0, 300)}\n`));
   }
 
-  const view = new SessionView(out, style, tty);
+  const view = new SessionView(out, style, tty, () => process.stdout.columns);
   const input = new LineInput(tty, join(data, "history"));
   // The session's id is known before its file exists, so its checkpoints can be found on resume.
   const sessionId = writer?.meta.id ?? newSessionId();

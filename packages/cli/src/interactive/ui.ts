@@ -3,6 +3,7 @@
 import type { AgentEvent, TodoItem } from "@hands/agent";
 import type { Usage } from "@hands/llm";
 import {
+  fitWidth,
   formatMs,
   mainArgument,
   oneLine,
@@ -50,7 +51,17 @@ export class SessionView {
     private readonly write: (text: string) => void,
     readonly style: Style,
     readonly tty: boolean,
+    /** The terminal's width: a tool line longer than it would wrap, and a wrapped line cannot
+     * be rewritten in place. Undefined (a pipe) leaves lines whole. */
+    private readonly columns: () => number | undefined = () => undefined,
   ) {}
+
+  /** A tool line cut to the terminal's width. */
+  private fit(text: string): string {
+    const columns = this.columns();
+    // One column spare: text in the last column leaves some terminals waiting to wrap.
+    return this.tty && columns && columns >= 20 ? fitWidth(text, columns - 1) : text;
+  }
 
   /** Ends whatever line is open, so the next output starts on a fresh line. */
   breakLine(): void {
@@ -136,7 +147,7 @@ export class SessionView {
         const line = `${s.bold(e.name)} ${mainArgument(e.name, e.args)}`;
         if (this.tty) {
           this.breakLine();
-          this.write(`  ${s.cyan("⋯")} ${line}`);
+          this.write(this.fit(`  ${s.cyan("⋯")} ${line}`));
           this.openLine = "tool";
           this.pendingTool = { callId: e.callId, line };
         }
@@ -155,7 +166,9 @@ export class SessionView {
         const line = `${s.bold(e.name)} ${mainArgument(e.name, start?.args)}`;
         const outcome = toolOutcome(e);
         const summary = oneLine(resultSummary(e.output), 90);
-        const text = `  ${toolMark(outcome, s)} ${line} ${s.dim(`· ${formatMs(e.durationMs)} ·`)} ${outcome === "ok" ? s.dim(summary) : s.red(summary)}`;
+        const text = this.fit(
+          `  ${toolMark(outcome, s)} ${line} ${s.dim(`· ${formatMs(e.durationMs)} ·`)} ${outcome === "ok" ? s.dim(summary) : s.red(summary)}`,
+        );
         if (this.pendingTool?.callId === e.callId && this.openLine === "tool") {
           this.write(`\r\x1b[2K${text}\n`);
           this.openLine = undefined;
