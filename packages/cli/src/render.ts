@@ -56,10 +56,10 @@ export function fitWidth(text: string, columns: number): string {
   let used = 0;
   let out = "";
   for (let i = 0; i < text.length; ) {
-    const escape = /^\x1b\[[0-9;]*m/.exec(text.slice(i, i + 16));
-    if (escape) {
-      out += escape[0];
-      i += escape[0].length;
+    const styleCode = /^\x1b\[[0-9;]*m/.exec(text.slice(i, i + 16));
+    if (styleCode) {
+      out += styleCode[0];
+      i += styleCode[0].length;
       continue;
     }
     const ch = String.fromCodePoint(text.codePointAt(i) ?? 32);
