@@ -22,6 +22,7 @@ command -v setfacl >/dev/null || need+=(acl)
 [ -x /usr/bin/python3 ] || need+=(python3)
 # gVisor for hands serve's "gvisor" template (docker with the runsc runtime).
 command -v runsc >/dev/null || need+=(runsc)
+command -v openssl >/dev/null || need+=(openssl) # a throwaway TLS certificate for the proxy tests
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     log "installing ${need[*]}"

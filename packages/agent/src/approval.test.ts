@@ -168,3 +168,41 @@ describe("writes into .hands/ (Hands' own settings) are never approved without a
     assert.equal((await ro(write)).allow, false);
   });
 });
+
+test("a tool's duration is its own run time; the wait for approval is its own figure", async () => {
+  const provider = new ScriptedProvider([
+    { toolCalls: [{ name: "write_file", arguments: { path: "slow-approval.txt", content: "x" } }] },
+    { content: "written" },
+  ]);
+  const wait = 1000;
+  const agent = new Agent({
+    provider,
+    workspace: ws,
+    tools: builtinTools(),
+    createSandbox: () => createSandbox({ kind: "local", workspace: ws }),
+    approve: async () => {
+      await new Promise((r) => setTimeout(r, wait)); // a person thinking it over
+      return { allow: true, source: "user" };
+    },
+  });
+  const events: AgentEvent[] = [];
+  const r = await agent.run("write it", { onEvent: (e) => events.push(e) });
+  assert.equal(r.status, "done");
+  assert.ok(existsSync(join(ws, "slow-approval.txt")));
+  const end = events.find((e) => e.type === "tool_end");
+  assert.ok(end?.type === "tool_end");
+  assert.ok(end.approvalMs !== undefined && end.approvalMs >= wait - 5, `approvalMs ${end.approvalMs}`);
+  assert.ok(end.durationMs < wait * 0.8, `durationMs ${end.durationMs} counts the approval wait`);
+  // A call that needs no approval has no approval figure.
+  const readOnly = new Agent({
+    provider: new ScriptedProvider([{ toolCalls: [{ name: "list_dir", arguments: {} }] }, { content: "ok" }]),
+    workspace: ws,
+    tools: builtinTools(),
+    createSandbox: () => createSandbox({ kind: "local", workspace: ws }),
+    approve: async () => ({ allow: true, source: "mode" }),
+  });
+  const listed: AgentEvent[] = [];
+  await readOnly.run("look", { onEvent: (e) => listed.push(e) });
+  const listEnd = listed.find((e) => e.type === "tool_end");
+  assert.ok(listEnd?.type === "tool_end" && listEnd.approvalMs === undefined);
+});

@@ -90,7 +90,10 @@ export type AgentEvent =
       truncated: boolean;
       /** Where the full output was saved when it was capped. */
       fullOutputPath?: string;
+      /** The tool's own run time (not the wait for approval). */
       durationMs: number;
+      /** How long the call waited for an approval decision (set when one was asked for). */
+      approvalMs?: number;
       data?: Record<string, unknown>;
     })
   /** A memory move (when memory assembles the context): a chunk stored, scored, moved, compressed… */

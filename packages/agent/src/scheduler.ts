@@ -67,10 +67,14 @@ async function runOne(
   let isError: boolean;
   let data: Record<string, unknown> | undefined;
   // Ask before anything that writes or runs; a refusal is the call's result.
+  const asks = prepared.ok && !prepared.tool.readOnly && opts.approve !== undefined && !ctx.signal.aborted;
   const denial =
-    prepared.ok && !prepared.tool.readOnly && opts.approve && !ctx.signal.aborted
+    asks && prepared.ok && opts.approve
       ? await askApproval(opts.approve, call, prepared.tool.name, prepared.args, opts)
       : undefined;
+  // The wait for a decision (a person may take minutes) is its own figure, not the tool's time.
+  const approvalMs = asks ? performance.now() - started : undefined;
+  const ranFrom = performance.now();
   if (!prepared.ok) {
     output = prepared.error;
     isError = true;
@@ -108,7 +112,8 @@ async function runOne(
     resultChars: output.length,
     truncated: capped.truncated,
     ...(capped.fullOutputPath ? { fullOutputPath: capped.fullOutputPath } : {}),
-    durationMs: performance.now() - started,
+    durationMs: performance.now() - ranFrom,
+    ...(approvalMs !== undefined ? { approvalMs } : {}),
     ...(data ? { data } : {}),
   });
   return { call, output: capped.text, isError };

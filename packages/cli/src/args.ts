@@ -107,13 +107,103 @@ export function positiveIntSetting(name: string, value: string | undefined): num
   return value === undefined || value === "" ? undefined : positiveInt(name, value);
 }
 
+/** The line of HELP that documents `--name`, to show beside a mistake with that flag. */
+function helpLine(name: string): string | undefined {
+  const re = new RegExp(`^\\s+(?:-\\w, )?--${name}(?=[\\s,]).*$`, "m");
+  return HELP.match(re)?.[0].trim();
+}
+
+/** A usage error about one flag: what went wrong, what the flag expects, and where to read more. */
+function flagError(name: string, problem: string): UsageError {
+  const line = helpLine(name);
+  return new UsageError(`${problem}${line ? `\n  ${line}` : ""}\nSee hands --help for every flag.`);
+}
+
+const NUMBER_FLAGS = new Set(["max-steps", "max-tokens", "idle-timeout", "context-budget"]);
+
+/**
+ * Says in plain words what is wrong with `argv`, which the strict parser refused. The loose parse
+ * shows each flag with the value it would take, so the message can name the flag and its value.
+ */
+function explainParseError(argv: string[], original: Error): UsageError {
+  const options = OPTIONS as Record<string, { type: "string" | "boolean" }>;
+  const { tokens } = parseArgs({
+    args: argv,
+    options: OPTIONS,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  for (const t of tokens) {
+    if (t.kind !== "option") continue;
+    const spec = options[t.name];
+    if (!spec) {
+      const near = closestFlag(t.name);
+      return new UsageError(
+        `unknown flag ${t.rawName}${near ? ` (did you mean --${near}?)` : ""}\nSee hands --help for every flag.`,
+      );
+    }
+    const flag = `--${t.name}`;
+    if (spec.type === "boolean" && t.value !== undefined)
+      return flagError(t.name, `${flag} is a switch and takes no value (got "${t.value}")`);
+    if (spec.type !== "string") continue;
+    if (t.value === undefined) return flagError(t.name, `${flag} needs a value`);
+    if (!t.inlineValue && t.value.startsWith("-")) {
+      if (NUMBER_FLAGS.has(t.name))
+        return flagError(t.name, `${flag} must be a positive whole number, got "${t.value}"`);
+      return flagError(
+        t.name,
+        `${flag} needs a value, but the next argument "${t.value}" looks like a flag (write ${flag}=${t.value} if it is the value)`,
+      );
+    }
+  }
+  return new UsageError(
+    `${original.message.replace(/^TypeError \[[A-Z_]+\]: /, "")}\nSee hands --help for every flag.`,
+  );
+}
+
+/** The known flag nearest to a mistyped one (a typo or two away), if any. */
+function closestFlag(name: string): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
+  for (const known of Object.keys(OPTIONS)) {
+    const d = editDistance(name, known);
+    if (d < bestDistance) {
+      best = known;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
 export function parseCliArgs(argv: string[]): CliArgs {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
   } catch (err) {
-    throw new UsageError((err as Error).message.replace(/^TypeError \[[A-Z_]+\]: /, ""));
+    throw explainParseError(argv, err as Error);
   }
+  try {
+    return toCliArgs(parsed);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    const flag = err.message.match(/^--([a-z-]+) /)?.[1];
+    throw flag ? flagError(flag, err.message) : err;
+  }
+}
+
+function toCliArgs(parsed: ReturnType<typeof parse>): CliArgs {
   const v = parsed.values;
   const task = parsed.positionals.join(" ").trim();
   return {
@@ -160,41 +250,38 @@ export function parseCliArgs(argv: string[]): CliArgs {
   };
 }
 
+const OPTIONS = {
+  "base-url": { type: "string" },
+  "api-key": { type: "string" },
+  model: { type: "string" },
+  provider: { type: "string" },
+  reasoning: { type: "string" },
+  cwd: { type: "string" },
+  "max-steps": { type: "string" },
+  "max-tokens": { type: "string" },
+  "idle-timeout": { type: "string" },
+  "context-budget": { type: "string" },
+  memory: { type: "boolean" },
+  "no-memory": { type: "boolean" },
+  "memory-summaries": { type: "string" },
+  "embeddings-url": { type: "string" },
+  "embeddings-model": { type: "string" },
+  json: { type: "boolean" },
+  trace: { type: "string" },
+  sandbox: { type: "string" },
+  network: { type: "string" },
+  "allow-domain": { type: "string", multiple: true },
+  quiet: { type: "boolean" },
+  "no-color": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "v" },
+  interactive: { type: "boolean", short: "i" },
+  approval: { type: "string" },
+  plan: { type: "boolean" },
+  continue: { type: "boolean", short: "c" },
+  resume: { type: "string" },
+} as const;
+
 function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      "base-url": { type: "string" },
-      "api-key": { type: "string" },
-      model: { type: "string" },
-      provider: { type: "string" },
-      reasoning: { type: "string" },
-      cwd: { type: "string" },
-      "max-steps": { type: "string" },
-      "max-tokens": { type: "string" },
-      "idle-timeout": { type: "string" },
-      "context-budget": { type: "string" },
-      memory: { type: "boolean" },
-      "no-memory": { type: "boolean" },
-      "memory-summaries": { type: "string" },
-      "embeddings-url": { type: "string" },
-      "embeddings-model": { type: "string" },
-      json: { type: "boolean" },
-      trace: { type: "string" },
-      sandbox: { type: "string" },
-      network: { type: "string" },
-      "allow-domain": { type: "string", multiple: true },
-      quiet: { type: "boolean" },
-      "no-color": { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-      version: { type: "boolean", short: "v" },
-      interactive: { type: "boolean", short: "i" },
-      approval: { type: "string" },
-      plan: { type: "boolean" },
-      continue: { type: "boolean", short: "c" },
-      resume: { type: "string" },
-    },
-  });
+  return parseArgs({ args: argv, allowPositionals: true, strict: true, options: OPTIONS });
 }

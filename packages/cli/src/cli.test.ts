@@ -152,6 +152,23 @@ describe("hands (one-shot)", () => {
     assert.ok(traced.some((e) => e.type === "model_request" && e.messageCount === 2));
   });
 
+  test("the live view marks a failed command ✗ and a timed-out one ⏱, never ✓", async () => {
+    const server = await startScriptedServer([
+      { toolCalls: [{ name: "run_command", arguments: { command: "echo boom >&2; exit 3" } }] },
+      { toolCalls: [{ name: "run_command", arguments: { command: "sleep 30", timeout: 1 } }] },
+      { toolCalls: [{ name: "run_command", arguments: { command: "true" } }] },
+      { content: "finished" },
+    ]);
+    const r = await hands([...modelFlags(server), "--sandbox", "local", "--cwd", workspace(), "x"]);
+    await server.close();
+    assert.equal(r.code, 0, r.stderr);
+    const marks = r.stderr
+      .split("\n")
+      .filter((l) => /^ {2}\S /.test(l))
+      .map((l) => l.trim().split(" ").slice(0, 4).join(" "));
+    assert.deepEqual(marks, ["✗ exit code: 3", "⏱ exit code: none", "✓ exit code: 0"]);
+  });
+
   test("the step limit gives exit code 3 and says why", async () => {
     const server = await startScriptedServer(() => ({ toolCalls: [{ name: "list_dir", arguments: {} }] }));
     const r = await hands(["--max-steps", "2", ...modelFlags(server), "--cwd", workspace(), "x"]);
@@ -371,6 +388,20 @@ describe("hands (one-shot)", () => {
     assert.deepEqual(events.find((e) => e.type === "plan")?.items, []);
     assert.equal(server.requests.filter((q) => q.method === "POST").length, 1);
     assert.deepEqual(readdirSync(ws), []);
+    // --json's last line is the run's result, and it says why.
+    assert.equal(events.at(-1).type, "result");
+    assert.equal(events.at(-1).status, "error");
+    assert.match(events.at(-1).reason, /plan has no checklist/);
+    // The live view never calls it done, and ends with the reason.
+    const live = await hands(["--plan", ...modelFlags(server), "--cwd", ws, "say hi"]);
+    assert.equal(live.code, 1);
+    assert.equal(live.stdout, "");
+    assert.doesNotMatch(live.stderr, /done/);
+    assert.match(live.stderr, /✔ planned · 1 step/);
+    assert.match(
+      live.stderr,
+      /✘ error: the model's plan has no checklist, so nothing was executed · [^\n]*\n$/,
+    );
     const quiet = await hands(["--plan", "--quiet", ...modelFlags(server), "--cwd", ws, "say hi"]);
     await server.close();
     assert.equal(quiet.code, 1);
@@ -382,9 +413,33 @@ describe("hands (one-shot)", () => {
     const unknown = await hands(["--frobnicate", "x"]);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /hands: .*--frobnicate/);
+    assert.match(unknown.stderr, /See hands --help/);
+    const typo = await hands(["--max-step", "3", "x"]);
+    assert.equal(typo.code, 2);
+    assert.match(
+      typo.stderr,
+      /^hands: unknown flag --max-step \(did you mean --max-steps\?\)\nSee hands --help/,
+    );
     const steps = await hands(["--max-steps", "zero", "x"]);
     assert.equal(steps.code, 2);
     assert.match(steps.stderr, /--max-steps must be a positive whole number/);
+    // A negative number looks like a flag to the parser; the message still names the flag and
+    // what it expects instead of the parser's "argument is ambiguous".
+    const negative = await hands(["--max-steps", "-3", "x"]);
+    assert.equal(negative.code, 2);
+    assert.equal(
+      negative.stderr,
+      'hands: --max-steps must be a positive whole number, got "-3"\n  --max-steps N       step limit (default 50)\nSee hands --help for every flag.\n',
+    );
+    const missing = await hands(["--model"]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /^hands: --model needs a value\n {2}--model NAME .*\nSee hands --help/);
+    const swallowed = await hands(["--model", "--json", "x"]);
+    assert.equal(swallowed.code, 2);
+    assert.match(swallowed.stderr, /--model needs a value, but the next argument "--json" looks like a flag/);
+    const switchValue = await hands(["--json=yes", "x"]);
+    assert.equal(switchValue.code, 2);
+    assert.match(switchValue.stderr, /--json is a switch and takes no value \(got "yes"\)/);
     const provider = await hands(["--provider", "llama", "--cwd", workspace(), "x"]);
     assert.equal(provider.code, 2);
     assert.match(provider.stderr, /unknown provider "llama"/);

@@ -30,12 +30,17 @@ export async function runWithPlan(
   // On the run's stream too, so --json and the trace show what is about to be executed.
   run.onEvent?.({ type: "plan", time: Date.now(), items });
   onPlan(items);
-  if (items.length === 0)
-    return {
+  if (items.length === 0) {
+    const failed: RunResult = {
       ...planned,
       status: "error",
       reason: "the model's plan has no checklist, so nothing was executed",
     };
+    // The whole run's outcome, so the live view and --json's last line say why it failed.
+    const { runId: _, messages: __, ...outcome } = failed;
+    run.onEvent?.({ type: "result", time: Date.now(), ...outcome });
+    return failed;
+  }
 
   const used = planned.usage.inputTokens + planned.usage.outputTokens;
   const executor = new Agent({

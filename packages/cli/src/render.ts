@@ -32,6 +32,49 @@ export function mainArgument(name: string, args: unknown): string {
   return oneLine(typeof value === "string" ? value : "", 80);
 }
 
+const WIDE =
+  /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]|[\u{1f300}-\u{1faff}\u{20000}-\u{3fffd}]/u;
+
+/** Columns a character takes in a terminal: wide (East Asian, emoji) ones take two. */
+function charWidth(ch: string): number {
+  return WIDE.test(ch) ? 2 : 1;
+}
+
+/** Columns text takes in a terminal (no escape sequences in it). */
+export function displayWidth(text: string): number {
+  let n = 0;
+  for (const ch of text) n += charWidth(ch);
+  return n;
+}
+
+/**
+ * Cuts styled text to `columns` terminal columns (escape sequences take none), ending with "…"
+ * and a style reset when cut. A line that would wrap cannot be rewritten in place with `\r`.
+ */
+export function fitWidth(text: string, columns: number): string {
+  if (displayWidth(stripStyle(text)) <= columns) return text;
+  let used = 0;
+  let out = "";
+  for (let i = 0; i < text.length; ) {
+    const styleCode = /^\x1b\[[0-9;]*m/.exec(text.slice(i, i + 16));
+    if (styleCode) {
+      out += styleCode[0];
+      i += styleCode[0].length;
+      continue;
+    }
+    const ch = String.fromCodePoint(text.codePointAt(i) ?? 32);
+    if (used + charWidth(ch) > columns - 1) break; // room for the "…"
+    out += ch;
+    used += charWidth(ch);
+    i += ch.length;
+  }
+  return `${out}…${text.includes("\x1b[") ? "\x1b[0m" : ""}`;
+}
+
+function stripStyle(text: string): string {
+  return text.replace(/\x1b\[[0-9;]*m/g, "");
+}
+
 export function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
@@ -52,15 +95,52 @@ export function thinkingLine(text: string, tokens: number | undefined, width = 1
   return `✻ thought (${size}): ${oneLine(text, width)}`;
 }
 
-function formatMs(ms: number): string {
+/** How a tool call ended. A command that ran and failed is a normal result for the model (not
+ * isError), but the person watching must not see it as a success. */
+export type ToolOutcome = "ok" | "error" | "timed out" | "aborted";
+
+export function toolOutcome(e: {
+  isError: boolean;
+  data?: Record<string, unknown> | undefined;
+}): ToolOutcome {
+  if (e.isError) return "error";
+  const d = e.data ?? {};
+  if (d["timedOut"] === true) return "timed out";
+  if (d["aborted"] === true) return "aborted";
+  // null: killed by a signal; a number other than 0: the command failed.
+  if ("exitCode" in d && d["exitCode"] !== 0) return "error";
+  return "ok";
+}
+
+/** ✓ for success, ✗ for a failure, ⏱ for a timeout, ⊘ for a call stopped by the user. */
+export function toolMark(outcome: ToolOutcome, s: Style): string {
+  switch (outcome) {
+    case "ok":
+      return s.green("✓");
+    case "error":
+      return s.red("✗");
+    case "timed out":
+      return s.red("⏱");
+    case "aborted":
+      return s.yellow("⊘");
+  }
+}
+
+export function formatMs(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 export class LiveView {
+  /** With --plan the first run only plans: its success is a plan, not the task done. */
+  private planning: boolean;
+
   constructor(
     private readonly write: (text: string) => void,
     private readonly style: Style,
-  ) {}
+    options: { plan?: boolean } = {},
+  ) {
+    this.planning = options.plan ?? false;
+  }
 
   readonly onEvent = (e: AgentEvent): void => {
     const s = this.style;
@@ -90,10 +170,10 @@ export class LiveView {
         this.write(`${s.cyan("→")} ${s.bold(e.name)} ${mainArgument(e.name, e.args)}\n`);
         break;
       case "tool_end": {
-        const mark = e.isError ? s.red("✗") : s.green("✓");
+        const outcome = toolOutcome(e);
         const first = oneLine(resultSummary(e.output), 100);
         this.write(
-          `  ${mark} ${e.isError ? s.red(first) : s.dim(first)} ${s.dim(`· ${formatMs(e.durationMs)}`)}\n`,
+          `  ${toolMark(outcome, s)} ${outcome === "ok" ? s.dim(first) : s.red(first)} ${s.dim(`· ${formatMs(e.durationMs)}`)}\n`,
         );
         break;
       }
@@ -101,7 +181,9 @@ export class LiveView {
         const tokens = e.usage.inputTokens + e.usage.outputTokens;
         const cost = e.usage.costUsd ? ` · $${e.usage.costUsd.toFixed(4)}` : "";
         const summary = `${e.steps} step${e.steps === 1 ? "" : "s"} · ${tokens.toLocaleString("en")} tokens${cost} · ${formatMs(e.durationMs)}`;
-        if (e.status === "done") this.write(s.green(`✔ done · ${summary}\n`));
+        const planned = this.planning;
+        this.planning = false;
+        if (e.status === "done") this.write(s.green(`✔ ${planned ? "planned" : "done"} · ${summary}\n`));
         else this.write(s.red(`✘ ${e.status}: ${e.reason ?? ""} · ${summary}\n`));
         break;
       }

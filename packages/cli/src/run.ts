@@ -101,7 +101,7 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
   const runId = `${new Date().toISOString().replace(/[:.]/g, "-")}-${randomUUID().slice(0, 8)}`;
   const data = dataDir();
   const trace = new TraceWriter(args.trace ? resolve(args.trace) : join(data, "traces", `${runId}.jsonl`));
-  const view = new LiveView(err, style);
+  const view = new LiveView(err, style, { plan: args.plan });
   const listeners: ((e: AgentEvent) => void)[] = [trace.write, auditListener(data, runId)];
   // A reader that goes away (`hands --json … | head -1`) must not crash the run.
   let stdoutOpen = true;

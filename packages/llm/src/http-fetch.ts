@@ -3,15 +3,73 @@
 // stream); with a long history that cost grows each step and dominated the harness's per-step
 // overhead. Here the body string goes to the socket once. Bodies other than strings and bytes
 // fall back to the global fetch.
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+// HTTPS_PROXY / HTTP_PROXY / ALL_PROXY / NO_PROXY (either case) are honoured: a CONNECT tunnel
+// for https, absolute-URI requests for http.
+import { type Agent, Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { isIP } from "node:net";
 import type { Readable } from "node:stream";
+import { checkServerIdentity, type PeerCertificate } from "node:tls";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import { getProxyForUrl } from "proxy-from-env";
 
 const agents = {
   http: new HttpAgent({ keepAlive: true }),
   https: new HttpsAgent({ keepAlive: true }),
 };
+
+/** One keep-alive agent per proxy and scheme; the proxy libraries load only when one is set. */
+const proxyAgents = new Map<string, Promise<Agent>>();
+
+function proxyAgent(proxy: string, secure: boolean): Promise<Agent> {
+  const key = `${secure ? "https" : "http"} ${proxy}`;
+  let agent = proxyAgents.get(key);
+  if (!agent) {
+    agent = secure
+      ? import("https-proxy-agent").then(
+          ({ HttpsProxyAgent }) => new HttpsProxyAgent(proxy, { keepAlive: true }),
+        )
+      : import("http-proxy-agent").then(
+          ({ HttpProxyAgent }) => new HttpProxyAgent(proxy, { keepAlive: true }),
+        );
+    proxyAgents.set(key, agent);
+  }
+  return agent;
+}
+
+/** The proxy's address without credentials, for messages. */
+function shownProxy(proxy: string): string {
+  try {
+    const u = new URL(proxy);
+    u.username = "";
+    u.password = "";
+    return u.href.replace(/\/$/, "");
+  } catch {
+    return "(unparsable proxy URL)";
+  }
+}
+
+/** Which variable named the proxy, so the message says what to change. */
+function proxyVariable(secure: boolean): string {
+  const names = secure ? ["https_proxy", "all_proxy"] : ["http_proxy", "all_proxy"];
+  for (const n of names) {
+    if (process.env[n]) return n;
+    if (process.env[n.toUpperCase()]) return n.toUpperCase();
+  }
+  return "the proxy settings";
+}
+
+/** The proxy is unusable: not reachable, refusing, or misconfigured. */
+export class ProxyError extends Error {
+  constructor(
+    message: string,
+    /** Worth trying again (the proxy may come back), unlike a refusal or a bad setting. */
+    readonly retryable = false,
+  ) {
+    super(message);
+    this.name = "ProxyError";
+  }
+}
 
 function decoded(res: IncomingMessage): Readable {
   switch (res.headers["content-encoding"]) {
@@ -69,18 +127,66 @@ export const nodeFetch: typeof fetch = (input, init) => {
     headers[name] = value;
   });
   const method = (init?.method ?? "GET").toUpperCase();
+  let proxy = "";
+  try {
+    proxy = getProxyForUrl(url.href);
+  } catch {
+    proxy = "";
+  }
+  if (proxy) {
+    const where = `${shownProxy(proxy)} (from ${proxyVariable(secure)})`;
+    if (!/^https?:\/\//i.test(proxy))
+      return Promise.reject(
+        new ProxyError(`unsupported proxy ${where}: use an http:// or https:// proxy URL`),
+      );
+    return proxyAgent(proxy, secure).then(
+      (agent) => send(url, secure, method, headers, body, init?.signal, agent, where),
+      (e: unknown) =>
+        Promise.reject(
+          new ProxyError(`cannot use the proxy ${where}: ${(e as Error)?.message ?? String(e)}`),
+        ),
+    );
+  }
+  return send(url, secure, method, headers, body, init?.signal, secure ? agents.https : agents.http);
+};
 
+function send(
+  url: URL,
+  secure: boolean,
+  method: string,
+  headers: Record<string, string>,
+  body: string | Uint8Array | null | undefined,
+  signal: AbortSignal | null | undefined,
+  agent: Agent,
+  /** Set when the request goes through a proxy: how to name it in errors. */
+  proxy?: string,
+): Promise<Response> {
   return new Promise<Response>((resolve, reject) => {
     const req = (secure ? httpsRequest : httpRequest)(
       url,
       {
         method,
         headers,
-        agent: secure ? agents.https : agents.http,
-        ...(init?.signal ? { signal: init.signal } : {}),
+        agent,
+        ...(signal ? { signal } : {}),
+        // Through a tunnel to an IP address the proxy agent checks the certificate against
+        // "localhost"; check it against the address that was asked for.
+        ...(proxy && secure && isIP(url.hostname.replace(/^\[|\]$/g, ""))
+          ? {
+              checkServerIdentity: (_host: string, cert: PeerCertificate) =>
+                checkServerIdentity(url.hostname.replace(/^\[|\]$/g, ""), cert),
+            }
+          : {}),
       },
       (res) => {
         const status = res.statusCode ?? 500;
+        if (proxy && status === 407) {
+          res.resume();
+          reject(
+            new ProxyError(`the proxy ${proxy} requires authentication (407); put user:password in its URL`),
+          );
+          return;
+        }
         const noBody = method === "HEAD" || status === 204 || status === 304;
         if (noBody) res.resume();
         const stream = noBody ? null : toWebStream(decoded(res));
@@ -89,7 +195,36 @@ export const nodeFetch: typeof fetch = (input, init) => {
         );
       },
     );
-    req.on("error", reject);
+    if (proxy && secure) {
+      // The CONNECT answer: anything but 200 means the tunnel was refused.
+      req.once("proxyConnect", (connect: IncomingMessage) => {
+        const code = connect.statusCode ?? 0;
+        if (code === 200) return;
+        const why =
+          code === 407
+            ? "requires authentication (407); put user:password in its URL"
+            : `refused the tunnel to ${url.host}: ${code} ${connect.statusMessage ?? ""}`.trim();
+        req.destroy(new ProxyError(`the proxy ${proxy} ${why}`));
+      });
+    }
+    req.on("error", (e) => {
+      if (proxy && !(e instanceof ProxyError) && !signal?.aborted && isConnectError(e))
+        reject(new ProxyError(`cannot reach the proxy ${proxy}: ${e.message}`, true));
+      else reject(e);
+    });
     req.end(body ?? undefined);
   });
-};
+}
+
+/** Errors of the connection to the proxy itself (it is down, the name does not resolve…). */
+function isConnectError(e: Error): boolean {
+  const code = (e as NodeJS.ErrnoException).code;
+  return (
+    code === "ECONNREFUSED" ||
+    code === "ENOTFOUND" ||
+    code === "EHOSTUNREACH" ||
+    code === "ECONNRESET" ||
+    code === "ETIMEDOUT" ||
+    code === "EAI_AGAIN"
+  );
+}

@@ -1,6 +1,7 @@
 // Retries with exponential backoff and full jitter, visible to callers through onRetry, and
 // turning every failure into a ModelError whose message tells the user what to do.
 import { ContextOverflowError, overflowOf } from "./context-overflow.js";
+import { ProxyError } from "./http-fetch.js";
 import { ModelError } from "./types.js";
 
 /** What a failed call was, for error messages. */
@@ -102,6 +103,16 @@ export function parseRetryAfter(headers: unknown, now = Date.now()): number | un
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
+/** The proxy's own error, which the SDKs wrap as a bare "Connection error." */
+function proxyErrorIn(err: unknown): ProxyError | undefined {
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current && typeof current === "object"; depth++) {
+    if (current instanceof ProxyError) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 function errorCode(err: unknown): string | undefined {
   // undici nests the socket error: TypeError("fetch failed") -> cause -> { code }.
   let current: unknown = err;
@@ -199,6 +210,8 @@ export function classifyError(err: unknown): ErrorInfo {
       message: `HTTP ${status}: ${serverMessage(e as never)}`,
     };
   }
+  const proxy = proxyErrorIn(err);
+  if (proxy) return { kind: "connection", retryable: proxy.retryable, message: proxy.message };
   const code = errorCode(err);
   const message = typeof e.message === "string" ? e.message : String(err);
   if (isA("APIConnectionTimeoutError") || code === "ETIMEDOUT" || code?.endsWith("_TIMEOUT")) {
@@ -222,7 +235,13 @@ export function classifyError(err: unknown): ErrorInfo {
     return { kind: "connection", retryable: true, message: `connection failed (${code})`, code };
   }
   if (isA("APIConnectionError") || /^(terminated|fetch failed)$/i.test(message)) {
-    return { kind: "connection", retryable: true, message: `connection error: ${message}`, code };
+    // The SDKs say only "Connection error."; the code (a TLS failure, say) is the useful part.
+    return {
+      kind: "connection",
+      retryable: true,
+      message: `connection error: ${message}${code ? ` (${code})` : ""}`,
+      code,
+    };
   }
   if (err instanceof SyntaxError) {
     // A body that is not JSON (cut short, or one bad chunk) is retried like a 5xx.

@@ -187,6 +187,30 @@ function isModuleLevel(node: Node): boolean {
   );
 }
 
+/** `a = b = function …`: the value at the end of a chain of assignments. */
+function assignedValue(node: Node): Node | null {
+  let value = field(node, "right");
+  while (value?.type === "assignment_expression") value = field(value, "right");
+  return value;
+}
+
+/** `X.prototype.m`, `exports.f`, `obj.m`, `m`: the assigned-to name as written (no computed keys). */
+function assignedName(left: Node | null): string | undefined {
+  if (!left) return undefined;
+  if (left.type === "identifier") return left.text;
+  if (left.type !== "member_expression" && left.type !== "subscript_expression") return undefined;
+  // `proto[method] = function` is written per method at run time: keep it as written.
+  return /^[\w$.]+(\[[\w$.'"]+\])?$/.test(left.text) ? left.text : undefined;
+}
+
+/** An object literal's key as a name: `a`, `"a-b"`, `1`; undefined for a computed key. */
+function keyName(key: Node | null): string | undefined {
+  if (!key) return undefined;
+  if (key.type === "string") return key.text.slice(1, -1);
+  if (key.type === "computed_property_name") return undefined;
+  return key.text;
+}
+
 function scriptHandler(source: string): Handler {
   const declared = (kind: SymbolKind, node: Node, body: Node | null, name?: string): Found[] => [
     {
@@ -228,9 +252,57 @@ function scriptHandler(source: string): Handler {
         const body = field(value, "body");
         return found(inContainer(cx) ? "method" : "function", name, node, source, body);
       }
+      case "expression_statement": {
+        // `obj.m = function`, `X.prototype.m = function`, `exports.f = …`, `module.exports.f = () => …`
+        const expr = node.namedChild(0);
+        if (expr?.type !== "assignment_expression") return undefined;
+        const value = assignedValue(expr);
+        const name = assignedName(field(expr, "left"));
+        if (!value || !name) return undefined;
+        const isFunction = FUNCTION_VALUES.has(value.type);
+        if (!isFunction && !CLASS_VALUES.has(value.type)) return undefined;
+        const body = field(value, "body");
+        const kind: SymbolKind = !isFunction ? "class" : /\.prototype[.[]/.test(name) ? "method" : "function";
+        // A module's single export is known by its own name when it has one.
+        const exportsItself = name === "module.exports" || name === "exports";
+        return [
+          {
+            kind,
+            name: (exportsItself ? nameOf(value) : undefined) ?? name,
+            range: node,
+            signature: tidySignature(source.slice(node.startIndex, body ? headEnd(body) : node.endIndex)),
+            inner: body,
+          },
+        ];
+      }
+      case "function_expression":
+      case "function":
+      case "generator_function": {
+        // A named function passed or returned as a value (`on('end', function onend() {…})`);
+        // anonymous ones are looked into but not listed.
+        const name = nameOf(node);
+        return name ? found("function", name, node, source, field(node, "body")) : undefined;
+      }
+      case "pair": {
+        // An object literal's method written as `key: function …` or `key: (…) => …`.
+        const value = field(node, "value");
+        if (!value || !FUNCTION_VALUES.has(value.type)) return undefined;
+        const name = nameOf(value) ?? keyName(field(node, "key"));
+        if (!name) return undefined;
+        const body = field(value, "body");
+        return [
+          {
+            kind: "method",
+            name,
+            range: node,
+            signature: tidySignature(source.slice(node.startIndex, body ? headEnd(body) : node.endIndex)),
+            inner: body,
+          },
+        ];
+      }
       case "lexical_declaration":
       case "variable_declaration": {
-        if (!isModuleLevel(node)) return undefined;
+        if (!isModuleLevel(node)) return localFunctions(node);
         const keyword = node.child(0)?.text ?? "const";
         const exported = exportPrefix(node);
         const declarators = node.namedChildren.filter((c): c is Node => c?.type === "variable_declarator");
@@ -238,7 +310,9 @@ function scriptHandler(source: string): Handler {
         const out: Found[] = [];
         for (const d of declarators) {
           const name = nameOf(d) ?? "?";
-          const value = field(d, "value");
+          // `var proto = module.exports = function …`: the value at the end of the chain.
+          let value = field(d, "value");
+          while (value?.type === "assignment_expression") value = field(value, "right");
           const range = single ? exportRange(node) : d;
           if (value && FUNCTION_VALUES.has(value.type)) {
             const body = field(value, "body");
@@ -271,12 +345,36 @@ function scriptHandler(source: string): Handler {
             });
           }
         }
-        return out;
+        // Nothing listed (`var x = wrap(function named() {…})`): look inside instead.
+        return out.length > 0 ? out : undefined;
       }
       default:
         return undefined;
     }
   };
+
+  /** Inside a function: `var f = function …` / `const f = () => …` are functions; other locals are not listed. */
+  function localFunctions(node: Node): Found[] | undefined {
+    const keyword = node.child(0)?.text ?? "var";
+    const out: Found[] = [];
+    for (const d of node.namedChildren) {
+      if (d?.type !== "variable_declarator") continue;
+      const value = field(d, "value");
+      if (!value || !FUNCTION_VALUES.has(value.type)) continue;
+      const body = field(value, "body");
+      out.push({
+        kind: "function",
+        name: nameOf(d) ?? "?",
+        range: d,
+        signature: tidySignature(
+          `${keyword} ${source.slice(d.startIndex, body ? headEnd(body) : d.endIndex)}`,
+        ),
+        inner: body,
+      });
+    }
+    // Plain locals may hold functions further in (`var o = { m() {} }`): look inside those.
+    return out.length > 0 ? out : undefined;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -273,6 +273,77 @@ test("javascript: classes, generators, field arrows, function expressions", asyn
   assert.equal(find(symbols, "sum").signature, "export const sum = function (a, b)");
 });
 
+test("javascript: CommonJS shapes — assigned functions, prototypes, exports, object-literal methods", async () => {
+  const result = await outline("lib/app.js", [
+    '"use strict";', // 1
+    "var proto = module.exports = function (options) {", // 2
+    "  function router(req, res) {}", // 3
+    "  return router;", // 4
+    "};", // 5
+    "app.init = function init() {", // 6
+    "  this.on('mount', function onmount(parent) {", // 7
+    "    parent.x = 1;", // 8
+    "  });", // 9
+    "};", // 10
+    "View.prototype.render = function (options, callback) {", // 11
+    "  callback();", // 12
+    "};", // 13
+    "exports.compileTrust = (val) => val;", // 14
+    "module.exports.parse = async (text) => JSON.parse(text);", // 15
+    "app.del = app.delete = function () {};", // 16
+    "proto[method] = function (path) {};", // 17
+    "var helpers = {", // 18
+    "  escape: function (s) { return s; },", // 19
+    "  'to-json': (v) => JSON.stringify(v),", // 20
+    "  trim(s) { return s.trim(); },", // 21
+    "  limit: 10,", // 22
+    "};", // 23
+    "Object.defineProperty(app, 'router', {", // 24
+    "  get: function getrouter() { return 1; },", // 25
+    "});", // 26
+    "function createApplication() {", // 27
+    "  var app = function (req, res, next) {};", // 28
+    "  var count = 0, name = 'x';", // 29
+    "  return app;", // 30
+    "}", // 31
+    "obj.value = 42;", // 32
+    "items[i + 1] = function () {};", // 33
+    "exports.Store = class Store {};", // 34
+  ]);
+  const symbols = symbolsOf(result);
+  assert.deepEqual(shape(symbols), [
+    "function proto 2-5",
+    "  function router 3-3",
+    "function app.init 6-10",
+    "  function onmount 7-9",
+    "method View.prototype.render 11-13",
+    "function exports.compileTrust 14-14",
+    "function module.exports.parse 15-15",
+    "function app.del 16-16",
+    "function proto[method] 17-17",
+    "method escape 19-19",
+    "method to-json 20-20",
+    "method trim 21-21",
+    "method getrouter 25-25",
+    "function createApplication 27-31",
+    "  function app 28-28",
+    "class exports.Store 34-34",
+  ]);
+  assert.equal(find(symbols, "app.init").signature, "app.init = function init()");
+  assert.equal(
+    find(symbols, "View.prototype.render").signature,
+    "View.prototype.render = function (options, callback)",
+  );
+  assert.equal(find(symbols, "module.exports.parse").signature, "module.exports.parse = async (text) =>");
+  assert.equal(find(symbols, "escape").signature, "escape: function (s)");
+  assert.equal(find(symbols, "app").signature, "var app = function (req, res, next)");
+  // A module's one export is listed under the function's own name when it has one.
+  const single = symbolsOf(
+    await outline("lib/query.js", ["module.exports = function query(options) {", "  return 1;", "};"]),
+  );
+  assert.deepEqual(shape(single), ["function query 1-3"]);
+});
+
 test("go: structs, interfaces, methods with receivers, exported consts", async () => {
   const result = await outline("pkg/shapes/shapes.go", [
     "package shapes", // 1

@@ -91,4 +91,22 @@ describe("grep", () => {
       [1, 3, 5],
     );
   });
+
+  it("an empty-line pattern never reports the line past a final newline", async () => {
+    writeFileSync(join(t.workspace, "two.txt"), "a\nb\n");
+    writeFileSync(join(t.workspace, "blank.txt"), "a\n\nb\n");
+    writeFileSync(join(t.workspace, "empty.txt"), "");
+    assert.match((await grepTool.execute({ pattern: "^$", path: "two.txt" }, t)).output, /^No matches/);
+    assert.equal((await grepTool.execute({ pattern: "^$", path: "blank.txt" }, t)).output, "blank.txt:2:");
+    assert.match((await grepTool.execute({ pattern: "^$", path: "empty.txt" }, t)).output, /^No matches/);
+    // Without a final newline the last line is a real line.
+    assert.deepEqual(
+      matchLines("a\n", /^/gm, 10).matches.map((m) => m.line),
+      [1],
+    );
+    assert.deepEqual(
+      matchLines("a\nb", /$/gm, 10).matches.map((m) => m.line),
+      [1, 2],
+    );
+  });
 });

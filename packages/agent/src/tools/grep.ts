@@ -54,6 +54,9 @@ export function matchLines(text: string, re: RegExp, max: number): { matches: Li
     const m = re.exec(text);
     if (!m) break;
     const idx = m.index;
+    // The text after a final newline is not a line (grep counts `a\nb\n` as two lines), but
+    // `^`/`$` in multiline mode still match there.
+    if (idx === text.length && (idx === 0 || text.endsWith("\n"))) break;
     for (;;) {
       const nl = text.indexOf("\n", scan);
       if (nl === -1 || nl >= idx) break;

@@ -3,6 +3,7 @@ import { APPROVAL_MODES, type ApprovalMode, type UndoResult } from "@hands/agent
 import type { Message } from "@hands/llm";
 import { mainArgument } from "../render.js";
 import type { SessionState } from "./session.js";
+import { compactedHistory, undoNote } from "./session-notes.js";
 import { formatSessions } from "./subcommands.js";
 import { capLines, colorDiff, formatTokens } from "./ui.js";
 
@@ -124,11 +125,7 @@ async function undo(state: SessionState): Promise<void> {
   if (r.paths.length) view.print(s.green(`Undone: ${r.paths.join(", ")} (from "${label}")`));
   else view.print(`Nothing was reverted for "${label}".`);
   for (const k of r.kept) view.print(s.yellow(`  left as it is: ${k.path} (${k.why})`));
-  const note: Message = {
-    role: "user",
-    content: `(The user undid the file changes of the request "${r.label.slice(0, 200)}": ${r.paths.join(", ") || "no files"} are back as they were before it.)`,
-  };
-  const ack: Message = { role: "assistant", content: "Noted." };
+  const [note, ack] = undoNote(r.label, r.paths);
   state.history.push(note, ack);
   state.writer?.message(note);
   state.writer?.message(ack);
@@ -148,10 +145,7 @@ async function compact(state: SessionState): Promise<void> {
   try {
     const before = state.history.length;
     const summary = (await state.memory?.compact()) ?? (await modelSummary(state));
-    state.history = [
-      { role: "user", content: summary },
-      { role: "assistant", content: "Understood; I will continue from this summary." },
-    ];
+    state.history = compactedHistory(summary);
     view.stopSpinner();
     state.writer?.append({ type: "compact", time: Date.now(), messages: state.history });
     view.print(

@@ -53,12 +53,13 @@ async function start(
   args: string[] = [],
   ws?: string,
   ready: RegExp = /^› ?$/m,
+  columns?: number,
 ) {
   assert.ok(hasTmux(), "tmux is needed for these tests: run scripts/test-env.sh");
   const server = await startScriptedServer(script);
   const workspace = ws ?? mkdtempSync(join(scratch, "ws-"));
   const data = join(workspace, "..", `${workspace.split("/").pop()}-data`);
-  const tmux = new TmuxSession();
+  const tmux = columns ? new TmuxSession(columns, 30) : new TmuxSession();
   open.push({ tmux, server });
   tmux.start([process.execPath, BIN, "--model", "scripted-model", ...args], workspace, env(server, data));
   await tmux.waitFor(ready);
@@ -122,6 +123,43 @@ describe("interactive hands in a terminal", { timeout: 60_000 }, () => {
     tmux.keys("C-d");
     screen = await tmux.waitFor(/\[exited 0\]/);
     assert.match(screen, /Session saved: \S+/);
+
+    // The undo's note to the model ends with a fixed "Noted."; resuming shows the model's reply.
+    const again = await start([], ["--continue"], workspace);
+    screen = await again.tmux.waitFor(/Resumed session/);
+    assert.match(screen, /Last reply: All done\./);
+    assert.doesNotMatch(screen, /Noted/);
+  });
+
+  test("tool lines are cut at the terminal's width, never wrapped (so the ✓ rewrite stays on one row)", async () => {
+    const long = `echo ${"abcdefghij".repeat(7)}`;
+    const { tmux } = await start(
+      [
+        { content: "", toolCalls: [{ name: "run_command", arguments: { command: long } }] },
+        { content: "", toolCalls: [{ name: "run_command", arguments: { command: `${long}; exit 2` } }] },
+        { content: "Both ran." },
+      ],
+      ["--approval", "auto", "--sandbox", "local"],
+      undefined,
+      /^› ?$/m,
+      60,
+    );
+    tmux.type("run it");
+    await tmux.waitFor(/Both ran\./);
+    const rows = tmux.rows();
+    const tools = rows.filter((r) => /^ {2}[✓✗] run_command /.test(r));
+    assert.equal(tools.length, 2, rows.join("\n"));
+    for (const r of tools) {
+      assert.ok(r.length <= 59, `a tool row of ${r.length} columns: ${r}`);
+      assert.match(r, /…$/);
+    }
+    assert.match(tools[1]!, /^ {2}✗ /);
+    assert.ok(!rows.some((r) => r.includes("⋯")), `a pending line was left behind:\n${rows.join("\n")}`);
+    // The rows right after each tool line are not its continuation.
+    for (const r of tools) {
+      const next = rows[rows.indexOf(r) + 1] ?? "";
+      if (!/^ {2}[✓✗] /.test(next)) assert.doesNotMatch(next, /abcdefghij/);
+    }
   });
 
   test("a session killed with SIGKILL resumes with its completed steps", async () => {

@@ -38,6 +38,7 @@ import { auditListener, loadPolicy } from "./audit.js";
 import { runSlashCommand } from "./commands.js";
 import { LineInput } from "./input.js";
 import { reviewPlan } from "./plan-review.js";
+import { lastReply } from "./session-notes.js";
 import { StatusBar } from "./status-bar.js";
 import { askTrust } from "./trust-prompt.js";
 import { SessionView } from "./ui.js";
@@ -122,11 +123,11 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
         `Resumed session ${loaded.meta.id}: ${loaded.steps} steps, ${history.filter((m) => m.role === "user").length} requests.\n`,
       ),
     );
-    const lastAnswer = [...history].reverse().find((m) => m.role === "assistant" && m.content.trim());
-    if (lastAnswer) out(style.dim(`Last reply: ${lastAnswer.content.trim().slice(0, 300)}\n`));
+    const reply = lastReply(history);
+    if (reply) out(style.dim(`Last reply: ${reply.slice(0, 300)}\n`));
   }
 
-  const view = new SessionView(out, style, tty);
+  const view = new SessionView(out, style, tty, () => process.stdout.columns);
   const input = new LineInput(tty, join(data, "history"));
   // The session's id is known before its file exists, so its checkpoints can be found on resume.
   const sessionId = writer?.meta.id ?? newSessionId();

@@ -7,6 +7,7 @@ import { dataDir } from "../paths.js";
 import { scanProject } from "../project-scan.js";
 import { oneLine } from "../render.js";
 import { resolveWorkspace } from "../run.js";
+import { formatTable } from "../table.js";
 
 export async function runSubcommand(name: string, argv: string[]): Promise<number> {
   if (name === "sessions") {
@@ -33,11 +34,23 @@ export async function runSubcommand(name: string, argv: string[]): Promise<numbe
 
 export function formatSessions(list: SessionSummary[]): string {
   if (list.length === 0) return "No sessions yet.";
-  const rows = list.map((s) => {
-    const when = new Date(s.updated).toISOString().replace("T", " ").slice(0, 16);
-    return `${s.id}  ${when}  ${String(s.steps).padStart(3)} steps  $${s.costUsd.toFixed(4)}  ${oneLine(s.firstRequest || "(no request)", 60)}`;
-  });
-  return ["ID                      last used         steps   cost     first request", ...rows].join("\n");
+  const rows = list.map((s) => [
+    s.id,
+    new Date(s.updated).toISOString().replace("T", " ").slice(0, 16),
+    String(s.steps),
+    `$${s.costUsd.toFixed(4)}`,
+    oneLine(s.firstRequest || "(no request)", 60),
+  ]);
+  return formatTable(
+    [
+      { header: "ID" },
+      { header: "last used" },
+      { header: "steps", align: "right" },
+      { header: "cost", align: "right" },
+      { header: "first request" },
+    ],
+    rows,
+  );
 }
 
 /** What a scan of the project says: languages, package manager, scripts, folders. */

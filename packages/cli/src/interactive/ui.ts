@@ -2,13 +2,19 @@
 // status and duration in a terminal), a spinner while the model thinks, and the status line.
 import type { AgentEvent, TodoItem } from "@hands/agent";
 import type { Usage } from "@hands/llm";
-import { mainArgument, oneLine, resultSummary, type Style, thinkingLine } from "../render.js";
+import {
+  fitWidth,
+  formatMs,
+  mainArgument,
+  oneLine,
+  resultSummary,
+  type Style,
+  thinkingLine,
+  toolMark,
+  toolOutcome,
+} from "../render.js";
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-
-export function formatMs(ms: number): string {
-  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
-}
 
 export function formatTokens(n: number): string {
   return n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
@@ -45,7 +51,17 @@ export class SessionView {
     private readonly write: (text: string) => void,
     readonly style: Style,
     readonly tty: boolean,
+    /** The terminal's width: a tool line longer than it would wrap, and a wrapped line cannot
+     * be rewritten in place. Undefined (a pipe) leaves lines whole. */
+    private readonly columns: () => number | undefined = () => undefined,
   ) {}
+
+  /** A tool line cut to the terminal's width. */
+  private fit(text: string): string {
+    const columns = this.columns();
+    // One column spare: text in the last column leaves some terminals waiting to wrap.
+    return this.tty && columns && columns >= 20 ? fitWidth(text, columns - 1) : text;
+  }
 
   /** Ends whatever line is open, so the next output starts on a fresh line. */
   breakLine(): void {
@@ -131,7 +147,7 @@ export class SessionView {
         const line = `${s.bold(e.name)} ${mainArgument(e.name, e.args)}`;
         if (this.tty) {
           this.breakLine();
-          this.write(`  ${s.cyan("⋯")} ${line}`);
+          this.write(this.fit(`  ${s.cyan("⋯")} ${line}`));
           this.openLine = "tool";
           this.pendingTool = { callId: e.callId, line };
         }
@@ -148,9 +164,11 @@ export class SessionView {
         this.tools.push({ name: e.name, args: start?.args, output: e.output, isError: e.isError });
         if (e.name === "todo" && Array.isArray(e.data?.["todos"])) this.todos = e.data["todos"] as TodoItem[];
         const line = `${s.bold(e.name)} ${mainArgument(e.name, start?.args)}`;
-        const mark = e.isError ? s.red("✗") : s.green("✓");
+        const outcome = toolOutcome(e);
         const summary = oneLine(resultSummary(e.output), 90);
-        const text = `  ${mark} ${line} ${s.dim(`· ${formatMs(e.durationMs)} ·`)} ${e.isError ? s.red(summary) : s.dim(summary)}`;
+        const text = this.fit(
+          `  ${toolMark(outcome, s)} ${line} ${s.dim(`· ${formatMs(e.durationMs)} ·`)} ${outcome === "ok" ? s.dim(summary) : s.red(summary)}`,
+        );
         if (this.pendingTool?.callId === e.callId && this.openLine === "tool") {
           this.write(`\r\x1b[2K${text}\n`);
           this.openLine = undefined;
