@@ -3,12 +3,11 @@
 //   per-step overhead = (T(200 read_file steps) − T(40)) / 160
 //   launch → first model request, and peak RSS of the 200-step run.
 // Median of --runs (default 7) runs each. Prints a table and JSON (--json).
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startFakeModel } from "./fake-model-server.mjs";
+import { FILE_TEXT, median, runHarness } from "./harness-run.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 // The bin as users run it (its shebang sets node's flags).
@@ -21,79 +20,20 @@ const extraArgs = argv.includes("--cli-args")
   ? argv[argv.indexOf("--cli-args") + 1].split(" ").filter(Boolean)
   : [];
 
-// The file every step reads: 60 lines of ordinary code, ~2.4 KB.
-const FILE_TEXT = Array.from(
-  { length: 60 },
-  (_, i) => `def function_${i}(x):  # line ${i + 1} of the sample\n`,
-).join("");
-
 /** Request bodies checked over all runs (all valid, or the bench has exited). */
 let bodiesChecked = 0;
 
 async function runOnce(steps) {
-  const ws = mkdtempSync(join(tmpdir(), "hands-bench-"));
-  writeFileSync(join(ws, "sample.py"), FILE_TEXT);
-  const rssFile = join(ws, ".rss");
-  const model = await startFakeModel({ steps, file: "sample.py" });
-  const started = performance.now();
-  const child = spawn(
-    cli,
-    [
-      "--json",
-      "--quiet",
-      "--base-url",
-      model.url,
-      "--model",
-      "bench",
-      "--api-key",
-      "sk-bench",
-      "--cwd",
-      ws,
-      "--max-steps",
-      String(steps + 5),
-      ...extraArgs,
-      "read sample.py over and over",
-    ],
-    {
-      stdio: ["ignore", "pipe", "pipe"],
-      env: {
-        ...process.env,
-        HANDS_DATA_DIR: join(ws, ".data"),
-        HANDS_BENCH_RSS_FILE: rssFile,
-        NODE_OPTIONS: `--import=${join(here, "rss-probe.mjs")}`,
-      },
-    },
-  );
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (d) => (out += d));
-  child.stderr.on("data", (d) => (err += d));
-  const code = await new Promise((r) => child.on("close", r));
-  const totalMs = performance.now() - started;
-  const firstRequestMs = model.firstRequestAt - started;
-  await model.close();
-  // Checked after the run (not timed), every body: a broken one fails the bench.
-  const invalid = model.invalid();
-  if (invalid.length > 0) {
-    for (const r of invalid) console.error(`${steps}-step run: request #${r.request} is invalid: ${r.error}`);
-    console.error(`bench failed: ${invalid.length} of ${model.requests} request bodies were invalid`);
-    process.exit(1);
-  }
-  bodiesChecked += model.requests;
-  const result = JSON.parse(out.trim().split("\n").at(-1) ?? "{}");
-  if (code !== 0 || result.status !== "done" || result.steps !== steps) {
-    throw new Error(`bench run failed (exit ${code}, steps ${result.steps}): ${err.slice(-2000)}`);
-  }
-  const rss = Number(readFileSync(rssFile, "utf8"));
-  rmSync(ws, { recursive: true, force: true });
-  return { totalMs, firstRequestMs, rss };
+  const run = await runHarness({
+    bin: cli,
+    steps,
+    extra: extraArgs,
+    probe: { module: join(here, "rss-probe.mjs"), env: "HANDS_BENCH_RSS_FILE" },
+    readProbe: (file) => ({ rss: Number(readFileSync(file, "utf8")) }),
+  });
+  bodiesChecked += run.bodies;
+  return { totalMs: run.wallMs, firstRequestMs: run.firstRequestMs, rss: run.rss };
 }
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 const loadAtStart = loadavg()[0];
 const short = [];
