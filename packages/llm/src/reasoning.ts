@@ -249,16 +249,6 @@ function hostOf(url: string): string {
   }
 }
 
-/** Top-level request fields a reasoning level may add, to name them in a server's refusal. */
-export const REASONING_FIELDS = [
-  "reasoning_effort",
-  "thinking",
-  "reasoning",
-  "enable_thinking",
-  "thinking_budget",
-  "chat_template_kwargs",
-];
-
 /** True when a 400's message complains about one of the reasoning fields we added. */
 export function rejectsReasoningField(message: string, added: readonly string[]): boolean {
   const text = message.toLowerCase();
