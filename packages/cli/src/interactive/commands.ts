@@ -81,15 +81,13 @@ export async function runSlashCommand(
       await undo(state);
       return;
     case "expand": {
-      const n = arg ? Number(arg) : 1;
-      const t = state.view.tools[state.view.tools.length - (Number.isInteger(n) && n > 0 ? n : 1)];
+      const t = nthLast(view.tools, arg);
       if (!t) view.print("No tool call yet.");
       else view.print(`${s.bold(t.name)} ${mainArgument(t.name, t.args)}\n${t.output}`);
       return;
     }
     case "thinking": {
-      const n = arg ? Number(arg) : 1;
-      const t = view.thoughts[view.thoughts.length - (Number.isInteger(n) && n > 0 ? n : 1)];
+      const t = nthLast(view.thoughts, arg);
       view.print(t ? s.dim(t) : "No reasoning shown yet (the model did not think aloud).");
       return;
     }
@@ -105,6 +103,12 @@ export async function runSlashCommand(
 }
 
 const MAX_DIFF_LINES = 2000;
+
+/** The Nth last item for `/expand N` and `/thinking N` (the last one without a valid N). */
+function nthLast<T>(items: readonly T[], arg: string): T | undefined {
+  const n = arg ? Number(arg) : 1;
+  return items[items.length - (Number.isInteger(n) && n > 0 ? n : 1)];
+}
 
 /** Reverts the last request's files and tells the model, so it does not trust what it saw. */
 async function undo(state: SessionState): Promise<void> {
