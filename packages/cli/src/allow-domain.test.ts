@@ -2,8 +2,8 @@
 // not when the first command needs the proxy.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { prepareSandbox } from "@hands/sdk/root";
 import { UsageError } from "./args.js";
-import { prepareSandbox } from "./sandbox-setup.js";
 
 test("a bad --allow-domain entry is a usage error naming the entry", async () => {
   const lines: string[] = [];

@@ -1,6 +1,7 @@
 // Command-line parsing for `hands [options] "<task>"`. Flag names are an interface other
 // tools rely on: keep them.
 import { parseArgs } from "node:util";
+import { positiveInt, SettingsError as UsageError } from "@hands/sdk/root";
 
 export interface CliArgs {
   task?: string;
@@ -38,7 +39,8 @@ export interface CliArgs {
   resume?: string;
 }
 
-export class UsageError extends Error {}
+/** A usage or configuration mistake: the CLI prints its message and exits 2. */
+export { UsageError };
 
 export const HELP = `Usage: hands [options] "<task>"
 
@@ -93,19 +95,6 @@ Sandboxes: hands sandbox ls|exec|rm|prune|build-image (hands sandbox --help).
 Settings also come from .hands/config.json (project) and ~/.config/hands/config.json (user);
 a project's settings that weaken security or send secrets elsewhere apply only once you trust it.
 Exit code: 0 done; 1 error; 2 usage or configuration; 3 step limit; 4 token budget; 130 aborted.`;
-
-function positiveInt(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0)
-    throw new UsageError(`${name} must be a positive whole number, got "${value}"`);
-  return n;
-}
-
-/** A positive whole number from the environment: unset or empty means not given. */
-export function positiveIntSetting(name: string, value: string | undefined): number | undefined {
-  return value === undefined || value === "" ? undefined : positiveInt(name, value);
-}
 
 /** The line of HELP that documents `--name`, to show beside a mistake with that flag. */
 function helpLine(name: string): string | undefined {

@@ -1,7 +1,6 @@
 // `hands [options] "<task>"`: runs one task to the end. Never prints a stack trace for
 // expected problems (configuration, model errors): a clear message and an exit code instead.
-import { dataDir } from "./paths.js";
-import { secureDataDir } from "./private-data.js";
+import { dataDir, secureDataDir } from "@hands/sdk/root";
 import { runCli } from "./run.js";
 
 const argv = process.argv.slice(2);

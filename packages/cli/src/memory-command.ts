@@ -1,10 +1,7 @@
 // `hands memory ls|show|search|stats|export`: inspect the memory file.
 import { existsSync } from "node:fs";
+import { dataDir, openEmbedder, realFolder, resolveSettings } from "@hands/sdk/root";
 import { parseCliArgs, UsageError } from "./args.js";
-import { resolveSettings } from "./config.js";
-import { openEmbedder } from "./memory-open.js";
-import { dataDir } from "./paths.js";
-import { resolveWorkspace } from "./run.js";
 
 export const MEMORY_HELP = `Usage: hands memory <command> [options]
 
@@ -31,7 +28,7 @@ export async function runMemoryCommand(argv: string[], out: (s: string) => void)
     return 0;
   }
   // The file and embedder the configuration gives runs in this folder (one file per embedding model).
-  const settings = resolveSettings(parseCliArgs([]), resolveWorkspace(process.cwd()));
+  const settings = resolveSettings(parseCliArgs([]), realFolder(process.cwd(), "workspace folder"));
   const configured = await openEmbedder(settings.memory, dataDir(), (t) =>
     process.stderr.write(`hands: ${t}\n`),
   );

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { parseMemoryConfig, resolveMemorySettings } from "@hands/sdk/root";
 import { parseCliArgs } from "./args.js";
-import { parseMemoryConfig, resolveMemorySettings } from "./memory-config.js";
 
 const resolve = (argv: string[], env: Record<string, string>, project: unknown, user: unknown) =>
   resolveMemorySettings(

@@ -15,8 +15,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { type ScriptedServer, startScriptedServer } from "@hands/llm";
+import { trustFolder } from "@hands/sdk/root";
 import { type CliRun, cleanEnv, runHands } from "./testing/cli-process.js";
-import { trustFolder } from "./trust-store.js";
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-cli-memrun-")));
 after(() => rmSync(scratch, { recursive: true, force: true }));

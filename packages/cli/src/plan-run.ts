@@ -1,34 +1,31 @@
 // `hands --plan "task"` with nobody at the keyboard: plan with read-only tools, show the plan
 // (a `plan` line with --json), then execute it item by item with the todo tool. The planning
 // run's conversation carries over, so the model keeps what it learned while looking.
-import {
-  Agent,
-  type AgentOptions,
-  createTodoTool,
-  type RunOptions,
-  type RunResult,
-  type Tool,
-} from "@hands/agent";
+import { type AgentEvent, createTodoTool, type RunResult, type Tool } from "@hands/agent";
+import type { HandsSession, SessionRunOptions } from "@hands/sdk/root";
 import { extractPlan, formatPlan, PLAN_INSTRUCTIONS, planExecutionRequest, planRequest } from "./plan.js";
 import type { Style } from "./render.js";
 
 export async function runWithPlan(
+  session: HandsSession,
   task: string,
-  options: AgentOptions,
-  run: RunOptions,
+  run: Pick<SessionRunOptions, "signal" | "onEvent">,
   /** Told the plan once it is known; an empty list means the model gave no checklist. */
   onPlan: (items: string[]) => void,
 ): Promise<RunResult> {
-  const planner = new Agent({
-    ...options,
-    tools: options.tools.filter((t) => t.readOnly),
-    instructions: [options.instructions, PLAN_INSTRUCTIONS].filter(Boolean).join("\n\n"),
+  const planned = await session.run(planRequest(task), {
+    ...run,
+    readOnly: true,
+    instructions: PLAN_INSTRUCTIONS,
   });
-  const planned = await planner.run(planRequest(task), run);
   if (planned.status !== "done") return planned;
   const items = extractPlan(planned.answer);
   // On the run's stream too, so --json and the trace show what is about to be executed.
-  run.onEvent?.({ type: "plan", time: Date.now(), items });
+  const emit = (e: AgentEvent) => {
+    session.record(e);
+    run.onEvent?.(e);
+  };
+  emit({ type: "plan", time: Date.now(), items });
   onPlan(items);
   if (items.length === 0) {
     const failed: RunResult = {
@@ -38,20 +35,17 @@ export async function runWithPlan(
     };
     // The whole run's outcome, so the live view and --json's last line say why it failed.
     const { runId: _, messages: __, ...outcome } = failed;
-    run.onEvent?.({ type: "result", time: Date.now(), ...outcome });
+    emit({ type: "result", time: Date.now(), ...outcome });
     return failed;
   }
 
   const used = planned.usage.inputTokens + planned.usage.outputTokens;
-  const executor = new Agent({
-    ...options,
-    tools: [...options.tools, createTodoTool() as Tool],
-    // The token budget covers both runs.
-    ...(options.maxTokens ? { maxTokens: Math.max(1, options.maxTokens - used) } : {}),
-  });
-  return executor.run(planExecutionRequest(items), {
+  const budget = session.settings.maxTokens;
+  // The planning run's conversation carries on in the session; the token budget covers both runs.
+  return session.run(planExecutionRequest(items), {
     ...run,
-    history: planned.messages.filter((m) => m.role !== "system"),
+    extraTools: [createTodoTool() as Tool],
+    ...(budget ? { maxTokens: Math.max(1, budget - used) } : {}),
   });
 }
 

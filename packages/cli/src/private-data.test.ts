@@ -20,7 +20,7 @@ import { join, relative } from "node:path";
 import { after, test } from "node:test";
 import { startScriptedServer } from "@hands/llm";
 import { SqliteStore } from "@hands/memory";
-import { secureDataDir } from "./private-data.js";
+import { secureDataDir } from "@hands/sdk/root";
 import { cleanEnv, runHands } from "./testing/cli-process.js";
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-private-")));

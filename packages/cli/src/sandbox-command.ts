@@ -13,7 +13,7 @@ import {
   listCgroups,
   reapLeftovers,
 } from "@hands/sandbox";
-import { resolveSandboxKind } from "./sandbox-setup.js";
+import { resolveSandboxKind } from "@hands/sdk/root";
 
 export const SANDBOX_HELP = `Usage: hands sandbox <command>
 

@@ -1,7 +1,8 @@
 // `hands trust [DIR]`, `hands trust --list`, `hands untrust [DIR]`: the folders whose .hands/
 // settings apply in full (see trust.ts for what applies otherwise).
+
+import { readTrustStore, trustFolder, trustStorePath, untrustFolder } from "@hands/sdk/root";
 import { UsageError } from "./args.js";
-import { readTrustStore, trustFolder, trustStorePath, untrustFolder } from "./trust-store.js";
 
 export const TRUST_HELP = `Usage: hands trust [DIR]     trust DIR (default: the current folder): its .hands/ settings apply in full
        hands trust --list    the trusted folders

@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { after, afterEach, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { type ScriptedServer, startScriptedServer } from "@hands/llm";
-import { trustFolder } from "../trust-store.js";
+import { trustFolder } from "@hands/sdk/root";
 import { hasTmux, TmuxSession } from "./tmux.js";
 
 const BIN = fileURLToPath(new URL("../../bin/hands.js", import.meta.url));

@@ -2,18 +2,16 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SessionStore, type SessionSummary } from "@hands/agent";
+import { dataDir, realFolder, scanProject } from "@hands/sdk/root";
 import { UsageError } from "../args.js";
-import { dataDir } from "../paths.js";
-import { scanProject } from "../project-scan.js";
 import { oneLine } from "../render.js";
-import { resolveWorkspace } from "../run.js";
 import { formatTable } from "../table.js";
 
 export async function runSubcommand(name: string, argv: string[]): Promise<number> {
   if (name === "sessions") {
     const all = argv.includes("--all");
     const store = new SessionStore(join(dataDir(), "sessions"));
-    const ws = resolveWorkspace(process.cwd());
+    const ws = realFolder(process.cwd(), "workspace folder");
     const list = store.list().filter((s) => all || s.workspace === ws);
     process.stdout.write(
       `${list.length ? formatSessions(list) : `No sessions${all ? "" : " in this workspace (--all lists every workspace)"}.`}\n`,
@@ -21,7 +19,7 @@ export async function runSubcommand(name: string, argv: string[]): Promise<numbe
     return 0;
   }
   if (name === "init") {
-    const ws = resolveWorkspace(process.cwd());
+    const ws = realFolder(process.cwd(), "workspace folder");
     const path = join(ws, "AGENTS.md");
     if (existsSync(path) && !argv.includes("--force"))
       throw new UsageError(`${path} already exists (use hands init --force to overwrite it)`);

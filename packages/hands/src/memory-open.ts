@@ -6,7 +6,7 @@ import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Provider } from "@hands/llm";
 import type { Embedder, Memory, MemoryEvent } from "@hands/memory";
-import { UsageError } from "./args.js";
+import { SettingsError } from "./errors.js";
 import type { MemorySettings } from "./memory-config.js";
 import { outlineForMemory } from "./memory-outline.js";
 
@@ -70,7 +70,7 @@ export async function openMemory(
     });
     return { memory, path, budget };
   } catch (err) {
-    throw new UsageError(`cannot open the memory file ${path}: ${(err as Error).message}`);
+    throw new SettingsError(`cannot open the memory file ${path}: ${(err as Error).message}`);
   }
 }
 

@@ -2,12 +2,12 @@
 // flags > environment > project .hands/config.json > user ~/.config/hands/config.json,
 // where the project file counts only as far as the folder's trust allows (trust.ts).
 
-import { readSettingsFile, UnsafeFileError } from "@hands/agent";
+import { type ApprovalMode, readSettingsFile, UnsafeFileError } from "@hands/agent";
 import { REASONING_LEVELS, type ReasoningLevel } from "@hands/llm";
-import type { CliArgs } from "./args.js";
-import { positiveIntSetting, UsageError } from "./args.js";
+import { positiveIntSetting, SettingsError } from "./errors.js";
 import { type MemorySettings, parseMemoryConfig, resolveMemorySettings } from "./memory-config.js";
 import { projectConfigPath, userConfigPath } from "./paths.js";
+import type { SettingFlags } from "./settings-flags.js";
 import { projectView } from "./trust.js";
 import type { TrustState } from "./trust-store.js";
 
@@ -47,8 +47,8 @@ export interface Settings {
   sandbox: string;
   reasoning?: ReasoningLevel;
   memory: MemorySettings;
-  /** The approval mode the config files ask for (flags and the mode's default decide otherwise). */
-  approval?: string;
+  /** The approval mode (flag, HANDS_APPROVAL, config, else the kind of run's default). */
+  approval: ApprovalMode;
   /** MCP servers (project when trusted, else the user's). */
   mcpServers?: Record<string, unknown>;
   /** Whether the workspace is trusted, and the project settings ignored because it is not. */
@@ -59,8 +59,18 @@ export interface Settings {
 }
 
 export interface ResolveOptions {
-  /** The approval mode of this kind of run without any config (one task: auto; a session: ask). */
-  approvalDefault?: string;
+  /** The approval mode of this kind of run without any setting (one task: auto; a session: ask). */
+  approvalDefault?: ApprovalMode;
+  /** false: no config file is read (only the flags and the environment count). */
+  configFiles?: boolean;
+}
+
+const APPROVAL_MODES: ApprovalMode[] = ["auto", "ask", "read-only"];
+
+/** An approval mode by name, or a SettingsError naming `where` it came from. */
+export function approvalMode(value: string, where = "approval mode"): ApprovalMode {
+  if ((APPROVAL_MODES as string[]).includes(value)) return value as ApprovalMode;
+  throw new SettingsError(`unknown ${where} "${value}"; use auto, ask or read-only`);
 }
 
 export function readConfigFile(path: string): FileConfig {
@@ -68,7 +78,7 @@ export function readConfigFile(path: string): FileConfig {
   try {
     text = readSettingsFile(path);
   } catch (err) {
-    if (err instanceof UnsafeFileError) throw new UsageError(`cannot read ${path}: ${err.message}`);
+    if (err instanceof UnsafeFileError) throw new SettingsError(`cannot read ${path}: ${err.message}`);
     throw err;
   }
   if (text === undefined) return {};
@@ -78,22 +88,23 @@ export function readConfigFile(path: string): FileConfig {
       throw new Error("not a JSON object");
     return value as FileConfig;
   } catch (err) {
-    throw new UsageError(`cannot read ${path}: ${(err as Error).message}`);
+    throw new SettingsError(`cannot read ${path}: ${(err as Error).message}`);
   }
 }
 
 export function resolveSettings(
-  args: CliArgs,
+  args: SettingFlags,
   workspace: string,
   env: NodeJS.ProcessEnv = process.env,
   opts: ResolveOptions = {},
 ): Settings {
   const userPath = userConfigPath(env);
   const projectPath = projectConfigPath(workspace);
-  const user = readConfigFile(userPath);
+  const files = opts.configFiles !== false;
+  const user = files ? readConfigFile(userPath) : {};
   const view = projectView(
     workspace,
-    readConfigFile(projectPath) as Record<string, unknown>,
+    files ? (readConfigFile(projectPath) as Record<string, unknown>) : {},
     {
       approval: user.approval ?? opts.approvalDefault ?? "auto",
       sandbox: args.sandbox ?? env.HANDS_SANDBOX ?? user.sandbox ?? "auto",
@@ -106,16 +117,16 @@ export function resolveSettings(
 
   const provider = (args.provider ?? env.HANDS_PROVIDER ?? pick("provider") ?? "openai") as ProviderName;
   if (!PROVIDERS.includes(provider)) {
-    throw new UsageError(`unknown provider "${provider}"; use one of: ${PROVIDERS.join(", ")}`);
+    throw new SettingsError(`unknown provider "${provider}"; use one of: ${PROVIDERS.join(", ")}`);
   }
   const sandbox = args.sandbox ?? env.HANDS_SANDBOX ?? pick("sandbox") ?? "auto";
   if (!SANDBOXES.includes(sandbox)) {
-    throw new UsageError(`unknown sandbox "${sandbox}"; available here: ${SANDBOXES.join(", ")}`);
+    throw new SettingsError(`unknown sandbox "${sandbox}"; available here: ${SANDBOXES.join(", ")}`);
   }
 
   const reasoning = args.reasoning ?? env.HANDS_REASONING ?? pick("reasoning");
   if (reasoning !== undefined && !REASONING_LEVELS.includes(reasoning as ReasoningLevel)) {
-    throw new UsageError(
+    throw new SettingsError(
       `unknown reasoning level "${reasoning}"; use one of: ${REASONING_LEVELS.join(", ")}`,
     );
   }
@@ -157,8 +168,8 @@ export function resolveSettings(
       parseMemoryConfig(project.memory, projectPath),
       parseMemoryConfig(user.memory, userPath),
     ),
-    ...(pick("approval") ? { approval: pick("approval") } : {}),
-    ...(pick("mcpServers") ? { mcpServers: pick("mcpServers") } : {}),
+    approval: approvalSetting(args, env, pick("approval"), opts.approvalDefault ?? "auto"),
+    ...((args.mcpServers ?? pick("mcpServers")) ? { mcpServers: args.mcpServers ?? pick("mcpServers") } : {}),
     trust: view.trust,
     ignored: view.ignored,
     sources,
@@ -167,7 +178,7 @@ export function resolveSettings(
 
 /** The model calls' idle timeout in ms, when one is set (else the provider's default). */
 function idleTimeoutSetting(
-  args: CliArgs,
+  args: SettingFlags,
   env: NodeJS.ProcessEnv,
   fromFile: unknown,
 ): { idleTimeoutMs?: number } {
@@ -176,8 +187,21 @@ function idleTimeoutSetting(
     positiveIntSetting("HANDS_IDLE_TIMEOUT", env.HANDS_IDLE_TIMEOUT) ??
     (typeof fromFile === "number" && Number.isInteger(fromFile) && fromFile > 0 ? fromFile : undefined);
   if (fromFile !== undefined && seconds === undefined)
-    throw new UsageError(
+    throw new SettingsError(
       `idleTimeout in the config must be a whole number of seconds, got ${JSON.stringify(fromFile)}`,
     );
   return seconds ? { idleTimeoutMs: seconds * 1000 } : {};
+}
+
+/** flag > HANDS_APPROVAL > config > the run's default; a bad value is an error wherever it came from. */
+function approvalSetting(
+  args: SettingFlags,
+  env: NodeJS.ProcessEnv,
+  fromFile: unknown,
+  fallback: ApprovalMode,
+): ApprovalMode {
+  if (args.approval !== undefined) return approvalMode(args.approval, "approval mode");
+  if (env.HANDS_APPROVAL) return approvalMode(env.HANDS_APPROVAL, "approval mode in HANDS_APPROVAL");
+  if (fromFile !== undefined) return approvalMode(String(fromFile), "approval mode in the config");
+  return fallback;
 }

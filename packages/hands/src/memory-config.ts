@@ -6,8 +6,9 @@
 //     "lifecycle": { "idleAfterHours", "idleDecay", "archiveAfterDays", "archiveBelow",
 //                    "deleteArchivedAfterDays", "maintainEveryHours" } }
 // Pure parsing: nothing here loads the memory package.
-import type { CliArgs } from "./args.js";
-import { positiveIntSetting, UsageError } from "./args.js";
+
+import { positiveIntSetting, SettingsError } from "./errors.js";
+import type { SettingFlags } from "./settings-flags.js";
 
 export interface EmbeddingsSettings {
   baseUrl: string;
@@ -67,12 +68,12 @@ const LIFECYCLE: Record<
 /** Checks one config file's `memory` value; `where` names the file in errors. */
 export function parseMemoryConfig(value: unknown, where: string): MemoryConfig {
   if (value === undefined) return {};
-  const bad = (key: string, what: string) => new UsageError(`${where}: memory.${key} must be ${what}`);
-  if (!isObject(value)) throw new UsageError(`${where}: "memory" must be an object`);
+  const bad = (key: string, what: string) => new SettingsError(`${where}: memory.${key} must be ${what}`);
+  if (!isObject(value)) throw new SettingsError(`${where}: "memory" must be an object`);
   const out: MemoryConfig = {};
   for (const key of Object.keys(value))
     if (!["enabled", "contextBudget", "summaries", "embeddings", "lifecycle"].includes(key))
-      throw new UsageError(
+      throw new SettingsError(
         `${where}: unknown key memory.${key} (known: enabled, contextBudget, summaries, embeddings, lifecycle)`,
       );
   if (value.enabled !== undefined) {
@@ -113,7 +114,7 @@ export function parseMemoryConfig(value: unknown, where: string): MemoryConfig {
     for (const [key, v] of Object.entries(value.lifecycle)) {
       const spec = LIFECYCLE[key];
       if (!spec)
-        throw new UsageError(
+        throw new SettingsError(
           `${where}: unknown key memory.lifecycle.${key} (known: ${Object.keys(LIFECYCLE).join(", ")})`,
         );
       if (typeof v !== "number" || !Number.isFinite(v) || v < 0 || (spec.max !== undefined && v > spec.max))
@@ -127,7 +128,10 @@ export function parseMemoryConfig(value: unknown, where: string): MemoryConfig {
 
 /** Combines flags, environment, project and user config (in that order of precedence). */
 export function resolveMemorySettings(
-  args: Pick<CliArgs, "memory" | "contextBudget" | "memorySummaries" | "embeddingsUrl" | "embeddingsModel">,
+  args: Pick<
+    SettingFlags,
+    "memory" | "contextBudget" | "memorySummaries" | "embeddingsUrl" | "embeddingsModel"
+  >,
   env: NodeJS.ProcessEnv,
   project: MemoryConfig,
   user: MemoryConfig,
@@ -138,7 +142,7 @@ export function resolveMemorySettings(
     project.contextBudget ??
     user.contextBudget;
   if (args.memory === false && args.contextBudget !== undefined)
-    throw new UsageError("--no-memory and --context-budget contradict each other: choose one");
+    throw new SettingsError("--no-memory and --context-budget contradict each other: choose one");
   // On by default; --no-memory, or memory.enabled: false in a config, turns it off.
   const enabled =
     args.memory !== false &&
@@ -150,11 +154,11 @@ export function resolveMemorySettings(
     const baseUrl = args.embeddingsUrl ?? base?.baseUrl;
     const model = args.embeddingsModel ?? base?.model;
     if (!baseUrl || !model)
-      throw new UsageError(
+      throw new SettingsError(
         "--embeddings-url and --embeddings-model go together (or one of them with memory.embeddings in the config)",
       );
     if (!/^https?:\/\//.test(baseUrl))
-      throw new UsageError(`--embeddings-url must be an http(s) URL, got "${baseUrl}"`);
+      throw new SettingsError(`--embeddings-url must be an http(s) URL, got "${baseUrl}"`);
     embeddings = { ...base, baseUrl, model };
   }
   return {

@@ -12,7 +12,7 @@ import {
   SessionManager,
   startAllowListProxy,
 } from "@hands/sandbox";
-import { UsageError } from "./args.js";
+import { SettingsError } from "./errors.js";
 import { dataDir, userConfigPath } from "./paths.js";
 
 export interface SandboxChoice {
@@ -20,6 +20,8 @@ export interface SandboxChoice {
   workspace: string;
   network?: string | undefined;
   allowDomain?: string[] | undefined;
+  /** Where Hands' folders are (to protect them when the workspace holds them). */
+  env?: NodeJS.ProcessEnv | undefined;
 }
 
 export interface PreparedSandbox {
@@ -75,16 +77,17 @@ export async function prepareSandbox(
   err: (s: string) => void,
 ): Promise<PreparedSandbox> {
   if (choice.network && choice.network !== "host" && choice.network !== "none")
-    throw new UsageError(`--network must be "host" or "none", got "${choice.network}"`);
+    throw new SettingsError(`--network must be "host" or "none", got "${choice.network}"`);
   if (choice.network === "host" && choice.allowDomain?.length)
-    throw new UsageError("--network host and --allow-domain exclude each other");
+    throw new SettingsError("--network host and --allow-domain exclude each other");
   // A bad rule is a usage error now, not a failure at the first command.
   try {
     if (choice.allowDomain?.length) parseAllowRules(choice.allowDomain);
   } catch (e) {
-    throw new UsageError(`--allow-domain: ${(e as Error).message}`);
+    throw new SettingsError(`--allow-domain: ${(e as Error).message}`);
   }
-  const auditPath = join(dataDir(), "sandbox-audit.jsonl");
+  const env = choice.env ?? process.env;
+  const auditPath = join(dataDir(env), "sandbox-audit.jsonl");
   let resolved: SandboxKind | undefined;
   const kind = (): SandboxKind => {
     resolved ??= resolveSandboxKind(choice.kind, err);
@@ -94,7 +97,7 @@ export async function prepareSandbox(
   // one, "auto" is resolved on the first command, so a task that runs none never probes.
   if (choice.kind !== "auto" || choice.network === "none" || choice.allowDomain?.length) {
     if (kind() === "local" && (choice.network === "none" || choice.allowDomain?.length))
-      throw new UsageError("the local sandbox cannot restrict the network; use --sandbox bwrap or docker");
+      throw new SettingsError("the local sandbox cannot restrict the network; use --sandbox bwrap or docker");
   }
   let proxy: Awaited<ReturnType<typeof startAllowListProxy>> | undefined;
   let manager: SessionManager | undefined;
@@ -111,7 +114,7 @@ export async function prepareSandbox(
       return manager.create({
         kind: k,
         workspace: choice.workspace,
-        protectedPaths: protectedPathsFor(choice.workspace),
+        protectedPaths: protectedPathsFor(choice.workspace, env),
         ...(k === "local" ? {} : { network: proxy ? "proxy" : choice.network === "host" ? "host" : "none" }),
         ...(proxy ? { proxySocket: proxy.socketPath } : {}),
       });

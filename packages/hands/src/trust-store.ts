@@ -20,7 +20,7 @@ import {
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { readSettingsFile, UnsafeFileError } from "@hands/agent";
 import { isInside } from "@hands/sandbox";
-import { UsageError } from "./args.js";
+import { SettingsError } from "./errors.js";
 import { userConfigPath } from "./paths.js";
 
 export interface TrustedFolder {
@@ -39,15 +39,15 @@ export function trustStorePath(env: NodeJS.ProcessEnv = process.env): string {
   return join(dirname(userConfigPath(env)), "trusted-folders.json");
 }
 
-/** The real path of a folder (symlinks resolved), or a UsageError naming it as `what`. */
+/** The real path of a folder (symlinks resolved), or a SettingsError naming it as `what`. */
 export function realFolder(dir: string, what = "path"): string {
   let real: string;
   try {
     real = realpathSync(resolve(dir));
   } catch {
-    throw new UsageError(`${what} does not exist: ${dir}`);
+    throw new SettingsError(`${what} does not exist: ${dir}`);
   }
-  if (!statSync(real).isDirectory()) throw new UsageError(`${what} is not a folder: ${dir}`);
+  if (!statSync(real).isDirectory()) throw new SettingsError(`${what} is not a folder: ${dir}`);
   return real;
 }
 
@@ -86,10 +86,10 @@ function parseStore(text: string, path: string): TrustedFolder[] {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new UsageError(`cannot read ${path}: ${(err as Error).message}`);
+    throw new SettingsError(`cannot read ${path}: ${(err as Error).message}`);
   }
   const folders = (value as { folders?: unknown })?.folders;
-  if (!Array.isArray(folders)) throw new UsageError(`cannot read ${path}: expected {"folders": [...]}`);
+  if (!Array.isArray(folders)) throw new SettingsError(`cannot read ${path}: expected {"folders": [...]}`);
   return folders.filter(
     (f): f is TrustedFolder =>
       typeof f?.path === "string" &&
@@ -119,7 +119,7 @@ export function trustState(workspace: string, env: NodeJS.ProcessEnv = process.e
 export function trustFolder(dir: string, env: NodeJS.ProcessEnv = process.env): string {
   const path = realFolder(dir);
   const store = readTrustStore(env, path);
-  if (store.unsafe) throw new UsageError(`not changing the trusted folders: ${store.unsafe}`);
+  if (store.unsafe) throw new SettingsError(`not changing the trusted folders: ${store.unsafe}`);
   const folders = store.folders.filter((f) => f.path !== path);
   const st = statSync(path);
   folders.push({
@@ -141,7 +141,7 @@ export function untrustFolder(dir: string, env: NodeJS.ProcessEnv = process.env)
     path = resolve(dir);
   }
   const store = readTrustStore(env);
-  if (store.unsafe) throw new UsageError(`not changing the trusted folders: ${store.unsafe}`);
+  if (store.unsafe) throw new SettingsError(`not changing the trusted folders: ${store.unsafe}`);
   const folders = store.folders.filter((f) => f.path !== path);
   if (folders.length === store.folders.length) return undefined;
   writeStore(env, folders);

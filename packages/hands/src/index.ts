@@ -1,0 +1,34 @@
+// @hands/sdk: Hands as a library. Start or resume a session, run tasks, stream their events,
+// answer approvals, get structured answers. See README.md ("Use Hands as a library").
+import type { AgentEvent } from "@hands/agent";
+
+// The formats on disk, for tools that read them (the dashboard): a trace file is one AgentEvent
+// per line; a session file is SessionLine per line (see @hands/agent's SessionStore).
+export type {
+  AgentEvent,
+  AgentEventType,
+  ApprovalMode,
+  LoadedSession,
+  MemoryAction,
+  RunOutcome,
+  RunStatus,
+  SessionLine,
+  SessionMeta,
+  SessionSummary,
+} from "@hands/agent";
+export { SettingsError } from "./errors.js";
+export {
+  type ApprovalAnswer,
+  type ApprovalRequest,
+  createSession,
+  type RunOptions,
+  type RunResult,
+  type RunStream,
+  type Safety,
+  Session,
+  type SessionOptions,
+} from "./sdk.js";
+export type { JsonSchema } from "./sdk-output.js";
+/** One line of a trace file (<data>/traces/<id>.jsonl). */
+export type TraceEvent = AgentEvent;
+export { dataDir } from "./paths.js";

@@ -1,0 +1,353 @@
+// Hands as a library: start or resume a session, run tasks in it, read its events as they
+// happen, stop it, answer its approval questions, and get a structured answer. The same
+// composition root as the `hands` command builds it, with safe defaults: the built-in command
+// policy and an isolating sandbox unless the caller opts out by name.
+import type { AgentEvent, ApprovalMode, ApprovalPrompt, RunStatus, UserAnswer } from "@hands/agent";
+import type { Usage } from "@hands/llm";
+import { defaultSandboxKind, type SandboxKind } from "@hands/sandbox";
+import { SettingsError } from "./errors.js";
+import { checkOptions } from "./sdk-options.js";
+import { compileOutputSchema, type JsonSchema, outputInstructions, parseOutput } from "./sdk-output.js";
+import { type HandsSession, openSession } from "./session.js";
+import type { SettingFlags } from "./settings-flags.js";
+
+/** What a call that needs approval asks; answer true / false, or { answer, reason }. */
+export type ApprovalRequest = ApprovalPrompt;
+export type ApprovalAnswer = boolean | UserAnswer;
+
+export interface SessionOptions {
+  /** The folder the agent works in (default: the current directory). */
+  workspace?: string;
+  /** "openai" (any OpenAI-compatible endpoint; default), "anthropic", or "react" (text protocol). */
+  provider?: "openai" | "anthropic" | "react";
+  model?: string;
+  /** The endpoint, e.g. http://127.0.0.1:11434/v1 (default: OPENAI_BASE_URL / ANTHROPIC_BASE_URL, else the provider's). */
+  baseURL?: string;
+  /** Default: OPENAI_API_KEY / ANTHROPIC_API_KEY. */
+  apiKey?: string;
+  /** off | low | medium | high: how hard a reasoning model thinks. */
+  reasoning?: "off" | "low" | "medium" | "high";
+  /** Step limit per run (default 50). */
+  maxSteps?: number;
+  /** Token budget per run (input + output). */
+  maxTokens?: number;
+  /** Seconds without data from the model before a call is retried (default 120). */
+  idleTimeout?: number;
+  /**
+   * Where commands run. Default: an isolating backend (bubblewrap), or an error if there is
+   * none. "local" runs commands as you, on your files and network: say so explicitly.
+   */
+  sandbox?: "bwrap" | "docker" | "local";
+  /** Network of sandboxed commands: "none" (default) or "host". */
+  network?: "none" | "host";
+  /** Only these domains (through a filtering proxy). */
+  allowDomains?: string[];
+  /**
+   * "auto": writes and commands run unless the policy refuses or asks; "ask": every write and
+   * command goes to `approve`; "read-only": none run. Default: "ask" with `approve`, else "auto".
+   */
+  approval?: ApprovalMode;
+  /**
+   * Called when a call needs a yes: approval "ask", a policy "ask" rule (e.g. `git push`), a write
+   * into .hands/. Without it those calls are refused with a reason the model reads.
+   */
+  approve?: (request: ApprovalRequest) => ApprovalAnswer | Promise<ApprovalAnswer>;
+  /** "builtin" (default): the built-in command policy (denials such as `rm -rf /`, asks such as `git push`); "none": no rules. */
+  commandPolicy?: "builtin" | "none";
+  /** Memory (AdaMEM) assembles each step's context: true (default), false, or a token budget. */
+  memory?: boolean | { contextBudget?: number };
+  /** MCP servers whose tools the agent may use, by name: { command, args?, env?, cwd?, timeoutMs? } or { url }. */
+  mcpServers?: Record<string, unknown>;
+  /** Added to the project's instructions (AGENTS.md) for every run. */
+  instructions?: string;
+  /** Resume a saved session by id (session.id of an earlier one). */
+  resume?: string;
+  /** Keep the conversation in a session file, resumable later (default true). */
+  save?: boolean;
+  /** Sessions, traces, memory, audit log (default: HANDS_DATA_DIR, else ~/.local/share/hands). */
+  dataDir?: string;
+  /** Read ~/.config/hands/config.json and the workspace's .hands/ as the CLI does (default false). */
+  configFiles?: boolean;
+  /** The environment settings come from (default process.env: OPENAI_API_KEY, HANDS_MODEL…). */
+  env?: NodeJS.ProcessEnv;
+  /** Things worth knowing that are not errors (a sandbox that does not isolate, an MCP server that failed). */
+  onNotice?: (text: string) => void;
+}
+
+export interface RunOptions {
+  /** Aborting ends the run with status "aborted" (never a rejection). */
+  signal?: AbortSignal;
+  /** Every event of the run as it happens (the same events `hands --json` prints). */
+  onEvent?: (event: AgentEvent) => void;
+  /**
+   * A JSON Schema for the answer: the model is told to answer with one JSON value, which is
+   * parsed and validated. An answer that does not match is sent back with the errors, at most
+   * `outputRetries` times; after that the run's status is "error" and `output` is unset.
+   */
+  outputSchema?: JsonSchema;
+  /** How often a non-matching answer is sent back (default 2). */
+  outputRetries?: number;
+}
+
+/** How the session is protected, in every result. */
+export interface Safety {
+  sandbox: SandboxKind;
+  /** false only for sandbox "local": commands run as you. */
+  isolated: boolean;
+  commandPolicy: "builtin" | "none";
+  approval: ApprovalMode;
+}
+
+export interface RunResult<T = unknown> {
+  status: RunStatus;
+  /** The final answer, as the model wrote it. */
+  answer: string;
+  /** The validated answer, with `outputSchema` (undefined when it never matched). */
+  output?: T;
+  reason?: string;
+  steps: number;
+  usage: Usage;
+  durationMs: number;
+  sessionId: string;
+  safety: Safety;
+}
+
+/** A run in progress: its events as an async iterator, and its result. */
+export interface RunStream<T = unknown> extends AsyncIterable<AgentEvent> {
+  readonly result: Promise<RunResult<T>>;
+}
+
+export class Session {
+  /** Use createSession. */
+  constructor(private readonly core: HandsSession) {}
+
+  /** The id to resume this session with (createSession({ resume: id })). */
+  get id(): string {
+    return this.core.id;
+  }
+
+  get safety(): Safety {
+    return {
+      sandbox: this.core.sandboxKind,
+      isolated: this.core.isolated,
+      commandPolicy: this.core.setup.commandPolicy ?? "builtin",
+      approval: this.core.mode,
+    };
+  }
+
+  /** The model in use. */
+  get model(): string {
+    return this.core.provider.model;
+  }
+
+  /** Runs a task to its end; later tasks continue the same conversation. */
+  async run<T = unknown>(task: string, options: RunOptions = {}): Promise<RunResult<T>> {
+    checkOptions(options, RUN_OPTIONS, "run option");
+    if (typeof task !== "string" || !task.trim())
+      throw new SettingsError("run(task): task must be a non-empty string");
+    const output = options.outputSchema ? compileOutputSchema(options.outputSchema) : undefined;
+    const retries = options.outputRetries ?? 2;
+    if (!Number.isInteger(retries) || retries < 0)
+      throw new SettingsError(`outputRetries must be a whole number ≥ 0, got ${JSON.stringify(retries)}`);
+    const runOptions = {
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+    };
+    let result = await this.core.run(
+      output ? `${task}\n\n${outputInstructions(output.schema)}` : task,
+      runOptions,
+    );
+    if (!output) return this.result<T>(result);
+    for (let attempt = 0; ; attempt++) {
+      if (result.status !== "done") return this.result<T>(result);
+      const parsed = parseOutput(result.answer, output.validate);
+      if (parsed.ok) return { ...this.result<T>(result), output: parsed.value as T };
+      if (attempt >= retries)
+        return {
+          ...this.result<T>(result),
+          status: "error",
+          reason: `the answer does not match the output schema after ${retries + 1} attempts: ${parsed.error}`,
+        };
+      result = await this.core.run(
+        `Your answer does not match the required JSON schema: ${parsed.error}\n\n${outputInstructions(output.schema)}`,
+        runOptions,
+      );
+    }
+  }
+
+  /** Runs a task, yielding its events as they happen; `result` resolves when it ends. */
+  stream<T = unknown>(task: string, options: Omit<RunOptions, "onEvent"> = {}): RunStream<T> {
+    checkOptions(
+      options,
+      RUN_OPTIONS.filter((k) => k !== "onEvent"),
+      "stream option",
+    );
+    const queue: AgentEvent[] = [];
+    let wake: (() => void) | undefined;
+    let finished = false;
+    const result = this.run<T>(task, {
+      ...options,
+      onEvent: (e) => {
+        queue.push(e);
+        wake?.();
+      },
+    }).finally(() => {
+      finished = true;
+      wake?.();
+    });
+    // A caller that only iterates still sees a failure (it rethrows from the iterator).
+    result.catch(() => {});
+    return {
+      result,
+      async *[Symbol.asyncIterator]() {
+        for (;;) {
+          while (queue.length) yield queue.shift()!;
+          if (finished) break;
+          await new Promise<void>((r) => {
+            wake = r;
+          });
+          wake = undefined;
+        }
+        await result;
+      },
+    };
+  }
+
+  /** Stops MCP servers and sandboxes, saves memory and the session file. */
+  close(): Promise<void> {
+    return this.core.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  private result<T>(r: Awaited<ReturnType<HandsSession["run"]>>): RunResult<T> {
+    return {
+      status: r.status,
+      answer: r.answer,
+      ...(r.reason ? { reason: r.reason } : {}),
+      steps: r.steps,
+      usage: r.usage,
+      durationMs: r.durationMs,
+      sessionId: this.core.id,
+      safety: this.safety,
+    };
+  }
+}
+
+const SESSION_OPTIONS = [
+  "workspace",
+  "provider",
+  "model",
+  "baseURL",
+  "apiKey",
+  "reasoning",
+  "maxSteps",
+  "maxTokens",
+  "idleTimeout",
+  "sandbox",
+  "network",
+  "allowDomains",
+  "approval",
+  "approve",
+  "commandPolicy",
+  "memory",
+  "mcpServers",
+  "instructions",
+  "resume",
+  "save",
+  "dataDir",
+  "configFiles",
+  "env",
+  "onNotice",
+] as const satisfies readonly (keyof SessionOptions)[];
+const RUN_OPTIONS = [
+  "signal",
+  "onEvent",
+  "outputSchema",
+  "outputRetries",
+] as const satisfies readonly (keyof RunOptions)[];
+
+/** Starts a session (or resumes one: `resume`). Unknown or misspelled options are errors. */
+export async function createSession(options: SessionOptions = {}): Promise<Session> {
+  checkOptions(options, SESSION_OPTIONS, "option");
+  const env = options.env ?? process.env;
+  const notice = options.onNotice ?? (() => {});
+  const approve = options.approve;
+  if (approve !== undefined && typeof approve !== "function")
+    throw new SettingsError("approve must be a function (request) => boolean | { answer, reason }");
+  if (options.commandPolicy !== undefined && !["builtin", "none"].includes(options.commandPolicy))
+    throw new SettingsError(
+      `commandPolicy must be "builtin" or "none", got ${JSON.stringify(options.commandPolicy)}`,
+    );
+  const core = await openSession({
+    workspace: options.workspace ?? process.cwd(),
+    flags: sessionFlags(options, env),
+    env,
+    configFiles: options.configFiles ?? false,
+    approvalDefault: approve ? "ask" : "auto",
+    ...(approve ? { askUser: async (p: ApprovalPrompt) => userAnswer(await approve(p)) } : {}),
+    report: (_level, text) => notice(text),
+    save: options.save ?? true,
+    ...(options.resume !== undefined ? { resume: options.resume } : {}),
+    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    ...(options.instructions ? { instructions: options.instructions } : {}),
+    ...(options.commandPolicy ? { commandPolicy: options.commandPolicy } : {}),
+  });
+  return new Session(core);
+}
+
+/** The options as the composition root's settings (they win over the environment and config files). */
+function sessionFlags(o: SessionOptions, env: NodeJS.ProcessEnv): SettingFlags {
+  const memory = o.memory;
+  if (memory !== undefined && typeof memory !== "boolean" && (typeof memory !== "object" || memory === null))
+    throw new SettingsError("memory must be true, false or { contextBudget: N }");
+  if (typeof memory === "object") checkOptions(memory, ["contextBudget"], "memory option");
+  for (const key of ["maxSteps", "maxTokens", "idleTimeout"] as const) {
+    const v = o[key];
+    if (v !== undefined && (!Number.isInteger(v) || v <= 0))
+      throw new SettingsError(`${key} must be a positive whole number, got ${JSON.stringify(v)}`);
+  }
+  return {
+    ...(o.provider ? { provider: o.provider } : {}),
+    ...(o.model ? { model: o.model } : {}),
+    ...(o.baseURL ? { baseUrl: o.baseURL } : {}),
+    ...(o.apiKey ? { apiKey: o.apiKey } : {}),
+    ...(o.reasoning ? { reasoning: o.reasoning } : {}),
+    ...(o.maxSteps ? { maxSteps: o.maxSteps } : {}),
+    ...(o.maxTokens ? { maxTokens: o.maxTokens } : {}),
+    ...(o.idleTimeout ? { idleTimeout: o.idleTimeout } : {}),
+    // Unnamed: an isolating backend, unless the user's own config files (read on request) choose.
+    ...(o.sandbox ? { sandbox: o.sandbox } : o.configFiles ? {} : { sandbox: isolatingSandbox(env) }),
+    ...(o.network ? { network: o.network } : {}),
+    ...(o.allowDomains ? { allowDomain: o.allowDomains } : {}),
+    ...(o.approval ? { approval: o.approval } : {}),
+    ...(memory === false ? { memory: false } : memory === true ? { memory: true } : {}),
+    ...(typeof memory === "object" && memory.contextBudget !== undefined
+      ? { contextBudget: memory.contextBudget }
+      : {}),
+    ...(o.mcpServers ? { mcpServers: o.mcpServers } : {}),
+  };
+}
+
+/** The sandbox when the caller named none: HANDS_SANDBOX, else bubblewrap, never "local" unasked. */
+function isolatingSandbox(env: NodeJS.ProcessEnv): string {
+  if (env.HANDS_SANDBOX) return env.HANDS_SANDBOX;
+  const found = defaultSandboxKind();
+  if (found.kind === "local")
+    throw new SettingsError(
+      `no isolating sandbox is available here (${found.warning?.replace(/^warning: /, "")}); pass sandbox: "docker", or sandbox: "local" to run commands unisolated`,
+    );
+  return found.kind;
+}
+
+function userAnswer(a: ApprovalAnswer): UserAnswer {
+  if (a === true) return { answer: "yes" };
+  if (a === false) return { answer: "no" };
+  if (a && typeof a === "object" && ["yes", "no", "always"].includes(a.answer)) return a;
+  return {
+    answer: "no",
+    reason: `the approval callback gave ${JSON.stringify(a)}, not true/false or { answer }`,
+  };
+}

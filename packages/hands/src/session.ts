@@ -1,0 +1,394 @@
+// The composition root: the one place a Hands session is put together from settings —
+// workspace trust, provider, sandbox, tools and MCP servers, memory, command policy and the
+// approval gate, trace, audit log, project instructions, checkpoints and the session file.
+// The one-shot CLI, the interactive CLI and the SDK are front ends over it: they turn their
+// input into a SessionSetup and render what the session reports, nothing more.
+import { join } from "node:path";
+import {
+  Agent,
+  type AgentEvent,
+  type ApprovalMode,
+  type ApprovalPrompt,
+  builtinTools,
+  CommandPolicy,
+  connectMcpServers,
+  createApprovalGate,
+  createTodoTool,
+  type McpConnection,
+  newSessionId,
+  openCheckpoints,
+  parseMcpServers,
+  projectInstructions,
+  type RunResult,
+  SessionStore,
+  type SessionWriter,
+  type TodoItem,
+  type Tool,
+  TraceWriter,
+  type TurnCheckpoints,
+  type UserAnswer,
+} from "@hands/agent";
+import type { Message, Provider, Usage } from "@hands/llm";
+import type { SandboxKind } from "@hands/sandbox";
+import type { AgentMemory } from "./agent-memory.js";
+import { auditListener } from "./audit.js";
+import { SettingsError } from "./errors.js";
+import { dataDir as defaultDataDir } from "./paths.js";
+import { loadPolicy } from "./policy.js";
+import { memoryHost, resolveProvider } from "./provider.js";
+import { type PreparedSandbox, prepareSandbox } from "./sandbox-setup.js";
+import { resolveSettings, type Settings } from "./settings.js";
+import type { SettingFlags } from "./settings-flags.js";
+import { untrustedNotice } from "./trust.js";
+import { realFolder, trustFolder } from "./trust-store.js";
+
+/** What a message from the session is about, so a front end can place it. */
+export type SessionTopic = "trust" | "model" | "sandbox" | "memory" | "mcp" | "checkpoints";
+
+export interface SessionSetup {
+  /** The workspace folder (its real path is used). */
+  workspace: string;
+  /** Settings given directly (the CLI's flags): they win over the environment and the config files. */
+  flags?: SettingFlags;
+  /** Where the HANDS_* / OPENAI_* / ANTHROPIC_* settings and the config folders are found. */
+  env?: NodeJS.ProcessEnv;
+  /** Config files read: both (the CLI), or none (only flags and the environment count). */
+  configFiles?: boolean;
+  /** The approval mode when no setting names one ("auto" for one task, "ask" for a session). */
+  approvalDefault: ApprovalMode;
+  /**
+   * Asked when a call needs a person's yes (approval "ask", a policy "ask" rule, any write into
+   * .hands/). Without it such calls are refused, with a reason the model reads.
+   */
+  askUser?: (prompt: ApprovalPrompt) => Promise<UserAnswer>;
+  /** Asked once when some of an untrusted folder's settings would be ignored; true trusts the folder. */
+  confirmTrust?: (ignored: string[], workspace: string) => Promise<boolean>;
+  /** What the person should know while the session is set up or runs (never an error). */
+  report?: (level: "info" | "warning", text: string, topic: SessionTopic) => void;
+  /** Keep the conversation in a session file (resumable); default true. */
+  save?: boolean;
+  /** Resume this saved session, or "latest": the newest in this workspace (none: a new one). */
+  resume?: string;
+  /** The id of a new session (default: a new session id). */
+  id?: string;
+  /** The JSONL trace file (default: <data>/traces/<id>.jsonl). */
+  tracePath?: string;
+  /** A checkpoint before each request's first change (for undo). */
+  checkpoints?: boolean;
+  /** Adds the todo tool; called with its list whenever the model updates it. */
+  onTodos?: (items: TodoItem[]) => void;
+  /** Memory scope of this session's conversation (default: a new one). */
+  memoryScope?: string;
+  /** Data folder (sessions, traces, memory, audit log); default HANDS_DATA_DIR or the XDG one. */
+  dataDir?: string;
+  /** Added to the project instructions (AGENTS.md) for every request. */
+  instructions?: string;
+  /** "builtin" (default): the built-in denials and "ask" rules, then the policy files; "none": no command rules. */
+  commandPolicy?: "builtin" | "none";
+}
+
+export interface SessionRunOptions {
+  signal?: AbortSignal;
+  /** Every event of the run, in order (the same events the trace and --json get). */
+  onEvent?: (event: AgentEvent) => void;
+  /** A planning request: read-only tools only. */
+  readOnly?: boolean;
+  /** Added to the project instructions for this request. */
+  instructions?: string;
+  /** Tools for this request only. */
+  extraTools?: Tool[];
+  /** A token budget for this request instead of the session's. */
+  maxTokens?: number;
+}
+
+/** A resumed session: what it held. */
+export interface ResumedSession {
+  id: string;
+  steps: number;
+  requests: number;
+}
+
+export class HandsSession {
+  /** The approval mode; a front end may change it between requests (/approval). */
+  mode: ApprovalMode;
+  provider: Provider;
+  /** The conversation so far (no system message). */
+  history: Message[] = [];
+  readonly usage: Usage = { inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, costUsd: 0 };
+  writer: SessionWriter | undefined;
+  resumed: ResumedSession | undefined;
+  private trace: TraceWriter | undefined;
+  private readonly audit: (e: AgentEvent) => void;
+  private closed = false;
+
+  /** Use openSession. */
+  constructor(
+    readonly setup: SessionSetup,
+    readonly id: string,
+    readonly workspace: string,
+    readonly settings: Settings,
+    readonly policy: CommandPolicy,
+    provider: Provider,
+    private readonly box: PreparedSandbox,
+    readonly dataDir: string,
+    readonly store: SessionStore,
+    readonly instructions: string | undefined,
+    readonly tools: Tool[],
+    readonly readOnlyTools: Tool[],
+    readonly checkpoints: TurnCheckpoints | undefined,
+    readonly memory: AgentMemory | undefined,
+    readonly mcp: McpConnection | undefined,
+  ) {
+    this.provider = provider;
+    this.mode = settings.approval;
+    this.audit = auditListener(dataDir, id);
+  }
+
+  /** The sandbox backend commands run in ("auto" is resolved on first read: it probes bubblewrap). */
+  get sandboxKind(): SandboxKind {
+    return this.box.kind;
+  }
+
+  /** Whether commands run isolated from the machine (false only for the local backend). */
+  get isolated(): boolean {
+    return this.box.kind !== "local";
+  }
+
+  /** Switches the model (same endpoint and settings). */
+  async setModel(name: string): Promise<void> {
+    this.provider = await resolveProvider(this.settings, () => {}, name);
+  }
+
+  /** Writes an event to the session's trace (events a front end adds, e.g. a plan). */
+  record(event: AgentEvent): void {
+    this.openTrace().write(event);
+  }
+
+  /** Runs one request of the conversation to its end; the history carries on to the next. */
+  async run(task: string, options: SessionRunOptions = {}): Promise<RunResult> {
+    if (this.closed) throw new Error("the session is closed");
+    if (this.setup.save !== false)
+      this.writer ??= this.store.create({
+        id: this.id,
+        workspace: this.workspace,
+        provider: this.provider.name,
+        model: this.provider.model,
+      });
+    const writer = this.writer;
+    const trace = this.openTrace();
+    const checkpoints = options.readOnly ? undefined : this.checkpoints;
+    checkpoints?.begin(task);
+    const maxTokens = options.maxTokens ?? this.settings.maxTokens;
+    const agent = new Agent({
+      provider: this.provider,
+      workspace: this.workspace,
+      tools: options.readOnly ? this.readOnlyTools : [...this.tools, ...(options.extraTools ?? [])],
+      createSandbox: this.box.create,
+      maxSteps: this.settings.maxSteps,
+      ...(maxTokens ? { maxTokens } : {}),
+      outputDir: join(this.dataDir, "outputs"),
+      runId: this.id,
+      ...instructionsOption([this.instructions, options.instructions]),
+      approve: createApprovalGate({
+        workspace: this.workspace,
+        policy: this.policy,
+        mode: () => this.mode,
+        ...(this.setup.askUser ? { askUser: this.setup.askUser } : {}),
+        ...(checkpoints ? { beforeChange: (abs?: string) => checkpoints.beforeChange(abs) } : {}),
+      }),
+      ...this.memory?.agentOptions(),
+    });
+    try {
+      const result = await agent.run(task, {
+        ...(options.signal ? { signal: options.signal } : {}),
+        history: this.history,
+        ...(writer ? { onMessage: (m: Message) => writer.message(m) } : {}),
+        onEvent: (e: AgentEvent) => {
+          trace.write(e);
+          this.audit(e);
+          if (e.type === "model_response") {
+            writer?.usage(e.usage);
+            addInto(this.usage, e.usage);
+          }
+          options.onEvent?.(e);
+        },
+      });
+      this.history = result.messages.filter((m) => m.role !== "system");
+      writer?.turn(result.status, result.steps);
+      // What the workspace taught this request: never a reason for the request to fail.
+      await this.memory?.learn(task, result).catch(() => {});
+      return result;
+    } finally {
+      if (checkpoints) await checkpoints.end();
+    }
+  }
+
+  /** Stops the MCP servers and the sandbox, saves memory, closes the files. Safe to call twice. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.writer?.close();
+    this.trace?.close();
+    await this.mcp?.close().catch(() => {});
+    await this.box.close();
+    await this.checkpoints?.close();
+    await this.memory?.close().catch(() => {});
+  }
+
+  private openTrace(): TraceWriter {
+    this.trace ??= new TraceWriter(
+      this.setup.tracePath ?? join(this.dataDir, "traces", `${this.writer?.meta.id ?? this.id}.jsonl`),
+    );
+    return this.trace;
+  }
+}
+
+/** Builds a session from its setup; everything opened is closed again if a later part fails. */
+export async function openSession(setup: SessionSetup): Promise<HandsSession> {
+  const env = setup.env ?? process.env;
+  const report = setup.report ?? (() => {});
+  const workspace = realFolder(setup.workspace, "workspace folder");
+  const data = setup.dataDir ?? defaultDataDir(env);
+  const resolveAll = () => {
+    const settings = resolveSettings(setup.flags ?? {}, workspace, env, {
+      approvalDefault: setup.approvalDefault,
+      ...(setup.configFiles === false ? { configFiles: false } : {}),
+    });
+    if (setup.commandPolicy === "none")
+      return { settings, policy: new CommandPolicy([]), ignored: settings.ignored };
+    const p = loadPolicy(workspace, settings.trust.trusted, env, setup.configFiles !== false);
+    return { settings, policy: p.policy, ignored: [...settings.ignored, ...p.ignored] };
+  };
+  let resolved = resolveAll();
+  const { trust } = resolved.settings;
+  if (setup.confirmTrust && resolved.ignored.length && !trust.trusted && trust.why !== "store-unsafe") {
+    if (await setup.confirmTrust(resolved.ignored, workspace)) {
+      trustFolder(workspace, env);
+      report("info", `Trusted ${workspace} (hands untrust to undo).`, "trust");
+      resolved = resolveAll();
+    }
+  }
+  const { settings, policy } = resolved;
+  for (const line of untrustedNotice(workspace, settings.trust, resolved.ignored))
+    report("warning", line, "trust");
+
+  const provider = await resolveProvider(settings, (t) => report("info", t, "model"));
+  const box = await prepareSandbox(
+    {
+      kind: settings.sandbox,
+      workspace,
+      network: setup.flags?.network,
+      allowDomain: setup.flags?.allowDomain,
+      env,
+    },
+    (t) => report("warning", t.trimEnd(), "sandbox"),
+  );
+  const opened: { close(): Promise<void> | void }[] = [box];
+  try {
+    const store = new SessionStore(join(data, "sessions"));
+    const loaded = resumeFrom(store, setup.resume, workspace);
+    const id = loaded?.meta.id ?? setup.id ?? newSessionId();
+    const checkpoints = setup.checkpoints
+      ? await openCheckpoints({
+          workspace,
+          dir: join(data, "checkpoints"),
+          sessionId: id,
+          onWarning: (m) => report("warning", m, "checkpoints"),
+        })
+      : undefined;
+    if (checkpoints) opened.push(checkpoints);
+    const instructions =
+      [projectInstructions(workspace), setup.instructions].filter(Boolean).join("\n\n") || undefined;
+    const memory = settings.memory.enabled
+      ? await (await import("./agent-memory.js")).AgentMemory.open(
+          memoryHost(settings, provider, data, (t) => report("warning", t, "memory")),
+          workspace,
+          setup.memoryScope ?? `chat-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
+        )
+      : undefined;
+    if (memory) opened.push(memory);
+    const mcp = await connectMcp(settings, (level, t) => report(level, t, "mcp"));
+    if (mcp) opened.push(mcp);
+
+    const memoryTools = memory ? [memory.tool] : [];
+    const todo = setup.onTodos ? [createTodoTool(setup.onTodos) as Tool] : [];
+    const tools = [...builtinTools(), ...todo, ...(mcp?.tools ?? []), ...memoryTools];
+    const readOnlyTools = [...builtinTools().filter((t) => t.readOnly), ...memoryTools];
+    const session = new HandsSession(
+      setup,
+      id,
+      workspace,
+      settings,
+      policy,
+      provider,
+      box,
+      data,
+      store,
+      instructions,
+      tools,
+      readOnlyTools,
+      checkpoints,
+      memory,
+      mcp,
+    );
+    if (loaded) {
+      session.history = loaded.messages;
+      Object.assign(session.usage, loaded.usage);
+      session.writer = store.reopen(loaded.meta);
+      session.resumed = {
+        id: loaded.meta.id,
+        steps: loaded.steps,
+        requests: loaded.messages.filter((m) => m.role === "user").length,
+      };
+    }
+    return session;
+  } catch (err) {
+    for (const o of opened.reverse()) await Promise.resolve(o.close()).catch(() => {});
+    throw err;
+  }
+}
+
+function resumeFrom(
+  store: SessionStore,
+  resume: string | undefined,
+  workspace: string,
+): ReturnType<SessionStore["load"]> | undefined {
+  const id = resume === "latest" ? store.latest(workspace)?.id : resume;
+  if (!id) return undefined;
+  try {
+    return store.load(id);
+  } catch (e) {
+    throw new SettingsError((e as Error).message);
+  }
+}
+
+/** The MCP servers of the config (project when trusted, else the user's); undefined: none. */
+async function connectMcp(
+  settings: Settings,
+  report: (level: "info" | "warning", text: string) => void,
+): Promise<McpConnection | undefined> {
+  let servers: ReturnType<typeof parseMcpServers>;
+  try {
+    servers = parseMcpServers(settings.mcpServers);
+  } catch (e) {
+    throw new SettingsError((e as Error).message);
+  }
+  if (Object.keys(servers).length === 0) return undefined;
+  // A server that stops, restarts or is given up on later says so, like a memory warning.
+  const mcp = await connectMcpServers(servers, { onNotice: (m) => report("warning", m) });
+  for (const s of mcp.servers) report("info", `MCP server ${s.name}: ${s.tools} tools`);
+  for (const e of mcp.errors) report("warning", e);
+  return mcp;
+}
+
+function instructionsOption(parts: (string | undefined)[]): { instructions?: string } {
+  const text = parts.filter(Boolean).join("\n\n");
+  return text ? { instructions: text } : {};
+}
+
+function addInto(total: Usage, step: Usage): void {
+  total.inputTokens += step.inputTokens;
+  total.outputTokens += step.outputTokens;
+  total.cachedInputTokens = (total.cachedInputTokens ?? 0) + (step.cachedInputTokens ?? 0);
+  total.costUsd = (total.costUsd ?? 0) + (step.costUsd ?? 0);
+}

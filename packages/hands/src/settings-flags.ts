@@ -1,0 +1,30 @@
+// The settings a caller gives directly — the CLI's flags, the SDK's options — which win over
+// the environment and the config files. Every field is optional: unset means "not given here".
+
+export interface SettingFlags {
+  provider?: string;
+  model?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  /** off | low | medium | high. */
+  reasoning?: string;
+  maxSteps?: number;
+  maxTokens?: number;
+  /** Seconds without a byte from the model server before the attempt is retried. */
+  idleTimeout?: number;
+  sandbox?: string;
+  /** "host" or "none" (the default for isolating sandboxes). */
+  network?: string;
+  /** Only these domains, through a filtering proxy. */
+  allowDomain?: string[];
+  /** auto | ask | read-only. */
+  approval?: string;
+  /** true: on; false: off; undefined: memory's own default (on). */
+  memory?: boolean;
+  contextBudget?: number;
+  memorySummaries?: string;
+  embeddingsUrl?: string;
+  embeddingsModel?: string;
+  /** MCP servers by name (the config's "mcpServers"); given here they replace the config's. */
+  mcpServers?: Record<string, unknown>;
+}
