@@ -1,8 +1,9 @@
 // The packages as people get them: `npm pack` of every workspace package, checked for what it
 // ships, installed from the tarballs into a fresh folder with `npm install`, type-checked by a
 // strict TypeScript consumer (declaration files included: skipLibCheck off), and run there —
-// `hands --version` from the installed bin and a small library example against a scripted
-// model. New workspace packages are picked up from the root package.json.
+// `hands --version` from the installed bin, examples/one-task.mjs from the installed @hands/sdk,
+// and a small library example against a scripted model. New workspace packages are picked up
+// from the root package.json.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import {
@@ -19,6 +20,7 @@ import { dirname, join, posix, resolve } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { startScriptedServer } from "@hands/llm";
 
 const run = promisify(execFile);
 const ROOT = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
@@ -245,6 +247,38 @@ test("npm pack ships only what runs; the tarballs install, type-check strictly a
     const version = await run(join(app, "node_modules/.bin/hands"), ["--version"], { cwd: app });
     assert.equal(version.stdout.trim(), readJson(join(ROOT, "packages/cli/package.json")).version);
     assert.ok(cli.files.some((f) => f.path === "bin/hands.js"));
+
+    // An SDK example as README shows it, from the installed @hands/sdk, against a scripted model.
+    copyFileSync(join(ROOT, "examples/one-task.mjs"), join(app, "one-task.mjs"));
+    const model = await startScriptedServer([
+      {
+        toolCalls: [{ name: "run_command", arguments: { command: "printf 'hello from Hands' > hello.txt" } }],
+      },
+      { content: "created hello.txt" },
+    ]);
+    const exampleWorkspace = join(tmp, "example-ws");
+    mkdirSync(exampleWorkspace);
+    try {
+      const sdk = await run(process.execPath, [join(app, "one-task.mjs"), exampleWorkspace], {
+        cwd: app,
+        env: {
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          HOME: tmp,
+          HANDS_DATA_DIR: join(tmp, "data"),
+          XDG_CONFIG_HOME: join(tmp, "config"),
+          OPENAI_BASE_URL: model.url,
+          OPENAI_API_KEY: "sk-test",
+          HANDS_MODEL: "scripted-model",
+        },
+      });
+      assert.match(sdk.stdout, /^status: done$/m);
+      assert.match(sdk.stdout, /^sandbox: bwrap \(isolated: true\)$/m);
+      assert.equal(readFileSync(join(exampleWorkspace, "hello.txt"), "utf8"), "hello from Hands");
+    } finally {
+      await model.close();
+    }
+    // It ran the installed package, not the checkout's.
+    assert.ok(existsSync(join(app, "node_modules/@hands/sdk/dist/index.js")));
 
     const example = await run(process.execPath, [join(app, "out/consumer.js")], { cwd: app });
     const out = JSON.parse(example.stdout);

@@ -1,6 +1,6 @@
 // The interactive session: a prompt, requests that continue one conversation, approvals,
 // slash commands, plans, checkpoints for /undo, and a session file saved as it goes.
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type {
   AgentEvent,
   ApprovalMode,
@@ -63,6 +63,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     approvalDefault: "ask",
     ...(args.resume ? { resume: args.resume } : args.continue ? { resume: "latest" } : {}),
     checkpoints: true,
+    ...(args.trace ? { tracePath: resolve(args.trace) } : {}),
     onTodos: (items) => {
       todos = items;
     },
