@@ -16,7 +16,10 @@ export type {
   SessionMeta,
   SessionSummary,
 } from "@hands/agent";
+// Memory for an Agent wired by hand (@hands/agent); sessions have it built in.
+export type { AgentMemory } from "./agent-memory.js";
 export { SettingsError } from "./errors.js";
+export { type AgentMemoryOptions, openAgentMemory } from "./memory-for-agent.js";
 export {
   type ApprovalAnswer,
   type ApprovalRequest,

@@ -7,6 +7,7 @@ export * from "./discover.js";
 export * from "./errors.js";
 export * from "./memory-config.js";
 export * from "./memory-events.js";
+export * from "./memory-for-agent.js";
 export * from "./memory-open.js";
 export * from "./memory-outline.js";
 export * from "./paths.js";

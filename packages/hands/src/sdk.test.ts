@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { type ScriptedServer, type ServerScript, startScriptedServer } from "@hands/llm";
-import { createSession, type SessionOptions, SettingsError } from "./index.js";
+import { createSession, openAgentMemory, type SessionOptions, SettingsError } from "./index.js";
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-sdk-")));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -234,4 +234,50 @@ test("approve: the callback decides what the policy asks about; its reason reach
   assert.deepEqual(asked, ["command:git push --force origin main"]);
   const tool = chat(server)[1]!.body.messages.find((m: { role: string }) => m.role === "tool");
   assert.match(tool.content, /not today/);
+});
+
+test("openAgentMemory: memory for an Agent wired by hand assembles its context, answers recall, reports moves", async () => {
+  const { server, workspace, home } = await setup([
+    { toolCalls: [{ name: "list_dir", arguments: { path: "." } }] },
+    { content: "done" },
+  ]);
+  const { Agent, builtinTools } = await import("@hands/agent");
+  const { createProvider } = await import("@hands/llm");
+  const provider = createProvider({
+    provider: "openai",
+    model: "scripted-model",
+    baseURL: server.url,
+    apiKey: "k",
+  });
+  const memory = await openAgentMemory({
+    provider,
+    workspace,
+    dataDir: join(home, "data"),
+    contextBudget: 4000,
+  });
+  const moves: string[] = [];
+  try {
+    const agent = new Agent({
+      provider,
+      workspace,
+      tools: [...builtinTools(), memory.tool],
+      ...memory.agentOptions(),
+      createSandbox: async () => {
+        throw new Error("no commands in this test");
+      },
+    });
+    const result = await agent.run("look around", {
+      onEvent: (e) => {
+        if (e.type === "memory") moves.push(e.action);
+      },
+    });
+    assert.equal(result.status, "done");
+    await memory.learn("look around", result);
+  } finally {
+    await memory.close();
+  }
+  assert.ok(moves.includes("created"), moves.join(","));
+  const names = chat(server)[0]!.body.tools.map((t: { function: { name: string } }) => t.function.name);
+  assert.ok(names.includes("recall"));
+  assert.ok(existsSync(join(home, "data", "memory.db")));
 });
