@@ -74,7 +74,7 @@ Run:
 
 Interactive (\`hands\` with no task in a terminal):
   -i, --interactive   open a session even without a terminal (plain text in a pipe)
-  --approval MODE     auto | ask | read-only (default: ask in a session, auto for one task)
+  --approval MODE     auto | ask | read-only (default: ask in a session, auto for one task; env HANDS_APPROVAL)
   --plan              plan the first request as a checklist before changing anything
                       (without a terminal, or with --json, the plan runs as proposed)
   -c, --continue      resume the last session in this workspace

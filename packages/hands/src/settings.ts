@@ -27,7 +27,7 @@ export interface FileConfig {
   sandbox?: string;
   /** off | low | medium | high. */
   reasoning?: string;
-  /** Interactive approval mode: auto | ask | read-only. */
+  /** Approval mode: auto | ask | read-only (one task and sessions alike). */
   approval?: string;
   /** MCP servers whose tools the agent may use, by name. */
   mcpServers?: Record<string, unknown>;
