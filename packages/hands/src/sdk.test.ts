@@ -1,10 +1,12 @@
 // The SDK against the scripted model server: options checked by name, safe defaults that say
 // what they are, abort, structured output that never matches, approvals, resume.
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
+import { promisify } from "node:util";
 import { type ScriptedServer, type ServerScript, startScriptedServer } from "@hands/llm";
 import { createSession, openAgentMemory, type SessionOptions, SettingsError } from "./index.js";
 
@@ -280,4 +282,30 @@ test("openAgentMemory: memory for an Agent wired by hand assembles its context, 
   const names = chat(server)[0]!.body.tools.map((t: { function: { name: string } }) => t.function.name);
   assert.ok(names.includes("recall"));
   assert.ok(existsSync(join(home, "data", "memory.db")));
+});
+
+test("no isolating sandbox on the machine: createSession refuses to fall back to running commands unisolated", async () => {
+  const { options } = await setup([]);
+  const sdk = new URL("./index.js", import.meta.url).href;
+  const code = `import(${JSON.stringify(sdk)}).then(async ({ createSession }) => {
+    const opts = ${JSON.stringify({ ...options, env: {} })};
+    await createSession(opts).then(() => console.log("started"), (e) => console.log("refused: " + e.message));
+    const local = await createSession({ ...opts, sandbox: "local", onNotice: (t) => console.log("notice: " + t) });
+    console.log("local: " + JSON.stringify(local.safety));
+    await local.close();
+  });`;
+  // No bubblewrap on the PATH: as on a machine without it.
+  const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", code], {
+    env: { PATH: "/nonexistent" },
+  });
+  assert.match(
+    stdout,
+    /^refused: no isolating sandbox is available here \(sandbox "local" does not isolate commands \(bubblewrap is not installed/m,
+  );
+  assert.match(stdout, /sandbox: "local" to run commands unisolated/);
+  assert.match(stdout, /^notice: warning: sandbox "local" does not isolate/m);
+  assert.match(
+    stdout,
+    /^local: \{"sandbox":"local","isolated":false,"commandPolicy":"builtin","approval":"auto"\}$/m,
+  );
 });

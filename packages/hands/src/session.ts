@@ -108,6 +108,25 @@ export interface ResumedSession {
   requests: number;
 }
 
+/** What openSession puts together. */
+interface SessionParts {
+  setup: SessionSetup;
+  id: string;
+  workspace: string;
+  settings: Settings;
+  policy: CommandPolicy;
+  provider: Provider;
+  box: PreparedSandbox;
+  dataDir: string;
+  store: SessionStore;
+  instructions: string | undefined;
+  tools: Tool[];
+  readOnlyTools: Tool[];
+  checkpoints: TurnCheckpoints | undefined;
+  memory: AgentMemory | undefined;
+  mcp: McpConnection | undefined;
+}
+
 export class HandsSession {
   /** The approval mode; a front end may change it between requests (/approval). */
   mode: ApprovalMode;
@@ -121,27 +140,40 @@ export class HandsSession {
   private readonly audit: (e: AgentEvent) => void;
   private closed = false;
 
+  readonly setup: SessionSetup;
+  readonly id: string;
+  readonly workspace: string;
+  readonly settings: Settings;
+  readonly policy: CommandPolicy;
+  readonly dataDir: string;
+  readonly store: SessionStore;
+  readonly instructions: string | undefined;
+  readonly tools: Tool[];
+  readonly readOnlyTools: Tool[];
+  readonly checkpoints: TurnCheckpoints | undefined;
+  readonly memory: AgentMemory | undefined;
+  readonly mcp: McpConnection | undefined;
+  private readonly box: PreparedSandbox;
+
   /** Use openSession. */
-  constructor(
-    readonly setup: SessionSetup,
-    readonly id: string,
-    readonly workspace: string,
-    readonly settings: Settings,
-    readonly policy: CommandPolicy,
-    provider: Provider,
-    private readonly box: PreparedSandbox,
-    readonly dataDir: string,
-    readonly store: SessionStore,
-    readonly instructions: string | undefined,
-    readonly tools: Tool[],
-    readonly readOnlyTools: Tool[],
-    readonly checkpoints: TurnCheckpoints | undefined,
-    readonly memory: AgentMemory | undefined,
-    readonly mcp: McpConnection | undefined,
-  ) {
-    this.provider = provider;
-    this.mode = settings.approval;
-    this.audit = auditListener(dataDir, id);
+  constructor(parts: SessionParts) {
+    this.setup = parts.setup;
+    this.id = parts.id;
+    this.workspace = parts.workspace;
+    this.settings = parts.settings;
+    this.policy = parts.policy;
+    this.provider = parts.provider;
+    this.box = parts.box;
+    this.dataDir = parts.dataDir;
+    this.store = parts.store;
+    this.instructions = parts.instructions;
+    this.tools = parts.tools;
+    this.readOnlyTools = parts.readOnlyTools;
+    this.checkpoints = parts.checkpoints;
+    this.memory = parts.memory;
+    this.mcp = parts.mcp;
+    this.mode = parts.settings.approval;
+    this.audit = auditListener(parts.dataDir, parts.id);
   }
 
   /** The sandbox backend commands run in ("auto" is resolved on first read: it probes bubblewrap). */
@@ -314,7 +346,7 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
     const todo = setup.onTodos ? [createTodoTool(setup.onTodos) as Tool] : [];
     const tools = [...builtinTools(), ...todo, ...(mcp?.tools ?? []), ...memoryTools];
     const readOnlyTools = [...builtinTools().filter((t) => t.readOnly), ...memoryTools];
-    const session = new HandsSession(
+    const session = new HandsSession({
       setup,
       id,
       workspace,
@@ -322,7 +354,7 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
       policy,
       provider,
       box,
-      data,
+      dataDir: data,
       store,
       instructions,
       tools,
@@ -330,7 +362,7 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
       checkpoints,
       memory,
       mcp,
-    );
+    });
     if (loaded) {
       session.history = loaded.messages;
       Object.assign(session.usage, loaded.usage);
