@@ -4,6 +4,9 @@
 // where it matters — what the model server receives, what the tools did, what the trace says.
 // Each case also puts a different value one level lower (a decoy), so precedence is checked too:
 // flags > environment > project .hands/config.json (trusted folder) > user config.
+// Not here: memory.summaries, which only /compact uses (an interactive command, nothing to
+// compare a one-shot run with; memory-config.test.ts covers its parsing), and the output flags
+// (--json, --quiet, --no-color), which are how each mode renders rather than settings.
 import assert from "node:assert/strict";
 import {
   existsSync,
@@ -291,6 +294,22 @@ const rows: Row[] = [
     base: openaiBase,
     script: [{ content: "ok" }],
     observe: (o) => o.all.some((r) => r.path === "/v1/embeddings" && r.body?.model === "emb"),
+    expected: true,
+  },
+  {
+    setting: "memory.lifecycle",
+    sources: ["project", "user"],
+    value: () => ({ config: { memory: { lifecycle: { maintainEveryHours: 0 } } } }),
+    decoy: () => ({ config: { memory: { lifecycle: { maintainEveryHours: 1000 } } } }),
+    base: openaiBase,
+    // A pass that just ran: with the default (a day) or the decoy the next is not due yet.
+    prepare: (ws) => {
+      mkdirSync(join(ws, "..", "data"), { recursive: true });
+      writeFileSync(join(ws, "..", "data", "memory.db.maintained"), "just now\n");
+    },
+    script: [{ content: "ok" }],
+    observe: (o) =>
+      readFileSync(join(o.workspace, "..", "data", "memory.db.maintained"), "utf8") !== "just now\n",
     expected: true,
   },
   {
