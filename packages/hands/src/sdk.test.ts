@@ -2,7 +2,16 @@
 // what they are, abort, structured output that never matches, approvals, resume.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -211,6 +220,8 @@ test("resume: a new session with resume continues the saved conversation; the tr
     .split("\n");
   assert.equal(trace.filter((l) => JSON.parse(l).type === "result").length, 2);
   assert.ok(readdirSync(join(home, "data", "sessions")).some((f) => f.startsWith(first.id)));
+  // Private to the user, as the CLI keeps it.
+  assert.equal(statSync(join(home, "data")).mode & 0o777, 0o700);
   await assert.rejects(createSession({ ...options, resume: "no-such-session" }), SettingsError);
 });
 

@@ -6,6 +6,8 @@ import type { AgentEvent, ApprovalMode, ApprovalPrompt, RunStatus, UserAnswer } 
 import type { Usage } from "@hands/llm";
 import { defaultSandboxKind, type SandboxKind } from "@hands/sandbox";
 import { SettingsError } from "./errors.js";
+import { dataDir } from "./paths.js";
+import { secureDataDir } from "./private-data.js";
 import { checkOptions } from "./sdk-options.js";
 import { compileOutputSchema, type JsonSchema, outputInstructions, parseOutput } from "./sdk-output.js";
 import { type HandsSession, openSession } from "./session.js";
@@ -281,6 +283,14 @@ export async function createSession(options: SessionOptions = {}): Promise<Sessi
     throw new SettingsError(
       `commandPolicy must be "builtin" or "none", got ${JSON.stringify(options.commandPolicy)}`,
     );
+  // As the CLI does at start: the data folder (sessions, traces, memory) is the user's alone.
+  const data = options.dataDir ?? dataDir(env);
+  try {
+    const { skipped } = secureDataDir(data);
+    if (skipped) notice(`warning: the data folder is not made private: ${skipped}`);
+  } catch (err) {
+    notice(`warning: cannot make the data folder private: ${(err as Error).message}`);
+  }
   const core = await openSession({
     workspace: options.workspace ?? process.cwd(),
     flags: sessionFlags(options, env),
@@ -291,7 +301,7 @@ export async function createSession(options: SessionOptions = {}): Promise<Sessi
     report: (_level, text) => notice(text),
     save: options.save ?? true,
     ...(options.resume !== undefined ? { resume: options.resume } : {}),
-    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    dataDir: data,
     ...(options.instructions ? { instructions: options.instructions } : {}),
     ...(options.commandPolicy ? { commandPolicy: options.commandPolicy } : {}),
   });
