@@ -12,7 +12,7 @@ import type {
   TurnCheckpoints,
 } from "@hands/agent";
 import type { Message, Provider, Usage } from "@hands/llm";
-import { type AgentMemory, dataDir, openSession } from "@hands/sdk/root";
+import { type AgentMemory, openSession } from "@hands/sdk/root";
 import type { CliArgs } from "../args.js";
 import { extractPlan, PLAN_INSTRUCTIONS, planExecutionRequest, planRequest } from "../plan.js";
 import { COLOR, PLAIN } from "../render.js";
@@ -53,7 +53,6 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
   const useColor = args.color ?? (tty && !process.env.NO_COLOR);
   const style = useColor ? COLOR : PLAIN;
   const out = (text: string) => process.stdout.write(text);
-  const data = dataDir();
   // Memory and checkpoint warnings go through the view once there is one.
   let shown: { view: SessionView; ask: ReturnType<typeof makeAsker> } | undefined;
   let todos: TodoItem[] = [];
@@ -89,7 +88,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
   }
 
   const view = new SessionView(out, style, tty, () => process.stdout.columns);
-  const input = new LineInput(tty, join(data, "history"));
+  const input = new LineInput(tty, join(session.dataDir, "history"));
   const sandbox = session.sandboxKind;
   shown = { view, ask: makeAsker(input, view, sandbox) };
   const { memory, instructions } = session;
