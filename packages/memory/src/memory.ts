@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { type Embedder, HashEmbedder } from "./embeddings.js";
 import { ImportanceModel, type ScoreContext } from "./importance.js";
+import { resolveRelativeDates } from "./relative-dates.js";
 import { type RenderItem, renderItems } from "./render.js";
 import { type Candidate, type SelectOptions, selectWithinBudget } from "./select.js";
 import { SqliteStore } from "./sqlite-store.js";
@@ -266,6 +267,11 @@ export class Memory {
       ...(input.parent ? { parent: input.parent } : {}),
     };
     chunk.importance = input.importance ?? this.importance.score(chunk, this.scoreContext());
+    // A conversation turn's relative dates, resolved against its session's date (see relative-dates.ts).
+    if (chunk.meta.date && chunk.meta.when === undefined) {
+      const when = resolveRelativeDates(chunk.content, chunk.meta.date);
+      if (when) chunk.meta = { ...chunk.meta, when };
+    }
     // Adaptive encoding, part one: every chunk worth it gets its stand-in now (by content
     // type, whole units only), so that retrieval can choose between full and short at no cost.
     if (chunk.tokens > 12 && chunk.type !== "summary") {
@@ -818,9 +824,17 @@ export function asksForDate(query: string): boolean {
 function renderItemOf(i: RetrievedItem): RenderItem {
   return {
     id: i.chunk.id,
-    text: i.text,
+    text: withWhen(i.text, i.chunk.meta.when),
     form: i.form,
     ...(i.chunk.step !== undefined ? { step: i.chunk.step } : {}),
     ...(i.chunk.meta.date ? { date: i.chunk.meta.date } : {}),
   };
+}
+
+/** A turn's text with the resolved dates of the relative ones it holds (see relative-dates.ts). */
+function withWhen(text: string, when: string | undefined): string {
+  if (!when) return text;
+  const lower = text.toLowerCase();
+  const held = when.split("; ").filter((w) => lower.includes(w.slice(0, w.indexOf(" = "))));
+  return held.length ? `${text} [${held.join("; ")}]` : text;
 }
