@@ -77,7 +77,16 @@ function indexLine(f: Files, lemma: string): string | undefined {
 interface Synset {
   lemmas: string[];
   hyponyms: number[];
+  /** The first more general synset (instance-of counts too); undefined at the root. */
+  hypernym?: number;
 }
+
+/**
+ * Nouns fewer levels than this below WordNet's root are too general to name a kind of
+ * answer: event (3), food (4), activity (5), name (5) — their kinds are abstractions or
+ * hundreds of unrelated things; job (6), song (6), city (8), dog (13) are not.
+ */
+const MIN_DEPTH = 6;
 
 function synset(f: Files, offset: number): Synset | undefined {
   const buf = Buffer.alloc(4096);
@@ -91,8 +100,19 @@ function synset(f: Files, offset: number): Synset | undefined {
   let k = 4 + 2 * count;
   const pointers = Number(p[k++]);
   const hyponyms: number[] = [];
-  for (let i = 0; i < pointers; i++, k += 4) if (p[k] === "~") hyponyms.push(Number(p[k + 1]));
-  return { lemmas, hyponyms };
+  let hypernym: number | undefined;
+  for (let i = 0; i < pointers; i++, k += 4) {
+    if (p[k] === "~") hyponyms.push(Number(p[k + 1]));
+    else if ((p[k] === "@" || p[k] === "@i") && hypernym === undefined) hypernym = Number(p[k + 1]);
+  }
+  return hypernym === undefined ? { lemmas, hyponyms } : { lemmas, hyponyms, hypernym };
+}
+
+/** Levels from a synset up to the root, by first hypernyms (bounded: the graph is a tree there). */
+function depth(f: Files, s: Synset): number {
+  let d = 0;
+  for (let up = s.hypernym; up !== undefined && d < 40; d++) up = synset(f, up)?.hypernym;
+  return d;
 }
 
 /** A plural's singular by WordNet's detachment rules, when the index has it. */
@@ -121,7 +141,7 @@ const cache = new Map<string, string[]>();
 /**
  * The noun's base form, its synonyms in its most frequent sense, and the words of that sense's
  * direct kinds (hyponyms), one-word lemmas in lower case ("job" → occupation, career, position,
- * trade, …); [] for a word WordNet does not know as a noun.
+ * trade, …); [] for a word WordNet does not know as a noun, or one too general (MIN_DEPTH).
  */
 export function kindsOf(noun: string): string[] {
   const word = noun.toLowerCase();
@@ -137,7 +157,7 @@ export function kindsOf(noun: string): string[] {
       .split(" ")
       .find((x) => /^\d{8}$/.test(x));
     const sense = first ? synset(f, Number(first)) : undefined;
-    if (sense) {
+    if (sense && depth(f, sense) >= MIN_DEPTH) {
       const words = [found.lemma, ...sense.lemmas];
       for (const h of sense.hyponyms) words.push(...(synset(f, h)?.lemmas ?? []));
       // One-word lemmas only: a full-text search for "salt mine" would match any "salt".
