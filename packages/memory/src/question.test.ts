@@ -10,6 +10,12 @@ test("the noun a question's answer is a kind of", () => {
   assert.equal(answerNoun("Which city did Aiko live in before moving?"), "city");
   assert.equal(answerNoun("What kind of painting did Caroline share?"), "painting");
   assert.equal(answerNoun("What instruments does Melanie play?"), "instruments");
+  // A noun phrase: WordNet's compound, or its head word.
+  assert.equal(answerNoun("What martial arts has John done?"), "martial arts");
+  assert.equal(answerNoun("What European countries has Maria been to?"), "european countries");
+  assert.equal(answerNoun("What musical artists/bands has Melanie seen?"), "musical artists");
+  // A verb before a name is not a noun phrase.
+  assert.equal(answerNoun("What sparked John's interest in education?"), "sparked");
   // No noun named: "did", "does" are not what the answer is.
   assert.equal(answerNoun("What did Caroline research?"), undefined);
   assert.equal(answerNoun("When did Melanie run a charity race?"), undefined);
@@ -24,6 +30,14 @@ test("kinds of a noun from WordNet: base form, synonyms, direct hyponyms, one wo
     job.every((w) => /^[a-z'-]+$/.test(w)),
     "no multi-word lemmas",
   );
+  // A compound WordNet knows, with its kinds; instances count as kinds.
+  const arts = kindsOf("martial arts");
+  for (const w of ["judo", "karate", "taekwondo"]) assert.ok(arts.includes(w), w);
+  assert.ok(!arts.includes("art") && !arts.includes("martial"));
+  const europe = kindsOf("european countries");
+  for (const w of ["spain", "germany", "italy"]) assert.ok(europe.includes(w), w);
+  assert.ok(europe.length <= 64, "a bounded number of searches");
+  assert.deepEqual(kindsOf("sparked"), [], "not a noun");
   // A plural finds its singular.
   assert.ok(kindsOf("hobbies").includes("hobby"));
   assert.ok(kindsOf("Cities").includes("metropolis"));

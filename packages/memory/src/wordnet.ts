@@ -102,7 +102,7 @@ function synset(f: Files, offset: number): Synset | undefined {
   const hyponyms: number[] = [];
   let hypernym: number | undefined;
   for (let i = 0; i < pointers; i++, k += 4) {
-    if (p[k] === "~") hyponyms.push(Number(p[k + 1]));
+    if (p[k] === "~" || p[k] === "~i") hyponyms.push(Number(p[k + 1]));
     else if ((p[k] === "@" || p[k] === "@i") && hypernym === undefined) hypernym = Number(p[k + 1]);
   }
   return hypernym === undefined ? { lemmas, hyponyms } : { lemmas, hyponyms, hypernym };
@@ -115,7 +115,7 @@ function depth(f: Files, s: Synset): number {
   return d;
 }
 
-/** A plural's singular by WordNet's detachment rules, when the index has it. */
+/** A plural's singular by WordNet's detachment rules (on the last word of a compound), when the index has it. */
 function baseForm(f: Files, word: string): { lemma: string; line: string } | undefined {
   const tries = [word];
   for (const [suffix, to] of [
@@ -138,18 +138,28 @@ function baseForm(f: Files, word: string): { lemma: string; line: string } | und
 
 const cache = new Map<string, string[]>();
 
+/** Kinds searched at most: the synonyms first, then the kinds in WordNet's order. */
+const MAX_KINDS = 64;
+
 /**
- * The noun's base form, its synonyms in its most frequent sense, and the words of that sense's
- * direct kinds (hyponyms), one-word lemmas in lower case ("job" → occupation, career, position,
- * trade, …); [] for a word WordNet does not know as a noun, or one too general (MIN_DEPTH).
+ * The kinds of what a noun phrase names ("martial arts", "European countries", "job"): its
+ * longest ending WordNet knows as a noun ("martial_art"; else "countries" → "country"), its
+ * synonyms in its most frequent sense, and the words of that sense's direct kinds (hyponyms,
+ * and instances: "European country" → Germany, Spain, …), one-word lemmas of three letters or
+ * more, in lower case, the phrase's own words left out ("job" → occupation, career, position,
+ * trade, …); [] when WordNet does not know it, or it is too general (MIN_DEPTH).
  */
-export function kindsOf(noun: string): string[] {
-  const word = noun.toLowerCase();
-  const hit = cache.get(word);
+export function kindsOf(phrase: string): string[] {
+  const key = phrase.toLowerCase().trim();
+  const hit = cache.get(key);
   if (hit) return hit;
   const f = open();
   let out: string[] = [];
-  const found = f && /^[a-z][a-z'-]{1,40}$/.test(word) ? baseForm(f, word) : undefined;
+  const words = key.split(/\s+/).filter((w) => /^[a-z][a-z'-]{1,40}$/.test(w));
+  let found: { lemma: string; line: string } | undefined;
+  if (f && words.length)
+    for (let n = Math.min(3, words.length); n >= 1 && !found; n--)
+      found = baseForm(f, words.slice(-n).join("_"));
   if (f && found) {
     // index line: lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt offsets… (most frequent first)
     const first = found.line
@@ -158,13 +168,17 @@ export function kindsOf(noun: string): string[] {
       .find((x) => /^\d{8}$/.test(x));
     const sense = first ? synset(f, Number(first)) : undefined;
     if (sense && depth(f, sense) >= MIN_DEPTH) {
-      const words = [found.lemma, ...sense.lemmas];
-      for (const h of sense.hyponyms) words.push(...(synset(f, h)?.lemmas ?? []));
-      // One-word lemmas only: a full-text search for "salt mine" would match any "salt".
-      out = [...new Set(words.map((w) => w.toLowerCase()))].filter((w) => w !== word && /^[a-z'-]+$/.test(w));
+      const lemmas = [found.lemma, ...sense.lemmas];
+      for (const h of sense.hyponyms) lemmas.push(...(synset(f, h)?.lemmas ?? []));
+      const own = new Set(words);
+      // One-word lemmas only: a full-text search for "salt mine" would match any "salt"; and
+      // none of two letters (state codes such as "co", "de").
+      out = [...new Set(lemmas.map((w) => w.toLowerCase()))]
+        .filter((w) => !own.has(w) && /^[a-z][a-z'-]{2,}$/.test(w))
+        .slice(0, MAX_KINDS);
     }
   }
   if (cache.size > 10_000) cache.clear();
-  cache.set(word, out);
+  cache.set(key, out);
   return out;
 }
