@@ -77,16 +77,7 @@ function indexLine(f: Files, lemma: string): string | undefined {
 interface Synset {
   lemmas: string[];
   hyponyms: number[];
-  /** The first more general synset (instance-of counts too); undefined at the root. */
-  hypernym?: number;
 }
-
-/**
- * Nouns fewer levels than this below WordNet's root are too general to name a kind of
- * answer: event (3), food (4), activity (5), name (5) — their kinds are abstractions or
- * hundreds of unrelated things; job (6), song (6), city (8), dog (13) are not.
- */
-const MIN_DEPTH = 6;
 
 function synset(f: Files, offset: number): Synset | undefined {
   const buf = Buffer.alloc(4096);
@@ -100,19 +91,9 @@ function synset(f: Files, offset: number): Synset | undefined {
   let k = 4 + 2 * count;
   const pointers = Number(p[k++]);
   const hyponyms: number[] = [];
-  let hypernym: number | undefined;
-  for (let i = 0; i < pointers; i++, k += 4) {
+  for (let i = 0; i < pointers; i++, k += 4)
     if (p[k] === "~" || p[k] === "~i") hyponyms.push(Number(p[k + 1]));
-    else if ((p[k] === "@" || p[k] === "@i") && hypernym === undefined) hypernym = Number(p[k + 1]);
-  }
-  return hypernym === undefined ? { lemmas, hyponyms } : { lemmas, hyponyms, hypernym };
-}
-
-/** Levels from a synset up to the root, by first hypernyms (bounded: the graph is a tree there). */
-function depth(f: Files, s: Synset): number {
-  let d = 0;
-  for (let up = s.hypernym; up !== undefined && d < 40; d++) up = synset(f, up)?.hypernym;
-  return d;
+  return { lemmas, hyponyms };
 }
 
 /** A plural's singular by WordNet's detachment rules (on the last word of a compound), when the index has it. */
@@ -147,7 +128,7 @@ const MAX_KINDS = 64;
  * synonyms in its most frequent sense, and the words of that sense's direct kinds (hyponyms,
  * and instances: "European country" → Germany, Spain, …), one-word lemmas of three letters or
  * more, in lower case, the phrase's own words left out ("job" → occupation, career, position,
- * trade, …); [] when WordNet does not know it, or it is too general (MIN_DEPTH).
+ * trade, …); [] when WordNet does not know it.
  */
 export function kindsOf(phrase: string): string[] {
   const key = phrase.toLowerCase().trim();
@@ -167,7 +148,7 @@ export function kindsOf(phrase: string): string[] {
       .split(" ")
       .find((x) => /^\d{8}$/.test(x));
     const sense = first ? synset(f, Number(first)) : undefined;
-    if (sense && depth(f, sense) >= MIN_DEPTH) {
+    if (sense) {
       const lemmas = [found.lemma, ...sense.lemmas];
       for (const h of sense.hyponyms) lemmas.push(...(synset(f, h)?.lemmas ?? []));
       const own = new Set(words);
