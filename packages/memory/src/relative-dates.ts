@@ -6,21 +6,14 @@
 // ago, last Saturday, last month, N years ago, tomorrow, next week, …); a bare weekday or "a
 // while ago" is left alone.
 
-const MONTHS = [
-  "January",
-  "February",
-  "March",
-  "April",
-  "May",
-  "June",
-  "July",
-  "August",
-  "September",
-  "October",
-  "November",
-  "December",
-];
-const WEEKDAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+// English names (Intl's, fixed to "en" and UTC so they never follow the machine's locale).
+const MONTHS = Array.from({ length: 12 }, (_, m) =>
+  new Date(Date.UTC(2000, m, 1)).toLocaleString("en", { month: "long", timeZone: "UTC" }),
+);
+// 2 January 2000 was a Sunday.
+const WEEKDAYS = Array.from({ length: 7 }, (_, d) =>
+  new Date(Date.UTC(2000, 0, 2 + d)).toLocaleString("en", { weekday: "long", timeZone: "UTC" }),
+);
 const DAY = 86_400_000;
 
 const monthIndex = (name: string): number =>
