@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The answer-containment measure of bench/locomo.mjs on a second, generated dataset (see
 // convqa-data.mjs for what it is and why): same methods, same measure, same defaults.
-//   npm run bench:convqa -- [--seed N] [--conversations 6] [--budget 500,1000,2000] [--show N] [--json]
+//   npm run bench:convqa -- [--seed N] [--conversations 6] [--budget 500,1000,2000] [--show N] [--dated-baseline] [--retrieve JSON] [--json]
 import { generateConversations } from "./convqa-data.mjs";
 import { measure, printReport } from "./qa-measure.mjs";
 
@@ -12,6 +12,10 @@ const count = Number(opt("--conversations", "6"));
 const budgets = opt("--budget", "500,1000,2000").split(",").map(Number);
 const show = Number(opt("--show", "0"));
 const asJson = argv.includes("--json");
+// --dated-baseline: also BM25 with each turn's relative dates resolved as memory stores them.
+const datedBaseline = argv.includes("--dated-baseline");
+// --retrieve JSON: retrieval options to try (exploration only; the defaults are what is reported).
+const retrieve = JSON.parse(opt("--retrieve", "{}"));
 
 const conversations = generateConversations(seed, count);
 const report = await measure({
@@ -20,6 +24,8 @@ const report = await measure({
   budgets,
   categories: [1, 2, 4],
   show,
+  retrieve,
+  datedBaseline,
   log: asJson ? (s) => process.stderr.write(`${s}\n`) : console.log,
 });
 if (asJson) console.log(JSON.stringify(report, null, 2));

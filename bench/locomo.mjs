@@ -4,7 +4,7 @@
 // question of categories 1, 2 and 4 (single-hop, temporal, multi-hop: those with an answer
 // in the conversation and not open-domain) asks for a context within the budget. See
 // qa-measure.mjs for the measure and the baselines. No LLM calls.
-//   npm run bench:locomo -- [--data FILE] [--budget 500,1000,2000] [--show N] [--json]
+//   npm run bench:locomo -- [--data FILE] [--budget 500,1000,2000] [--show N] [--dated-baseline] [--json]
 import { existsSync, readFileSync } from "node:fs";
 import { measure, printReport } from "./qa-measure.mjs";
 
@@ -19,6 +19,8 @@ const dataPath = opt(
 const budgets = opt("--budget", "500,1000,2000").split(",").map(Number);
 const show = Number(opt("--show", "0"));
 const asJson = argv.includes("--json");
+// --dated-baseline: also BM25 with each turn's relative dates resolved as memory stores them.
+const datedBaseline = argv.includes("--dated-baseline");
 // --retrieve JSON: retrieval options to try (exploration only; the defaults are what is reported).
 const retrieve = JSON.parse(opt("--retrieve", "{}"));
 
@@ -54,6 +56,7 @@ const report = await measure({
   categories: [1, 2, 4],
   show,
   retrieve,
+  datedBaseline,
   log: asJson ? (s) => process.stderr.write(`${s}\n`) : console.log,
 });
 if (asJson) console.log(JSON.stringify(report, null, 2));

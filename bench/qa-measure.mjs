@@ -6,9 +6,14 @@
 // FTS5 index), and the sliding window (the last turns that fit). All three are rendered the
 // same way (renderItems: in order, date headers), and the budget counts the rendered text.
 // Shared by bench/locomo.mjs and bench/convqa.mjs; no LLM calls.
-import { estimateTokens, isStopword, Memory, renderItems } from "@hands/memory";
+import { estimateTokens, isStopword, Memory, renderItems, resolveRelativeDates } from "@hands/memory";
 
 export const METHODS = ["adamem", "bm25_full_turns", "sliding_window"];
+/**
+ * With `datedBaseline`: BM25 again, each turn followed by its relative dates resolved the way
+ * memory stores them (see relative-dates.ts) — how much of AdaMEM's margin that alone explains.
+ */
+const DATED = "bm25_dated_turns";
 
 const wordsOf = (s) =>
   String(s)
@@ -41,11 +46,13 @@ export async function measure({
   show = 0,
   log = console.log,
   retrieve = {},
+  datedBaseline = false,
 }) {
+  const methods = datedBaseline ? [...METHODS, DATED] : METHODS;
   const totals = {};
   for (const b of budgets) {
     totals[b] = {};
-    for (const m of METHODS)
+    for (const m of methods)
       totals[b][m] = { contained: 0, questions: 0, evidence: 0, full: 0, tokens: 0, perCat: {} };
   }
   let shown = 0;
@@ -73,6 +80,10 @@ export async function measure({
       step: t.step,
       ...(t.date ? { date: t.date } : {}),
     });
+    const datedPiece = (t, id) => {
+      const when = t.date ? resolveRelativeDates(t.text, t.date) : "";
+      return { ...piece(t, id), text: when ? `${t.text} [${when}]` : t.text };
+    };
     for (const qa of conv.questions) {
       if (!categories.includes(qa.category)) continue;
       if (answerWords(qa.answer).length === 0) {
@@ -84,18 +95,17 @@ export async function measure({
         const ctx = await memory.context(qa.question, { budget: b, touch: false, ...retrieve });
         ms += performance.now() - t0;
         queries++;
+        const bm25Keys = memory.store
+          .searchText(qa.question, { scope: memory.scope }, 300)
+          .map((h) => keyOf.get(h.id));
         const results = {
           adamem: {
             text: ctx.text,
             full: new Set(ctx.items.filter((i) => i.form === "full").map((i) => keyOf.get(i.chunk.id))),
             tokens: ctx.tokens,
           },
-          bm25_full_turns: pack(
-            memory.store.searchText(qa.question, { scope: memory.scope }, 300).map((h) => keyOf.get(h.id)),
-            byKey,
-            piece,
-            b,
-          ),
+          bm25_full_turns: pack(bm25Keys, byKey, piece, b),
+          ...(datedBaseline ? { [DATED]: pack(bm25Keys, byKey, datedPiece, b) } : {}),
           sliding_window: pack(
             [...conv.turns].reverse().map((t) => t.key),
             byKey,
@@ -104,7 +114,7 @@ export async function measure({
             true,
           ),
         };
-        for (const m of METHODS) {
+        for (const m of methods) {
           const r = results[m];
           const acc = totals[b][m];
           const hit = containsAnswer(r.text, qa.answer) ? 1 : 0;
@@ -139,7 +149,7 @@ export async function measure({
   };
   for (const b of budgets) {
     report.budgets[b] = {};
-    for (const m of METHODS) {
+    for (const m of methods) {
       const a = totals[b][m];
       const perCategory = {};
       for (const [c, pc] of Object.entries(a.perCat)) perCategory[c] = round(pc.contained / pc.questions);

@@ -5,6 +5,8 @@
 import { randomBytes } from "node:crypto";
 import { type Embedder, HashEmbedder } from "./embeddings.js";
 import { ImportanceModel, type ScoreContext } from "./importance.js";
+import { answerNoun } from "./question.js";
+import { resolveRelativeDates } from "./relative-dates.js";
 import { type RenderItem, renderItems } from "./render.js";
 import { type Candidate, type SelectOptions, selectWithinBudget } from "./select.js";
 import { SqliteStore } from "./sqlite-store.js";
@@ -21,6 +23,7 @@ import type {
   NewChunk,
   Snapshot,
 } from "./types.js";
+import { kindsOf } from "./wordnet.js";
 import { LIVE_LAYERS, rememberFacts, type WorkspaceFact } from "./workspace-facts.js";
 
 export interface LifecyclePolicy {
@@ -83,8 +86,11 @@ export interface RetrieveOptions {
   touch?: boolean;
   /** Chunks that must not be returned (already in the context). */
   exclude?: Set<string>;
-  /** Weights of the candidate sources in the fused relevance. */
-  fusion?: { text?: number; vector?: number; meta?: number };
+  /**
+   * Weights of the candidate sources in the fused relevance; `kinds`: full-text hits for the
+   * kinds of the thing a question asks for (see question.ts, wordnet.ts; default 0, off).
+   */
+  fusion?: { text?: number; vector?: number; meta?: number; kinds?: number };
   /** Relevance given to the turns next to the best hits, as a share of theirs (0: none). */
   neighbors?: number;
   /** How many of the best hits lend relevance to their neighbours. */
@@ -266,6 +272,11 @@ export class Memory {
       ...(input.parent ? { parent: input.parent } : {}),
     };
     chunk.importance = input.importance ?? this.importance.score(chunk, this.scoreContext());
+    // A conversation turn's relative dates, resolved against its session's date (see relative-dates.ts).
+    if (chunk.meta.date && chunk.meta.when === undefined) {
+      const when = resolveRelativeDates(chunk.content, chunk.meta.date);
+      if (when) chunk.meta = { ...chunk.meta, when };
+    }
     // Adaptive encoding, part one: every chunk worth it gets its stand-in now (by content
     // type, whole units only), so that retrieval can choose between full and short at no cost.
     if (chunk.tokens > 12 && chunk.type !== "summary") {
@@ -469,27 +480,40 @@ export class Memory {
     const k = options.candidates ?? Math.min(150, Math.max(40, Math.ceil(options.budget / 12)));
     const scopes =
       filter.scope === undefined ? [this.scope] : Array.isArray(filter.scope) ? filter.scope : [filter.scope];
-    const lists: { id: string; score: number }[][] = [];
-    lists.push(this.store.searchText(query, filter, k));
+    const fw = { text: 1, vector: 0.2, meta: 0.05, kinds: 0, ...options.fusion };
+    const lists: { w: number; hits: { id: string; score: number }[] }[] = [];
+    lists.push({ w: fw.text, hits: this.store.searchText(query, filter, k) });
+    // The kinds of what the question asks for (its answer's words, which the question lacks).
+    const noun = fw.kinds > 0 ? answerNoun(query) : undefined;
+    const kinds = noun ? kindsOf(noun) : [];
+    if (kinds.length) {
+      // Each kind on its own, a turn scored by the best kind it names: one specific kind
+      // ("position") says more than a common one ("work") that many turns hold.
+      const best = new Map<string, number>();
+      for (const kind of kinds)
+        for (const h of this.store.searchText(kind, filter, k))
+          if (h.score > (best.get(h.id) ?? 0)) best.set(h.id, h.score);
+      lists.push({ w: fw.kinds, hits: [...best].map(([id, score]) => ({ id, score })) });
+    }
     if (options.vectors !== false) {
       const qv = await this.embedOne(query);
-      for (const s of scopes) lists.push(this.store.searchVector(qv, s, Math.min(k, 100), filter));
+      for (const s of scopes)
+        lists.push({ w: fw.vector, hits: this.store.searchVector(qv, s, Math.min(k, 100), filter) });
     }
     // Metadata: the few most important chunks always compete (goal, constraints, facts).
-    lists.push(
-      this.store
+    lists.push({
+      w: fw.meta,
+      hits: this.store
         .list({ ...filter, order: "importance", limit: 8, content: false })
         .map((c) => ({ id: c.id, score: c.importance })),
-    );
+    });
     // Fusion by normalized scores (not ranks): a weak 50th hit must not look half as good as
     // the best one, or cheap, barely related chunks win the budget.
-    const fw = { text: 1, vector: 0.2, meta: 0.05, ...options.fusion };
     const fused = new Map<string, number>();
-    lists.forEach((list, li) => {
-      const w = li === 0 ? fw.text : li === lists.length - 1 ? fw.meta : fw.vector;
-      const top = Math.max(1e-9, ...list.map((h) => h.score));
-      for (const h of list) fused.set(h.id, (fused.get(h.id) ?? 0) + (w * Math.max(0, h.score)) / top);
-    });
+    for (const { w, hits } of lists) {
+      const top = Math.max(1e-9, ...hits.map((h) => h.score));
+      for (const h of hits) fused.set(h.id, (fused.get(h.id) ?? 0) + (w * Math.max(0, h.score)) / top);
+    }
     // Candidates without their content: only the chosen ones (and new compressed forms) need it.
     let chunks = this.store.getMany([...fused.keys()], { content: false });
     // In a conversation, what a question asks about a person is most often said by that person.
@@ -597,6 +621,8 @@ export class Memory {
       // header), not by the reply next to it: the budget goes to more distinct matches.
       ...(asksForDate(query) ? { neighbors: 0 } : {}),
       ...options,
+      // What a "What is X's job?" question asks for is named by its kinds ("position").
+      fusion: { kinds: 0.5, ...options.fusion },
       select: { costExponent: 0.2, ...options.select },
     });
     const items = [...r.items];
@@ -818,9 +844,17 @@ export function asksForDate(query: string): boolean {
 function renderItemOf(i: RetrievedItem): RenderItem {
   return {
     id: i.chunk.id,
-    text: i.text,
+    text: withWhen(i.text, i.chunk.meta.when),
     form: i.form,
     ...(i.chunk.step !== undefined ? { step: i.chunk.step } : {}),
     ...(i.chunk.meta.date ? { date: i.chunk.meta.date } : {}),
   };
+}
+
+/** A turn's text with the resolved dates of the relative ones it holds (see relative-dates.ts). */
+function withWhen(text: string, when: string | undefined): string {
+  if (!when) return text;
+  const lower = text.toLowerCase();
+  const held = when.split("; ").filter((w) => lower.includes(w.slice(0, w.indexOf(" = "))));
+  return held.length ? `${text} [${held.join("; ")}]` : text;
 }

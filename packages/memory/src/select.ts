@@ -9,6 +9,15 @@ import { HammingTable } from "./hamming-wasm.js";
 /** The candidates' sign bits, for their distances to each chosen one (selections run one at a time). */
 const table = new HammingTable();
 
+/** Set bits of each byte value. */
+const POPCOUNT = Uint8Array.from({ length: 256 }, (_, b) => {
+  let k = 0;
+  for (let x = b; x; x >>= 1) k += x & 1;
+  return k;
+});
+/** Below this share of set bits, sign bits are of a sparse vector (see selectWithinBudget). */
+const SPARSE = 0.3;
+
 export interface Candidate {
   id: string;
   /** 0..1: how well it answers the query. */
@@ -99,19 +108,41 @@ export function selectWithinBudget(
   const beta = options.costExponent ?? 0.8;
   const n = candidates.length;
   const value = candidates.map((c) => c.relevance * (1 - iw + iw * c.importance));
-  // Redundancy is the cosine to the most similar chosen item, estimated from sign bits:
-  // cos(π · hamming / bits) falls as the distance grows, so the least distance is kept (for
-  // every candidate, each time one is chosen: one scan) and the cosine taken when it shrinks
-  // (never below 0: a dissimilar item does not add value).
+  // Redundancy is the similarity to the most similar chosen item, estimated from sign bits
+  // (each time one is chosen, one scan of its Hamming distances to every candidate). Dense
+  // vectors: cos(π · hamming / bits), never below 0 (a dissimilar item does not add value).
+  // Sparse vectors (the hashed n-grams: a turn sets a few dozen of 256 coordinates) have
+  // mostly zero coordinates, whose sign bits agree for any two texts — there the cosine
+  // estimate says everything is alike, so the overlap of the set bits (Jaccard) is used.
   const bytes = candidates.reduce((m, c) => Math.max(m, c.bits?.length ?? 0), 0);
   const width = Math.ceil(bytes / 4) * 32;
   const similar = lambda > 0 && bytes > 0;
-  if (similar)
+  const ones = new Float64Array(n);
+  let setShare = 0;
+  if (similar) {
     table.load(
       candidates.map((c) => c.bits),
       bytes,
     );
-  const minDist = new Int32Array(n).fill(0x7fffffff);
+    let withBits = 0;
+    for (let i = 0; i < n; i++) {
+      const b = candidates[i]!.bits;
+      if (!b) continue;
+      let k = 0;
+      for (const x of b) k += POPCOUNT[x]!;
+      ones[i] = k;
+      setShare += k / (b.length * 8);
+      withBits++;
+    }
+    setShare /= Math.max(1, withBits);
+  }
+  const sparse = setShare < SPARSE;
+  const similarity = (a: number, b: number, d: number): number => {
+    if (!sparse) return Math.max(0, Math.cos((Math.PI * d) / width));
+    const both = (ones[a]! + ones[b]! - d) / 2;
+    const either = ones[a]! + ones[b]! - both;
+    return either > 0 ? both / either : 0;
+  };
   const redundancy = new Float64Array(n);
   const taken = new Uint8Array(n);
   const chosen: number[] = [];
@@ -162,11 +193,9 @@ export function selectWithinBudget(
     if (similar && hasBits[e.i]) {
       const dist = table.from(e.i);
       for (let i = 0; i < n; i++) {
-        const d = dist[i]!;
-        if (d < minDist[i]! && hasBits[i] && !taken[i]) {
-          minDist[i] = d;
-          redundancy[i] = Math.max(0, Math.cos((Math.PI * d) / width));
-        }
+        if (!hasBits[i] || taken[i]) continue;
+        const r = similarity(e.i, i, dist[i]!);
+        if (r > redundancy[i]!) redundancy[i] = r;
       }
     }
     left -= e.tokens;
