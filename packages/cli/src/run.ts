@@ -16,7 +16,7 @@ import { createProvider, type Provider } from "@hands/llm";
 import { HELP, parseCliArgs, UsageError } from "./args.js";
 import { resolveSettings, type Settings } from "./config.js";
 import { findLocalServer, listModels, noModelHelp } from "./discover.js";
-import { auditListener, loadPolicy } from "./interactive/audit.js";
+import { auditListener, loadPolicy, preparePolicy } from "./interactive/audit.js";
 import type { MemoryHost } from "./memory-open.js";
 import { dataDir } from "./paths.js";
 import { COLOR, LiveView, PLAIN } from "./render.js";
@@ -87,6 +87,7 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
   const settings = resolveSettings(args, workspace);
   const useColor = args.color ?? (process.stderr.isTTY && !process.env.NO_COLOR);
   const style = useColor ? COLOR : PLAIN;
+  await preparePolicy(workspace);
   const { policy, ignored } = loadPolicy(workspace, settings.trust.trusted);
   // Said even with --quiet: a setting that did not apply changes what the run does.
   for (const line of untrustedNotice(workspace, settings.trust, [...settings.ignored, ...ignored]))

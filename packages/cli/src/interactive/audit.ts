@@ -1,11 +1,12 @@
 // The command policy as this workspace and user configure it, and the audit log of every
 // approval decision (JSONL under the data directory, one line per decision).
-import { appendFileSync, mkdirSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import {
   type AgentEvent,
   builtinRules,
   CommandPolicy,
+  loadShellParser,
   PolicyError,
   type PolicyRule,
   parsePolicyRules,
@@ -22,6 +23,15 @@ export function policyPaths(workspace: string, env: NodeJS.ProcessEnv = process.
     project: join(workspace, ".hands", "policy.json"),
     user: join(dirname(userConfigPath(env)), "policy.json"),
   };
+}
+
+/**
+ * Awaited before loadPolicy: a policy file's examples are checked by the shell parser, which
+ * otherwise loads only when the first command is judged.
+ */
+export async function preparePolicy(workspace: string): Promise<void> {
+  const paths = policyPaths(workspace);
+  if (existsSync(paths.project) || existsSync(paths.user)) await loadShellParser();
 }
 
 /**

@@ -34,7 +34,7 @@ import { prepareSandbox } from "../sandbox-setup.js";
 import { untrustedNotice } from "../trust.js";
 import { trustFolder } from "../trust-store.js";
 import { makeAsker } from "./approve.js";
-import { auditListener, loadPolicy } from "./audit.js";
+import { auditListener, loadPolicy, preparePolicy } from "./audit.js";
 import { runSlashCommand } from "./commands.js";
 import { LineInput } from "./input.js";
 import { reviewPlan } from "./plan-review.js";
@@ -77,6 +77,7 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     const p = loadPolicy(workspace, s.trust.trusted);
     return { settings: s, policy: p.policy, ignored: [...s.ignored, ...p.ignored] };
   };
+  await preparePolicy(workspace);
   let resolved = resolveAll();
   // In a terminal, a folder whose settings would be partly ignored asks once to be trusted.
   const { trust } = resolved.settings;
