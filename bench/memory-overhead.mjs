@@ -26,7 +26,13 @@ async function runOnce(bin, steps, extra) {
     probe: { module: join(here, "memory-cpu-probe.mjs"), env: "HANDS_BENCH_CPU_FILE" },
     readProbe: (file) => JSON.parse(readFileSync(file, "utf8")),
   });
-  return { wallMs: run.wallMs, cpuMs: run.cpuMs, sysMs: run.sysMs, rss: run.rss };
+  return {
+    wallMs: run.wallMs,
+    cpuMs: run.cpuMs,
+    sysMs: run.sysMs,
+    rss: run.rss,
+    firstMs: run.firstRequestMs,
+  };
 }
 
 const configs = [
@@ -51,6 +57,8 @@ for (const c of configs) {
     sysPerStepMs: per("sysMs"),
     cpu200Ms: +median(s[200].map((x) => x.cpuMs)).toFixed(0),
     peakRssMb200: +(median(s[200].map((x) => x.rss)) / 2 ** 20).toFixed(1),
+    /** Launch → first model request, over all runs of this configuration. */
+    firstRequestMs: +median([...s[40], ...s[200]].map((x) => x.firstMs)).toFixed(0),
   };
 }
 console.log(JSON.stringify(report, null, 2));

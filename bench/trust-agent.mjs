@@ -31,7 +31,9 @@ const ms = (x) => `${x.toFixed(3)} ms`;
 if (hasParser) {
   await import(new URL("outline/loader.js", dist).href);
   let t = performance.now();
-  await import(new URL("policy/shell-parse.js", dist).href);
+  const shell = await import(new URL("policy/shell-parse.js", dist).href);
+  // Loaded on first use since the policy parser became lazy (older builds load it on import).
+  await shell.loadShellParser?.();
   lines.push(`shell parser start-up (once per process): ${ms(performance.now() - t)}`);
   const { loadCommandPolicy } = await import(new URL("policy/load.js", dist).href);
   t = performance.now();

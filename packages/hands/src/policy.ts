@@ -1,9 +1,11 @@
 // The command policy as this workspace and user configure it: the built-in rules, the user's
 // policy.json and the project's (whose "allow" rules count only in a trusted folder).
+import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import {
   builtinRules,
   CommandPolicy,
+  loadShellParser,
   PolicyError,
   type PolicyRule,
   parsePolicyRules,
@@ -20,6 +22,15 @@ export function policyPaths(workspace: string, env: NodeJS.ProcessEnv = process.
     project: join(workspace, ".hands", "policy.json"),
     user: join(dirname(userConfigPath(env)), "policy.json"),
   };
+}
+
+/**
+ * Awaited before loadPolicy: a policy file's examples are checked by the shell parser, which
+ * otherwise loads only when the first command is judged.
+ */
+export async function preparePolicy(workspace: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const paths = policyPaths(workspace, env);
+  if (existsSync(paths.project) || existsSync(paths.user)) await loadShellParser();
 }
 
 /**

@@ -34,7 +34,7 @@ import type { AgentMemory } from "./agent-memory.js";
 import { auditListener } from "./audit.js";
 import { SettingsError } from "./errors.js";
 import { dataDir as defaultDataDir } from "./paths.js";
-import { loadPolicy } from "./policy.js";
+import { loadPolicy, preparePolicy } from "./policy.js";
 import { memoryHost, resolveProvider } from "./provider.js";
 import { type PreparedSandbox, prepareSandbox } from "./sandbox-setup.js";
 import { resolveSettings, type Settings } from "./settings.js";
@@ -291,6 +291,7 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
     const p = loadPolicy(workspace, settings.trust.trusted, env, setup.configFiles !== false);
     return { settings, policy: p.policy, ignored: [...settings.ignored, ...p.ignored] };
   };
+  if (setup.commandPolicy !== "none" && setup.configFiles !== false) await preparePolicy(workspace, env);
   let resolved = resolveAll();
   const { trust } = resolved.settings;
   if (setup.confirmTrust && resolved.ignored.length && !trust.trusted && trust.why !== "store-unsafe") {

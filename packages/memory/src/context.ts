@@ -275,7 +275,9 @@ export class ContextAssembler {
     if (out !== composed) this.lastTokens = out.reduce((n, m) => n + messageTokens(m), 0);
     for (const p of pending) this.inContext.add(p.id);
     if (this.options.cacheAware !== false) {
-      this.contextWords = new Set(out.flatMap((m) => contentWords(messageText(m))));
+      // Message by message: one message's words at a time, not the whole context's at once.
+      this.contextWords = new Set();
+      for (const m of out) for (const w of contentWords(messageText(m))) this.contextWords.add(w);
       this.frozen = { sent: out, tokens: this.lastTokens, next: history.length };
       this.compactions++;
     }

@@ -55,19 +55,45 @@ function goalMatch(chunk: Chunk, goalWords: Set<string>): number {
   }
   const known = byChunk.get(chunk.id);
   if (known !== undefined) return known;
-  const ws = chunk.content.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
-  let hit = 0;
-  const seen = new Set<string>();
-  for (const w of ws) {
-    if (!goalWords.has(w) || seen.has(w)) continue;
-    hit++;
-    seen.add(w);
-  }
+  const hit = goalWordsIn(chunk.content.toLowerCase(), goalWords);
   const goal = Math.min(1, hit / Math.min(5, goalWords.size));
   if (byChunk.size > 50_000) byChunk.clear();
   // Metadata read without its content is not the chunk's answer.
   if (chunk.content) byChunk.set(chunk.id, goal);
   return goal;
+}
+
+const WORD_CHAR = /[\p{L}\p{N}_]/u;
+const SINGLE_WORD = /^[\p{L}\p{N}_]+$/u;
+
+/** Whether the code point ending just before `i` (a surrogate pair counts as one) is a word character. */
+function wordCharBefore(text: string, i: number): boolean {
+  if (i <= 0) return false;
+  const low = text.charCodeAt(i - 1);
+  const start = low >= 0xdc00 && low <= 0xdfff && i >= 2 ? i - 2 : i - 1;
+  return WORD_CHAR.test(String.fromCodePoint(text.codePointAt(start)!));
+}
+
+function wordCharAt(text: string, i: number): boolean {
+  return i < text.length && WORD_CHAR.test(String.fromCodePoint(text.codePointAt(i)!));
+}
+
+/**
+ * How many of the goal's words are among the text's words (maximal runs of letters, digits
+ * and _), each counted once: found with indexOf and a check of the characters around each
+ * occurrence, instead of splitting a large tool output into thousands of word strings.
+ */
+export function goalWordsIn(lower: string, goalWords: Set<string>): number {
+  let hit = 0;
+  for (const g of goalWords) {
+    if (!SINGLE_WORD.test(g)) continue; // a word with . / - inside is never one run
+    for (let at = lower.indexOf(g); at !== -1; at = lower.indexOf(g, at + 1))
+      if (!wordCharBefore(lower, at) && !wordCharAt(lower, at + g.length)) {
+        hit++;
+        break;
+      }
+  }
+  return hit;
 }
 
 /** Density is a pure function of the content: computed once per chunk (bounded cache). */

@@ -19,6 +19,8 @@ export interface SqliteStoreOptions {
   path: string;
   dimensions: number;
   readonly?: boolean;
+  /** Read through a memory map once the file is this large (default 8 MiB; see mapIfLarge). */
+  mapAboveBytes?: number;
 }
 
 /** A chunk row as an array (better-sqlite3's raw mode: no object with 21 keys per row). */
@@ -128,9 +130,7 @@ export class SqliteStore implements MemoryStore {
       this.migrate();
     }
     this.db.pragma("busy_timeout = 5000");
-    // Reads through a memory map: no read() call and no copy per page, which retrieval's
-    // scattered row lookups would otherwise pay (the map is address space, not heap).
-    this.db.pragma("mmap_size = 1073741824");
+    this.mapIfLarge();
     const db = this.db;
     this.stmts = {
       insert: db.prepare(
@@ -664,12 +664,34 @@ export class SqliteStore implements MemoryStore {
   compact(): void {
     if (!this.options.readonly)
       this.db.exec("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('merge', 64)");
+    this.mapIfLarge();
+  }
+
+  private mapped = false;
+
+  /**
+   * Reads through a memory map once the file outgrows SQLite's page cache: then there is no
+   * read() call and no copy per page, which retrieval's scattered row lookups over a large
+   * store would otherwise pay. A small file is held by the page cache anyway, and every
+   * mapped page it touched would count as the process's resident memory (~4 MB in a
+   * 200-step session, whose file stays under 3 MB) for no gain.
+   */
+  private mapIfLarge(): void {
+    if (this.mapped) return;
+    const pages = this.db.pragma("page_count", { simple: true }) as number;
+    const pageSize = this.db.pragma("page_size", { simple: true }) as number;
+    if (pages * pageSize < (this.options.mapAboveBytes ?? MAP_ABOVE_BYTES)) return;
+    this.db.pragma("mmap_size = 1073741824");
+    this.mapped = true;
   }
 
   close(): void {
     if (this.db.open) this.db.close();
   }
 }
+
+/** Files larger than this are read through a memory map (see mapIfLarge). */
+const MAP_ABOVE_BYTES = 8 * 1024 * 1024;
 
 /** The size of the vectors a memory file was made with (undefined: not a memory file yet). */
 export function storedDimensions(path: string): number | undefined {

@@ -50,7 +50,13 @@ export interface Density {
 }
 
 export function density(text: string): Density {
-  const count = (re: RegExp) => text.match(re)?.length ?? 0;
+  // Counted with test() (it advances lastIndex), without building an array of the matches.
+  const count = (re: RegExp) => {
+    re.lastIndex = 0;
+    let n = 0;
+    while (re.test(text)) n++;
+    return n;
+  };
   const d = {
     paths: count(PATH),
     numbers: count(NUMBER),

@@ -4,7 +4,6 @@
 // kill, so a wedged server and whatever it started go away with it. Each line is checked
 // against the protocol's message schema by the SDK's own deserializer.
 import { type ChildProcess, spawn } from "node:child_process";
-import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { LineTail } from "./line-tail.js";
@@ -53,6 +52,13 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
+type StdioFraming = typeof import("@modelcontextprotocol/sdk/shared/stdio.js");
+/**
+ * The SDK's message framing, loaded when the first server starts: its JSON-RPC schemas (zod)
+ * take ~5 MB of heap and ~20 ms, which a run without MCP servers should not pay at import.
+ */
+let framing: StdioFraming | undefined;
+
 export class ChildStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -82,7 +88,8 @@ export class ChildStdioTransport implements Transport {
     return this.child?.pid;
   }
 
-  start(): Promise<void> {
+  async start(): Promise<void> {
+    framing ??= await import("@modelcontextprotocol/sdk/shared/stdio.js");
     if (this.child) throw new Error("ChildStdioTransport already started");
     return new Promise((resolve, reject) => {
       // Its own process group: a terminal's Ctrl-C is Hands' to handle, and killing the
@@ -123,7 +130,7 @@ export class ChildStdioTransport implements Transport {
   async send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin || this.exit || stdin.destroyed) throw new Error("the server process is not running");
-    if (!stdin.write(serializeMessage(message))) {
+    if (!stdin.write(framing!.serializeMessage(message))) {
       await new Promise<void>((resolve) => {
         const done = () => {
           stdin.off("drain", done);
@@ -187,7 +194,7 @@ export class ChildStdioTransport implements Transport {
     if (!line.trim()) return;
     let message: JSONRPCMessage;
     try {
-      message = deserializeMessage(line);
+      message = framing!.deserializeMessage(line);
     } catch {
       // Not JSON-RPC (a stray log line on stdout): kept for the report, then ignored.
       this.stdoutNoiseLines++;

@@ -1,6 +1,7 @@
 // Lazy loading of web-tree-sitter and of the grammars: nothing is loaded when this module is
 // imported; the runtime is initialised on first use and one parser per language is cached.
 import { createRequire } from "node:module";
+import { setFlagsFromString } from "node:v8";
 import type { Parser } from "web-tree-sitter";
 import { languageInfo } from "./languages.js";
 
@@ -12,11 +13,36 @@ let runtime: Promise<TreeSitterModule> | undefined;
 /** One parser per grammar .wasm path. */
 const parsers = new Map<string, Promise<Parser>>();
 
+/**
+ * Tree-sitter's grammars are WebAssembly with huge generated lexer functions. Once one runs
+ * hot, V8 recompiles it with its optimizing tier (TurboFan), and for the first 60-line Python
+ * outline that took ~100 ms of CPU and 10–20 MB of memory the allocator then keeps (a Hands
+ * run's peak RSS went from ~82 to ~102 MB at its first code stand-in). A module compiled while
+ * V8's --liftoff-only is set stays on the baseline compiler for good, so the flag is set only
+ * while tree-sitter's own modules compile and cleared right after (WebAssembly compiled at
+ * other times keeps its optimizing tier). Outlines of small files cost the same; a 9,000-line
+ * file parses ~25% slower. Left alone when node was started with a liftoff flag of its own.
+ */
+const userSetsLiftoff = [...process.execArgv, process.env.NODE_OPTIONS ?? ""].some((a) =>
+  a.includes("liftoff"),
+);
+let baselineCompiles = 0;
+
+async function compiledOnBaseline<T>(compile: () => Promise<T>): Promise<T> {
+  if (userSetsLiftoff) return compile();
+  if (baselineCompiles++ === 0) setFlagsFromString("--liftoff-only");
+  try {
+    return await compile();
+  } finally {
+    if (--baselineCompiles === 0) setFlagsFromString("--no-liftoff-only");
+  }
+}
+
 function loadRuntime(): Promise<TreeSitterModule> {
   runtime ??= (async () => {
     const mod = await import("web-tree-sitter");
     const wasmPath = require.resolve("web-tree-sitter/tree-sitter.wasm");
-    await mod.Parser.init({ locateFile: () => wasmPath });
+    await compiledOnBaseline(() => mod.Parser.init({ locateFile: () => wasmPath }));
     return mod;
   })().catch((err: unknown) => {
     runtime = undefined;
@@ -47,7 +73,7 @@ export function parserForWasm(wasm: string): Promise<Parser> {
   if (!parser) {
     parser = (async () => {
       const mod = await loadRuntime();
-      const lang = await mod.Language.load(wasm);
+      const lang = await compiledOnBaseline(() => mod.Language.load(wasm));
       const p = new mod.Parser();
       p.setLanguage(lang);
       return p;

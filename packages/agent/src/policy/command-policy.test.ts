@@ -6,6 +6,10 @@ import { after, describe, test } from "node:test";
 import { checkExamples, commandParts, compileRule, PolicyError } from "./command-policy.js";
 import { DEFAULT_ASK, DEFAULT_DENY } from "./defaults.js";
 import { builtinRules, loadCommandPolicy, readPolicyFile } from "./load.js";
+import { loadShellParser } from "./shell-parse.js";
+
+// The parser loads on first use in the product (the gate awaits it); these call it directly.
+await loadShellParser();
 
 const dir = mkdtempSync(join(tmpdir(), "hands-policy-"));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -8,6 +8,10 @@ import { MemoryCheckpoints } from "../session/memory-checkpoints.js";
 import { unifiedDiff } from "./diff.js";
 import { type ApprovalMode, type ApprovalPrompt, createApprovalGate, type UserAnswer } from "./gate.js";
 import { loadCommandPolicy } from "./load.js";
+import { loadShellParser } from "./shell-parse.js";
+
+// The parser loads on first use in the product (the gate awaits it); these call it directly.
+await loadShellParser();
 
 const ws = mkdtempSync(join(tmpdir(), "hands-gate-"));
 after(() => rmSync(ws, { recursive: true, force: true }));

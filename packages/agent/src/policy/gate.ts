@@ -9,6 +9,7 @@ import {
 import { type CommandPolicy, normalizeCommand, type PolicyDecision } from "./command-policy.js";
 import { previewWrite, type WritePreview, writeTarget } from "./preview.js";
 import { understand } from "./shell-meaning.js";
+import { loadShellParser } from "./shell-parse.js";
 
 export type ApprovalMode = "auto" | "ask" | "read-only";
 export const APPROVAL_MODES: ApprovalMode[] = ["auto", "ask", "read-only"];
@@ -97,6 +98,16 @@ export function createApprovalGate(opts: GateOptions): ApproveHook {
     const settingsPath = await settingsWriteTarget(opts.workspace, name, args);
     let policy: PolicyDecision | undefined;
     if (kind === "command" && name === "run_command" && command) {
+      // The shell parser loads on the first command; without it nothing can be judged.
+      try {
+        await loadShellParser();
+      } catch (err) {
+        return {
+          allow: false,
+          source: "policy",
+          reason: `the command policy's shell parser could not load (${(err as Error).message}), so no command can be judged`,
+        };
+      }
       policy = opts.policy.evaluate(command);
       const rule = policy?.rule?.name;
       if (policy?.action === "deny")

@@ -4,3 +4,4 @@ export * from "./diff.js";
 export * from "./gate.js";
 export * from "./load.js";
 export * from "./preview.js";
+export { loadShellParser } from "./shell-parse.js";

@@ -7,6 +7,10 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { compileRule } from "./command-policy.js";
 import { loadCommandPolicy } from "./load.js";
+import { loadShellParser } from "./shell-parse.js";
+
+// The parser loads on first use in the product (the gate awaits it); these call it directly.
+await loadShellParser();
 
 const policy = loadCommandPolicy({});
 const actionOf = (command: string) => policy.evaluate(command)?.action;

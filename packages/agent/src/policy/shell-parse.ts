@@ -6,15 +6,38 @@
 // tree-sitter-bash is the grammar the tree-sitter project maintains; the agent already runs
 // web-tree-sitter for code_outline, it never throws (a broken line gives a tree with ERROR
 // nodes, which we report as `parsed: false`), and it covers here-docs, [[ ]], (( )), case,
-// functions and process substitution. Its runtime loads asynchronously, so this module waits
-// for it when first imported (about 15 ms, once): policies are loaded synchronously.
+// functions and process substitution. Its runtime loads asynchronously (about 15 ms and some
+// megabytes, once), and a run that never runs a command should not pay for it: loadShellParser()
+// loads it, and is awaited before the first command is judged and before a policy file's
+// examples are checked; parsing itself stays synchronous.
 import { createRequire } from "node:module";
-import type { Node } from "web-tree-sitter";
+import type { Node, Parser } from "web-tree-sitter";
 import { parserForWasm } from "../outline/loader.js";
 
-const parser = await parserForWasm(
-  createRequire(import.meta.url).resolve("tree-sitter-bash/tree-sitter-bash.wasm"),
-);
+let parser: Parser | undefined;
+let loading: Promise<void> | undefined;
+
+/** Loads tree-sitter-bash (once; later calls return at once). parseShell needs it loaded. */
+export function loadShellParser(): Promise<void> {
+  if (parser) return Promise.resolve();
+  loading ??= parserForWasm(
+    createRequire(import.meta.url).resolve("tree-sitter-bash/tree-sitter-bash.wasm"),
+  ).then(
+    (p) => {
+      parser = p;
+    },
+    (err: unknown) => {
+      loading = undefined;
+      throw err;
+    },
+  );
+  return loading;
+}
+
+/** Whether parseShell can run now (loadShellParser has finished). */
+export function shellParserLoaded(): boolean {
+  return parser !== undefined;
+}
 
 /** A node's children (the binding types them as nullable). */
 function kidsOf(node: Node): Node[] {
@@ -254,8 +277,9 @@ class Walker {
   }
 }
 
-/** Parses a command line (bash syntax). Never throws. */
+/** Parses a command line (bash syntax). Never throws once loadShellParser() has finished. */
 export function parseShell(line: string): ParsedShell {
+  if (!parser) throw new Error("the shell parser is not loaded yet: await loadShellParser() first");
   const tree = parser.parse(line);
   if (!tree) return { commands: [], functions: [], parsed: false };
   const w = new Walker();
