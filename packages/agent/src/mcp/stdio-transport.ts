@@ -4,7 +4,6 @@
 // kill, so a wedged server and whatever it started go away with it. Each line is checked
 // against the protocol's message schema by the SDK's own deserializer.
 import { type ChildProcess, spawn } from "node:child_process";
-import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { LineTail } from "./line-tail.js";
@@ -29,6 +28,9 @@ const GRACE_MS = 500;
 const MAX_LINE_BYTES = 10 * 1024 * 1024;
 /** After the process exits, how long its pipes may stay open (held by its children). */
 const PIPE_LINGER_MS = 300;
+
+/** The SDK's line codec, which loads the protocol's schemas (zod): only once a server starts. */
+let wire: typeof import("@modelcontextprotocol/sdk/shared/stdio.js") | undefined;
 
 // Servers still running when Hands exits without closing them are stopped with it.
 const live = new Set<ChildProcess>();
@@ -82,8 +84,9 @@ export class ChildStdioTransport implements Transport {
     return this.child?.pid;
   }
 
-  start(): Promise<void> {
+  async start(): Promise<void> {
     if (this.child) throw new Error("ChildStdioTransport already started");
+    wire ??= await import("@modelcontextprotocol/sdk/shared/stdio.js");
     return new Promise((resolve, reject) => {
       // Its own process group: a terminal's Ctrl-C is Hands' to handle, and killing the
       // group also stops what the server started (npx → node, sh -c …).
@@ -123,7 +126,7 @@ export class ChildStdioTransport implements Transport {
   async send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin || this.exit || stdin.destroyed) throw new Error("the server process is not running");
-    if (!stdin.write(serializeMessage(message))) {
+    if (!stdin.write(wire!.serializeMessage(message))) {
       await new Promise<void>((resolve) => {
         const done = () => {
           stdin.off("drain", done);
@@ -187,7 +190,7 @@ export class ChildStdioTransport implements Transport {
     if (!line.trim()) return;
     let message: JSONRPCMessage;
     try {
-      message = deserializeMessage(line);
+      message = wire!.deserializeMessage(line);
     } catch {
       // Not JSON-RPC (a stray log line on stdout): kept for the report, then ignored.
       this.stdoutNoiseLines++;
