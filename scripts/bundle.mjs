@@ -13,7 +13,7 @@
 // so it is replaced by the file's own URL inside its installed package (resolved at run time
 // from @hands/cli, which depends on every such package): `createRequire(import.meta.url)` then
 // finds that package's dependencies, `new URL("../package.json", import.meta.url)` its files.
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -66,6 +66,36 @@ const ownUrls = {
   },
 };
 
+/**
+ * The SDKs build every request's headers with the global `Headers`, whose first use makes node
+ * load its bundled undici (~11 ms; this project sends model requests through node:http). In the
+ * bundle, their header builder gets the Headers class of fetch-headers (spec-tested, no
+ * dependencies, never touches the global), and their request logger, which only asks whether
+ * it holds a Headers object, gets a check that accepts either kind. packages/llm's fetch reads
+ * any Headers-like object.
+ */
+const SDK_FILE =
+  /[\\/]node_modules[\\/](openai|@anthropic-ai[\\/]sdk)[\\/]internal[\\/](headers|utils[\\/]log)\.mjs$/;
+const HEADERS_PRELUDE = {
+  headers: `import { Headers } from "fetch-headers";`,
+  log: `const Headers = { [Symbol.hasInstance]: (h) => typeof h?.get === "function" && typeof h?.entries === "function" };`,
+};
+const patchedSdkFiles = new Set();
+const sdkHeaders = {
+  name: "sdk-headers",
+  setup(b) {
+    b.onLoad({ filter: SDK_FILE }, (args) => {
+      patchedSdkFiles.add(args.path);
+      const prelude = HEADERS_PRELUDE[args.path.endsWith("log.mjs") ? "log" : "headers"];
+      return {
+        contents: `${prelude}\n${readFileSync(args.path, "utf8")}`,
+        loader: "js",
+        resolveDir: dirname(args.path),
+      };
+    });
+  },
+};
+
 // Every chunk gets `require` (bundled CommonJS dependencies call it for node's built-ins) and
 // the URL helper (tiny; unused chunks do not pay for more than its definition).
 const banner = `import { createRequire as __handsCreateRequire } from "node:module";
@@ -92,7 +122,7 @@ const result = await build({
   chunkNames: "[name]-[hash]",
   external: EXTERNAL,
   banner: { js: banner },
-  plugins: [ownUrls],
+  plugins: [ownUrls, sdkHeaders],
   metafile: true,
   logLevel: "warning",
 });
@@ -117,11 +147,20 @@ for (const file of Object.keys(result.metafile.inputs)) {
       problems.push(`${dep}: ${ws.pkg.name} wants ${want}, ${cliPkg.name} has ${have}`);
   }
 }
+// Both SDKs are reachable (llm loads them on first use): a moved file would silently bring
+// undici back onto the first request's path.
+if (patchedSdkFiles.size !== 4)
+  problems.push(
+    `expected each SDK's internal/headers.mjs and internal/utils/log.mjs, patched ${[...patchedSdkFiles]}`,
+  );
 if (problems.length) {
   for (const p of new Set(problems)) console.error(`bundle: ${p}`);
   process.exit(1);
 }
 
+// --metafile PATH: esbuild's account of what went where (for `npx esbuild --analyze`-style looks).
+const metaAt = process.argv.indexOf("--metafile");
+if (metaAt > 0) writeFileSync(process.argv[metaAt + 1], JSON.stringify(result.metafile));
 const outputs = Object.entries(result.metafile.outputs);
 const bytes = outputs.reduce((n, [, o]) => n + o.bytes, 0);
 if (process.argv.includes("--verbose"))

@@ -114,18 +114,40 @@ function toHeaders(res: IncomingMessage): Headers {
   return headers;
 }
 
+/**
+ * A request's headers as node:http takes them, read from any HeadersInit without the global
+ * `Headers`: its first use loads node's bundled undici (~11 ms at start-up), and the bundled
+ * bin hands the SDKs a Headers class of their own (scripts/bundle.mjs).
+ */
+export function headerRecord(init: RequestInit["headers"]): Record<string, string> {
+  const out: Record<string, string> = {};
+  const add = (name: string, value: string) => {
+    const key = name.toLowerCase();
+    out[key] = key in out ? `${out[key]}, ${value}` : value;
+  };
+  if (!init) return out;
+  if (typeof (init as Headers).forEach === "function" && !Array.isArray(init))
+    (init as Headers).forEach((value, name) => {
+      add(name, value);
+    });
+  else if (Symbol.iterator in init)
+    for (const [name, value] of init as Iterable<[string, string]>) add(name, value);
+  else for (const [name, value] of Object.entries(init as Record<string, string>)) add(name, value);
+  return out;
+}
+
 export const nodeFetch: typeof fetch = (input, init) => {
   const body = init?.body;
   const simpleBody = body == null || typeof body === "string" || body instanceof Uint8Array;
-  if (input instanceof Request || !simpleBody) return fetch(input, init);
+  // A Request object goes to the global fetch. (Asked as "not a string or URL": naming the
+  // global `Request` would load undici, which the bin otherwise never needs before a reply.)
+  const isRequest = typeof input !== "string" && !(input instanceof URL);
+  if (isRequest || !simpleBody) return fetch(input, init);
 
   const url = new URL(String(input));
   const secure = url.protocol === "https:";
   if (!secure && url.protocol !== "http:") return fetch(input, init);
-  const headers: Record<string, string> = {};
-  new Headers(init?.headers).forEach((value, name) => {
-    headers[name] = value;
-  });
+  const headers = headerRecord(init?.headers);
   const method = (init?.method ?? "GET").toUpperCase();
   let proxy = "";
   try {
