@@ -6,17 +6,30 @@
 // HTTPS_PROXY / HTTP_PROXY / ALL_PROXY / NO_PROXY (either case) are honoured: a CONNECT tunnel
 // for https, absolute-URI requests for http.
 import { type Agent, Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { isIP } from "node:net";
 import type { Readable } from "node:stream";
-import { checkServerIdentity, type PeerCertificate } from "node:tls";
+import type { PeerCertificate } from "node:tls";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { getProxyForUrl } from "proxy-from-env";
 
-const agents = {
-  http: new HttpAgent({ keepAlive: true }),
-  https: new HttpsAgent({ keepAlive: true }),
-};
+const httpAgent = new HttpAgent({ keepAlive: true });
+
+/** What an https request needs from node:https and node:tls. */
+interface Tls {
+  request: typeof httpRequest;
+  agent: Agent;
+  checkServerIdentity: typeof import("node:tls").checkServerIdentity;
+}
+let tls: Promise<Tls> | undefined;
+/** node:https and node:tls load with the first https request: a model server on http (local ones) never needs them. */
+function loadTls(): Promise<Tls> {
+  tls ??= Promise.all([import("node:https"), import("node:tls")]).then(([https, t]) => ({
+    request: https.request,
+    agent: new https.Agent({ keepAlive: true }),
+    checkServerIdentity: t.checkServerIdentity,
+  }));
+  return tls;
+}
 
 /** One keep-alive agent per proxy and scheme; the proxy libraries load only when one is set. */
 const proxyAgents = new Map<string, Promise<Agent>>();
@@ -161,20 +174,22 @@ export const nodeFetch: typeof fetch = (input, init) => {
       return Promise.reject(
         new ProxyError(`unsupported proxy ${where}: use an http:// or https:// proxy URL`),
       );
-    return proxyAgent(proxy, secure).then(
-      (agent) => send(url, secure, method, headers, body, init?.signal, agent, where),
+    return Promise.all([proxyAgent(proxy, secure), secure ? loadTls() : undefined]).then(
+      ([agent, t]) => send(url, t, method, headers, body, init?.signal, agent, where),
       (e: unknown) =>
         Promise.reject(
           new ProxyError(`cannot use the proxy ${where}: ${(e as Error)?.message ?? String(e)}`),
         ),
     );
   }
-  return send(url, secure, method, headers, body, init?.signal, secure ? agents.https : agents.http);
+  if (secure) return loadTls().then((t) => send(url, t, method, headers, body, init?.signal, t.agent));
+  return send(url, undefined, method, headers, body, init?.signal, httpAgent);
 };
 
 function send(
   url: URL,
-  secure: boolean,
+  /** Set for https. */
+  tls: Tls | undefined,
   method: string,
   headers: Record<string, string>,
   body: string | Uint8Array | null | undefined,
@@ -184,7 +199,7 @@ function send(
   proxy?: string,
 ): Promise<Response> {
   return new Promise<Response>((resolve, reject) => {
-    const req = (secure ? httpsRequest : httpRequest)(
+    const req = (tls ? tls.request : httpRequest)(
       url,
       {
         method,
@@ -193,10 +208,10 @@ function send(
         ...(signal ? { signal } : {}),
         // Through a tunnel to an IP address the proxy agent checks the certificate against
         // "localhost"; check it against the address that was asked for.
-        ...(proxy && secure && isIP(url.hostname.replace(/^\[|\]$/g, ""))
+        ...(proxy && tls && isIP(url.hostname.replace(/^\[|\]$/g, ""))
           ? {
               checkServerIdentity: (_host: string, cert: PeerCertificate) =>
-                checkServerIdentity(url.hostname.replace(/^\[|\]$/g, ""), cert),
+                tls.checkServerIdentity(url.hostname.replace(/^\[|\]$/g, ""), cert),
             }
           : {}),
       },
@@ -217,7 +232,7 @@ function send(
         );
       },
     );
-    if (proxy && secure) {
+    if (proxy && tls) {
       // The CONNECT answer: anything but 200 means the tunnel was refused.
       req.once("proxyConnect", (connect: IncomingMessage) => {
         const code = connect.statusCode ?? 0;
