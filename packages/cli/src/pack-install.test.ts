@@ -19,6 +19,7 @@ import { dirname, join, posix, resolve } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { startScriptedServer } from "@hands/llm";
 
 const run = promisify(execFile);
 const ROOT = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
@@ -245,6 +246,44 @@ test("npm pack ships only what runs; the tarballs install, type-check strictly a
     const version = await run(join(app, "node_modules/.bin/hands"), ["--version"], { cwd: app });
     assert.equal(version.stdout.trim(), readJson(join(ROOT, "packages/cli/package.json")).version);
     assert.ok(cli.files.some((f) => f.path === "bin/hands.js"));
+
+    // The installed bin (the bundle) runs a task end to end: a command judged by the policy's
+    // shell parser (tree-sitter .wasm files found in their packages), a file written, memory on
+    // (better-sqlite3 and sqlite-vec, native, loaded from theirs).
+    const work = join(tmp, "work");
+    mkdirSync(work);
+    const model = await startScriptedServer([
+      { toolCalls: [{ name: "run_command", arguments: { command: "echo from-the-bundle > said.txt" } }] },
+      { content: "said it" },
+    ]);
+    try {
+      const task = await run(
+        join(app, "node_modules/.bin/hands"),
+        [
+          "--json",
+          "--quiet",
+          "--base-url",
+          model.url,
+          "--model",
+          "m",
+          "--api-key",
+          "k",
+          "--cwd",
+          work,
+          "--sandbox",
+          "local",
+          "say it",
+        ],
+        { cwd: app, env: { ...process.env, HANDS_DATA_DIR: join(tmp, "data") } },
+      );
+      const last = JSON.parse(task.stdout.trim().split("\n").at(-1)!);
+      assert.equal(last.status, "done", task.stderr);
+      assert.equal(last.answer, "said it");
+      assert.equal(readFileSync(join(work, "said.txt"), "utf8"), "from-the-bundle\n");
+      assert.ok(existsSync(join(tmp, "data", "memory.db")), "memory was on");
+    } finally {
+      await model.close();
+    }
 
     const example = await run(process.execPath, [join(app, "out/consumer.js")], { cwd: app });
     const out = JSON.parse(example.stdout);
