@@ -12,7 +12,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startFakeModel } from "./fake-model-server.mjs";
 import { median } from "./harness-run.mjs";
@@ -57,7 +57,10 @@ async function launch({ label, command, args, env = {}, cwd, model, check }) {
   let err = "";
   child.stdout.on("data", (d) => (out += d));
   child.stderr.on("data", (d) => (err += d));
-  const code = await new Promise((r) => child.on("close", r));
+  const code = await new Promise((r, reject) => {
+    child.on("error", reject);
+    child.on("close", r);
+  });
   const exitMs = performance.now() - started;
   if (code !== 0 || (check && !check(out)))
     throw new Error(`${label} failed (exit ${code}): ${out.slice(-500)} ${err.slice(-1500)}`);
@@ -175,7 +178,8 @@ export function printStartup(r) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const argv = process.argv.slice(2);
   const opt = (name) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
-  const others = argv.flatMap((a, i) => (argv[i - 1] === "--hands" ? [a] : []));
+  // --hands PATH (repeatable): another tree's bin, measured in the same interleaving.
+  const others = argv.flatMap((a, i) => (argv[i - 1] === "--hands" ? [resolve(a)] : []));
   const r = await measureStartup({
     runs: Number(opt("--runs") ?? 11) || 11,
     pi: !argv.includes("--no-pi"),
