@@ -4,7 +4,8 @@
 // loopback (bench/fake-model-server.mjs; one streamed answer, every body checked after the run),
 // and launch → exit of `node -e 0` (what any Node program pays before its first line).
 // Runs are interleaved so the machine's load hits all alike; medians are printed, and the
-// ratio hands / pi. Run by `npm run bench` (after the step figures) and `npm run bench:startup`.
+// ratio hands / pi. Run by `npm run bench` (after the step figures) and `npm run bench:startup`
+// (--runs N, --no-pi, --hands PATH for another tree's bin, --cpu for the CPU time instead).
 //
 // pi is installed on first use into bench/.peers/ (gitignored, never committed) with npm, and
 // configured the way its docs/models.md says: a provider entry in the models.json of its
@@ -72,14 +73,21 @@ async function launch({ label, command, args, env = {}, cwd, model, check }) {
 }
 
 /** The programs compared; `hands` entries may name other bins (an older tree) to compare. */
-function programs({ pi, handsBins }) {
+function programs({ pi, handsBins, cpu }) {
   const hands = handsBins.map((bin, i) => ({
     name: i === 0 ? "hands" : `hands (${bin})`,
     async run() {
       const ws = mkdtempSync(join(tmpdir(), "hands-startup-"));
+      const cpuFile = join(ws, ".cpu-at-request");
+      const probe = cpu
+        ? {
+            NODE_OPTIONS: `--import=${join(here, "cpu-at-request.mjs")}`,
+            HANDS_BENCH_CPU_AT_REQUEST: cpuFile,
+          }
+        : {};
       const model = await startFakeModel({ steps: 1, file: "unused" });
       try {
-        return await launch({
+        const ms = await launch({
           label: "hands",
           command: bin,
           args: [
@@ -95,11 +103,12 @@ function programs({ pi, handsBins }) {
             ws,
             "say done",
           ],
-          env: { HANDS_DATA_DIR: join(ws, ".data") },
+          env: { HANDS_DATA_DIR: join(ws, ".data"), ...probe },
           cwd: ws,
           model,
           check: (out) => JSON.parse(out.trim().split("\n").at(-1)).status === "done",
         });
+        return cpu ? Number(readFileSync(cpuFile, "utf8")) : ms;
       } finally {
         await model.close();
         rmSync(ws, { recursive: true, force: true });
@@ -148,9 +157,15 @@ function programs({ pi, handsBins }) {
   return [...hands, ...(piRun ? [piRun] : []), node];
 }
 
-/** Medians (ms) of `runs` interleaved launches of each program, the load average, the ratio. */
-export async function measureStartup({ runs = 11, pi = true, handsBins = [HANDS_BIN] } = {}) {
-  const list = programs({ pi: pi ? installPi() : undefined, handsBins });
+/**
+ * Medians (ms) of `runs` interleaved launches of each program, the load average, the ratio.
+ * With `cpu`, only the hands bins run, and each sample is the process's CPU time when its
+ * first request left (bench/cpu-at-request.mjs) instead of the wall time.
+ */
+export async function measureStartup({ runs = 11, pi = true, handsBins = [HANDS_BIN], cpu = false } = {}) {
+  const list = programs({ pi: pi && !cpu ? installPi() : undefined, handsBins, cpu }).filter(
+    (p) => !cpu || p.name.startsWith("hands"),
+  );
   const samples = new Map(list.map((p) => [p.name, []]));
   const loadAtStart = loadavg()[0];
   for (const p of list) await p.run(); // warm the file cache once; not counted
@@ -160,13 +175,14 @@ export async function measureStartup({ runs = 11, pi = true, handsBins = [HANDS_
     runs,
     medianMs: medians,
     samplesMs: Object.fromEntries([...samples].map(([k, v]) => [k, v.map((x) => +x.toFixed(1))])),
-    ...(pi ? { handsOverPi: +(medians.hands / medians.pi).toFixed(3) } : {}),
+    ...(medians.pi ? { handsOverPi: +(medians.hands / medians.pi).toFixed(3) } : {}),
+    measure: cpu ? "process CPU ms at the first request" : "wall ms, launch to first request (node: to exit)",
     loadAverage: [+loadAtStart.toFixed(2), +loadavg()[0].toFixed(2)],
   };
 }
 
 export function printStartup(r) {
-  console.log(`start-up, median of ${r.runs} interleaved launches (launch → first model request):`);
+  console.log(`start-up, median of ${r.runs} interleaved launches (${r.measure}):`);
   for (const [name, ms] of Object.entries(r.medianMs))
     console.log(
       `  ${name.padEnd(24)}${String(ms).padStart(8)} ms${name === "node -e 0" ? "   (launch → exit)" : ""}`,
@@ -184,6 +200,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     runs: Number(opt("--runs") ?? 11) || 11,
     pi: !argv.includes("--no-pi"),
     handsBins: [HANDS_BIN, ...others],
+    cpu: argv.includes("--cpu"),
   });
   if (argv.includes("--json")) console.log(JSON.stringify(r));
   else printStartup(r);
