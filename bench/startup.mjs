@@ -16,7 +16,7 @@ import { loadavg, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startFakeModel } from "./fake-model-server.mjs";
-import { median } from "./harness-run.mjs";
+import { handsFlags, median } from "./harness-run.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const PI_PACKAGE = "@mariozechner/pi-coding-agent";
@@ -90,19 +90,7 @@ function programs({ pi, handsBins, cpu }) {
         const ms = await launch({
           label: "hands",
           command: bin,
-          args: [
-            "--json",
-            "--quiet",
-            "--base-url",
-            model.url,
-            "--model",
-            "bench",
-            "--api-key",
-            "sk-bench",
-            "--cwd",
-            ws,
-            "say done",
-          ],
+          args: [...handsFlags(model.url, ws), "say done"],
           env: { HANDS_DATA_DIR: join(ws, ".data"), ...probe },
           cwd: ws,
           model,
