@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { startScriptedServer } from "@hands/llm";
-import { BIN, cleanEnv, runHands } from "./testing/cli-process.js";
+import { BIN, cleanEnv, runHands, scriptedRunArgs } from "./testing/cli-process.js";
 
 const BUNDLE = fileURLToPath(new URL("../bundle/", import.meta.url));
 
@@ -37,19 +37,7 @@ test("the bin runs the bundle; undici, https and tls are not loaded when the fir
   const model = await startScriptedServer([{ content: "done" }]);
   try {
     const r = await runHands(
-      [
-        "--json",
-        "--quiet",
-        "--base-url",
-        model.url,
-        "--model",
-        "m",
-        "--api-key",
-        "k",
-        "--cwd",
-        scratch,
-        "go",
-      ],
+      [...scriptedRunArgs(model.url, scratch), "go"],
       cleanEnv(scratch, { NODE_OPTIONS: `--import=${probe}`, HANDS_TEST_LOADED: loadedFile }),
       scratch,
     );

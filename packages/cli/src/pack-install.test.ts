@@ -20,6 +20,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { startScriptedServer } from "@hands/llm";
+import { scriptedRunArgs } from "./testing/cli-process.js";
 
 const run = promisify(execFile);
 const ROOT = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
@@ -259,21 +260,7 @@ test("npm pack ships only what runs; the tarballs install, type-check strictly a
     try {
       const task = await run(
         join(app, "node_modules/.bin/hands"),
-        [
-          "--json",
-          "--quiet",
-          "--base-url",
-          model.url,
-          "--model",
-          "m",
-          "--api-key",
-          "k",
-          "--cwd",
-          work,
-          "--sandbox",
-          "local",
-          "say it",
-        ],
+        [...scriptedRunArgs(model.url, work), "--sandbox", "local", "say it"],
         { cwd: app, env: { ...process.env, HANDS_DATA_DIR: join(tmp, "data") } },
       );
       const last = JSON.parse(task.stdout.trim().split("\n").at(-1)!);
