@@ -19,6 +19,20 @@ export const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
+/** The flags of every bench run of `hands`: JSON events, the scripted model, the workspace. */
+export const handsFlags = (modelUrl, ws) => [
+  "--json",
+  "--quiet",
+  "--base-url",
+  modelUrl,
+  "--model",
+  "bench",
+  "--api-key",
+  "sk-bench",
+  "--cwd",
+  ws,
+];
+
 /**
  * Runs `bin` for `steps` read_file steps with `extra` flags. `probe` names a preload module
  * (`--import`) and the environment variable that tells it where to write; `readProbe` reads
@@ -34,16 +48,7 @@ export async function runHarness({ bin, steps, extra = [], probe, readProbe }) {
   const child = spawn(
     bin,
     [
-      "--json",
-      "--quiet",
-      "--base-url",
-      model.url,
-      "--model",
-      "bench",
-      "--api-key",
-      "sk-bench",
-      "--cwd",
-      ws,
+      ...handsFlags(model.url, ws),
       "--max-steps",
       String(steps + 5),
       ...extra,

@@ -6,4 +6,4 @@
 // without starting node twice; for node the same line is a comment (`node bin/hands.js` works
 // too, without the flag). The small young generation keeps peak memory flat over long sessions
 // (large request bodies are freed at each scavenge instead of piling up) at no cost in speed.
-import "../dist/main.js";
+import "../bundle/hands.js";

@@ -21,6 +21,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { startScriptedServer } from "@hands/llm";
+import { scriptedRunArgs } from "./testing/cli-process.js";
 
 const run = promisify(execFile);
 const ROOT = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
@@ -279,6 +280,29 @@ test("npm pack ships only what runs; the tarballs install, type-check strictly a
     }
     // It ran the installed package, not the checkout's.
     assert.ok(existsSync(join(app, "node_modules/@hands/sdk/dist/index.js")));
+    // The installed bin (the bundle) runs a task end to end: a command judged by the policy's
+    // shell parser (tree-sitter .wasm files found in their packages), a file written, memory on
+    // (better-sqlite3 and sqlite-vec, native, loaded from theirs).
+    const work = join(tmp, "work");
+    mkdirSync(work);
+    const taskModel = await startScriptedServer([
+      { toolCalls: [{ name: "run_command", arguments: { command: "echo from-the-bundle > said.txt" } }] },
+      { content: "said it" },
+    ]);
+    try {
+      const task = await run(
+        join(app, "node_modules/.bin/hands"),
+        [...scriptedRunArgs(taskModel.url, work), "--sandbox", "local", "say it"],
+        { cwd: app, env: { ...process.env, HANDS_DATA_DIR: join(tmp, "data") } },
+      );
+      const last = JSON.parse(task.stdout.trim().split("\n").at(-1)!);
+      assert.equal(last.status, "done", task.stderr);
+      assert.equal(last.answer, "said it");
+      assert.equal(readFileSync(join(work, "said.txt"), "utf8"), "from-the-bundle\n");
+      assert.ok(existsSync(join(tmp, "data", "memory.db")), "memory was on");
+    } finally {
+      await taskModel.close();
+    }
 
     const example = await run(process.execPath, [join(app, "out/consumer.js")], { cwd: app });
     const out = JSON.parse(example.stdout);

@@ -6,17 +6,30 @@
 // HTTPS_PROXY / HTTP_PROXY / ALL_PROXY / NO_PROXY (either case) are honoured: a CONNECT tunnel
 // for https, absolute-URI requests for http.
 import { type Agent, Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { isIP } from "node:net";
 import type { Readable } from "node:stream";
-import { checkServerIdentity, type PeerCertificate } from "node:tls";
+import type { PeerCertificate } from "node:tls";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { getProxyForUrl } from "proxy-from-env";
 
-const agents = {
-  http: new HttpAgent({ keepAlive: true }),
-  https: new HttpsAgent({ keepAlive: true }),
-};
+const httpAgent = new HttpAgent({ keepAlive: true });
+
+/** What an https request needs from node:https and node:tls. */
+interface Tls {
+  request: typeof httpRequest;
+  agent: Agent;
+  checkServerIdentity: typeof import("node:tls").checkServerIdentity;
+}
+let tls: Promise<Tls> | undefined;
+/** node:https and node:tls load with the first https request: a model server on http (local ones) never needs them. */
+function loadTls(): Promise<Tls> {
+  tls ??= Promise.all([import("node:https"), import("node:tls")]).then(([https, t]) => ({
+    request: https.request,
+    agent: new https.Agent({ keepAlive: true }),
+    checkServerIdentity: t.checkServerIdentity,
+  }));
+  return tls;
+}
 
 /** One keep-alive agent per proxy and scheme; the proxy libraries load only when one is set. */
 const proxyAgents = new Map<string, Promise<Agent>>();
@@ -114,18 +127,40 @@ function toHeaders(res: IncomingMessage): Headers {
   return headers;
 }
 
+/**
+ * A request's headers as node:http takes them, read from any HeadersInit without the global
+ * `Headers`: its first use loads node's bundled undici (~11 ms at start-up), and the bundled
+ * bin hands the SDKs a Headers class of their own (scripts/bundle.mjs).
+ */
+export function headerRecord(init: RequestInit["headers"]): Record<string, string> {
+  const out: Record<string, string> = {};
+  const add = (name: string, value: string) => {
+    const key = name.toLowerCase();
+    out[key] = key in out ? `${out[key]}, ${value}` : value;
+  };
+  if (!init) return out;
+  if (typeof (init as Headers).forEach === "function" && !Array.isArray(init))
+    (init as Headers).forEach((value, name) => {
+      add(name, value);
+    });
+  else if (Symbol.iterator in init)
+    for (const [name, value] of init as Iterable<[string, string]>) add(name, value);
+  else for (const [name, value] of Object.entries(init as Record<string, string>)) add(name, value);
+  return out;
+}
+
 export const nodeFetch: typeof fetch = (input, init) => {
   const body = init?.body;
   const simpleBody = body == null || typeof body === "string" || body instanceof Uint8Array;
-  if (input instanceof Request || !simpleBody) return fetch(input, init);
+  // A Request object goes to the global fetch. (Asked as "not a string or URL": naming the
+  // global `Request` would load undici, which the bin otherwise never needs before a reply.)
+  const isRequest = typeof input !== "string" && !(input instanceof URL);
+  if (isRequest || !simpleBody) return fetch(input, init);
 
   const url = new URL(String(input));
   const secure = url.protocol === "https:";
   if (!secure && url.protocol !== "http:") return fetch(input, init);
-  const headers: Record<string, string> = {};
-  new Headers(init?.headers).forEach((value, name) => {
-    headers[name] = value;
-  });
+  const headers = headerRecord(init?.headers);
   const method = (init?.method ?? "GET").toUpperCase();
   let proxy = "";
   try {
@@ -139,20 +174,22 @@ export const nodeFetch: typeof fetch = (input, init) => {
       return Promise.reject(
         new ProxyError(`unsupported proxy ${where}: use an http:// or https:// proxy URL`),
       );
-    return proxyAgent(proxy, secure).then(
-      (agent) => send(url, secure, method, headers, body, init?.signal, agent, where),
+    return Promise.all([proxyAgent(proxy, secure), secure ? loadTls() : undefined]).then(
+      ([agent, t]) => send(url, t, method, headers, body, init?.signal, agent, where),
       (e: unknown) =>
         Promise.reject(
           new ProxyError(`cannot use the proxy ${where}: ${(e as Error)?.message ?? String(e)}`),
         ),
     );
   }
-  return send(url, secure, method, headers, body, init?.signal, secure ? agents.https : agents.http);
+  if (secure) return loadTls().then((t) => send(url, t, method, headers, body, init?.signal, t.agent));
+  return send(url, undefined, method, headers, body, init?.signal, httpAgent);
 };
 
 function send(
   url: URL,
-  secure: boolean,
+  /** Set for https. */
+  tls: Tls | undefined,
   method: string,
   headers: Record<string, string>,
   body: string | Uint8Array | null | undefined,
@@ -162,7 +199,7 @@ function send(
   proxy?: string,
 ): Promise<Response> {
   return new Promise<Response>((resolve, reject) => {
-    const req = (secure ? httpsRequest : httpRequest)(
+    const req = (tls ? tls.request : httpRequest)(
       url,
       {
         method,
@@ -171,10 +208,10 @@ function send(
         ...(signal ? { signal } : {}),
         // Through a tunnel to an IP address the proxy agent checks the certificate against
         // "localhost"; check it against the address that was asked for.
-        ...(proxy && secure && isIP(url.hostname.replace(/^\[|\]$/g, ""))
+        ...(proxy && tls && isIP(url.hostname.replace(/^\[|\]$/g, ""))
           ? {
               checkServerIdentity: (_host: string, cert: PeerCertificate) =>
-                checkServerIdentity(url.hostname.replace(/^\[|\]$/g, ""), cert),
+                tls.checkServerIdentity(url.hostname.replace(/^\[|\]$/g, ""), cert),
             }
           : {}),
       },
@@ -195,7 +232,7 @@ function send(
         );
       },
     );
-    if (proxy && secure) {
+    if (proxy && tls) {
       // The CONNECT answer: anything but 200 means the tunnel was refused.
       req.once("proxyConnect", (connect: IncomingMessage) => {
         const code = connect.statusCode ?? 0;

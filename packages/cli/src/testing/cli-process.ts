@@ -25,6 +25,11 @@ export function cleanEnv(scratch: string, extra: Record<string, string> = {}): N
   };
 }
 
+/** One-shot flags against a scripted model: JSON events on stdout, `cwd` as the workspace. */
+export function scriptedRunArgs(modelUrl: string, cwd: string): string[] {
+  return ["--json", "--quiet", "--base-url", modelUrl, "--model", "m", "--api-key", "k", "--cwd", cwd];
+}
+
 /** Runs `hands args…` to its end, collecting stdout and stderr; `input` is piped to its stdin. */
 export function runHands(
   args: string[],

@@ -1,0 +1,174 @@
+#!/usr/bin/env node
+// Bundles the `hands` command (packages/cli/dist/main.js, tsc's output) into a few ES module files
+// in packages/cli/bundle/, which is what the bin runs. Node then reads and compiles a handful
+// of files at start-up instead of ~400 modules (the openai SDK alone is 154); every part loaded
+// with `import()` (interactive UI, MCP, memory, the SDKs, docker, subcommands) becomes a chunk of
+// its own, loaded only when used. Driven by the entry file: whatever main.js reaches is bundled.
+//
+// What stays outside, loaded from its installed package: native addons and packages that find
+// files next to themselves (better-sqlite3, sqlite-vec, web-tree-sitter and the grammars' .wasm
+// files, dockerode/ssh2), and `hands serve` (@hands/serve, a server, not on the start-up path).
+//
+// `import.meta.url` in a workspace package's file would name the bundle instead of that file,
+// so it is replaced by the file's own URL inside its installed package (resolved at run time
+// from @hands/cli, which depends on every such package): `createRequire(import.meta.url)` then
+// finds that package's dependencies, `new URL("../package.json", import.meta.url)` its files.
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const CLI = join(ROOT, "packages", "cli");
+const OUT = join(CLI, "bundle");
+
+/** Loaded from their packages at run time (see above). */
+const EXTERNAL = ["better-sqlite3", "sqlite-vec", "web-tree-sitter", "dockerode", "@hands/serve"];
+
+const readJson = (file) => JSON.parse(readFileSync(file, "utf8"));
+const cliPkg = readJson(join(CLI, "package.json"));
+
+/** The workspace package a file belongs to: its root folder and package.json, or undefined. */
+function workspacePackage(file) {
+  const rel = relative(join(ROOT, "packages"), file);
+  if (rel.startsWith("..") || rel.split(sep).includes("node_modules")) return undefined;
+  const dir = join(ROOT, "packages", rel.split(sep)[0]);
+  return { dir, pkg: readJson(join(dir, "package.json")) };
+}
+
+/** The file its package's "." export resolves to, relative to the package root. */
+function mainFile(pkg) {
+  const dot = pkg.exports?.["."] ?? pkg.main;
+  const target = typeof dot === "string" ? dot : (dot?.default ?? dot?.import);
+  if (typeof target !== "string") throw new Error(`${pkg.name}: no "." export to locate its files by`);
+  return target.replace(/^\.\//, "");
+}
+
+const problems = [];
+const uses = new Set();
+
+/** Rewrites `import.meta.url` in workspace files to the file's URL inside its package. */
+const ownUrls = {
+  name: "own-urls",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]packages[\\/][^\\/]+[\\/]dist[\\/].*\.js$/ }, (args) => {
+      const text = readFileSync(args.path, "utf8");
+      if (!text.includes("import.meta.url")) return undefined;
+      const ws = workspacePackage(args.path);
+      if (!ws) return undefined;
+      if (ws.pkg.name !== cliPkg.name && !cliPkg.dependencies?.[ws.pkg.name])
+        problems.push(`${ws.pkg.name} uses import.meta.url but is not a dependency of ${cliPkg.name}`);
+      uses.add(ws.pkg.name);
+      const fileRel = relative(ws.dir, args.path).split(sep).join("/");
+      const call = `__handsFileUrl(${JSON.stringify(ws.pkg.name)}, ${JSON.stringify(mainFile(ws.pkg))}, ${JSON.stringify(fileRel)})`;
+      return { contents: text.replaceAll("import.meta.url", call), loader: "js" };
+    });
+  },
+};
+
+/**
+ * The SDKs build every request's headers with the global `Headers`, whose first use makes node
+ * load its bundled undici (~11 ms; this project sends model requests through node:http). In the
+ * bundle, their header builder gets the Headers class of fetch-headers (spec-tested, no
+ * dependencies, never touches the global), and their request logger, which only asks whether
+ * it holds a Headers object, gets a check that accepts either kind. packages/llm's fetch reads
+ * any Headers-like object.
+ */
+const SDK_FILE =
+  /[\\/]node_modules[\\/](openai|@anthropic-ai[\\/]sdk)[\\/]internal[\\/](headers|utils[\\/]log)\.mjs$/;
+const HEADERS_PRELUDE = {
+  headers: `import { Headers } from "fetch-headers";`,
+  log: `const Headers = { [Symbol.hasInstance]: (h) => typeof h?.get === "function" && typeof h?.entries === "function" };`,
+};
+const patchedSdkFiles = new Set();
+const sdkHeaders = {
+  name: "sdk-headers",
+  setup(b) {
+    b.onLoad({ filter: SDK_FILE }, (args) => {
+      patchedSdkFiles.add(args.path);
+      const prelude = HEADERS_PRELUDE[args.path.endsWith("log.mjs") ? "log" : "headers"];
+      return {
+        contents: `${prelude}\n${readFileSync(args.path, "utf8")}`,
+        loader: "js",
+        resolveDir: dirname(args.path),
+      };
+    });
+  },
+};
+
+// Every chunk gets `require` (bundled CommonJS dependencies call it for node's built-ins) and
+// the URL helper (tiny; unused chunks do not pay for more than its definition). Each package is
+// resolved once per process (a resolve reads package.json files: ~1 ms), shared by all chunks.
+const banner = `import { createRequire as __handsCreateRequire } from "node:module";
+import { pathToFileURL as __handsPathToFileURL } from "node:url";
+const require = __handsCreateRequire(import.meta.url);
+function __handsFileUrl(pkg, main, file) {
+  const roots = (globalThis[Symbol.for("hands.packageRoots")] ??= new Map());
+  let root = roots.get(pkg);
+  if (root === undefined) {
+    const path = require.resolve(pkg);
+    roots.set(pkg, (root = path.slice(0, path.length - main.length)));
+  }
+  return __handsPathToFileURL(root + file).href;
+}`;
+
+rmSync(OUT, { recursive: true, force: true });
+const result = await build({
+  entryPoints: { hands: join(CLI, "dist", "main.js") },
+  outdir: OUT,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  // Less text for node to read and compile at every start; names are kept short, not mangled
+  // across chunks' exports.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  chunkNames: "[name]-[hash]",
+  external: EXTERNAL,
+  banner: { js: banner },
+  plugins: [ownUrls, sdkHeaders],
+  metafile: true,
+  logLevel: "warning",
+});
+
+// An external package is imported from the bundle, so it must resolve from @hands/cli itself,
+// at the version the package that uses it declares (not by luck of npm's hoisting).
+for (const [, out] of Object.entries(result.metafile.outputs))
+  for (const imp of out.imports)
+    if (imp.external) {
+      // Node's built-ins, and optional packages a dependency tries in a try/catch (kerberos).
+      const name = imp.path.match(/^(@[^/]+\/)?[^/]+/)?.[0];
+      if (EXTERNAL.includes(name) && !cliPkg.dependencies?.[name])
+        problems.push(`${name} is imported from the bundle but is not a dependency of ${cliPkg.name}`);
+    }
+for (const file of Object.keys(result.metafile.inputs)) {
+  const ws = workspacePackage(join(ROOT, file));
+  if (!ws) continue;
+  for (const dep of EXTERNAL) {
+    const want = ws.pkg.dependencies?.[dep];
+    const have = cliPkg.dependencies?.[dep];
+    if (want && have && want !== have)
+      problems.push(`${dep}: ${ws.pkg.name} wants ${want}, ${cliPkg.name} has ${have}`);
+  }
+}
+// Both SDKs are reachable (llm loads them on first use): a moved file would silently bring
+// undici back onto the first request's path.
+if (patchedSdkFiles.size !== 4)
+  problems.push(
+    `expected each SDK's internal/headers.mjs and internal/utils/log.mjs, patched ${[...patchedSdkFiles]}`,
+  );
+if (problems.length) {
+  for (const p of new Set(problems)) console.error(`bundle: ${p}`);
+  process.exit(1);
+}
+
+// --metafile PATH: esbuild's account of what went where (for `npx esbuild --analyze`-style looks).
+const metaAt = process.argv.indexOf("--metafile");
+if (metaAt > 0) writeFileSync(process.argv[metaAt + 1], JSON.stringify(result.metafile));
+const outputs = Object.entries(result.metafile.outputs);
+const bytes = outputs.reduce((n, [, o]) => n + o.bytes, 0);
+if (process.argv.includes("--verbose"))
+  for (const [f, o] of outputs) console.log(`${relative(ROOT, f)}  ${o.bytes}  ${o.entryPoint ?? ""}`);
+console.log(`bundle: ${relative(ROOT, OUT)}/ — ${outputs.length} files, ${(bytes / 1024).toFixed(0)} KB`);
