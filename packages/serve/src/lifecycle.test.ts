@@ -41,7 +41,7 @@ describe("lifecycle", { skip, timeout: 120_000 }, () => {
       const back = await Sandbox.connect(paused.sandboxId);
       assert.equal(await back.files.read("survives.txt"), "yes");
       await back.kill();
-      const reaps = s.store.auditLog(100).filter((r) => r.event === "reap");
+      const reaps = (await s.store.auditLog(100)).filter((r) => r.event === "reap");
       assert.deepEqual(reaps.map((r) => r.sandbox).sort(), [short.sandboxId, paused.sandboxId].sort());
       const metrics = (await raw(`${s.apiUrl}/metrics`)).text;
       assert.match(metrics, /hands_serve_reaps_total\{reason="timeout"\} 1/);
@@ -58,10 +58,10 @@ describe("lifecycle", { skip, timeout: 120_000 }, () => {
       await p.pause();
       assert.equal((await Sandbox.getInfo(p.sandboxId)).state, "paused");
       assert.ok(
-        await until(async () => s.store.sandbox(p.sandboxId)?.state === "killed", 3000),
+        await until(async () => (await s.store.sandbox(p.sandboxId))?.state === "killed", 3000),
         "reaped after 500 ms paused",
       );
-      assert.equal(s.store.sandbox(p.sandboxId)?.endReason, "paused too long");
+      assert.equal((await s.store.sandbox(p.sandboxId))?.endReason, "paused too long");
       await assert.rejects(Sandbox.connect(p.sandboxId), /not found/i);
     } finally {
       await s.stop();
@@ -107,8 +107,8 @@ describe("lifecycle", { skip, timeout: 120_000 }, () => {
       await sb.files.write("a.txt", "x");
       await sb.files.read("a.txt");
       await sb.kill();
-      const log = s.store.auditLog(100).filter((r) => r.sandbox === sb.sandboxId);
-      const tenant = s.store.tenantByName("tenant-a")?.id;
+      const log = (await s.store.auditLog(100)).filter((r) => r.sandbox === sb.sandboxId);
+      const tenant = (await s.store.tenantByName("tenant-a"))?.id;
       assert.ok(log.every((r) => r.tenant === tenant));
       assert.deepEqual(
         log.map((r) => r.event),

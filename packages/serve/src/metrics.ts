@@ -11,7 +11,7 @@ export interface ServeMetrics {
 }
 
 export function createMetrics(sources: {
-  countByState: () => Record<string, number>;
+  countByState: () => Promise<Record<string, number>>;
   queueLength: () => number;
   slotsInUse: () => number;
 }): ServeMetrics {
@@ -21,8 +21,8 @@ export function createMetrics(sources: {
     help: "Sandboxes by state",
     labelNames: ["state"],
     registers: [registry],
-    collect() {
-      const counts = sources.countByState();
+    async collect() {
+      const counts = await sources.countByState().catch(() => ({}) as Record<string, number>);
       for (const state of ["running", "paused", "killed", "lost"]) this.set({ state }, counts[state] ?? 0);
     },
   });

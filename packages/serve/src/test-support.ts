@@ -1,8 +1,12 @@
 // Shared set-up for the service's tests: a real `hands serve` on loopback ports with its own data
 // folder, a tenant key, and the E2B SDK's environment pointed at it.
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
 import { type RunningServe, type ServeOptions, startServe } from "./server.js";
 
 export interface TestServe extends RunningServe {
@@ -41,4 +45,50 @@ export async function raw(
   const r = await fetch(url, { ...init, signal: init.signal ?? AbortSignal.timeout(15_000) });
   const text = await r.text();
   return { status: r.status, text, json: () => JSON.parse(text), headers: r.headers };
+}
+
+const TEST_DATABASE_URL = process.env.HANDS_TEST_DATABASE_URL ?? "postgres://hands@127.0.0.1:55432/postgres";
+let serverStarted = false;
+
+/** An admin connection to the test server; starts it (scripts/postgres.sh) if nothing answers. */
+async function adminClient(): Promise<pg.Client> {
+  for (let attempt = 0; ; attempt++) {
+    const c = new pg.Client({ connectionString: TEST_DATABASE_URL, connectionTimeoutMillis: 5000 });
+    try {
+      await c.connect();
+      return c;
+    } catch (e) {
+      await c.end().catch(() => {});
+      if (attempt > 0 || serverStarted || process.env.HANDS_TEST_DATABASE_URL) throw e;
+      serverStarted = true;
+      const script = fileURLToPath(new URL("../../../scripts/postgres.sh", import.meta.url));
+      const r = spawnSync("bash", [script], { encoding: "utf8" });
+      if (r.status !== 0)
+        throw new Error(`PostgreSQL is not running and scripts/postgres.sh failed: ${r.stderr}`);
+    }
+  }
+}
+
+/** A fresh database on the test PostgreSQL server (a real one), dropped by drop(). */
+export async function testDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `hs_${randomBytes(6).toString("hex")}`;
+  const admin = await adminClient();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(TEST_DATABASE_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = await adminClient();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
 }

@@ -5,6 +5,7 @@
 // another tenant's sandbox exists.
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Cluster } from "../cluster.js";
 import {
   ConnectError,
   parseEnvelope,
@@ -15,6 +16,7 @@ import {
   writeUnary,
   writeUnaryError,
 } from "../connect/protocol.js";
+import { FORWARDED_HEADER, forward } from "../forward.js";
 import { interpreterHandler } from "../interpreter/service.js";
 import type { ServeMetrics } from "../metrics.js";
 import type { SandboxService } from "../service.js";
@@ -33,6 +35,32 @@ export interface SandboxRouterOptions {
   maxMessageBytes?: number;
   /** Largest /files upload (bytes). */
   maxUploadBytes?: number;
+  /** Set when nodes share the store: requests for other nodes' sandboxes are forwarded there. */
+  cluster?: Cluster;
+}
+
+/** Passes a request on to the node that runs its sandbox; a node that does not answer is a dead sandbox (502). */
+async function forwardToOwner(
+  cluster: Cluster,
+  owner: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  metrics: ServeMetrics,
+): Promise<void> {
+  const peer = await cluster.peer(owner);
+  const outcome =
+    peer?.state === "up"
+      ? await forward(req, res, {
+          to: peer.sandboxUrl,
+          from: cluster.node,
+          nodeName: owner,
+          track: (cancel) => cluster.track(owner, cancel),
+        })
+      : "unreachable";
+  if (outcome === "answered") return;
+  req.resume();
+  metrics.errors.inc({ api: "sandbox", code: "502" });
+  sendJsonError(res, new HttpError(502, `The sandbox's node '${owner}' does not answer`), req);
 }
 
 /**
@@ -40,10 +68,10 @@ export interface SandboxRouterOptions {
  * `PORT-ID.domain` Host, else the access token alone (SDKs before 2.25 send no sandbox headers
  * with /files and /health; the token is unique to its sandbox).
  */
-function target(
+async function target(
   req: IncomingMessage,
-  byToken: (t: string) => string | undefined,
-): { id: string; port: number } | undefined {
+  byToken: (t: string) => Promise<string | undefined>,
+): Promise<{ id: string; port: number } | undefined> {
   const id = req.headers["e2b-sandbox-id"];
   const portHeader = req.headers["e2b-sandbox-port"];
   const port = typeof portHeader === "string" ? Number(portHeader) : ENVD_PORT;
@@ -51,7 +79,7 @@ function target(
   const m = /^(\d+)-([a-z0-9]+)\./.exec(String(req.headers.host ?? ""));
   if (m) return { id: m[2] as string, port: Number(m[1]) };
   const token = req.headers["x-access-token"];
-  const found = typeof token === "string" && token.length >= 16 ? byToken(token) : undefined;
+  const found = typeof token === "string" && token.length >= 16 ? await byToken(token) : undefined;
   return found ? { id: found, port } : undefined;
 }
 
@@ -101,16 +129,32 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
   };
 
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const t = target(req, (token) => service.store.sandboxByToken(token)?.id);
-    const row = t ? service.store.sandbox(t.id) : undefined;
-    const rt = t ? service.runtime(t.id) : undefined;
+    const store = service.store;
+    const t = await target(req, async (token) => (await store.sandboxByToken(token))?.id);
+    const row = t ? await store.sandbox(t.id) : undefined;
     if (
       !t ||
       !row ||
-      !rt?.alive ||
-      row.state !== "running" ||
+      (row.state !== "running" && row.state !== "lost") ||
       (!tokenMatches(req.headers["x-access-token"], row.token) && !tokenless(t.port, req))
     ) {
+      req.resume();
+      notFound(res);
+      return;
+    }
+    if (row.state === "lost") {
+      // Only the sandbox's own clients (they hold its token) learn why it is gone.
+      req.resume();
+      metrics.errors.inc({ api: "sandbox", code: "502" });
+      sendJsonError(res, new HttpError(502, `The sandbox was lost: ${row.endReason ?? "it stopped"}`));
+      return;
+    }
+    if (row.node !== service.node && o.cluster && req.headers[FORWARDED_HEADER] === undefined) {
+      await forwardToOwner(o.cluster, row.node, req, res, metrics);
+      return;
+    }
+    const rt = service.runtime(t.id);
+    if (!rt?.alive) {
       req.resume();
       notFound(res);
       return;
@@ -122,7 +166,9 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
       user: userOf(req),
       metrics,
       audit: (event, detail) =>
-        service.store.audit({ tenant: row.tenantId, sandbox: row.id, event, ...(detail ? { detail } : {}) }),
+        void store
+          .audit({ tenant: row.tenantId, sandbox: row.id, event, ...(detail ? { detail } : {}) })
+          .catch(() => {}),
     };
     if (t.port !== ENVD_PORT) {
       const handler = t.port === INTERPRETER_PORT ? interpreterHandler : undefined;
