@@ -190,6 +190,7 @@ export function createApiRouter(o: {
     if (!row || row.tenantId !== tenant.id || row.node === service.node) return false;
     if (row.state !== "running" && row.state !== "paused") return false;
     const peer = await cluster.peer(row.node);
+    if (peer?.state === "up") metrics.forwarded.inc({ plane: "api", to: row.node });
     const outcome =
       peer?.state === "up"
         ? await forward(req, res, {

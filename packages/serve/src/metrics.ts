@@ -8,6 +8,7 @@ export interface ServeMetrics {
   execSeconds: Histogram;
   reaps: Counter<"reason">;
   errors: Counter<"api" | "code">;
+  forwarded: Counter<"plane" | "to">;
 }
 
 export function createMetrics(sources: {
@@ -60,6 +61,12 @@ export function createMetrics(sources: {
       name: "hands_serve_reaps_total",
       help: "Sandboxes reaped",
       labelNames: ["reason"],
+      registers: [registry],
+    }),
+    forwarded: new Counter({
+      name: "hands_serve_forwarded_total",
+      help: "Requests passed on to the node that has their sandbox",
+      labelNames: ["plane", "to"],
       registers: [registry],
     }),
     errors: new Counter({

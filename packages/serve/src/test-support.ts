@@ -1,6 +1,6 @@
 // Shared set-up for the service's tests: a real `hands serve` on loopback ports with its own data
 // folder, a tenant key, and the E2B SDK's environment pointed at it.
-import { spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -89,6 +89,70 @@ export async function testDatabase(): Promise<{ url: string; drop(): Promise<voi
       } finally {
         await c.end();
       }
+    },
+  };
+}
+
+/** A `hands serve` node in a process of its own (so a test can kill it), on loopback ports. */
+export interface NodeProcess {
+  name: string;
+  apiUrl: string;
+  sandboxUrl: string;
+  dataDir: string;
+  child: ChildProcess;
+  opts(key: string): { apiKey: string; apiUrl: string; sandboxUrl: string };
+  /** SIGKILL: the node dies without a word, as a crashed machine would. */
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const NODE_MAIN = `
+const { startServe } = await import(process.argv[1]);
+const s = await startServe(JSON.parse(process.argv[2]));
+process.stdout.write(JSON.stringify({ apiUrl: s.apiUrl, sandboxUrl: s.sandboxUrl }) + "\\n");
+process.once("SIGTERM", () => s.close().then(() => process.exit(0)));
+`;
+
+export async function startNodeProcess(name: string, options: Partial<ServeOptions>): Promise<NodeProcess> {
+  const dataDir = mkdtempSync(join(tmpdir(), `hs-${name}-`));
+  const serverModule = new URL("./server.js", import.meta.url).href;
+  const o = { reapIntervalMs: 200, warm: {}, node: name, dataDir, ...options };
+  const child = spawn(
+    process.execPath,
+    ["--input-type=module", "-e", NODE_MAIN, serverModule, JSON.stringify(o)],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let stderr = "";
+  child.stderr?.on("data", (d) => {
+    stderr += String(d);
+  });
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  const addr = await new Promise<{ apiUrl: string; sandboxUrl: string }>((resolve, reject) => {
+    let out = "";
+    child.stdout?.on("data", (d) => {
+      out += String(d);
+      const nl = out.indexOf("\n");
+      if (nl >= 0) resolve(JSON.parse(out.slice(0, nl)));
+    });
+    child.once("exit", (code) => reject(new Error(`node ${name} exited (${code}): ${stderr}`)));
+  });
+  const wipe = () => rmSync(dataDir, { recursive: true, force: true });
+  return {
+    name,
+    ...addr,
+    dataDir,
+    child,
+    opts: (apiKey) => ({ apiKey, apiUrl: addr.apiUrl, sandboxUrl: addr.sandboxUrl }),
+    async kill() {
+      if (child.exitCode === null) child.kill("SIGKILL");
+      await exited;
+    },
+    async stop() {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      await exited;
+      wipe();
     },
   };
 }

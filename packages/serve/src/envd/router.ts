@@ -48,6 +48,7 @@ async function forwardToOwner(
   metrics: ServeMetrics,
 ): Promise<void> {
   const peer = await cluster.peer(owner);
+  if (peer?.state === "up") metrics.forwarded.inc({ plane: "sandbox", to: owner });
   const outcome =
     peer?.state === "up"
       ? await forward(req, res, {
