@@ -216,4 +216,23 @@ describe("several nodes sharing PostgreSQL", { skip, timeout: 180_000 }, () => {
       (e: unknown) => e instanceof NotFoundError,
     );
   });
+
+  it("a node stopped cleanly pauses its sandboxes; back under its name, it resumes them", async () => {
+    const onB = await Sandbox.create(b.opts(key));
+    await onB.files.write("kept.txt", "on b");
+    await b.stop({ keepData: true });
+    assert.equal((await Sandbox.getInfo(onB.sandboxId, a.opts(key))).state, "paused");
+    // While B is away its paused sandbox cannot be resumed elsewhere (its files are on B).
+    await assert.rejects(Sandbox.connect(onB.sandboxId, a.opts(key)), /node 'b', which does not answer/);
+    b = await startNodeProcess("b", {
+      database: db.url,
+      heartbeatMs: 250,
+      deadAfterMs: DEAD_AFTER_MS,
+      dataDir: b.dataDir,
+    });
+    const back = await Sandbox.connect(onB.sandboxId, a.opts(key));
+    assert.equal(await back.files.read("kept.txt"), "on b");
+    assert.equal((await back.commands.run("echo resumed")).stdout, "resumed\n");
+    await back.kill();
+  });
 });

@@ -66,9 +66,9 @@ export class Cluster {
     for (const r of rows) if (r.state !== "up") this.cut(r.name, new Error(`node '${r.name}' is ${r.state}`));
   }
 
-  /** Where a node is, as last read (re-read once if unknown: it may have just joined). */
+  /** Where a node is, as last read (re-read if unknown or not up: it may have just (re)joined). */
   async peer(name: string): Promise<NodeRow | undefined> {
-    if (!this.known.has(name)) await this.refresh().catch(() => {});
+    if (this.known.get(name)?.state !== "up") await this.refresh().catch(() => {});
     return this.known.get(name);
   }
 

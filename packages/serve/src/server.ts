@@ -129,26 +129,23 @@ export async function startServe(o: ServeOptions): Promise<RunningServe> {
     queueLength: () => service?.queue.waiting ?? 0,
     slotsInUse: () => service?.queue.used ?? 0,
   });
-  service = new SandboxService({ ...o, store, dataDir: o.dataDir, metrics });
-  const svc = service;
+  const node = o.node ?? "local";
   const servers: Server[] = [];
   let cluster: Cluster | undefined;
   try {
-    await svc.recover();
     const headersTimeout = o.headersTimeoutMs ?? 10_000;
-    // Both addresses are bound before the node registers, so its advertised addresses answer.
-    const routes = { api: undefined as unknown, sandbox: undefined as unknown } as {
-      api?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
-      sandbox?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
-    };
+    // Both addresses are bound before the node registers (what it advertises must answer); until
+    // the routers exist, requests get a 503.
+    let apiRoute: Handler | undefined;
+    let sandboxRoute: Handler | undefined;
     const api = await listen(
-      (req, res) => (routes.api as NonNullable<typeof routes.api>)(req, res),
+      (req, res) => (apiRoute ?? starting)(req, res),
       o.apiListen ?? { host: "127.0.0.1", port: 0 },
       headersTimeout,
     );
     servers.push(api);
     const sandbox = await listen(
-      (req, res) => (routes.sandbox as NonNullable<typeof routes.sandbox>)(req, res),
+      (req, res) => (sandboxRoute ?? starting)(req, res),
       o.sandboxListen ?? { host: "127.0.0.1", port: 0 },
       headersTimeout,
     );
@@ -156,7 +153,7 @@ export async function startServe(o: ServeOptions): Promise<RunningServe> {
     if (store.shared) {
       cluster = new Cluster({
         store,
-        node: svc.node,
+        node,
         apiUrl: o.advertise?.apiUrl ?? reachableUrl(api),
         sandboxUrl: o.advertise?.sandboxUrl ?? reachableUrl(sandbox),
         ...(o.heartbeatMs ? { heartbeatMs: o.heartbeatMs } : {}),
@@ -164,8 +161,13 @@ export async function startServe(o: ServeOptions): Promise<RunningServe> {
       });
       await cluster.join();
     }
-    routes.api = createApiRouter({ service: svc, keys, metrics, ...(cluster ? { cluster } : {}) });
-    routes.sandbox = createSandboxRouter({
+    // Only once the name is ours: a second process under a live node's name must not touch its
+    // rows (the service's reaper starts with it).
+    service = new SandboxService({ ...o, node, store, dataDir: o.dataDir, metrics });
+    const svc = service;
+    await svc.recover();
+    apiRoute = createApiRouter({ service: svc, keys, metrics, ...(cluster ? { cluster } : {}) });
+    sandboxRoute = createSandboxRouter({
       service: svc,
       metrics,
       ...(cluster ? { cluster } : {}),
@@ -192,10 +194,19 @@ export async function startServe(o: ServeOptions): Promise<RunningServe> {
     };
   } catch (e) {
     for (const s of servers) s.close();
-    await svc.close();
+    await service?.close();
+    await cluster?.leave().catch(() => {});
     await store.close();
     throw e;
   }
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+async function starting(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  req.resume();
+  res.writeHead(503, { "content-type": "application/json" });
+  res.end(JSON.stringify({ code: 503, message: "the service is starting" }));
 }
 
 /** An address other nodes can use: a wildcard bind is not one. */

@@ -103,7 +103,8 @@ export interface NodeProcess {
   opts(key: string): { apiKey: string; apiUrl: string; sandboxUrl: string };
   /** SIGKILL: the node dies without a word, as a crashed machine would. */
   kill(): Promise<void>;
-  stop(): Promise<void>;
+  /** SIGTERM (a clean stop); the data folder is removed unless kept for a restart. */
+  stop(o?: { keepData?: boolean }): Promise<void>;
 }
 
 const NODE_MAIN = `
@@ -149,10 +150,10 @@ export async function startNodeProcess(name: string, options: Partial<ServeOptio
       if (child.exitCode === null) child.kill("SIGKILL");
       await exited;
     },
-    async stop() {
+    async stop(so = {}) {
       if (child.exitCode === null) child.kill("SIGTERM");
       await exited;
-      wipe();
+      if (!so.keepData) wipe();
     },
   };
 }
