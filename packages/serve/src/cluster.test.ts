@@ -38,6 +38,7 @@ describe("several nodes sharing PostgreSQL", { skip, timeout: 180_000 }, () => {
   let c: NodeProcess;
   let key: string;
   let quotaKey: string;
+  let otherKey: string;
 
   before(async () => {
     db = await testDatabase();
@@ -52,6 +53,7 @@ describe("several nodes sharing PostgreSQL", { skip, timeout: 180_000 }, () => {
     const keys = new Keys(store);
     key = (await keys.create("tenant-a")).key;
     quotaKey = (await keys.create("tenant-q", "default", { maxSandboxes: 3 })).key;
+    otherKey = (await keys.create("tenant-other")).key;
     await store.close();
   });
   after(async () => {
@@ -112,6 +114,37 @@ describe("several nodes sharing PostgreSQL", { skip, timeout: 180_000 }, () => {
     await viaC.setTimeout(120_000);
     const info = await Sandbox.getInfo(onA.sandboxId, a.opts(key));
     assert.ok(Math.abs(info.endAt.getTime() - (Date.now() + 120_000)) < 10_000, "A sees C's new timeout");
+    // Only what A itself would accept is passed on: a wrong token, another tenant's key and a
+    // client's own forwarded mark get B's answers, and nothing reaches A.
+    const forwardedCount = async () =>
+      Number(
+        /hands_serve_forwarded_total\{plane="sandbox",to="a"\} (\d+)/.exec(
+          (await raw(`${b.apiUrl}/metrics`)).text,
+        )?.[1],
+      );
+    const before = await forwardedCount();
+    const health = (headers: Record<string, string>) =>
+      raw(`${b.sandboxUrl}/health`, { headers: { "e2b-sandbox-id": onA.sandboxId, ...headers } });
+    assert.equal((await health({ "x-access-token": "x".repeat(32) })).status, 502);
+    assert.equal((await health({})).status, 502);
+    const detail = (
+      await raw(`${b.apiUrl}/sandboxes/${onA.sandboxId}`, { headers: { "x-api-key": key } })
+    ).json();
+    const token = (detail as { envdAccessToken: string }).envdAccessToken;
+    assert.equal((await health({ "x-access-token": token })).status, 204, "the right token is passed on");
+    const spoofed = await health({ "x-access-token": token, "x-hands-forwarded": "a" });
+    assert.equal(spoofed.status, 502, "a request marked as forwarded is answered by B itself");
+    assert.equal(await forwardedCount(), before + 1, "only the request with the right token went to A");
+    assert.equal(
+      await Sandbox.kill(onA.sandboxId, b.opts(otherKey)),
+      false,
+      "another tenant's sandbox does not exist",
+    );
+    await assert.rejects(
+      Sandbox.connect(onA.sandboxId, c.opts(otherKey)),
+      (e: unknown) => e instanceof NotFoundError,
+    );
+    assert.equal(await onA.isRunning(), true);
     // Kill through B: A stops it (its slot is free again), every node sees it gone.
     assert.equal(await viaB.kill(), true);
     assert.equal(await onA.isRunning(), false);
