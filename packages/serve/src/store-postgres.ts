@@ -19,6 +19,20 @@ import {
   type TenantLimits,
   type Usage,
 } from "./store.js";
+import {
+  auditEntryOf,
+  keyListingOf,
+  keyOf,
+  LIST_KEYS_SQL,
+  nodeOf,
+  type RawKey,
+  type RawNode,
+  type RawSandbox,
+  type RawTenant,
+  sandboxOf,
+  sandboxValues,
+  tenantOf,
+} from "./store-rows.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS tenants (
@@ -58,70 +72,6 @@ const types = {
       ? (v: string) => Number(v)
       : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
-
-interface RawSandbox {
-  id: string;
-  tenant_id: string;
-  template_id: string;
-  backend: string;
-  state: SandboxState;
-  metadata: string;
-  envs: string;
-  internet: boolean;
-  cpus: number;
-  memory_mb: number;
-  started_at: number;
-  end_at: number;
-  auto_pause: boolean;
-  node: string;
-  token: string;
-  ended_at: number | null;
-  end_reason: string | null;
-}
-
-function sandboxOf(r: RawSandbox): SandboxRow {
-  return {
-    id: r.id,
-    tenantId: r.tenant_id,
-    templateId: r.template_id,
-    backend: r.backend,
-    state: r.state,
-    metadata: JSON.parse(r.metadata) as Record<string, string>,
-    envs: JSON.parse(r.envs) as Record<string, string>,
-    internet: r.internet,
-    cpus: r.cpus,
-    memoryMB: r.memory_mb,
-    startedAt: r.started_at,
-    endAt: r.end_at,
-    autoPause: r.auto_pause,
-    node: r.node,
-    token: r.token,
-    endedAt: r.ended_at,
-    endReason: r.end_reason,
-  };
-}
-
-interface RawTenant {
-  id: string;
-  name: string;
-  created_at: number;
-  max_sandboxes: number;
-  max_cpus: number;
-  max_memory_mb: number;
-  max_lifetime_s: number;
-}
-
-function tenantOf(r: RawTenant): Tenant {
-  return {
-    id: r.id,
-    name: r.name,
-    createdAt: r.created_at,
-    maxSandboxes: r.max_sandboxes,
-    maxCpus: r.max_cpus,
-    maxMemoryMB: r.max_memory_mb,
-    maxLifetimeSec: r.max_lifetime_s,
-  };
-}
 
 type Query = (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
 
@@ -209,49 +159,12 @@ export class PostgresStore implements Store {
   }
 
   async key(id: string): Promise<KeyRow | undefined> {
-    const r = (await this.q("SELECT * FROM api_keys WHERE id = $1", [id])).rows[0] as
-      | {
-          id: string;
-          tenant_id: string;
-          name: string;
-          salt: Buffer;
-          hash: Buffer;
-          created_at: number;
-          revoked_at: number | null;
-        }
-      | undefined;
-    return r
-      ? {
-          id: r.id,
-          tenantId: r.tenant_id,
-          name: r.name,
-          salt: r.salt,
-          hash: r.hash,
-          createdAt: r.created_at,
-          revokedAt: r.revoked_at,
-        }
-      : undefined;
+    const r = (await this.q("SELECT * FROM api_keys WHERE id = $1", [id])).rows[0] as RawKey | undefined;
+    return r ? keyOf(r) : undefined;
   }
 
   async listKeys(): Promise<KeyListing[]> {
-    const r = await this.q(
-      "SELECT k.id, t.name AS tenant, k.name, k.created_at, k.revoked_at FROM api_keys k JOIN tenants t ON t.id = k.tenant_id ORDER BY k.created_at, k.id",
-    );
-    return (
-      r.rows as Array<{
-        id: string;
-        tenant: string;
-        name: string;
-        created_at: number;
-        revoked_at: number | null;
-      }>
-    ).map((x) => ({
-      id: x.id,
-      tenant: x.tenant,
-      name: x.name,
-      createdAt: x.created_at,
-      revokedAt: x.revoked_at,
-    }));
+    return ((await this.q(LIST_KEYS_SQL)).rows as Parameters<typeof keyListingOf>[0][]).map(keyListingOf);
   }
 
   async revokeKey(id: string): Promise<boolean> {
@@ -296,23 +209,7 @@ export class PostgresStore implements Store {
         `INSERT INTO sandboxes (id, tenant_id, template_id, backend, state, metadata, envs, internet, cpus,
            memory_mb, started_at, end_at, auto_pause, node, token, ended_at, end_reason)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, NULL, NULL)`,
-        [
-          s.id,
-          s.tenantId,
-          s.templateId,
-          s.backend,
-          s.state,
-          JSON.stringify(s.metadata),
-          JSON.stringify(s.envs),
-          s.internet,
-          s.cpus,
-          s.memoryMB,
-          s.startedAt,
-          s.endAt,
-          s.autoPause,
-          s.node,
-          s.token,
-        ],
+        sandboxValues(s, (x) => x),
       );
       return undefined;
     });
@@ -406,23 +303,7 @@ export class PostgresStore implements Store {
     const r = sandbox
       ? await this.q("SELECT * FROM audit WHERE sandbox = $1 ORDER BY seq DESC LIMIT $2", [sandbox, limit])
       : await this.q("SELECT * FROM audit ORDER BY seq DESC LIMIT $1", [limit]);
-    return (
-      r.rows as Array<{
-        time: number;
-        tenant: string;
-        sandbox: string | null;
-        event: string;
-        detail: string | null;
-      }>
-    )
-      .reverse()
-      .map((x) => ({
-        time: x.time,
-        tenant: x.tenant,
-        sandbox: x.sandbox,
-        event: x.event,
-        detail: x.detail ? (JSON.parse(x.detail) as Record<string, unknown>) : null,
-      }));
+    return (r.rows as Parameters<typeof auditEntryOf>[0][]).reverse().map(auditEntryOf);
   }
 
   // --- nodes ---
@@ -450,26 +331,7 @@ export class PostgresStore implements Store {
   }
 
   async nodes(): Promise<NodeRow[]> {
-    const r = await this.q("SELECT * FROM nodes ORDER BY name");
-    return (
-      r.rows as Array<{
-        name: string;
-        instance: string;
-        api_url: string;
-        sandbox_url: string;
-        state: NodeRow["state"];
-        started_at: number;
-        heartbeat_at: number;
-      }>
-    ).map((x) => ({
-      name: x.name,
-      instance: x.instance,
-      apiUrl: x.api_url,
-      sandboxUrl: x.sandbox_url,
-      state: x.state,
-      startedAt: x.started_at,
-      heartbeatAt: x.heartbeat_at,
-    }));
+    return ((await this.q("SELECT * FROM nodes ORDER BY name")).rows as RawNode[]).map(nodeOf);
   }
 
   async leaveNode(name: string, instance: string): Promise<void> {

@@ -19,6 +19,20 @@ import {
   type TenantLimits,
   type Usage,
 } from "./store.js";
+import {
+  auditEntryOf,
+  keyListingOf,
+  keyOf,
+  LIST_KEYS_SQL,
+  nodeOf,
+  type RawKey,
+  type RawNode,
+  type RawSandbox,
+  type RawTenant,
+  sandboxOf,
+  sandboxValues,
+  tenantOf,
+} from "./store-rows.js";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS tenants (
@@ -44,80 +58,6 @@ CREATE TABLE IF NOT EXISTS nodes (
   name TEXT PRIMARY KEY, instance TEXT NOT NULL, api_url TEXT NOT NULL, sandbox_url TEXT NOT NULL,
   state TEXT NOT NULL, started_at INTEGER NOT NULL, heartbeat_at INTEGER NOT NULL);
 `;
-
-interface RawSandbox {
-  id: string;
-  tenant_id: string;
-  template_id: string;
-  backend: string;
-  state: SandboxState;
-  metadata: string;
-  envs: string;
-  internet: number;
-  cpus: number;
-  memory_mb: number;
-  started_at: number;
-  end_at: number;
-  auto_pause: number;
-  node: string;
-  token: string;
-  ended_at: number | null;
-  end_reason: string | null;
-}
-
-function sandboxOf(r: RawSandbox): SandboxRow {
-  return {
-    id: r.id,
-    tenantId: r.tenant_id,
-    templateId: r.template_id,
-    backend: r.backend,
-    state: r.state,
-    metadata: JSON.parse(r.metadata) as Record<string, string>,
-    envs: JSON.parse(r.envs) as Record<string, string>,
-    internet: r.internet === 1,
-    cpus: r.cpus,
-    memoryMB: r.memory_mb,
-    startedAt: r.started_at,
-    endAt: r.end_at,
-    autoPause: r.auto_pause === 1,
-    node: r.node,
-    token: r.token,
-    endedAt: r.ended_at,
-    endReason: r.end_reason,
-  };
-}
-
-interface RawTenant {
-  id: string;
-  name: string;
-  created_at: number;
-  max_sandboxes: number;
-  max_cpus: number;
-  max_memory_mb: number;
-  max_lifetime_s: number;
-}
-
-function tenantOf(r: RawTenant): Tenant {
-  return {
-    id: r.id,
-    name: r.name,
-    createdAt: r.created_at,
-    maxSandboxes: r.max_sandboxes,
-    maxCpus: r.max_cpus,
-    maxMemoryMB: r.max_memory_mb,
-    maxLifetimeSec: r.max_lifetime_s,
-  };
-}
-
-interface RawNode {
-  name: string;
-  instance: string;
-  api_url: string;
-  sandbox_url: string;
-  state: NodeRow["state"];
-  started_at: number;
-  heartbeat_at: number;
-}
 
 export class SqliteStore implements Store {
   readonly shared = false;
@@ -181,50 +121,12 @@ export class SqliteStore implements Store {
   }
 
   async key(id: string): Promise<KeyRow | undefined> {
-    const r = this.db.prepare("SELECT * FROM api_keys WHERE id = ?").get(id) as
-      | {
-          id: string;
-          tenant_id: string;
-          name: string;
-          salt: Buffer;
-          hash: Buffer;
-          created_at: number;
-          revoked_at: number | null;
-        }
-      | undefined;
-    return r
-      ? {
-          id: r.id,
-          tenantId: r.tenant_id,
-          name: r.name,
-          salt: r.salt,
-          hash: r.hash,
-          createdAt: r.created_at,
-          revokedAt: r.revoked_at,
-        }
-      : undefined;
+    const r = this.db.prepare("SELECT * FROM api_keys WHERE id = ?").get(id) as RawKey | undefined;
+    return r ? keyOf(r) : undefined;
   }
 
   async listKeys(): Promise<KeyListing[]> {
-    return (
-      this.db
-        .prepare(
-          "SELECT k.id, t.name AS tenant, k.name, k.created_at, k.revoked_at FROM api_keys k JOIN tenants t ON t.id = k.tenant_id ORDER BY k.created_at, k.id",
-        )
-        .all() as Array<{
-        id: string;
-        tenant: string;
-        name: string;
-        created_at: number;
-        revoked_at: number | null;
-      }>
-    ).map((r) => ({
-      id: r.id,
-      tenant: r.tenant,
-      name: r.name,
-      createdAt: r.created_at,
-      revokedAt: r.revoked_at,
-    }));
+    return (this.db.prepare(LIST_KEYS_SQL).all() as Parameters<typeof keyListingOf>[0][]).map(keyListingOf);
   }
 
   async revokeKey(id: string): Promise<boolean> {
@@ -272,23 +174,7 @@ export class SqliteStore implements Store {
              memory_mb, started_at, end_at, auto_pause, node, token, ended_at, end_reason)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
         )
-        .run(
-          s.id,
-          s.tenantId,
-          s.templateId,
-          s.backend,
-          s.state,
-          JSON.stringify(s.metadata),
-          JSON.stringify(s.envs),
-          s.internet ? 1 : 0,
-          s.cpus,
-          s.memoryMB,
-          s.startedAt,
-          s.endAt,
-          s.autoPause ? 1 : 0,
-          s.node,
-          s.token,
-        ),
+        .run(...sandboxValues(s, (x) => (x ? 1 : 0))),
     );
   }
 
@@ -397,13 +283,7 @@ export class SqliteStore implements Store {
       event: string;
       detail: string | null;
     }>;
-    return rows.reverse().map((r) => ({
-      time: r.time,
-      tenant: r.tenant,
-      sandbox: r.sandbox,
-      event: r.event,
-      detail: r.detail ? (JSON.parse(r.detail) as Record<string, unknown>) : null,
-    }));
+    return rows.reverse().map(auditEntryOf);
   }
 
   // --- nodes (one machine's processes sharing the file; the usual SQLite set-up is one node) ---
@@ -433,15 +313,7 @@ export class SqliteStore implements Store {
   }
 
   async nodes(): Promise<NodeRow[]> {
-    return (this.db.prepare("SELECT * FROM nodes ORDER BY name").all() as RawNode[]).map((r) => ({
-      name: r.name,
-      instance: r.instance,
-      apiUrl: r.api_url,
-      sandboxUrl: r.sandbox_url,
-      state: r.state,
-      startedAt: r.started_at,
-      heartbeatAt: r.heartbeat_at,
-    }));
+    return (this.db.prepare("SELECT * FROM nodes ORDER BY name").all() as RawNode[]).map(nodeOf);
   }
 
   async leaveNode(name: string, instance: string): Promise<void> {
