@@ -27,8 +27,12 @@ export class Cluster {
   readonly deadAfterMs: number;
   private timer: NodeJS.Timeout | undefined;
   private known = new Map<string, NodeRow>();
+  private reads = 0;
+  private applied = 0;
   private readonly inflight = new Map<string, Set<(why: Error) => void>>();
   private beating: Promise<void> | undefined;
+  /** Since when this node's beats have reached the database without a failure. */
+  private connectedSince = Date.now();
 
   constructor(private readonly o: ClusterOptions) {
     this.node = o.node;
@@ -48,20 +52,31 @@ export class Cluster {
     this.timer.unref();
   }
 
-  /** One beat: say we live, mark the silent dead, learn the current addresses. */
+  /**
+   * One beat: say we live, mark the silent dead, learn the current addresses. Only a node that
+   * has reached the database for a whole timeout judges the others: after an outage of the
+   * database every node is silent, and each gets that long to beat again before anyone is dead.
+   */
   async beat(): Promise<void> {
     try {
       if (!(await this.o.store.heartbeat(this.node, this.instance))) this.o.onSuperseded?.();
-      const dead = await this.o.store.markDeadNodes(this.deadAfterMs);
-      if (dead.length > 0) this.o.onDead?.(dead);
+      if (Date.now() - this.connectedSince >= this.deadAfterMs) {
+        const dead = await this.o.store.markDeadNodes(this.deadAfterMs);
+        if (dead.length > 0) this.o.onDead?.(dead);
+      }
       await this.refresh();
     } catch {
       // The database is unreachable: try again on the next beat (requests fail on their own).
+      this.connectedSince = Date.now();
     }
   }
 
   private async refresh(): Promise<void> {
+    // Reads may overlap (a beat's and a request's): an older read never replaces a newer one.
+    const mine = ++this.reads;
     const rows = await this.o.store.nodes();
+    if (mine < this.applied) return;
+    this.applied = mine;
     this.known = new Map(rows.map((r) => [r.name, r]));
     for (const r of rows) if (r.state !== "up") this.cut(r.name, new Error(`node '${r.name}' is ${r.state}`));
   }

@@ -20,6 +20,7 @@ import { FORWARDED_HEADER, forward } from "../forward.js";
 import { interpreterHandler } from "../interpreter/service.js";
 import type { ServeMetrics } from "../metrics.js";
 import type { SandboxService } from "../service.js";
+import type { SandboxRow } from "../store.js";
 import type { EnvdContext } from "./context.js";
 import { download, HttpError, httpErrorOf, sendJsonError, upload } from "./files.js";
 import * as fsService from "./filesystem.js";
@@ -131,8 +132,22 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
 
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const store = service.store;
-    const t = await target(req, async (token) => (await store.sandboxByToken(token))?.id);
-    const row = t ? await store.sandbox(t.id) : undefined;
+    let t: Awaited<ReturnType<typeof target>>;
+    let row: SandboxRow | undefined;
+    try {
+      t = await target(req, async (token) => (await store.sandboxByToken(token))?.id);
+      row = t ? await store.sandbox(t.id) : undefined;
+    } catch (e) {
+      // The state (a database) does not answer: an error in the usual shape, not a hang or a 500.
+      req.resume();
+      metrics.errors.inc({ api: "sandbox", code: "503" });
+      sendJsonError(
+        res,
+        new HttpError(503, `the service's state does not answer: ${(e as Error).message}`),
+        req,
+      );
+      return;
+    }
     if (
       !t ||
       !row ||
