@@ -41,7 +41,7 @@ function report(name, xs, goal) {
   const r = { name, n: xs.length, p50: pct(xs, 50), p99: pct(xs, 99), goal };
   results.push(r);
   console.log(
-    `${name.padEnd(40)} p50 ${fmt(r.p50).padStart(9)}  p99 ${fmt(r.p99).padStart(9)}  (n=${r.n}${goal ? `, goal p50 ≤ ${goal} ms: ${r.p50 <= goal ? "met" : "NOT met"}` : ""})`,
+    `${name.padEnd(56)} p50 ${fmt(r.p50).padStart(9)}  p99 ${fmt(r.p99).padStart(9)}  (n=${r.n}${goal ? `, goal p50 ≤ ${goal} ms: ${r.p50 <= goal ? "met" : "NOT met"}` : ""})`,
   );
 }
 
@@ -81,40 +81,45 @@ async function forwardingOverhead() {
   await admin.query(`CREATE DATABASE ${name}`);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  const dirs = [mkdtempSync(join(tmpdir(), "hsb-a-")), mkdtempSync(join(tmpdir(), "hsb-b-"))];
+  const dirs = ["a", "b", "one"].map((n) => mkdtempSync(join(tmpdir(), `hsb-${n}-`)));
   const [a, b] = await Promise.all(
     ["a", "b"].map((node, k) => startServe({ dataDir: dirs[k], database: url.toString(), node, warm: {} })),
   );
+  // For scale: one node on SQLite, the default.
+  const one = await startServe({ dataDir: dirs[2], warm: {} });
   try {
     const { key } = await a.keys.create("bench", "k");
-    const opts = (s) => ({ apiKey: key, apiUrl: s.apiUrl, sandboxUrl: s.sandboxUrl });
+    const { key: oneKey } = await one.keys.create("bench", "k");
+    const opts = (s, k = key) => ({ apiKey: k, apiUrl: s.apiUrl, sandboxUrl: s.sandboxUrl });
     const direct = await Sandbox.create(opts(a));
     const viaB = await Sandbox.connect(direct.sandboxId, opts(b));
-    for (let w = 0; w < 10; w++) {
-      await direct.commands.run("true");
-      await viaB.commands.run("true");
-    }
-    const times = { direct: [], forwarded: [] };
-    // Interleaved, so both see the same background load.
+    const sqlite = await Sandbox.create(opts(one, oneKey));
+    const series = [
+      ["direct", direct],
+      ["forwarded", viaB],
+      ["sqlite", sqlite],
+    ];
+    for (let w = 0; w < 10; w++) for (const [, sb] of series) await sb.commands.run("true");
+    const times = { direct: [], forwarded: [], sqlite: [] };
+    // Interleaved, so all see the same background load.
     for (let r = 0; r < RUNS; r++) {
-      for (const [k, sb] of [
-        ["direct", direct],
-        ["forwarded", viaB],
-      ]) {
+      for (const [k, sb] of series) {
         const t = performance.now();
         await sb.commands.run("true");
         times[k].push(performance.now() - t);
       }
     }
-    report("commands.run('true') straight to its node", times.direct);
+    report("commands.run('true') one node, SQLite", times.sqlite);
+    report("commands.run('true') straight to its node (PostgreSQL)", times.direct);
     report("commands.run('true') through another node", times.forwarded);
+    await sqlite.kill();
     console.log(
       `forwarding adds p50 ${fmt(pct(times.forwarded, 50) - pct(times.direct, 50))}, p99 ${fmt(pct(times.forwarded, 99) - pct(times.direct, 99))}`,
     );
     await direct.kill();
     if (JSON_OUT) console.log(JSON.stringify({ results }, null, 2));
   } finally {
-    await Promise.all([a.close(), b.close()]);
+    await Promise.all([a.close(), b.close(), one.close()]);
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
     await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
     await admin.end();
