@@ -27,8 +27,21 @@ if [ ! -f "$dir/PG_VERSION" ]; then
   as_owner "$bin/initdb" -D "$dir" -U hands --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir.initdb.log" 2>&1 \
     || { log "initdb failed: $(tail -5 "$dir.initdb.log")"; exit 1; }
 fi
+start() {
+  as_owner "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 30 \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
+    start >/dev/null
+}
 log "starting PostgreSQL on 127.0.0.1:$port"
-as_owner "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 30 \
-  -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
-  start >/dev/null || { log "pg_ctl start failed: $(tail -5 "$dir/server.log")"; exit 1; }
+if ! start; then
+  # A server of an earlier boot or session left its lock file (its pid may now be another process's).
+  if [ -f "$dir/postmaster.pid" ] && ! "$bin/pg_isready" -q -h 127.0.0.1 -p "$port"; then
+    log "removing a stale postmaster.pid and trying again"
+    rm -f "$dir/postmaster.pid"
+    start || { log "pg_ctl start failed: $(tail -5 "$dir/server.log")"; exit 1; }
+  else
+    log "pg_ctl start failed: $(tail -5 "$dir/server.log")"
+    exit 1
+  fi
+fi
 exit 0
