@@ -10,7 +10,7 @@ export interface ClusterOptions {
   node: string;
   apiUrl: string;
   sandboxUrl: string;
-  /** How often this node heartbeats and checks the others (default 1 s). */
+  /** How often this node heartbeats and checks the others (default: a fifth of deadAfterMs). */
   heartbeatMs?: number;
   /** A node silent this long is dead and its sandboxes lost (default 10 s). */
   deadAfterMs?: number;
@@ -36,8 +36,8 @@ export class Cluster {
 
   constructor(private readonly o: ClusterOptions) {
     this.node = o.node;
-    this.heartbeatMs = o.heartbeatMs ?? 1000;
     this.deadAfterMs = o.deadAfterMs ?? 10_000;
+    this.heartbeatMs = o.heartbeatMs ?? Math.max(100, this.deadAfterMs / 5);
   }
 
   async join(): Promise<void> {

@@ -186,9 +186,7 @@ export async function runServeCommand(
             },
           }
         : {}),
-      ...(nodeTimeout
-        ? { deadAfterMs: nodeTimeout * 1000, heartbeatMs: Math.max(100, (nodeTimeout * 1000) / 5) }
-        : {}),
+      ...(nodeTimeout ? { deadAfterMs: nodeTimeout * 1000 } : {}),
       dataDir: data,
       apiListen: address(o.api, 3000),
       sandboxListen: address(o["sandbox-address"], 49983),
