@@ -268,4 +268,40 @@ describe("several nodes sharing PostgreSQL", { skip, timeout: 180_000 }, () => {
     assert.equal((await back.commands.run("echo resumed")).stdout, "resumed\n");
     await back.kill();
   });
+
+  it("a node that freezes (no FIN, no heartbeat) is declared dead, its streams cut; thawed, it stops what it lost", async () => {
+    const onB = await Sandbox.create(b.opts(key));
+    const viaA = await Sandbox.connect(onB.sandboxId, a.opts(key));
+    const inFlight = viaA.commands.run("sleep 60", { timeoutMs: 0, requestTimeoutMs: 0 });
+    inFlight.catch(() => {});
+    await new Promise((r) => setTimeout(r, 500));
+    const frozenAt = Date.now();
+    b.child.kill("SIGSTOP");
+    try {
+      // Nothing closes the connection: A cuts it when it declares B dead.
+      await assert.rejects(inFlight, /node .b. stopped answering/);
+      const after = Date.now() - frozenAt;
+      assert.ok(after >= DEAD_AFTER_MS - 500 && after < DEAD_AFTER_MS + 5000, `cut after ${after} ms`);
+      assert.equal((await Sandbox.getInfo(onB.sandboxId, a.opts(key))).state, "lost" as never);
+    } finally {
+      b.child.kill("SIGCONT");
+    }
+    // B comes back to life, finds the sandbox lost in the store and stops it.
+    const dir = `${b.dataDir}/sandboxes/${onB.sandboxId}`;
+    assert.ok(
+      await until(async () => processesUnder(dir).length === 0, 5000),
+      processesUnder(dir).join("\n"),
+    );
+    assert.ok(
+      await until(
+        async () => /hands_serve_slots_in_use 0/.test((await raw(`${b.apiUrl}/metrics`)).text),
+        5000,
+      ),
+    );
+    // And serves again, forwarded to as before.
+    const fresh = await Sandbox.create(b.opts(key));
+    const freshViaA = await Sandbox.connect(fresh.sandboxId, a.opts(key));
+    assert.equal((await freshViaA.commands.run("echo thawed")).stdout, "thawed\n");
+    await freshViaA.kill();
+  });
 });
