@@ -99,6 +99,12 @@ export class SandboxService {
   readonly queue: FairQueue;
   readonly templates: Record<string, TemplateSpec>;
   private readonly runtimes = new Map<string, SandboxRuntime>();
+  /**
+   * The rows of the sandboxes running here, as this node last wrote them: the data plane serves
+   * them without a store read (their state only changes through this node, or — cut off from
+   * the others — by rows the reaper's sweep then finds and stops).
+   */
+  private readonly liveRows = new Map<string, SandboxRow>();
   /** Sandboxes being started, paused or killed: one lifecycle change at a time per sandbox. */
   private readonly busy = new Map<string, Promise<unknown>>();
   private readonly metrics: ServeMetrics;
@@ -157,6 +163,11 @@ export class SandboxService {
 
   runtime(id: string): SandboxRuntime | undefined {
     return this.runtimes.get(id);
+  }
+
+  /** The row of a sandbox running on this node with a live agent, without reading the store. */
+  liveRow(id: string): SandboxRow | undefined {
+    return this.runtimes.get(id)?.alive ? this.liveRows.get(id) : undefined;
   }
 
   /** Starts filling the warm pool (after recover(), which would remove its folders). */
@@ -273,12 +284,13 @@ export class SandboxService {
       inserted = true;
       if (warm) {
         warm.rt.envs = envs;
-        this.adopt(row.id, warm.rt);
+        this.adopt(row, warm.rt);
       } else await this.startRuntime(row, spec);
     } catch (e) {
       // Whatever got started goes (a warm sandbox taken for a create that then failed, too).
       const rt = this.runtimes.get(id) ?? warm?.rt;
       this.runtimes.delete(id);
+      this.liveRows.delete(id);
       await rt?.stop();
       this.removeFiles(id);
       this.queue.release();
@@ -328,12 +340,15 @@ export class SandboxService {
   }
 
   private async startRuntime(row: SandboxRow, spec: TemplateSpec): Promise<void> {
-    this.adopt(row.id, await this.launch(row.id, spec, { envs: row.envs, internet: row.internet }));
+    const rt = await this.launch(row.id, spec, { envs: row.envs, internet: row.internet });
+    this.adopt({ ...row, state: "running", node: this.node }, rt);
   }
 
   /** Makes a started runtime the sandbox's; an agent that dies under us loses the sandbox. */
-  private adopt(id: string, rt: SandboxRuntime): void {
+  private adopt(row: SandboxRow, rt: SandboxRuntime): void {
+    const id = row.id;
     this.runtimes.set(id, rt);
+    this.liveRows.set(id, row);
     rt.agent.once("close", () => {
       if (this.runtimes.get(id) !== rt || this.busy.has(id)) return;
       void this.end(id, "lost", "sandbox agent exited").catch(() => {});
@@ -393,6 +408,7 @@ export class SandboxService {
       const row = await this.store.sandbox(id);
       if (!row || row.state === "killed" || row.state === "lost") return;
       // The state changes first: from here on the API and the data plane see it gone.
+      this.liveRows.delete(id);
       await this.store.setState(id, state, reason);
       await this.stopLocal(id, row.state === "running" && row.node === this.node);
     });
@@ -402,6 +418,7 @@ export class SandboxService {
   private async stopLocal(id: string, release: boolean): Promise<void> {
     const rt = this.runtimes.get(id);
     this.runtimes.delete(id);
+    this.liveRows.delete(id);
     if (rt) await rt.stop();
     this.removeFiles(id);
     if (release) this.queue.release();
@@ -430,6 +447,7 @@ export class SandboxService {
   private async stopToPaused(row: SandboxRow, reason: string): Promise<void> {
     const rt = this.runtimes.get(row.id);
     this.runtimes.delete(row.id);
+    this.liveRows.delete(row.id);
     if (rt) await rt.stop();
     await this.store.setState(row.id, "paused", reason);
     // A paused sandbox's files are kept for pausedRetentionMs, then the reaper removes them.
@@ -527,6 +545,7 @@ export class SandboxService {
     await this.pool.close();
     const all = [...this.runtimes.values()];
     this.runtimes.clear();
+    this.liveRows.clear();
     await Promise.all(all.map((rt) => rt.stop()));
   }
 }

@@ -136,7 +136,7 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
     let row: SandboxRow | undefined;
     try {
       t = await target(req, async (token) => (await store.sandboxByToken(token))?.id);
-      row = t ? await store.sandbox(t.id) : undefined;
+      row = t ? (service.liveRow(t.id) ?? (await store.sandbox(t.id))) : undefined;
     } catch (e) {
       // The state (a database) does not answer: an error in the usual shape, not a hang or a 500.
       req.resume();
