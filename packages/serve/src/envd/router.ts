@@ -40,14 +40,41 @@ export interface SandboxRouterOptions {
   cluster?: Cluster;
 }
 
-/** Passes a request on to the node that runs its sandbox; a node that does not answer is a dead sandbox (502). */
+/**
+ * Other nodes' running sandboxes, as read from the store a moment ago, so a stream of calls
+ * through this node does not read the store for each. Safe to keep for a while: a sandbox's id,
+ * tenant, token and node do not change while it lives (a paused one resumes on its own node),
+ * and whatever did change — killed, lost — the owner answers for, or its silence does.
+ */
+class RemoteRows {
+  private readonly rows = new Map<string, { row: SandboxRow; until: number }>();
+
+  get(id: string): SandboxRow | undefined {
+    const hit = this.rows.get(id);
+    if (hit && hit.until > Date.now()) return hit.row;
+    if (hit) this.rows.delete(id);
+    return undefined;
+  }
+
+  remember(row: SandboxRow): void {
+    if (this.rows.has(row.id)) return;
+    if (this.rows.size >= 10_000) this.rows.clear();
+    this.rows.set(row.id, { row, until: Date.now() + 2000 });
+  }
+
+  forget(id: string): void {
+    this.rows.delete(id);
+  }
+}
+
+/** Passes a request on to the node that runs its sandbox (false: it does not answer — a dead sandbox, 502). */
 async function forwardToOwner(
   cluster: Cluster,
   owner: string,
   req: IncomingMessage,
   res: ServerResponse,
   metrics: ServeMetrics,
-): Promise<void> {
+): Promise<boolean> {
   const peer = await cluster.peer(owner);
   if (peer?.state === "up") metrics.forwarded.inc({ plane: "sandbox", to: owner });
   const outcome =
@@ -59,10 +86,11 @@ async function forwardToOwner(
           track: (cancel) => cluster.track(owner, cancel),
         })
       : "unreachable";
-  if (outcome === "answered") return;
+  if (outcome === "answered") return true;
   req.resume();
   metrics.errors.inc({ api: "sandbox", code: "502" });
   sendJsonError(res, new HttpError(502, `The sandbox's node '${owner}' does not answer`), req);
+  return false;
 }
 
 /**
@@ -121,6 +149,7 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
   const maxMessage = o.maxMessageBytes ?? 16 * 1024 * 1024;
   const maxUpload = o.maxUploadBytes ?? 1024 * 1024 * 1024;
   const { service, metrics } = o;
+  const remote = new RemoteRows();
 
   const notFound = (res: ServerResponse) => {
     metrics.errors.inc({ api: "sandbox", code: "502" });
@@ -136,7 +165,7 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
     let row: SandboxRow | undefined;
     try {
       t = await target(req, async (token) => (await store.sandboxByToken(token))?.id);
-      row = t ? (service.liveRow(t.id) ?? (await store.sandbox(t.id))) : undefined;
+      row = t ? (service.liveRow(t.id) ?? remote.get(t.id) ?? (await store.sandbox(t.id))) : undefined;
     } catch (e) {
       // The state (a database) does not answer: an error in the usual shape, not a hang or a 500.
       req.resume();
@@ -166,7 +195,8 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
       return;
     }
     if (row.node !== service.node && o.cluster && req.headers[FORWARDED_HEADER] === undefined) {
-      await forwardToOwner(o.cluster, row.node, req, res, metrics);
+      remote.remember(row);
+      if (!(await forwardToOwner(o.cluster, row.node, req, res, metrics))) remote.forget(row.id);
       return;
     }
     const rt = service.runtime(t.id);
