@@ -27,11 +27,12 @@ describe("lifecycle", { skip, timeout: 120_000 }, () => {
   it("reaps a sandbox when its timeout passes, and pauses one created with autoPause", async () => {
     const s = await startTestServe();
     try {
-      const short = await Sandbox.create({ timeoutMs: 1000 });
-      const paused = await Sandbox.create({ timeoutMs: 1000, lifecycle: { onTimeout: "pause" } });
+      // 3 s: time enough for the two creates and the write on a machine busy with other work.
+      const short = await Sandbox.create({ timeoutMs: 3000 });
+      const paused = await Sandbox.create({ timeoutMs: 3000, lifecycle: { onTimeout: "pause" } });
       await paused.files.write("survives.txt", "yes");
       assert.equal(await short.isRunning(), true);
-      assert.ok(await until(async () => !(await short.isRunning()), 4000), "reaped within 3 s of its end");
+      assert.ok(await until(async () => !(await short.isRunning()), 6000), "reaped within 3 s of its end");
       await assert.rejects(Sandbox.getInfo(short.sandboxId), /not found/i);
       assert.ok(
         await until(() => !existsSync(s.service.workspaceOf(short.sandboxId)), 2000),
