@@ -4,6 +4,9 @@
 // docker, gVisor), then N sandboxes at once with C clients running M commands in all —
 // completed, failed, leaked (sandbox folders, cgroups, containers and rows left after the kills).
 // `npm run bench:serve [-- --creates 30 --runs 200 --sandboxes 100 --clients 20 --commands 2000 --json]`
+// `npm run bench:serve -- --forwarding [--runs 500]`: instead, two nodes sharing PostgreSQL (the
+// private test server of scripts/postgres.sh, or --database URL): the `commands.run('true')`
+// round trip to a sandbox on node A, straight to A and through node B (which forwards it).
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -38,7 +41,7 @@ function report(name, xs, goal) {
   const r = { name, n: xs.length, p50: pct(xs, 50), p99: pct(xs, 99), goal };
   results.push(r);
   console.log(
-    `${name.padEnd(40)} p50 ${fmt(r.p50).padStart(9)}  p99 ${fmt(r.p99).padStart(9)}  (n=${r.n}${goal ? `, goal p50 ≤ ${goal} ms: ${r.p50 <= goal ? "met" : "NOT met"}` : ""})`,
+    `${name.padEnd(56)} p50 ${fmt(r.p50).padStart(9)}  p99 ${fmt(r.p99).padStart(9)}  (n=${r.n}${goal ? `, goal p50 ≤ ${goal} ms: ${r.p50 <= goal ? "met" : "NOT met"}` : ""})`,
   );
 }
 
@@ -58,6 +61,70 @@ async function withServe(options, f) {
 }
 
 const { Sandbox } = await import("e2b");
+
+if (process.argv.includes("--forwarding")) {
+  await forwardingOverhead();
+  process.exit(0);
+}
+
+async function forwardingOverhead() {
+  const { execFileSync } = await import("node:child_process");
+  const { randomBytes } = await import("node:crypto");
+  const { default: pg } = await import("pg");
+  const i = process.argv.indexOf("--database");
+  const adminUrl = i > 0 ? process.argv[i + 1] : "postgres://hands@127.0.0.1:55432/postgres";
+  if (i < 0)
+    execFileSync("bash", [new URL("../scripts/postgres.sh", import.meta.url).pathname], { stdio: "inherit" });
+  const name = `hsbench_${randomBytes(4).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const dirs = ["a", "b", "one"].map((n) => mkdtempSync(join(tmpdir(), `hsb-${n}-`)));
+  const [a, b] = await Promise.all(
+    ["a", "b"].map((node, k) => startServe({ dataDir: dirs[k], database: url.toString(), node, warm: {} })),
+  );
+  // For scale: one node on SQLite, the default.
+  const one = await startServe({ dataDir: dirs[2], warm: {} });
+  try {
+    const { key } = await a.keys.create("bench", "k");
+    const { key: oneKey } = await one.keys.create("bench", "k");
+    const opts = (s, k = key) => ({ apiKey: k, apiUrl: s.apiUrl, sandboxUrl: s.sandboxUrl });
+    const direct = await Sandbox.create(opts(a));
+    const viaB = await Sandbox.connect(direct.sandboxId, opts(b));
+    const sqlite = await Sandbox.create(opts(one, oneKey));
+    const series = [
+      ["direct", direct],
+      ["forwarded", viaB],
+      ["sqlite", sqlite],
+    ];
+    for (let w = 0; w < 10; w++) for (const [, sb] of series) await sb.commands.run("true");
+    const times = { direct: [], forwarded: [], sqlite: [] };
+    // Interleaved, so all see the same background load.
+    for (let r = 0; r < RUNS; r++) {
+      for (const [k, sb] of series) {
+        const t = performance.now();
+        await sb.commands.run("true");
+        times[k].push(performance.now() - t);
+      }
+    }
+    report("commands.run('true') one node, SQLite", times.sqlite);
+    report("commands.run('true') straight to its node (PostgreSQL)", times.direct);
+    report("commands.run('true') through another node", times.forwarded);
+    await sqlite.kill();
+    console.log(
+      `forwarding adds p50 ${fmt(pct(times.forwarded, 50) - pct(times.direct, 50))}, p99 ${fmt(pct(times.forwarded, 99) - pct(times.direct, 99))}`,
+    );
+    await direct.kill();
+    if (JSON_OUT) console.log(JSON.stringify({ results }, null, 2));
+  } finally {
+    await Promise.all([a.close(), b.close(), one.close()]);
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+}
 
 async function createAndRun(label, template, options, creates, runs) {
   const warm = Object.keys(options.warm ?? {}).length > 0;
@@ -144,7 +211,7 @@ const load = await withServe({ warm: {}, capacity: SANDBOXES }, async (s, dataDi
   await new Promise((r) => setTimeout(r, 500));
   const leakedDirs = readdirSync(join(dataDir, "sandboxes")).length;
   const leakedCgroups = listCgroups().filter((c) => !cgBefore.has(c) && c.includes("serve-")).length;
-  const leakedRows = s.store.countByState().running ?? 0;
+  const leakedRows = (await s.store.countByState()).running ?? 0;
   return {
     sandboxes: SANDBOXES,
     created: boxes.length,

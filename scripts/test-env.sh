@@ -23,6 +23,8 @@ command -v setfacl >/dev/null || need+=(acl)
 # gVisor for hands serve's "gvisor" template (docker with the runsc runtime).
 command -v runsc >/dev/null || need+=(runsc)
 command -v openssl >/dev/null || need+=(openssl) # a throwaway TLS certificate for the proxy tests
+# PostgreSQL for hands serve's several-node tests (a private server: scripts/postgres.sh).
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     log "installing ${need[*]}"
@@ -63,6 +65,9 @@ if [ "$(id -u)" = 0 ] && command -v runsc >/dev/null && docker info >/dev/null 2
   for _ in $(seq 1 20); do docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"--network=none"' && break; sleep 0.25; done
   docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"--network=none"' || log "dockerd did not pick up runsc"
 fi
+
+# The private PostgreSQL server of hands serve's several-node tests (loopback, throwaway data).
+bash scripts/postgres.sh || log "PostgreSQL did not start (hands serve's cluster tests will fail)"
 
 if docker info >/dev/null 2>&1 && [ -f packages/sandbox/dist/image.js ]; then
   node --input-type=module -e '

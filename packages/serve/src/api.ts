@@ -2,6 +2,8 @@
 // X-API-Key, errors as {code, message}. The contract is packages/serve/openapi.yml.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { BodyError, readJsonObject } from "./body.js";
+import type { Cluster } from "./cluster.js";
+import { FORWARDED_HEADER, forward } from "./forward.js";
 import type { Keys } from "./keys.js";
 import type { ServeMetrics } from "./metrics.js";
 import { ApiError, type SandboxService } from "./service.js";
@@ -99,10 +101,11 @@ function metadataFilter(raw: string | null): Record<string, string> {
 }
 
 function states(raw: string | null): SandboxState[] {
-  if (!raw) return ["running", "paused"];
+  // Lost sandboxes (their node or agent died) are listed until the tenant kills them.
+  if (!raw) return ["running", "paused", "lost"];
   const list = raw.split(",").map((s) => s.trim());
   for (const s of list)
-    if (s !== "running" && s !== "paused") throw new ApiError(400, `unknown state '${s}'`);
+    if (s !== "running" && s !== "paused" && s !== "lost") throw new ApiError(400, `unknown state '${s}'`);
   return list as SandboxState[];
 }
 
@@ -115,7 +118,13 @@ function cursorOf(token: string | null): { startedAt: number; id: string } | und
   throw new ApiError(400, "nextToken is not valid");
 }
 
-function list(service: SandboxService, tenant: Tenant, url: URL, res: ServerResponse, legacy: boolean): void {
+async function list(
+  service: SandboxService,
+  tenant: Tenant,
+  url: URL,
+  res: ServerResponse,
+  legacy: boolean,
+): Promise<void> {
   const meta = metadataFilter(url.searchParams.get("metadata"));
   const wanted = legacy ? (["running"] as SandboxState[]) : states(url.searchParams.get("state"));
   const limitRaw = url.searchParams.get("limit");
@@ -130,7 +139,7 @@ function list(service: SandboxService, tenant: Tenant, url: URL, res: ServerResp
   let more = false;
   // Filter while paging through the store, so a page is full even when most rows do not match.
   for (;;) {
-    const batch = service.store.listSandboxes(tenant.id, wanted, cursor, 200);
+    const batch = await service.store.listSandboxes(tenant.id, wanted, cursor, 200);
     for (const r of batch) {
       if (!matches(r)) continue;
       if (page.length === limit) {
@@ -152,8 +161,50 @@ function list(service: SandboxService, tenant: Tenant, url: URL, res: ServerResp
   send(res, 200, page.map(listed), headers);
 }
 
-export function createApiRouter(o: { service: SandboxService; keys: Keys; metrics: ServeMetrics }) {
-  const { service, keys, metrics } = o;
+/** Management calls that change a running or paused sandbox go to the node that has it. */
+const OWNER_ACTIONS = new Set(["DELETE", "pause", "resume", "connect"]);
+
+export function createApiRouter(o: {
+  service: SandboxService;
+  keys: Keys;
+  metrics: ServeMetrics;
+  /** Set when nodes share the store. */
+  cluster?: Cluster;
+}) {
+  const { service, keys, metrics, cluster } = o;
+
+  /**
+   * Forwards the call to the sandbox's node if another node has it: true when answered there. A
+   * kill whose node does not answer is done here (the row says killed; the node stops what is
+   * left when it sees that); other calls then fail with 502.
+   */
+  const toOwner = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    tenant: Tenant,
+    id: string,
+    action: string,
+  ): Promise<boolean> => {
+    if (!cluster || req.headers[FORWARDED_HEADER] !== undefined || !OWNER_ACTIONS.has(action)) return false;
+    const row = await service.store.sandbox(id);
+    if (!row || row.tenantId !== tenant.id || row.node === service.node) return false;
+    if (row.state !== "running" && row.state !== "paused") return false;
+    const peer = await cluster.peer(row.node);
+    if (peer?.state === "up") metrics.forwarded.inc({ plane: "api", to: row.node });
+    const outcome =
+      peer?.state === "up"
+        ? await forward(req, res, {
+            to: peer.apiUrl,
+            from: cluster.node,
+            nodeName: row.node,
+            track: (cancel) => cluster.track(row.node, cancel),
+          })
+        : "unreachable";
+    if (outcome === "answered") return true;
+    if (action === "DELETE") return false;
+    throw new ApiError(502, `sandbox '${id}' is on node '${row.node}', which does not answer`);
+  };
+
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? "/", "http://api");
     const path = url.pathname;
@@ -180,12 +231,13 @@ export function createApiRouter(o: { service: SandboxService; keys: Keys; metric
         if (req.method === "POST") {
           const row = await service.create(tenant, await jsonBody(req), abort.signal);
           send(res, 201, sandboxBody(row));
-        } else if (req.method === "GET") list(service, tenant, url, res, !v2);
+        } else if (req.method === "GET") await list(service, tenant, url, res, !v2);
         else throw new ApiError(405, "method not allowed");
         return;
       }
+      if (await toOwner(req, res, tenant, id, action ?? req.method ?? "")) return;
       if (!action) {
-        if (req.method === "GET") send(res, 200, detail(service.get(tenant, id)));
+        if (req.method === "GET") send(res, 200, detail(await service.get(tenant, id)));
         else if (req.method === "DELETE") {
           await service.kill(tenant, id);
           send(res, 204);
@@ -209,13 +261,13 @@ export function createApiRouter(o: { service: SandboxService; keys: Keys; metric
           send(res, 204);
           return;
         case "resume": {
-          if (service.get(tenant, id).state === "running")
+          if ((await service.get(tenant, id)).state === "running")
             throw new ApiError(409, `sandbox '${id}' is already running`);
           send(res, 201, sandboxBody(await service.connect(tenant, id, body.timeout, abort.signal)));
           return;
         }
         case "connect": {
-          const wasRunning = service.get(tenant, id).state === "running";
+          const wasRunning = (await service.get(tenant, id)).state === "running";
           send(
             res,
             wasRunning ? 200 : 201,

@@ -321,7 +321,10 @@ describe("bad input", { skip, timeout: 120_000 }, () => {
     await victim.commands.run("kill -9 $PPID").catch(() => {});
     for (let i = 0; i < 50 && (await victim.isRunning()); i++) await new Promise((r) => setTimeout(r, 50));
     assert.equal(await victim.isRunning(), false);
-    assert.equal(s.store.sandbox(victim.sandboxId)?.state, "lost");
+    assert.equal((await s.store.sandbox(victim.sandboxId))?.state, "lost");
+    // Still shown, as lost, until its tenant kills it.
+    assert.equal((await Sandbox.getInfo(victim.sandboxId)).state, "lost");
+    assert.equal(await Sandbox.kill(victim.sandboxId), true);
     await assert.rejects(Sandbox.getInfo(victim.sandboxId), /not found/i);
     assert.equal((await sb.commands.run("echo unaffected")).stdout, "unaffected\n");
   });

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Keys } from "./keys.js";
 import { startServe } from "./server.js";
-import { Store } from "./store.js";
+import { openStore } from "./store.js";
 
 export const SERVE_HELP = `Usage: hands serve [options]            run the E2B-compatible sandbox service
        hands serve keys create TENANT [--name N] [--max-sandboxes N] [--max-cpus N]
@@ -22,7 +22,16 @@ Options:
                          /var/lib/hands/serve as root, ~/.local/share/hands/serve otherwise)
   --capacity N           sandboxes running at once on this node (default 100)
   --queue N              creates that may wait for capacity (default 200)
-  --queue-timeout S      longest wait in the queue, seconds (default 30)`;
+  --queue-timeout S      longest wait in the queue, seconds (default 30)
+
+Several nodes (one PostgreSQL database; any node answers any request):
+  --database URL         postgres://user:pass@host:port/db (default $HANDS_SERVE_DATABASE; else
+                         SQLite in the data folder, one node). keys and audit use it too
+  --node NAME            this node's name, unique among the nodes (required with --database)
+  --advertise-api URL    where the other nodes reach this node's management API
+  --advertise-sandbox URL
+                         … and its sandbox address (default: the bound addresses)
+  --node-timeout S       a node silent this long is dead: its sandboxes become lost (default 10)`;
 
 type Out = (s: string) => void;
 
@@ -46,8 +55,12 @@ function wholeNumber(v: string | undefined, what: string): number | undefined {
   return Number(v);
 }
 
+function databaseOf(values: Values): string | undefined {
+  return values.database ?? (process.env.HANDS_SERVE_DATABASE || undefined);
+}
+
 async function keysCommand(positionals: string[], values: Values, data: string, out: Out): Promise<number> {
-  const store = new Store(join(data, "serve.db"));
+  const store = await openStore({ dataDir: data, database: databaseOf(values) });
   try {
     const keys = new Keys(store);
     const [sub, arg] = positionals;
@@ -74,14 +87,14 @@ async function keysCommand(positionals: string[], values: Values, data: string, 
       return 0;
     }
     if (sub === "list") {
-      for (const k of store.listKeys())
+      for (const k of await store.listKeys())
         out(
           `${k.id}  ${k.tenant}  ${k.name}  created ${new Date(k.createdAt).toISOString()}${k.revokedAt ? `  revoked ${new Date(k.revokedAt).toISOString()}` : ""}\n`,
         );
       return 0;
     }
     if (sub === "revoke" && arg) {
-      if (!keys.revoke(arg)) {
+      if (!(await keys.revoke(arg))) {
         out(`hands serve: no active key ${arg}\n`);
         return 1;
       }
@@ -91,19 +104,25 @@ async function keysCommand(positionals: string[], values: Values, data: string, 
     out(`${SERVE_HELP}\n`);
     return 2;
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
-function auditCommand(values: Values, data: string, out: Out): number {
-  const store = new Store(join(data, "serve.db"));
+async function auditCommand(values: Values, data: string, out: Out): Promise<number> {
+  const store = await openStore({ dataDir: data, database: databaseOf(values) });
   try {
-    for (const r of store.auditLog(wholeNumber(values.limit, "--limit") ?? 100, values.sandbox))
+    for (const r of await store.auditLog(wholeNumber(values.limit, "--limit") ?? 100, values.sandbox))
       out(`${JSON.stringify({ ...r, time: new Date(r.time).toISOString() })}\n`);
     return 0;
   } finally {
-    store.close();
+    await store.close();
   }
+}
+
+function httpUrl(v: string | undefined, what: string): string | undefined {
+  if (v === undefined) return undefined;
+  if (!/^https?:\/\/[^/\s]+\/?$/.test(v)) throw new Error(`${what} must be an http://HOST:PORT URL: ${v}`);
+  return v.replace(/\/$/, "");
 }
 
 const OPTIONS = {
@@ -114,6 +133,11 @@ const OPTIONS = {
   capacity: { type: "string" },
   queue: { type: "string" },
   "queue-timeout": { type: "string" },
+  database: { type: "string" },
+  node: { type: "string" },
+  "advertise-api": { type: "string" },
+  "advertise-sandbox": { type: "string" },
+  "node-timeout": { type: "string" },
   name: { type: "string" },
   "max-sandboxes": { type: "string" },
   "max-cpus": { type: "string" },
@@ -139,13 +163,30 @@ export async function runServeCommand(
       return 0;
     }
     if (positionals[0] === "keys") return await keysCommand(positionals.slice(1), values, data, out);
-    if (positionals[0] === "audit") return auditCommand(values, data, out);
+    if (positionals[0] === "audit") return await auditCommand(values, data, out);
     if (positionals.length > 0) {
       err(`hands serve: unknown command: ${positionals[0]}\n${SERVE_HELP}\n`);
       return 2;
     }
     const o = values;
+    const database = databaseOf(values);
+    const nodeTimeout = wholeNumber(o["node-timeout"], "--node-timeout");
+    const advertiseApi = httpUrl(o["advertise-api"], "--advertise-api");
+    const advertiseSandbox = httpUrl(o["advertise-sandbox"], "--advertise-sandbox");
+    if (o.node !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(o.node))
+      throw new Error(`--node must be 1-63 letters, digits, '.', '_' or '-': ${o.node}`);
     const s = await startServe({
+      ...(database ? { database } : {}),
+      ...(o.node ? { node: o.node } : {}),
+      ...(advertiseApi || advertiseSandbox
+        ? {
+            advertise: {
+              ...(advertiseApi ? { apiUrl: advertiseApi } : {}),
+              ...(advertiseSandbox ? { sandboxUrl: advertiseSandbox } : {}),
+            },
+          }
+        : {}),
+      ...(nodeTimeout ? { deadAfterMs: nodeTimeout * 1000 } : {}),
       dataDir: data,
       apiListen: address(o.api, 3000),
       sandboxListen: address(o["sandbox-address"], 49983),
@@ -155,8 +196,10 @@ export async function runServeCommand(
         ? { queueTimeoutMs: (wholeNumber(o["queue-timeout"], "--queue-timeout") as number) * 1000 }
         : {}),
     });
-    const tenants = s.store.listKeys().filter((k) => !k.revokedAt).length;
-    out(`hands serve: management API ${s.apiUrl}  sandboxes ${s.sandboxUrl}  data ${data}\n`);
+    const tenants = (await s.store.listKeys()).filter((k) => !k.revokedAt).length;
+    out(
+      `hands serve: management API ${s.apiUrl}  sandboxes ${s.sandboxUrl}  data ${data}${s.cluster ? `  node ${s.cluster.node} (shared database)` : ""}\n`,
+    );
     out(`  E2B_API_URL=${s.apiUrl} E2B_SANDBOX_URL=${s.sandboxUrl} E2B_API_KEY=<a key>\n`);
     if (tenants === 0)
       out(`  no API keys yet: hands serve keys create <tenant>${values.data ? ` --data ${data}` : ""}\n`);

@@ -20,8 +20,8 @@ export class Keys {
     name = "default",
     limits?: Partial<TenantLimits>,
   ): Promise<{ key: string; id: string; tenant: Tenant }> {
-    const existing = this.store.tenantByName(tenantName);
-    const tenant = this.store.upsertTenant(existing?.id ?? randomUUID(), tenantName, {
+    const existing = await this.store.tenantByName(tenantName);
+    const tenant = await this.store.upsertTenant(existing?.id ?? randomUUID(), tenantName, {
       ...(existing ?? DEFAULT_LIMITS),
       ...(limits ?? {}),
     });
@@ -30,11 +30,11 @@ export class Keys {
     const id = hex.slice(0, 12);
     const salt = randomBytes(16);
     const hash = await scryptAsync(key, salt, 32);
-    this.store.insertKey({ id, tenantId: tenant.id, name, salt, hash, createdAt: Date.now() });
+    await this.store.insertKey({ id, tenantId: tenant.id, name, salt, hash, createdAt: Date.now() });
     return { key, id, tenant };
   }
 
-  revoke(id: string): boolean {
+  revoke(id: string): Promise<boolean> {
     this.cache.clear();
     return this.store.revokeKey(id);
   }
@@ -47,13 +47,13 @@ export class Keys {
     const digest = createHash("sha256").update(key).digest("hex");
     // The row is read every time (an indexed lookup): a key revoked by `hands serve keys revoke`
     // in another process stops working at once, cache or not.
-    const row = this.store.key((m[1] as string).slice(0, 12));
+    const row = await this.store.key((m[1] as string).slice(0, 12));
     if (!row || row.revokedAt !== null) return undefined;
     const hit = this.cache.get(digest);
     if (hit && hit.until > Date.now()) return hit.tenant;
     const hash = await scryptAsync(key, row.salt, 32);
     if (hash.length !== row.hash.length || !timingSafeEqual(hash, row.hash)) return undefined;
-    const tenant = this.store.tenant(row.tenantId);
+    const tenant = await this.store.tenant(row.tenantId);
     if (!tenant) return undefined;
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(digest, { tenant, until: Date.now() + CACHE_MS });

@@ -27,11 +27,12 @@ describe("lifecycle", { skip, timeout: 120_000 }, () => {
   it("reaps a sandbox when its timeout passes, and pauses one created with autoPause", async () => {
     const s = await startTestServe();
     try {
-      const short = await Sandbox.create({ timeoutMs: 1000 });
-      const paused = await Sandbox.create({ timeoutMs: 1000, lifecycle: { onTimeout: "pause" } });
+      // 3 s: time enough for the two creates and the write on a machine busy with other work.
+      const short = await Sandbox.create({ timeoutMs: 3000 });
+      const paused = await Sandbox.create({ timeoutMs: 3000, lifecycle: { onTimeout: "pause" } });
       await paused.files.write("survives.txt", "yes");
       assert.equal(await short.isRunning(), true);
-      assert.ok(await until(async () => !(await short.isRunning()), 4000), "reaped within 3 s of its end");
+      assert.ok(await until(async () => !(await short.isRunning()), 6000), "reaped within 3 s of its end");
       await assert.rejects(Sandbox.getInfo(short.sandboxId), /not found/i);
       assert.ok(
         await until(() => !existsSync(s.service.workspaceOf(short.sandboxId)), 2000),
@@ -41,7 +42,7 @@ describe("lifecycle", { skip, timeout: 120_000 }, () => {
       const back = await Sandbox.connect(paused.sandboxId);
       assert.equal(await back.files.read("survives.txt"), "yes");
       await back.kill();
-      const reaps = s.store.auditLog(100).filter((r) => r.event === "reap");
+      const reaps = (await s.store.auditLog(100)).filter((r) => r.event === "reap");
       assert.deepEqual(reaps.map((r) => r.sandbox).sort(), [short.sandboxId, paused.sandboxId].sort());
       const metrics = (await raw(`${s.apiUrl}/metrics`)).text;
       assert.match(metrics, /hands_serve_reaps_total\{reason="timeout"\} 1/);
@@ -58,10 +59,10 @@ describe("lifecycle", { skip, timeout: 120_000 }, () => {
       await p.pause();
       assert.equal((await Sandbox.getInfo(p.sandboxId)).state, "paused");
       assert.ok(
-        await until(async () => s.store.sandbox(p.sandboxId)?.state === "killed", 3000),
+        await until(async () => (await s.store.sandbox(p.sandboxId))?.state === "killed", 3000),
         "reaped after 500 ms paused",
       );
-      assert.equal(s.store.sandbox(p.sandboxId)?.endReason, "paused too long");
+      assert.equal((await s.store.sandbox(p.sandboxId))?.endReason, "paused too long");
       await assert.rejects(Sandbox.connect(p.sandboxId), /not found/i);
     } finally {
       await s.stop();
@@ -107,8 +108,8 @@ describe("lifecycle", { skip, timeout: 120_000 }, () => {
       await sb.files.write("a.txt", "x");
       await sb.files.read("a.txt");
       await sb.kill();
-      const log = s.store.auditLog(100).filter((r) => r.sandbox === sb.sandboxId);
-      const tenant = s.store.tenantByName("tenant-a")?.id;
+      const log = (await s.store.auditLog(100)).filter((r) => r.sandbox === sb.sandboxId);
+      const tenant = (await s.store.tenantByName("tenant-a"))?.id;
       assert.ok(log.every((r) => r.tenant === tenant));
       assert.deepEqual(
         log.map((r) => r.event),

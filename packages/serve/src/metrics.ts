@@ -8,10 +8,11 @@ export interface ServeMetrics {
   execSeconds: Histogram;
   reaps: Counter<"reason">;
   errors: Counter<"api" | "code">;
+  forwarded: Counter<"plane" | "to">;
 }
 
 export function createMetrics(sources: {
-  countByState: () => Record<string, number>;
+  countByState: () => Promise<Record<string, number>>;
   queueLength: () => number;
   slotsInUse: () => number;
 }): ServeMetrics {
@@ -21,8 +22,8 @@ export function createMetrics(sources: {
     help: "Sandboxes by state",
     labelNames: ["state"],
     registers: [registry],
-    collect() {
-      const counts = sources.countByState();
+    async collect() {
+      const counts = await sources.countByState().catch(() => ({}) as Record<string, number>);
       for (const state of ["running", "paused", "killed", "lost"]) this.set({ state }, counts[state] ?? 0);
     },
   });
@@ -60,6 +61,12 @@ export function createMetrics(sources: {
       name: "hands_serve_reaps_total",
       help: "Sandboxes reaped",
       labelNames: ["reason"],
+      registers: [registry],
+    }),
+    forwarded: new Counter({
+      name: "hands_serve_forwarded_total",
+      help: "Requests passed on to the node that has their sandbox",
+      labelNames: ["plane", "to"],
       registers: [registry],
     }),
     errors: new Counter({

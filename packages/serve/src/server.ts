@@ -5,11 +5,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { createApiRouter } from "./api.js";
+import { Cluster } from "./cluster.js";
 import { createSandboxRouter } from "./envd/router.js";
 import { Keys } from "./keys.js";
 import { createMetrics, type ServeMetrics } from "./metrics.js";
 import { SandboxService, type ServiceOptions } from "./service.js";
-import { Store } from "./store.js";
+import { openStore, type Store } from "./store.js";
 
 export interface ServeOptions extends Omit<ServiceOptions, "store" | "dataDir" | "metrics"> {
   /** Folder for the state database and the sandboxes' files. */
@@ -23,6 +24,13 @@ export interface ServeOptions extends Omit<ServiceOptions, "store" | "dataDir" |
   maxMessageBytes?: number;
   /** Time a client has to send its request headers (slow clients are cut off). */
   headersTimeoutMs?: number;
+  /** postgres://… to share the state with other nodes; SQLite in dataDir when absent. */
+  database?: string;
+  /** With a shared database: where the other nodes reach this one (default: the bound addresses). */
+  advertise?: { apiUrl?: string; sandboxUrl?: string };
+  /** With a shared database: heartbeat interval and the silence after which a node is dead. */
+  heartbeatMs?: number;
+  deadAfterMs?: number;
 }
 
 export interface RunningServe {
@@ -32,6 +40,8 @@ export interface RunningServe {
   keys: Keys;
   service: SandboxService;
   metrics: ServeMetrics;
+  /** Present when nodes share the store. */
+  cluster?: Cluster;
   close(): Promise<void>;
 }
 
@@ -107,7 +117,11 @@ export async function startServe(o: ServeOptions): Promise<RunningServe> {
       `data folder path is too long for the sandboxes' sockets (at most ${MAX_DATA_DIR_LENGTH} characters): ${o.dataDir}`,
     );
   prepareDataDir(o.dataDir, o.sandboxUid ?? (process.getuid?.() === 0 ? 65534 : undefined));
-  const store = new Store(join(o.dataDir, "serve.db"));
+  const store = await openStore({ dataDir: o.dataDir, database: o.database });
+  if (store.shared && !o.node) {
+    await store.close();
+    throw new Error("a shared database needs a node name for each node (--node NAME)");
+  }
   const keys = new Keys(store);
   let service: SandboxService | undefined;
   const metrics = createMetrics({
@@ -115,39 +129,92 @@ export async function startServe(o: ServeOptions): Promise<RunningServe> {
     queueLength: () => service?.queue.waiting ?? 0,
     slotsInUse: () => service?.queue.used ?? 0,
   });
-  service = new SandboxService({ ...o, store, dataDir: o.dataDir, metrics });
-  service.recover();
-  service.warmUp();
-  const headersTimeout = o.headersTimeoutMs ?? 10_000;
-  const api = await listen(
-    createApiRouter({ service, keys, metrics }),
-    o.apiListen ?? { host: "127.0.0.1", port: 0 },
-    headersTimeout,
-  );
-  const sandbox = await listen(
-    createSandboxRouter({
-      service,
+  const node = o.node ?? "local";
+  const servers: Server[] = [];
+  let cluster: Cluster | undefined;
+  try {
+    const headersTimeout = o.headersTimeoutMs ?? 10_000;
+    // Both addresses are bound before the node registers (what it advertises must answer); until
+    // the routers exist, requests get a 503.
+    let apiRoute: Handler | undefined;
+    let sandboxRoute: Handler | undefined;
+    const api = await listen(
+      (req, res) => (apiRoute ?? starting)(req, res),
+      o.apiListen ?? { host: "127.0.0.1", port: 0 },
+      headersTimeout,
+    );
+    servers.push(api);
+    const sandbox = await listen(
+      (req, res) => (sandboxRoute ?? starting)(req, res),
+      o.sandboxListen ?? { host: "127.0.0.1", port: 0 },
+      headersTimeout,
+    );
+    servers.push(sandbox);
+    if (store.shared) {
+      cluster = new Cluster({
+        store,
+        node,
+        apiUrl: o.advertise?.apiUrl ?? reachableUrl(api),
+        sandboxUrl: o.advertise?.sandboxUrl ?? reachableUrl(sandbox),
+        ...(o.heartbeatMs ? { heartbeatMs: o.heartbeatMs } : {}),
+        ...(o.deadAfterMs ? { deadAfterMs: o.deadAfterMs } : {}),
+      });
+      await cluster.join();
+    }
+    // Only once the name is ours: a second process under a live node's name must not touch its
+    // rows (the service's reaper starts with it).
+    service = new SandboxService({ ...o, node, store, dataDir: o.dataDir, metrics });
+    const svc = service;
+    await svc.recover();
+    apiRoute = createApiRouter({ service: svc, keys, metrics, ...(cluster ? { cluster } : {}) });
+    sandboxRoute = createSandboxRouter({
+      service: svc,
       metrics,
+      ...(cluster ? { cluster } : {}),
       ...(o.maxUploadBytes ? { maxUploadBytes: o.maxUploadBytes } : {}),
       ...(o.maxMessageBytes ? { maxMessageBytes: o.maxMessageBytes } : {}),
-    }),
-    o.sandboxListen ?? { host: "127.0.0.1", port: 0 },
-    headersTimeout,
-  );
-  const svc = service;
-  return {
-    apiUrl: urlOf(api),
-    sandboxUrl: urlOf(sandbox),
-    store,
-    keys,
-    service: svc,
-    metrics,
-    async close() {
-      api.closeAllConnections();
-      sandbox.closeAllConnections();
-      await Promise.all([new Promise((r) => api.close(r)), new Promise((r) => sandbox.close(r))]);
-      await svc.close();
-      store.close();
-    },
-  };
+    });
+    svc.warmUp();
+    const c = cluster;
+    return {
+      apiUrl: urlOf(api),
+      sandboxUrl: urlOf(sandbox),
+      store,
+      keys,
+      service: svc,
+      metrics,
+      ...(c ? { cluster: c } : {}),
+      async close() {
+        for (const s of servers) s.closeAllConnections();
+        await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+        await svc.close();
+        await c?.leave().catch(() => {});
+        await store.close();
+      },
+    };
+  } catch (e) {
+    for (const s of servers) s.close();
+    await service?.close();
+    await cluster?.leave().catch(() => {});
+    await store.close();
+    throw e;
+  }
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+async function starting(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  req.resume();
+  res.writeHead(503, { "content-type": "application/json" });
+  res.end(JSON.stringify({ code: 503, message: "the service is starting" }));
+}
+
+/** An address other nodes can use: a wildcard bind is not one. */
+function reachableUrl(server: Server): string {
+  const a = server.address() as AddressInfo;
+  if (a.address === "0.0.0.0" || a.address === "::")
+    throw new Error(
+      "a node bound to every interface must say where the other nodes reach it (--advertise-api URL --advertise-sandbox URL)",
+    );
+  return urlOf(server);
 }

@@ -9,7 +9,7 @@ import type { ServeMetrics } from "./metrics.js";
 import { type Warm, WarmPool } from "./pool.js";
 import { CapacityError, FairQueue } from "./queue.js";
 import { SandboxRuntime } from "./runtime.js";
-import type { SandboxRow, Store, Tenant } from "./store.js";
+import { quotaRefusal, type SandboxRow, type Store, type Tenant } from "./store.js";
 
 export interface TemplateSpec {
   backend: "bwrap" | "docker";
@@ -99,6 +99,12 @@ export class SandboxService {
   readonly queue: FairQueue;
   readonly templates: Record<string, TemplateSpec>;
   private readonly runtimes = new Map<string, SandboxRuntime>();
+  /**
+   * The rows of the sandboxes running here, as this node last wrote them: the data plane serves
+   * them without a store read (their state only changes through this node, or — cut off from
+   * the others — by rows the reaper's sweep then finds and stops).
+   */
+  private readonly liveRows = new Map<string, SandboxRow>();
   /** Sandboxes being started, paused or killed: one lifecycle change at a time per sandbox. */
   private readonly busy = new Map<string, Promise<unknown>>();
   private readonly metrics: ServeMetrics;
@@ -132,7 +138,17 @@ export class SandboxService {
       },
     );
     const every = o.reapIntervalMs ?? 1000;
-    this.reaper = setInterval(() => void this.reap().catch(() => {}), every);
+    let reaping = false;
+    this.reaper = setInterval(() => {
+      // One pass at a time: with a remote store a pass can outlast the interval.
+      if (reaping) return;
+      reaping = true;
+      void this.reap()
+        .catch(() => {})
+        .finally(() => {
+          reaping = false;
+        });
+    }, every);
     this.reaper.unref();
   }
 
@@ -149,21 +165,26 @@ export class SandboxService {
     return this.runtimes.get(id);
   }
 
+  /** The row of a sandbox running on this node with a live agent, without reading the store. */
+  liveRow(id: string): SandboxRow | undefined {
+    return this.runtimes.get(id)?.alive ? this.liveRows.get(id) : undefined;
+  }
+
   /** Starts filling the warm pool (after recover(), which would remove its folders). */
   warmUp(): void {
     this.pool.fill();
   }
 
   /** After a restart: running sandboxes lost their processes (kept as paused while their time lasts), expired ones and unknown folders are removed. */
-  recover(): { paused: string[]; removed: string[] } {
+  async recover(): Promise<{ paused: string[]; removed: string[] }> {
     const paused: string[] = [];
     const removed: string[] = [];
     const now = Date.now();
-    for (const s of this.store.sandboxesOnNode(this.node, ["running"])) {
+    for (const s of await this.store.sandboxesOnNode(this.node, ["running"])) {
       if (s.endAt <= now) {
         this.removeFiles(s.id);
-        this.store.setState(s.id, "killed", "expired while the service was down");
-        this.store.audit({
+        await this.store.setState(s.id, "killed", "expired while the service was down");
+        await this.store.audit({
           tenant: s.tenantId,
           sandbox: s.id,
           event: "reap",
@@ -172,8 +193,8 @@ export class SandboxService {
         this.metrics.reaps.inc({ reason: "restart" });
         removed.push(s.id);
       } else {
-        this.store.setState(s.id, "paused", "service restart");
-        this.store.audit({
+        await this.store.setState(s.id, "paused", "service restart");
+        await this.store.audit({
           tenant: s.tenantId,
           sandbox: s.id,
           event: "pause",
@@ -185,8 +206,9 @@ export class SandboxService {
     const dir = join(this.dataDir, "sandboxes");
     if (existsSync(dir)) {
       for (const name of readdirSync(dir)) {
-        const row = this.store.sandbox(name);
-        if (row && (row.state === "running" || row.state === "paused")) continue;
+        const row = await this.store.sandbox(name);
+        // Only this node's own sandboxes keep their folders (nodes may share a disk in tests).
+        if (row && row.node === this.node && (row.state === "running" || row.state === "paused")) continue;
         rmSync(join(dir, name), { recursive: true, force: true });
         removed.push(name);
       }
@@ -214,24 +236,11 @@ export class SandboxService {
     return v;
   }
 
-  private checkQuota(tenant: Tenant, spec: { cpus: number; memoryMB: number }): void {
-    const t = this.store.tenant(tenant.id) ?? tenant;
-    const u = this.store.usage(t.id);
-    if (u.sandboxes + 1 > t.maxSandboxes)
-      throw new ApiError(
-        429,
-        `you have reached the maximum number of concurrent sandboxes (${t.maxSandboxes})`,
-      );
-    if (u.cpus + spec.cpus > t.maxCpus)
-      throw new ApiError(
-        429,
-        `this sandbox would exceed the tenant's CPU limit (${u.cpus} of ${t.maxCpus} in use)`,
-      );
-    if (u.memoryMB + spec.memoryMB > t.maxMemoryMB)
-      throw new ApiError(
-        429,
-        `this sandbox would exceed the tenant's memory limit (${u.memoryMB} of ${t.maxMemoryMB} MB in use)`,
-      );
+  /** Fails fast, before queueing, when the tenant is already at a limit (the insert checks again, exactly). */
+  private async checkQuota(tenant: Tenant, spec: { cpus: number; memoryMB: number }): Promise<void> {
+    const t = (await this.store.tenant(tenant.id)) ?? tenant;
+    const refusal = quotaRefusal(t, await this.store.usage(t.id), spec);
+    if (refusal) throw new ApiError(429, refusal);
   }
 
   async create(tenant: Tenant, body: CreateRequest, signal?: AbortSignal): Promise<SandboxRow> {
@@ -243,7 +252,7 @@ export class SandboxService {
     const envs = stringMap(body.envVars, "envVars");
     if (body.allow_internet_access !== undefined && typeof body.allow_internet_access !== "boolean")
       throw new ApiError(400, "allow_internet_access must be a boolean");
-    this.checkQuota(tenant, spec);
+    await this.checkQuota(tenant, spec);
     await this.acquire(tenant, signal);
     const warm = body.allow_internet_access === true ? undefined : this.pool.take(name);
     const id = warm?.id ?? newSandboxId();
@@ -267,22 +276,25 @@ export class SandboxService {
       endedAt: null,
       endReason: null,
     };
+    let inserted = false;
     try {
-      // Quota again, now that the slot is ours: creates of one tenant may have raced here.
-      this.checkQuota(tenant, spec);
-      this.store.insertSandbox(row);
+      // The exact check: quota and insert in one transaction (creates on other nodes race here).
+      const refusal = await this.store.insertSandboxWithinQuota(row);
+      if (refusal) throw new ApiError(429, refusal);
+      inserted = true;
       if (warm) {
         warm.rt.envs = envs;
-        this.adopt(row.id, warm.rt);
+        this.adopt(row, warm.rt);
       } else await this.startRuntime(row, spec);
     } catch (e) {
       // Whatever got started goes (a warm sandbox taken for a create that then failed, too).
       const rt = this.runtimes.get(id) ?? warm?.rt;
       this.runtimes.delete(id);
+      this.liveRows.delete(id);
       await rt?.stop();
       this.removeFiles(id);
       this.queue.release();
-      if (this.store.sandbox(id)) this.store.setState(id, "killed", "create failed");
+      if (inserted) await this.store.setState(id, "killed", "create failed").catch(() => {});
       if (e instanceof ApiError) throw e;
       throw new ApiError(
         500,
@@ -291,7 +303,7 @@ export class SandboxService {
       );
     }
     this.metrics.createSeconds.observe((performance.now() - t0) / 1000);
-    this.store.audit({
+    await this.store.audit({
       tenant: tenant.id,
       sandbox: id,
       event: "create",
@@ -328,23 +340,37 @@ export class SandboxService {
   }
 
   private async startRuntime(row: SandboxRow, spec: TemplateSpec): Promise<void> {
-    this.adopt(row.id, await this.launch(row.id, spec, { envs: row.envs, internet: row.internet }));
+    const rt = await this.launch(row.id, spec, { envs: row.envs, internet: row.internet });
+    this.adopt({ ...row, state: "running", node: this.node }, rt);
   }
 
   /** Makes a started runtime the sandbox's; an agent that dies under us loses the sandbox. */
-  private adopt(id: string, rt: SandboxRuntime): void {
+  private adopt(row: SandboxRow, rt: SandboxRuntime): void {
+    const id = row.id;
     this.runtimes.set(id, rt);
+    this.liveRows.set(id, row);
     rt.agent.once("close", () => {
       if (this.runtimes.get(id) !== rt || this.busy.has(id)) return;
-      void this.end(id, "lost", "sandbox agent exited");
+      void this.end(id, "lost", "sandbox agent exited").catch(() => {});
     });
   }
 
-  /** A tenant's sandbox, or 404 — also for other tenants' sandboxes, which do not exist for it. */
-  get(tenant: Tenant, id: string): SandboxRow {
-    const row = this.store.sandbox(id);
-    if (!row || row.tenantId !== tenant.id || row.state === "killed" || row.state === "lost")
+  /**
+   * A tenant's sandbox, or 404 — also for other tenants' sandboxes, which do not exist for it. Lost
+   * sandboxes (their node died, or their agent) are still shown, with state "lost".
+   */
+  async get(tenant: Tenant, id: string): Promise<SandboxRow> {
+    const row = await this.store.sandbox(id);
+    if (!row || row.tenantId !== tenant.id || row.state === "killed")
       throw new ApiError(404, `sandbox '${id}' not found`);
+    return row;
+  }
+
+  /** As get, but a lost sandbox is an error (410) for what needs it alive. */
+  private async usable(tenant: Tenant, id: string): Promise<SandboxRow> {
+    const row = await this.get(tenant, id);
+    if (row.state === "lost")
+      throw new ApiError(410, `sandbox '${id}' was lost: ${row.endReason ?? "it stopped"}`);
     return row;
   }
 
@@ -359,78 +385,109 @@ export class SandboxService {
     }
   }
 
+  /**
+   * Kills a sandbox of this node. A lost one is only marked killed (nothing runs any more); so is
+   * one of a node that does not answer (the API tried to forward first): that node stops it
+   * when it sees the row (reap's sweep, or its restart).
+   */
   async kill(tenant: Tenant, id: string): Promise<void> {
-    this.get(tenant, id);
-    await this.end(id, "killed", "requested");
-    this.store.audit({ tenant: tenant.id, sandbox: id, event: "kill" });
+    const row = await this.get(tenant, id);
+    if (row.state === "lost" || row.node !== this.node)
+      await this.store.setState(
+        id,
+        "killed",
+        row.state === "lost" ? "killed after it was lost" : "requested",
+      );
+    else await this.end(id, "killed", "requested");
+    await this.store.audit({ tenant: tenant.id, sandbox: id, event: "kill" });
   }
 
   /** Stops a sandbox for good (killed, lost): processes, files, the slot. Idempotent. */
   private end(id: string, state: "killed" | "lost", reason: string): Promise<void> {
     return this.exclusive(id, async () => {
-      const row = this.store.sandbox(id);
+      const row = await this.store.sandbox(id);
       if (!row || row.state === "killed" || row.state === "lost") return;
       // The state changes first: from here on the API and the data plane see it gone.
-      this.store.setState(id, state, reason);
-      const rt = this.runtimes.get(id);
-      this.runtimes.delete(id);
-      if (rt) await rt.stop();
-      this.removeFiles(id);
-      if (row.state === "running" && row.node === this.node) this.queue.release();
+      this.liveRows.delete(id);
+      await this.store.setState(id, state, reason);
+      await this.stopLocal(id, row.state === "running" && row.node === this.node);
     });
+  }
+
+  /** Stops this node's runtime of a sandbox and removes its files (and frees its slot). */
+  private async stopLocal(id: string, release: boolean): Promise<void> {
+    const rt = this.runtimes.get(id);
+    this.runtimes.delete(id);
+    this.liveRows.delete(id);
+    if (rt) await rt.stop();
+    this.removeFiles(id);
+    if (release) this.queue.release();
   }
 
   async setTimeout(tenant: Tenant, id: string, timeout: unknown): Promise<void> {
-    const row = this.get(tenant, id);
+    const row = await this.usable(tenant, id);
     const t = this.timeoutSeconds(timeout, tenant);
     if (row.state !== "running") throw new ApiError(409, `sandbox '${id}' is not running`);
-    this.store.setEndAt(id, Date.now() + t * 1000);
+    // The store is the truth for every node: the owner's reaper reads the new end from it.
+    await this.store.setEndAt(id, Date.now() + t * 1000);
   }
 
   async pause(tenant: Tenant, id: string): Promise<void> {
-    this.get(tenant, id);
+    await this.usable(tenant, id);
     await this.exclusive(id, async () => {
-      const row = this.get(tenant, id);
+      const row = await this.usable(tenant, id);
       if (row.state === "paused") throw new ApiError(409, `sandbox '${id}' is already paused`);
+      if (row.node !== this.node) throw new ApiError(502, `sandbox '${id}' runs on node '${row.node}'`);
       await this.stopToPaused(row, "requested");
     });
-    this.store.audit({ tenant: tenant.id, sandbox: id, event: "pause" });
+    await this.store.audit({ tenant: tenant.id, sandbox: id, event: "pause" });
   }
 
   /** Pause = stop every process and keep the files (the workspace folder is the snapshot). */
   private async stopToPaused(row: SandboxRow, reason: string): Promise<void> {
     const rt = this.runtimes.get(row.id);
     this.runtimes.delete(row.id);
+    this.liveRows.delete(row.id);
     if (rt) await rt.stop();
-    this.store.setState(row.id, "paused", reason);
+    await this.store.setState(row.id, "paused", reason);
     // A paused sandbox's files are kept for pausedRetentionMs, then the reaper removes them.
-    this.store.setEndAt(row.id, Date.now() + this.pausedRetentionMs);
+    await this.store.setEndAt(row.id, Date.now() + this.pausedRetentionMs);
     this.queue.release();
   }
 
   /** Connect: a running sandbox as is (its timeout extended if asked), a paused one resumed. */
   async connect(tenant: Tenant, id: string, timeout: unknown, signal?: AbortSignal): Promise<SandboxRow> {
-    this.get(tenant, id);
+    await this.usable(tenant, id);
     const t = timeout === undefined ? undefined : this.timeoutSeconds(timeout, tenant);
     const row = await this.exclusive(id, async () => {
-      const row = this.get(tenant, id);
+      const row = await this.usable(tenant, id);
       if (row.state === "running") {
-        if (t !== undefined) this.store.setEndAt(id, Math.max(row.endAt, Date.now() + t * 1000));
-        return this.store.sandbox(id) as SandboxRow;
+        if (t !== undefined) await this.store.setEndAt(id, Math.max(row.endAt, Date.now() + t * 1000));
+        return (await this.store.sandbox(id)) as SandboxRow;
       }
+      // A paused sandbox's files are on its node's disk: only that node can resume it.
+      if (row.node !== this.node) throw new ApiError(502, `sandbox '${id}' is paused on node '${row.node}'`);
       const spec = this.templates[row.templateId];
       if (!spec) throw new ApiError(404, `template '${row.templateId}' of sandbox '${id}' no longer exists`);
-      this.checkQuota(tenant, spec);
+      await this.checkQuota(tenant, spec);
       await this.acquire(tenant, signal);
+      // Running (and counted against the quota) before it starts, as a create is.
+      const refusal = await this.store
+        .resumeWithinQuota(id, Date.now() + (t ?? DEFAULT_TIMEOUT_S) * 1000, this.node)
+        .catch((e: Error) => e.message);
+      if (refusal) {
+        this.queue.release();
+        throw new ApiError(429, refusal);
+      }
       try {
         await this.startRuntime(row, spec);
       } catch (e) {
         this.queue.release();
+        await this.store.setState(id, "paused", "resume failed");
         throw new ApiError(500, `sandbox could not be resumed: ${(e as Error).message}`);
       }
-      this.store.resumed(id, Date.now() + (t ?? DEFAULT_TIMEOUT_S) * 1000, this.node);
-      this.store.audit({ tenant: tenant.id, sandbox: id, event: "resume" });
-      return this.store.sandbox(id) as SandboxRow;
+      await this.store.audit({ tenant: tenant.id, sandbox: id, event: "resume" });
+      return (await this.store.sandbox(id)) as SandboxRow;
     });
     return row;
   }
@@ -438,12 +495,13 @@ export class SandboxService {
   /** Ends what expired: kill, or pause for sandboxes created with autoPause. */
   async reap(now = Date.now()): Promise<string[]> {
     const gone: string[] = [];
-    for (const row of this.store.sandboxesOnNode(this.node, ["running"])) {
+    const running = await this.store.sandboxesOnNode(this.node, ["running"]);
+    for (const row of running) {
       if (row.endAt > now || this.busy.has(row.id)) continue;
       if (row.autoPause) await this.exclusive(row.id, () => this.stopToPaused(row, "timeout"));
       else await this.end(row.id, "killed", "timeout");
       this.metrics.reaps.inc({ reason: row.autoPause ? "timeout-pause" : "timeout" });
-      this.store.audit({
+      await this.store.audit({
         tenant: row.tenantId,
         sandbox: row.id,
         event: "reap",
@@ -451,17 +509,27 @@ export class SandboxService {
       });
       gone.push(row.id);
     }
-    for (const row of this.store.sandboxesOnNode(this.node, ["paused"])) {
+    for (const row of await this.store.sandboxesOnNode(this.node, ["paused"])) {
       if (row.endAt > now || this.busy.has(row.id)) continue;
       await this.end(row.id, "killed", "paused too long");
       this.metrics.reaps.inc({ reason: "paused-retention" });
-      this.store.audit({
+      await this.store.audit({
         tenant: row.tenantId,
         sandbox: row.id,
         event: "reap",
         detail: { reason: "paused too long" },
       });
       gone.push(row.id);
+    }
+    // Runtimes whose rows say they no longer run here (killed while this node did not answer,
+    // marked lost by the other nodes while this one was cut off) are stopped.
+    const mine = new Set(running.map((r) => r.id));
+    for (const id of [...this.runtimes.keys()]) {
+      if (mine.has(id) || this.busy.has(id)) continue;
+      const row = await this.store.sandbox(id);
+      if (row?.state === "running" && row.node === this.node) continue;
+      await this.exclusive(id, () => this.stopLocal(id, true));
+      gone.push(id);
     }
     return gone;
   }
@@ -477,6 +545,7 @@ export class SandboxService {
     await this.pool.close();
     const all = [...this.runtimes.values()];
     this.runtimes.clear();
+    this.liveRows.clear();
     await Promise.all(all.map((rt) => rt.stop()));
   }
 }

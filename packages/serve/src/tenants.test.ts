@@ -7,6 +7,7 @@ import { after, before, describe, it } from "node:test";
 import { checkBwrap } from "@hands/sandbox";
 import { AuthenticationError, Sandbox } from "e2b";
 import { FairQueue } from "./queue.js";
+import type { SqliteStore } from "./store-sqlite.js";
 import { raw, startTestServe, type TestServe } from "./test-support.js";
 
 const skip = checkBwrap().ok ? false : `bubblewrap is not usable here: ${checkBwrap().reason}`;
@@ -65,7 +66,7 @@ describe("tenants and quotas", { skip, timeout: 120_000 }, () => {
     }
     const c = await s.keys.create("tenant-c");
     assert.equal((await raw(`${s.apiUrl}/v2/sandboxes`, { headers: { "x-api-key": c.key } })).status, 200);
-    assert.equal(s.keys.revoke(c.id), true);
+    assert.equal(await s.keys.revoke(c.id), true);
     await assert.rejects(
       Sandbox.list(s.opts(c.key)).nextItems(),
       (e: unknown) => e instanceof AuthenticationError,
@@ -73,7 +74,9 @@ describe("tenants and quotas", { skip, timeout: 120_000 }, () => {
   });
 
   it("stores only scrypt hashes of keys", () => {
-    const rows = s.store.db.prepare("SELECT * FROM api_keys").all() as Array<Record<string, unknown>>;
+    const rows = (s.store as SqliteStore).db.prepare("SELECT * FROM api_keys").all() as Array<
+      Record<string, unknown>
+    >;
     assert.ok(rows.length >= 2);
     const dump = JSON.stringify(
       rows.map((r) => Object.values(r).map((v) => (Buffer.isBuffer(v) ? v.toString("hex") : v))),

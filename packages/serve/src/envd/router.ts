@@ -5,6 +5,7 @@
 // another tenant's sandbox exists.
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Cluster } from "../cluster.js";
 import {
   ConnectError,
   parseEnvelope,
@@ -15,9 +16,11 @@ import {
   writeUnary,
   writeUnaryError,
 } from "../connect/protocol.js";
+import { FORWARDED_HEADER, forward } from "../forward.js";
 import { interpreterHandler } from "../interpreter/service.js";
 import type { ServeMetrics } from "../metrics.js";
 import type { SandboxService } from "../service.js";
+import type { SandboxRow } from "../store.js";
 import type { EnvdContext } from "./context.js";
 import { download, HttpError, httpErrorOf, sendJsonError, upload } from "./files.js";
 import * as fsService from "./filesystem.js";
@@ -33,6 +36,61 @@ export interface SandboxRouterOptions {
   maxMessageBytes?: number;
   /** Largest /files upload (bytes). */
   maxUploadBytes?: number;
+  /** Set when nodes share the store: requests for other nodes' sandboxes are forwarded there. */
+  cluster?: Cluster;
+}
+
+/**
+ * Other nodes' running sandboxes, as read from the store a moment ago, so a stream of calls
+ * through this node does not read the store for each. Safe to keep for a while: a sandbox's id,
+ * tenant, token and node do not change while it lives (a paused one resumes on its own node),
+ * and whatever did change — killed, lost — the owner answers for, or its silence does.
+ */
+class RemoteRows {
+  private readonly rows = new Map<string, { row: SandboxRow; until: number }>();
+
+  get(id: string): SandboxRow | undefined {
+    const hit = this.rows.get(id);
+    if (hit && hit.until > Date.now()) return hit.row;
+    if (hit) this.rows.delete(id);
+    return undefined;
+  }
+
+  remember(row: SandboxRow): void {
+    if (this.rows.has(row.id)) return;
+    if (this.rows.size >= 10_000) this.rows.clear();
+    this.rows.set(row.id, { row, until: Date.now() + 2000 });
+  }
+
+  forget(id: string): void {
+    this.rows.delete(id);
+  }
+}
+
+/** Passes a request on to the node that runs its sandbox (false: it does not answer — a dead sandbox, 502). */
+async function forwardToOwner(
+  cluster: Cluster,
+  owner: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  metrics: ServeMetrics,
+): Promise<boolean> {
+  const peer = await cluster.peer(owner);
+  if (peer?.state === "up") metrics.forwarded.inc({ plane: "sandbox", to: owner });
+  const outcome =
+    peer?.state === "up"
+      ? await forward(req, res, {
+          to: peer.sandboxUrl,
+          from: cluster.node,
+          nodeName: owner,
+          track: (cancel) => cluster.track(owner, cancel),
+        })
+      : "unreachable";
+  if (outcome === "answered") return true;
+  req.resume();
+  metrics.errors.inc({ api: "sandbox", code: "502" });
+  sendJsonError(res, new HttpError(502, `The sandbox's node '${owner}' does not answer`), req);
+  return false;
 }
 
 /**
@@ -40,10 +98,10 @@ export interface SandboxRouterOptions {
  * `PORT-ID.domain` Host, else the access token alone (SDKs before 2.25 send no sandbox headers
  * with /files and /health; the token is unique to its sandbox).
  */
-function target(
+async function target(
   req: IncomingMessage,
-  byToken: (t: string) => string | undefined,
-): { id: string; port: number } | undefined {
+  byToken: (t: string) => Promise<string | undefined>,
+): Promise<{ id: string; port: number } | undefined> {
   const id = req.headers["e2b-sandbox-id"];
   const portHeader = req.headers["e2b-sandbox-port"];
   const port = typeof portHeader === "string" ? Number(portHeader) : ENVD_PORT;
@@ -51,7 +109,7 @@ function target(
   const m = /^(\d+)-([a-z0-9]+)\./.exec(String(req.headers.host ?? ""));
   if (m) return { id: m[2] as string, port: Number(m[1]) };
   const token = req.headers["x-access-token"];
-  const found = typeof token === "string" && token.length >= 16 ? byToken(token) : undefined;
+  const found = typeof token === "string" && token.length >= 16 ? await byToken(token) : undefined;
   return found ? { id: found, port } : undefined;
 }
 
@@ -91,6 +149,7 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
   const maxMessage = o.maxMessageBytes ?? 16 * 1024 * 1024;
   const maxUpload = o.maxUploadBytes ?? 1024 * 1024 * 1024;
   const { service, metrics } = o;
+  const remote = new RemoteRows();
 
   const notFound = (res: ServerResponse) => {
     metrics.errors.inc({ api: "sandbox", code: "502" });
@@ -101,16 +160,47 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
   };
 
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const t = target(req, (token) => service.store.sandboxByToken(token)?.id);
-    const row = t ? service.store.sandbox(t.id) : undefined;
-    const rt = t ? service.runtime(t.id) : undefined;
+    const store = service.store;
+    let t: Awaited<ReturnType<typeof target>>;
+    let row: SandboxRow | undefined;
+    try {
+      t = await target(req, async (token) => (await store.sandboxByToken(token))?.id);
+      row = t ? (service.liveRow(t.id) ?? remote.get(t.id) ?? (await store.sandbox(t.id))) : undefined;
+    } catch (e) {
+      // The state (a database) does not answer: an error in the usual shape, not a hang or a 500.
+      req.resume();
+      metrics.errors.inc({ api: "sandbox", code: "503" });
+      sendJsonError(
+        res,
+        new HttpError(503, `the service's state does not answer: ${(e as Error).message}`),
+        req,
+      );
+      return;
+    }
     if (
       !t ||
       !row ||
-      !rt?.alive ||
-      row.state !== "running" ||
+      (row.state !== "running" && row.state !== "lost") ||
       (!tokenMatches(req.headers["x-access-token"], row.token) && !tokenless(t.port, req))
     ) {
+      req.resume();
+      notFound(res);
+      return;
+    }
+    if (row.state === "lost") {
+      // Only the sandbox's own clients (they hold its token) learn why it is gone.
+      req.resume();
+      metrics.errors.inc({ api: "sandbox", code: "502" });
+      sendJsonError(res, new HttpError(502, `The sandbox was lost: ${row.endReason ?? "it stopped"}`));
+      return;
+    }
+    if (row.node !== service.node && o.cluster && req.headers[FORWARDED_HEADER] === undefined) {
+      remote.remember(row);
+      if (!(await forwardToOwner(o.cluster, row.node, req, res, metrics))) remote.forget(row.id);
+      return;
+    }
+    const rt = service.runtime(t.id);
+    if (!rt?.alive) {
       req.resume();
       notFound(res);
       return;
@@ -122,7 +212,9 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
       user: userOf(req),
       metrics,
       audit: (event, detail) =>
-        service.store.audit({ tenant: row.tenantId, sandbox: row.id, event, ...(detail ? { detail } : {}) }),
+        void store
+          .audit({ tenant: row.tenantId, sandbox: row.id, event, ...(detail ? { detail } : {}) })
+          .catch(() => {}),
     };
     if (t.port !== ENVD_PORT) {
       const handler = t.port === INTERPRETER_PORT ? interpreterHandler : undefined;
