@@ -1,6 +1,7 @@
 // envd's process service (process.Process) over the sandbox agent: Start and Connect stream a
-// process's events (start, stdout/stderr data, end, keepalives); List, SendInput, SendSignal and
-// CloseStdin are unary. A Start stream that reaches its deadline kills the process; a client
+// process's events (start, stdout/stderr data — or one `pty` stream for a process started on a
+// pseudo-terminal — end, keepalives); List, SendInput, SendSignal, CloseStdin and Update (a
+// terminal's size) are unary. A Start stream that reaches its deadline kills the process; a client
 // that goes away just stops listening (that is how background commands detach).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { performance } from "node:perf_hooks";
@@ -13,7 +14,7 @@ import {
   toConnectError,
   writeStreamError,
 } from "../connect/protocol.js";
-import type { ProcessEntry, SandboxRuntime } from "../runtime.js";
+import type { ProcessEntry, PtySize, SandboxRuntime } from "../runtime.js";
 import type { EnvdContext } from "./context.js";
 
 const KEEPALIVE = { event: { keepalive: {} } };
@@ -39,6 +40,25 @@ function strMap(v: unknown, what: string): Record<string, string> {
   for (const [k, val] of Object.entries(o))
     if (typeof val !== "string") throw new ConnectError("invalid_argument", `${what}.${k} must be a string`);
   return o as Record<string, string>;
+}
+
+/** A Connect JSON `bytes` field (standard or URL-safe base64) as standard base64 for the agent. */
+function bytesField(v: unknown, what: string): string {
+  if (typeof v !== "string" || !/^[A-Za-z0-9+/_-]*={0,2}$/.test(v))
+    throw new ConnectError("invalid_argument", `${what} must be base64 bytes`);
+  return Buffer.from(v, "base64").toString("base64");
+}
+
+/** process.PTY `{size: {cols, rows}}` (uint32s, numbers or decimal strings in JSON). */
+function ptySize(v: unknown): PtySize {
+  const size = obj(obj(v, "pty").size, "pty.size");
+  const dim = (x: unknown, what: string) => {
+    const n = typeof x === "string" && /^\d{1,5}$/.test(x) ? Number(x) : x;
+    if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > 65535)
+      throw new ConnectError("invalid_argument", `pty.size.${what} must be a whole number from 1 to 65535`);
+    return n;
+  };
+  return { cols: dim(size.cols, "cols"), rows: dim(size.rows, "rows") };
 }
 
 /** The process a selector names ({pid} or {tag}); not_found otherwise. */
@@ -93,7 +113,8 @@ function follow(
   };
   setListener((ev) => {
     if (ev.ev === "out") {
-      stream.send({ event: { data: { [ev.fd === 1 ? "stdout" : "stderr"]: ev.data } } });
+      const key = entry.pty ? "pty" : ev.fd === 1 ? "stdout" : "stderr";
+      stream.send({ event: { data: { [key]: ev.data } } });
     } else if (ev.ev === "exit") {
       detach();
       onEnd(ev);
@@ -111,8 +132,7 @@ export async function start(
   res: ServerResponse,
 ) {
   const proc = obj(msg.process, "process");
-  if (msg.pty !== undefined && msg.pty !== null)
-    throw new ConnectError("unimplemented", "PTY sessions are not supported by hands serve yet");
+  const pty = msg.pty === undefined || msg.pty === null ? undefined : ptySize(msg.pty);
   const cmd = str(proc.cmd, "process.cmd", true) as string;
   const args = proc.args ?? [];
   if (!Array.isArray(args) || args.some((a) => typeof a !== "string"))
@@ -132,7 +152,7 @@ export async function start(
   const listener = (ev: AgentEvent) => current(ev);
   const entry = await ctx.runtime.startProcess(
     config,
-    { ...(tag ? { tag } : {}), stdin: msg.stdin === true, user: ctx.user },
+    { ...(tag ? { tag } : {}), stdin: msg.stdin === true, user: ctx.user, ...(pty ? { pty } : {}) },
     listener,
   );
   const command = [cmd, ...config.args].join(" ");
@@ -206,11 +226,13 @@ export async function unary(
     case "SendInput": {
       const p = select(rt, msg.process);
       const input = obj(msg.input, "input");
-      if (typeof input.pty === "string")
-        throw new ConnectError("unimplemented", "PTY input is not supported");
-      if (typeof input.stdin !== "string")
-        throw new ConnectError("invalid_argument", "input.stdin is required");
-      await rt.agent.call("input", { pid: p.pid, data: input.stdin });
+      if (input.pty !== undefined) {
+        await rt.agent.call("input", { pid: p.pid, data: bytesField(input.pty, "input.pty"), pty: true });
+        return {};
+      }
+      if (input.stdin === undefined)
+        throw new ConnectError("invalid_argument", "input.stdin or input.pty is required");
+      await rt.agent.call("input", { pid: p.pid, data: bytesField(input.stdin, "input.stdin") });
       return {};
     }
     case "CloseStdin": {
@@ -229,8 +251,12 @@ export async function unary(
       ctx.audit("signal", { pid: p.pid, signal: kill ? "SIGKILL" : "SIGTERM" });
       return {};
     }
-    case "Update":
-      throw new ConnectError("unimplemented", "PTY resize is not supported by hands serve yet");
+    case "Update": {
+      const p = select(rt, msg.process);
+      if (msg.pty === undefined || msg.pty === null) return {};
+      await rt.agent.call("resize", { pid: p.pid, size: ptySize(msg.pty) });
+      return {};
+    }
     default:
       throw new ConnectError("unimplemented", `process.Process/${method} is not implemented`);
   }
