@@ -53,7 +53,7 @@ describe("@e2b/code-interpreter against hands serve", { skip, timeout: 120_000 }
   it("passes env vars for one cell only", async () => {
     assert.equal(
       (await sb.runCode('import os\nos.environ.get("CELL_VAR")', { envs: { CELL_VAR: "v1" } })).text,
-      "'v1'",
+      "v1",
     );
     assert.equal((await sb.runCode('os.environ.get("CELL_VAR")')).text, undefined);
   });
@@ -63,9 +63,9 @@ describe("@e2b/code-interpreter against hands serve", { skip, timeout: 120_000 }
     const b = await sb.createCodeContext({ cwd: "/tmp" });
     assert.equal(b.cwd, "/tmp");
     await sb.runCode("v = 'in a'", { context: a });
-    assert.equal((await sb.runCode("v", { context: a })).text, "'in a'");
+    assert.equal((await sb.runCode("v", { context: a })).text, "in a");
     assert.equal((await sb.runCode("v", { context: b })).error?.name, "NameError");
-    assert.equal((await sb.runCode("import os\nos.getcwd()", { context: b })).text, "'/tmp'");
+    assert.equal((await sb.runCode("import os\nos.getcwd()", { context: b })).text, "/tmp");
     const ids = (await sb.listCodeContexts()).map((c) => c.id);
     assert.ok(ids.includes(a.id) && ids.includes(b.id));
     await sb.restartCodeContext(a);
