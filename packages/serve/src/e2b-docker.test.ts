@@ -3,6 +3,7 @@
 // /workspace/home (see runtime.ts).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { Sandbox as CodeSandbox } from "@e2b/code-interpreter";
 import { checkDocker, dockerClient, imageExists, imageTag } from "@hands/sandbox";
 import { CommandExitError, Sandbox } from "e2b";
 import { keys, Screen } from "./pty.test-support.js";
@@ -83,6 +84,24 @@ for (const [template, runtime] of [
       await sb.pty.sendInput(pty.pid, keys("exit 0\n"));
       assert.equal((await pty.wait()).exitCode, 0);
       await assert.rejects(sb.pty.resize(pty.pid, { cols: 5, rows: 5 }), /not found/);
+    });
+
+    it("runs code interpreter cells with rich results and contexts", async () => {
+      const ci = await CodeSandbox.connect(sb.sandboxId);
+      const ex = await ci.runCode(
+        'from IPython.display import HTML, display\nprint("out")\ndisplay(HTML("<b>d</b>"))\nclass R:\n    def _repr_markdown_(self): return "*m*"\nR()',
+      );
+      assert.deepEqual(ex.logs.stdout, ["out\n"]);
+      assert.deepEqual(
+        ex.results.map((r) => [r.isMainResult, r.html ?? r.markdown]),
+        [
+          [false, "<b>d</b>"],
+          [true, "*m*"],
+        ],
+      );
+      const ctx = await ci.createCodeContext({ cwd: "/tmp" });
+      assert.equal((await ci.runCode("import os\nos.getcwd()", { context: ctx })).text, "/tmp");
+      assert.equal((await ci.runCode("1/0", { context: ctx })).error?.name, "ZeroDivisionError");
     });
 
     it("moves files both ways and keeps them over a pause", async () => {
