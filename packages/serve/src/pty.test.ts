@@ -60,10 +60,15 @@ describe("e2b SDK terminals (sandbox.pty) against hands serve (bwrap)", { skip, 
     assert.equal(await sb.pty.kill(pty.pid), false, "a dead pty is not found");
   });
 
-  it("answers typed input in python3 -i; Ctrl-C interrupts, Ctrl-D ends", async () => {
+  it("answers typed input in python3 -i; Ctrl-Z stops, Ctrl-C interrupts, Ctrl-D ends", async () => {
     const t = new Screen();
     const pty = await sb.pty.create({ cols: 80, rows: 24, onData: t.onData });
     const type = (text: string, re: RegExp) => t.after(() => sb.pty.sendInput(pty.pid, keys(text)), re);
+    // Ctrl-Z stops the foreground job (bash's job control works on this terminal).
+    await type("sleep 30\n", /sleep 30\r\n/);
+    await new Promise((r) => setTimeout(r, 200));
+    await type("\x1a", /Stopped\s+sleep 30/);
+    await type("kill %1; wait; echo job-$((40 + 2))\n", /job-42\r\n/);
     await type("python3 -i -q\n", />>> $/);
     await type("6 * 7\n", /\r\n42\r\n>>> $/);
     await type("import time; time.sleep(60)\n", /time\.sleep\(60\)\r\n/);
