@@ -6,8 +6,8 @@ import { after, before, describe, it } from "node:test";
 import { Sandbox as CodeSandbox } from "@e2b/code-interpreter";
 import { checkDocker, dockerClient, imageExists, imageTag } from "@hands/sandbox";
 import { CommandExitError, Sandbox } from "e2b";
-import { keys, Screen } from "./pty.test-support.js";
 import { startTestServe, type TestServe } from "./test-support.js";
+import { keys, Screen } from "./test-support-pty.js";
 
 async function dockerSkip(runtime?: string): Promise<string | false> {
   const d = await checkDocker();

@@ -4,8 +4,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { checkBwrap } from "@hands/sandbox";
 import { CommandExitError, NotFoundError, Sandbox } from "e2b-older";
-import { keys, Screen } from "./pty.test-support.js";
 import { startTestServe, type TestServe } from "./test-support.js";
+import { keys, Screen } from "./test-support-pty.js";
 
 const skip = checkBwrap().ok ? false : `bubblewrap is not usable here: ${checkBwrap().reason}`;
 

@@ -183,6 +183,7 @@ def winsize(size):
 def take_terminal():
     # In the child, after setsid: the pty (its stdin) becomes the controlling terminal, so
     # Ctrl-C, Ctrl-Z and hangups reach the foreground job the way they do in a real terminal.
+    # (A preexec_fn in a threaded program must not take locks or import: this one does neither.)
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 def waiter(p, readers, state):
@@ -225,6 +226,9 @@ def op_start(m):
         except OSError as e:
             os.close(master)
             raise os_fail(e, m["cmd"])
+        except subprocess.SubprocessError as e:
+            os.close(master)
+            raise Fail("internal", "could not start on a terminal: %s" % e)
         finally:
             os.close(slave)
         t = Pty(master)
