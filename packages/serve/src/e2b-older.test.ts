@@ -51,7 +51,7 @@ describe("e2b 2.7.0 against hands serve", { skip, timeout: 120_000 }, () => {
     assert.equal(await Sandbox.kill(sb.sandboxId), false);
   });
 
-  it("opens a terminal: typed input, resize, kill (2.7.0 has no pty.connect)", async () => {
+  it("opens a terminal: typed input, resize, commands.connect, kill (2.7.0 has no pty.connect)", async () => {
     const sb = await Sandbox.create();
     try {
       const t = new Screen();
@@ -62,8 +62,10 @@ describe("e2b 2.7.0 against hands serve", { skip, timeout: 120_000 }, () => {
       await type("stty size\n", /[\r\n]11 33\r\n/);
       await type("python3 -i -q\n", />>> $/);
       await type("sum(range(10))\n", /\r\n45\r\n>>> $/);
+      const attached = await sb.commands.connect(pty.pid);
       assert.equal(await sb.pty.kill(pty.pid), true);
       await assert.rejects(pty.wait(), (e: unknown) => e instanceof CommandExitError);
+      await assert.rejects(attached.wait(), (e: unknown) => e instanceof CommandExitError);
       await assert.rejects(sb.pty.resize(pty.pid, { cols: 5, rows: 5 }), NotFoundError);
       assert.equal(await sb.pty.kill(pty.pid), false);
     } finally {

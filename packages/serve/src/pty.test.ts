@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { checkBwrap } from "@hands/sandbox";
-import { CommandExitError, InvalidArgumentError, NotFoundError, Sandbox } from "e2b";
+import { CommandExitError, InvalidArgumentError, NotFoundError, Sandbox, TimeoutError } from "e2b";
 import { raw, startTestServe, type TestServe } from "./test-support.js";
 import { keys, Screen } from "./test-support-pty.js";
 
@@ -123,10 +123,44 @@ describe("e2b SDK terminals (sandbox.pty) against hands serve (bwrap)", { skip, 
       sb.pty.create({ cols: 0, rows: 24, onData: () => {} }),
       (e: unknown) => e instanceof InvalidArgumentError && /cols/.test(e.message),
     );
+    // timeoutMs bounds the terminal's life: the stream ends with a timeout and the shell is killed.
+    const short = await sb.pty.create({ cols: 80, rows: 24, onData: () => {}, timeoutMs: 700 });
+    await assert.rejects(short.wait(), (e: unknown) => e instanceof TimeoutError);
+    for (let i = 0; i < 50 && (await sb.commands.list()).some((p) => p.pid === short.pid); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    assert.ok(!(await sb.commands.list()).some((p) => p.pid === short.pid), "the timed-out shell is gone");
     // A child left behind in the background does not hold the terminal's end up.
     const bg = await sb.pty.create({ cols: 80, rows: 24, onData: () => {} });
     await sb.pty.sendInput(bg.pid, keys("(sleep 60 &) ; exit 4\n"));
     await assert.rejects(bg.wait(), (e: unknown) => e instanceof CommandExitError && e.exitCode === 4);
+  });
+
+  it("a Start's timeoutMs is its process's: it applies after the client has gone, as envd's", async () => {
+    const bg = await sb.commands.run("sleep 30", { background: true, timeoutMs: 700 });
+    await bg.disconnect();
+    const gone = async (pid: number) => {
+      for (let i = 0; i < 60 && (await sb.commands.list()).some((p) => p.pid === pid); i++)
+        await new Promise((r) => setTimeout(r, 50));
+      return !(await sb.commands.list()).some((p) => p.pid === pid);
+    };
+    assert.ok(await gone(bg.pid), "the detached command was killed at its deadline");
+    // (awaited: a store may answer asynchronously)
+    const audit = await s.store.auditLog(50, sb.sandboxId);
+    assert.ok(
+      audit.some(
+        (r) =>
+          r.event === "exec" &&
+          /sleep 30/.test(JSON.stringify(r.detail)) &&
+          /SIGKILL/.test(JSON.stringify(r.detail)),
+      ),
+      "its exec is audited with how it ended",
+    );
+    // timeoutMs: 0 means no deadline.
+    const forever = await sb.commands.run("sleep 30", { background: true, timeoutMs: 0 });
+    await forever.disconnect();
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.ok((await sb.commands.list()).some((p) => p.pid === forever.pid));
+    assert.equal(await sb.commands.kill(forever.pid), true);
   });
 
   it("raw Connect: pty and stdin input cross-checked, bad bytes, bad sizes, an input flood", async () => {

@@ -2,7 +2,8 @@
 // process's events (start, stdout/stderr data — or one `pty` stream for a process started on a
 // pseudo-terminal — end, keepalives); List, SendInput, SendSignal, CloseStdin and Update (a
 // terminal's size) are unary. A Start stream that reaches its deadline kills the process; a client
-// that goes away just stops listening (that is how background commands detach).
+// that goes away just stops listening (that is how background commands detach); the deadline
+// (Connect-Timeout-Ms) is the process's own, as envd's, so it still applies then.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { performance } from "node:perf_hooks";
 import type { AgentEvent } from "../agent/client.js";
@@ -87,14 +88,19 @@ function endEvent(ev: Extract<AgentEvent, { ev: "exit" }>): Record<string, unkno
   return { ...end };
 }
 
-/** Streams a process's events to the client until it exits, the deadline passes or the client leaves. */
+/**
+ * Streams a process's events to the client until it exits, the deadline passes or the client
+ * leaves. `onDeadline` given (a Start stream): the deadline is the process's, as envd's — it is
+ * killed when the deadline passes even if the client has gone (a background command included),
+ * and `onEnd` sees its exit either way. Without it (Connect) the deadline only ends the stream.
+ */
 function follow(
   req: IncomingMessage,
   res: ServerResponse,
   entry: ProcessEntry,
   listener: (ev: AgentEvent) => void,
   setListener: (l: (ev: AgentEvent) => void) => void,
-  onDeadline: () => void,
+  onDeadline: (() => void) | undefined,
   onEnd: (ev: Extract<AgentEvent, { ev: "exit" }>) => void,
 ): void {
   const stream = new ServerStream(res, keepaliveMs(req), KEEPALIVE);
@@ -103,9 +109,9 @@ function follow(
   const timer =
     deadline !== undefined && deadline > 0
       ? setTimeout(() => {
-          onDeadline();
+          onDeadline?.();
           stream.end(new ConnectError("deadline_exceeded", "the command's timeout was reached"));
-        }, deadline)
+        }, deadline).unref()
       : undefined;
   const detach = () => {
     if (timer) clearTimeout(timer);
@@ -122,7 +128,7 @@ function follow(
       stream.end();
     }
   });
-  void stream.closed.then(detach);
+  if (!onDeadline) void stream.closed.then(detach);
 }
 
 export async function start(
@@ -198,7 +204,7 @@ export function connect(
     (l) => {
       current = l;
     },
-    () => {},
+    undefined,
     () => {},
   );
 }
