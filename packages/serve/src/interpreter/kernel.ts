@@ -13,8 +13,7 @@
 //         "traceback"} | {"type": "number_of_executions", "execution_count"} | {"type": "__done__"}
 import { DISPLAY_SOURCE } from "./display.js";
 
-export const KERNEL_SOURCE =
-  String.raw`
+export const KERNEL_SOURCE = String.raw`
 import ast, json, linecache, os, sys, threading, traceback
 
 proto = os.fdopen(os.dup(1), "w", buffering=1)
@@ -74,9 +73,7 @@ def user_traceback(e):
         tb = tb.tb_next
     return "".join(traceback.format_exception(type(e), e, tb))
 
-` +
-  DISPLAY_SOURCE +
-  String.raw`
+${DISPLAY_SOURCE}
 scope = {"__name__": "__main__", "display": display}
 count = 0
 
