@@ -320,6 +320,16 @@ Odd()`);
     ])
       assert.match(notes, re);
     assert.equal((await sb.runCode("'still fine'")).text, "still fine");
+    // A cell that closes the kernel's stdout and stderr loses its output, not its results.
+    const broken = await sb.createCodeContext();
+    const closed = await sb.runCode("import os\nos.close(1)\nos.close(2)", { context: broken });
+    assert.equal(closed.error, undefined);
+    const later = await sb.runCode("display('shown'); 'here'", { context: broken });
+    assert.deepEqual(
+      later.results.map((x) => x.text),
+      ["shown", "here"],
+    );
+    await sb.removeCodeContext(broken);
     const out = await sb.runCode("import sys\nfor _ in range(50): sys.stdout.write('y' * 100_000)\nprint()");
     assert.equal(out.logs.stdout.join("").length, 5_000_001);
   });

@@ -26,10 +26,7 @@ def emit(obj):
 MARK = "\x00hands-cell-end-" + os.urandom(8).hex() + "\n"
 done = {1: threading.Event(), 2: threading.Event()}
 
-def pump(fd, kind):
-    r, w = os.pipe()
-    os.dup2(w, fd)
-    os.close(w)
+def pump(fd, kind, r):
     f = os.fdopen(r, "r", errors="replace")
     buf = ""
     while True:
@@ -48,7 +45,11 @@ def pump(fd, kind):
             buf = ""
 
 for fd, kind in ((1, "stdout"), (2, "stderr")):
-    threading.Thread(target=pump, args=(fd, kind), daemon=True).start()
+    # The pipe replaces the fd before the first cell can run (not in the thread: a race).
+    r, w = os.pipe()
+    os.dup2(w, fd)
+    os.close(w)
+    threading.Thread(target=pump, args=(fd, kind, r), daemon=True).start()
 sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
 sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
 slock = threading.Lock()
@@ -56,14 +57,19 @@ slock = threading.Lock()
 def sync_output(wait):
     """Waits until what was written to fds 1 and 2 so far has been sent (a marker goes through)."""
     with slock:
+        sent = []
         for fd, stream in ((1, sys.stdout), (2, sys.stderr)):
             done[fd].clear()
             try:
                 stream.flush()
             except Exception:
                 pass
-            os.write(fd, MARK.encode())
-        for fd in (1, 2):
+            try:
+                os.write(fd, MARK.encode())
+                sent.append(fd)
+            except OSError:
+                pass  # the cell closed or replaced the fd: nothing of it to wait for
+        for fd in sent:
             done[fd].wait(wait)
 
 def user_traceback(e):
