@@ -163,6 +163,31 @@ describe("e2b SDK terminals (sandbox.pty) against hands serve (bwrap)", { skip, 
     assert.equal(await sb.commands.kill(forever.pid), true);
   });
 
+  it("output is whole while the agent is busy with another process's flood", async () => {
+    // A detached command that writes as fast as it can keeps the agent's threads busy; each
+    // command's last bytes still arrive before its end.
+    const flood = await sb.commands.run("cat /dev/zero", { background: true, timeoutMs: 0 });
+    await flood.disconnect();
+    try {
+      for (let i = 0; i < 2; i++) {
+        const r = await sb.commands.run("head -c 1000000 /dev/zero | tr '\\0' a; echo; echo end >&2");
+        assert.equal(r.stdout.length, 1_000_001, `run ${i}`);
+        assert.equal(r.stderr, "end\n");
+        const t = new Screen();
+        const pty = await sb.pty.create({ cols: 80, rows: 24, onData: t.onData });
+        await sb.pty.sendInput(pty.pid, keys("head -c 300000 /dev/zero | tr '\\0' b; exit\n"));
+        await pty.wait();
+        assert.equal(
+          t.text.match(/b+/g)?.sort((x, y) => y.length - x.length)[0]?.length,
+          300_000,
+          `pty run ${i}`,
+        );
+      }
+    } finally {
+      await sb.commands.kill(flood.pid);
+    }
+  });
+
   it("raw Connect: pty and stdin input cross-checked, bad bytes, bad sizes, an input flood", async () => {
     const info = (
       await raw(`${s.apiUrl}/sandboxes/${sb.sandboxId}`, { headers: { "x-api-key": s.key } })

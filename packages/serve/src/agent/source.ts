@@ -186,13 +186,22 @@ def take_terminal():
     # (A preexec_fn in a threaded program must not take locks or import: this one does neither.)
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
+def unread(fd):
+    """Bytes waiting in a pipe or terminal (0 if it is closed)."""
+    try:
+        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+    except OSError:
+        return 0
+
 def waiter(p, readers, state):
     code = p.wait()
-    # Output still in the pipes is sent first; a grandchild holding them open does not hold the end.
-    while any(r.is_alive() for r in readers):
-        for r in readers:
+    # Output still in the pipes is sent first; a grandchild holding them open does not hold the
+    # end: once nothing was read for 0.1 s and nothing waits unread (a busy agent can leave a
+    # reader behind for longer than that), the exit goes out.
+    while any(r.is_alive() for r, _ in readers):
+        for r, _ in readers:
             r.join(0.02)
-        if time.monotonic() - state["last"] > 0.1:
+        if time.monotonic() - state["last"] > 0.1 and not any(r.is_alive() and unread(fd) for r, fd in readers):
             break
     procs.pop(p.pid, None)
     t = ptys.pop(p.pid, None)
@@ -234,19 +243,19 @@ def op_start(m):
         t = Pty(master)
         ptys[p.pid] = t
         threading.Thread(target=t.writer, daemon=True).start()
-        readers = [threading.Thread(target=t.reader, args=(p.pid, state), daemon=True)]
+        readers = [(threading.Thread(target=t.reader, args=(p.pid, state), daemon=True), master)]
     else:
         try:
             p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE if m.get("stdin") else subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, bufsize=0)
         except OSError as e:
             raise os_fail(e, m["cmd"])
-        readers = [threading.Thread(target=pump, args=(p.pid, 1, p.stdout, state), daemon=True),
-                   threading.Thread(target=pump, args=(p.pid, 2, p.stderr, state), daemon=True)]
+        readers = [(threading.Thread(target=pump, args=(p.pid, 1, p.stdout, state), daemon=True), p.stdout.fileno()),
+                   (threading.Thread(target=pump, args=(p.pid, 2, p.stderr, state), daemon=True), p.stderr.fileno())]
     procs[p.pid] = p
     # The reply goes first: the host must know the pid before any of its output arrives.
     send({"id": m["id"], "ok": {"pid": p.pid}})
-    for r in readers:
+    for r, _ in readers:
         r.start()
     threading.Thread(target=waiter, args=(p, readers, state), daemon=True).start()
     return None
