@@ -20,6 +20,8 @@ command -v tmux >/dev/null || need+=(tmux)
 command -v setfacl >/dev/null || need+=(acl)
 # hands serve's in-sandbox agent is Python, run from the host's /usr inside bubblewrap.
 [ -x /usr/bin/python3 ] || need+=(python3)
+# ...and its code interpreter draws matplotlib charts as PNG results (bwrap uses the host's /usr).
+/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || need+=(python3-matplotlib)
 # gVisor for hands serve's "gvisor" template (docker with the runsc runtime).
 command -v runsc >/dev/null || need+=(runsc)
 command -v openssl >/dev/null || need+=(openssl) # a throwaway TLS certificate for the proxy tests

@@ -41,6 +41,9 @@ const ETC_FILES = [
   "python3",
   "python3.11",
   "gitconfig",
+  // Font lookup and Debian's matplotlib default settings (charts drawn in a sandbox).
+  "fonts",
+  "matplotlibrc",
 ];
 
 /** Further /proc entries that must not be writable from a sandbox. */

@@ -3,9 +3,11 @@
 // /workspace/home (see runtime.ts).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
+import { Sandbox as CodeSandbox } from "@e2b/code-interpreter";
 import { checkDocker, dockerClient, imageExists, imageTag } from "@hands/sandbox";
 import { CommandExitError, Sandbox } from "e2b";
 import { startTestServe, type TestServe } from "./test-support.js";
+import { keys, Screen } from "./test-support-pty.js";
 
 async function dockerSkip(runtime?: string): Promise<string | false> {
   const d = await checkDocker();
@@ -61,6 +63,45 @@ for (const [template, runtime] of [
       const bg = await sb.commands.run("sleep 60", { background: true });
       assert.ok((await sb.commands.list()).some((p) => p.pid === bg.pid));
       assert.equal(await sb.commands.kill(bg.pid), true);
+    });
+
+    it("opens a terminal on /dev/pts: size, resize, typed input, Ctrl-C, Ctrl-D", async () => {
+      const t = new Screen();
+      const pty = await sb.pty.create({ cols: 120, rows: 40, onData: t.onData });
+      const type = (text: string, re: RegExp) => t.after(() => sb.pty.sendInput(pty.pid, keys(text)), re);
+      await type("tty; stty size\n", /\/dev\/pts\/\d+\r\n40 120\r\n/);
+      await sb.pty.resize(pty.pid, { cols: 60, rows: 15 });
+      await type("stty size\n", /[\r\n]15 60\r\n/);
+      await type("python3 -i -q\n", />>> $/);
+      await type("2 ** 10\n", /\r\n1024\r\n>>> $/);
+      // gVisor's terminal (Debian's runsc) does not turn Ctrl-C into SIGINT: google/gvisor#9898.
+      if (template !== "gvisor") {
+        await type("import time; time.sleep(60)\n", /sleep\(60\)\r\n/);
+        await new Promise((r) => setTimeout(r, 200));
+        await type("\x03", /KeyboardInterrupt\r\n>>> $/);
+      }
+      await type("\x04", /\$ $/);
+      await sb.pty.sendInput(pty.pid, keys("exit 0\n"));
+      assert.equal((await pty.wait()).exitCode, 0);
+      await assert.rejects(sb.pty.resize(pty.pid, { cols: 5, rows: 5 }), /not found/);
+    });
+
+    it("runs code interpreter cells with rich results and contexts", async () => {
+      const ci = await CodeSandbox.connect(sb.sandboxId);
+      const ex = await ci.runCode(
+        'from IPython.display import HTML, display\nprint("out")\ndisplay(HTML("<b>d</b>"))\nclass R:\n    def _repr_markdown_(self): return "*m*"\nR()',
+      );
+      assert.deepEqual(ex.logs.stdout, ["out\n"]);
+      assert.deepEqual(
+        ex.results.map((r) => [r.isMainResult, r.html ?? r.markdown]),
+        [
+          [false, "<b>d</b>"],
+          [true, "*m*"],
+        ],
+      );
+      const ctx = await ci.createCodeContext({ cwd: "/tmp" });
+      assert.equal((await ci.runCode("import os\nos.getcwd()", { context: ctx })).text, "/tmp");
+      assert.equal((await ci.runCode("1/0", { context: ctx })).error?.name, "ZeroDivisionError");
     });
 
     it("moves files both ways and keeps them over a pause", async () => {

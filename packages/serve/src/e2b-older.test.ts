@@ -3,8 +3,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { checkBwrap } from "@hands/sandbox";
-import { CommandExitError, Sandbox } from "e2b-older";
+import { CommandExitError, NotFoundError, Sandbox } from "e2b-older";
 import { startTestServe, type TestServe } from "./test-support.js";
+import { keys, Screen } from "./test-support-pty.js";
 
 const skip = checkBwrap().ok ? false : `bubblewrap is not usable here: ${checkBwrap().reason}`;
 
@@ -48,5 +49,27 @@ describe("e2b 2.7.0 against hands serve", { skip, timeout: 120_000 }, () => {
       assert.equal(await Sandbox.kill(sb.sandboxId), true);
     }
     assert.equal(await Sandbox.kill(sb.sandboxId), false);
+  });
+
+  it("opens a terminal: typed input, resize, commands.connect, kill (2.7.0 has no pty.connect)", async () => {
+    const sb = await Sandbox.create();
+    try {
+      const t = new Screen();
+      const pty = await sb.pty.create({ cols: 70, rows: 20, onData: t.onData });
+      const type = (text: string, re: RegExp) => t.after(() => sb.pty.sendInput(pty.pid, keys(text)), re);
+      await type("tty; stty size\n", /\/dev\/pts\/\d+\r\n20 70\r\n/);
+      await sb.pty.resize(pty.pid, { cols: 33, rows: 11 });
+      await type("stty size\n", /[\r\n]11 33\r\n/);
+      await type("python3 -i -q\n", />>> $/);
+      await type("sum(range(10))\n", /\r\n45\r\n>>> $/);
+      const attached = await sb.commands.connect(pty.pid);
+      assert.equal(await sb.pty.kill(pty.pid), true);
+      await assert.rejects(pty.wait(), (e: unknown) => e instanceof CommandExitError);
+      await assert.rejects(attached.wait(), (e: unknown) => e instanceof CommandExitError);
+      await assert.rejects(sb.pty.resize(pty.pid, { cols: 5, rows: 5 }), NotFoundError);
+      assert.equal(await sb.pty.kill(pty.pid), false);
+    } finally {
+      await sb.kill();
+    }
   });
 });

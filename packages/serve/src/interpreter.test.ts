@@ -1,23 +1,35 @@
-// @e2b/code-interpreter, unmodified, against hands serve: runCode's stdout, stderr, the last
-// expression as the main result, errors with their traceback, and contexts.
+// @e2b/code-interpreter, unmodified, against hands serve (bwrap): runCode's stdout and stderr
+// (streamed while the cell runs), the last expression as the main result in every notebook
+// format, display() calls, matplotlib figures, errors with their traceback, timeouts that
+// interrupt, contexts — and results user code makes too big or not serialisable. The latest SDK
+// and an older one, 2.7.0 (pinned as "code-interpreter-older": the first that sends its calls to
+// E2B_SANDBOX_URL; earlier ones address https://49999-<id>.<domain>, which needs wildcard DNS).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { Sandbox } from "@e2b/code-interpreter";
+import { type Result, Sandbox } from "@e2b/code-interpreter";
 import { checkBwrap } from "@hands/sandbox";
+import { Sandbox as OlderSandbox } from "code-interpreter-older";
 import { startTestServe, type TestServe } from "./test-support.js";
 
 const skip = checkBwrap().ok ? false : `bubblewrap is not usable here: ${checkBwrap().reason}`;
 
+const PNG_SIGNATURE = "89504e470d0a1a0a";
+
+let s: TestServe | undefined;
+before(async () => {
+  if (!skip) s = await startTestServe();
+});
+after(async () => {
+  await s?.stop();
+});
+
 describe("@e2b/code-interpreter against hands serve", { skip, timeout: 120_000 }, () => {
-  let s: TestServe;
   let sb: Sandbox;
   before(async () => {
-    s = await startTestServe();
     sb = await Sandbox.create();
   });
   after(async () => {
     await sb?.kill().catch(() => {});
-    await s?.stop();
   });
 
   it("runs a cell: stdout, stderr, the last expression as the main result", async () => {
@@ -53,7 +65,7 @@ describe("@e2b/code-interpreter against hands serve", { skip, timeout: 120_000 }
   it("passes env vars for one cell only", async () => {
     assert.equal(
       (await sb.runCode('import os\nos.environ.get("CELL_VAR")', { envs: { CELL_VAR: "v1" } })).text,
-      "'v1'",
+      "v1",
     );
     assert.equal((await sb.runCode('os.environ.get("CELL_VAR")')).text, undefined);
   });
@@ -63,9 +75,9 @@ describe("@e2b/code-interpreter against hands serve", { skip, timeout: 120_000 }
     const b = await sb.createCodeContext({ cwd: "/tmp" });
     assert.equal(b.cwd, "/tmp");
     await sb.runCode("v = 'in a'", { context: a });
-    assert.equal((await sb.runCode("v", { context: a })).text, "'in a'");
+    assert.equal((await sb.runCode("v", { context: a })).text, "in a");
     assert.equal((await sb.runCode("v", { context: b })).error?.name, "NameError");
-    assert.equal((await sb.runCode("import os\nos.getcwd()", { context: b })).text, "'/tmp'");
+    assert.equal((await sb.runCode("import os\nos.getcwd()", { context: b })).text, "/tmp");
     const ids = (await sb.listCodeContexts()).map((c) => c.id);
     assert.ok(ids.includes(a.id) && ids.includes(b.id));
     await sb.restartCodeContext(a);
@@ -75,5 +87,285 @@ describe("@e2b/code-interpreter against hands serve", { skip, timeout: 120_000 }
     // (A short requestTimeoutMs: the SDK leaves its request timer running when a call fails.)
     await assert.rejects(sb.runCode("1", { context: b, requestTimeoutMs: 2000 }), /not found/);
     await assert.rejects(sb.runCode("1", { language: "r", requestTimeoutMs: 2000 }), /400/);
+  });
+
+  it("sends every _repr_*_ format of the last expression, and other MIME types as extra", async () => {
+    const ex = await sb.runCode(`
+class Rich:
+    def __repr__(self): return "Rich()"
+    def _repr_html_(self): return "<b>rich</b>"
+    def _repr_markdown_(self): return "**rich**"
+    def _repr_svg_(self): return "<svg xmlns='http://www.w3.org/2000/svg'/>"
+    def _repr_png_(self): return b"\\x89PNG\\r\\n\\x1a\\nfake"
+    def _repr_jpeg_(self): return (b"\\xff\\xd8\\xff", {"width": 1})
+    def _repr_pdf_(self): return b"%PDF-1.4"
+    def _repr_latex_(self): return r"$\\alpha$"
+    def _repr_json_(self): return {"a": [1, 2], "b": None}
+    def _repr_javascript_(self): return "console.log(1)"
+class Bundle:
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"text/plain": "bundle", "text/html": "<i>b</i>", "application/vnd.hands+json": {"k": 1}}
+r = Rich()
+r`);
+    assert.equal(ex.error, undefined);
+    assert.equal(ex.results.length, 1);
+    const r = ex.results[0] as Result;
+    assert.equal(r.isMainResult, true);
+    assert.equal(r.text, "Rich()");
+    assert.equal(r.html, "<b>rich</b>");
+    assert.equal(r.markdown, "**rich**");
+    assert.equal(r.svg, "<svg xmlns='http://www.w3.org/2000/svg'/>");
+    assert.equal(Buffer.from(r.png ?? "", "base64").toString("latin1"), "\x89PNG\r\n\x1a\nfake");
+    assert.equal(Buffer.from(r.jpeg ?? "", "base64").toString("hex"), "ffd8ff");
+    assert.equal(Buffer.from(r.pdf ?? "", "base64").toString(), "%PDF-1.4");
+    assert.equal(r.latex, "$\\alpha$");
+    assert.deepEqual(r.json, { a: [1, 2], b: null });
+    assert.equal(r.javascript, "console.log(1)");
+    assert.deepEqual(r.formats(), [
+      "html",
+      "markdown",
+      "svg",
+      "png",
+      "jpeg",
+      "pdf",
+      "latex",
+      "json",
+      "javascript",
+    ]);
+    const b = (await sb.runCode("Bundle()")).results[0] as Result;
+    assert.equal(b.text, "bundle");
+    assert.equal(b.html, "<i>b</i>");
+    assert.deepEqual(b.extra, { "application/vnd.hands+json": { k: 1 } });
+    // A string's text has no quotes (as E2B's); None and a trailing ';' give no result.
+    assert.equal((await sb.runCode("'quoted'")).text, "quoted");
+    assert.equal((await sb.runCode("None")).results.length, 0);
+    assert.equal((await sb.runCode("1 + 1;")).results.length, 0);
+  });
+
+  it("display() adds results that are not the main one; IPython.display works without IPython", async () => {
+    const seen: string[] = [];
+    const ex = await sb.runCode(
+      `from IPython.display import HTML, Markdown, JSON, Image, display
+print("before")
+display(HTML("<p>one</p>"), Markdown("# two"))
+display(JSON({"three": 3}), Image(data=b"\\x89PNG\\r\\n\\x1a\\n", format="png"))
+display({"text/plain": "raw", "text/html": "<u>raw</u>"}, raw=True)
+print("after")
+"main"`,
+      {
+        onStdout: (m) => void seen.push(`out:${m.line.trim()}`),
+        onResult: (r) => void seen.push(`result:${r.isMainResult ? "main" : (r.formats()[0] ?? "text")}`),
+      },
+    );
+    assert.deepEqual(seen, [
+      "out:before",
+      "result:html",
+      "result:markdown",
+      "result:json",
+      "result:png",
+      "result:html",
+      "out:after",
+      "result:main",
+    ]);
+    assert.deepEqual(
+      ex.results.map((r) => [r.isMainResult, r.html ?? r.markdown ?? r.json ?? r.png ?? r.text]),
+      [
+        [false, "<p>one</p>"],
+        [false, "# two"],
+        [false, { three: 3 }],
+        [false, Buffer.from("\x89PNG\r\n\x1a\n", "latin1").toString("base64")],
+        [false, "<u>raw</u>"],
+        [true, "main"],
+      ],
+    );
+    assert.equal(ex.text, "main");
+  });
+
+  it("draws matplotlib figures as PNG results, on plt.show() and at the end of the cell", async (t) => {
+    const has = await sb.runCode("import importlib.util\nimportlib.util.find_spec('matplotlib') is not None");
+    if (has.text !== "True") {
+      t.skip("matplotlib is not installed in the sandbox (scripts/test-env.sh installs python3-matplotlib)");
+      return;
+    }
+    const ex = await sb.runCode(`import matplotlib.pyplot as plt
+plt.plot([1, 2, 3], [3, 1, 2]); plt.title("first")
+plt.show()
+print("shown")
+plt.figure(figsize=(3, 2)); plt.bar([1, 2], [2, 5])
+"last"`);
+    assert.equal(ex.error, undefined, ex.error?.traceback);
+    assert.deepEqual(ex.logs.stderr, [], "no warning about a non-interactive backend");
+    assert.deepEqual(
+      ex.results.map((r) => [r.isMainResult, r.text]),
+      [
+        [false, "<Figure size 640x480 with 1 Axes>"],
+        [true, "last"],
+        [false, "<Figure size 300x200 with 1 Axes>"],
+      ],
+    );
+    for (const r of ex.results.filter((x) => !x.isMainResult)) {
+      const png = Buffer.from(r.png ?? "", "base64");
+      assert.equal(png.subarray(0, 8).toString("hex"), PNG_SIGNATURE);
+      assert.ok(png.length > 2000, "a real drawing, not an empty image");
+    }
+    assert.equal((await sb.runCode("len(plt.get_fignums())")).text, "0", "shown figures are closed");
+    const child = await sb.runCode(
+      "import subprocess\nsubprocess.run(['python3', '-c', 'import matplotlib; print(matplotlib.get_backend())'], capture_output=True, text=True).stdout.strip()",
+    );
+    assert.match(child.text ?? "", /agg/i, "a child process draws with matplotlib's own default");
+    assert.doesNotMatch(child.text ?? "", /hands_inline/, "the kernel's backend is not handed down");
+  });
+
+  it("streams stdout and stderr while the cell runs; errors carry name, value, traceback", async () => {
+    const t0 = Date.now();
+    const times: number[] = [];
+    const ex = await sb.runCode(
+      'import sys, time\nprint("early", flush=True)\nprint("warn", file=sys.stderr)\ntime.sleep(1.5)\nprint("late")',
+      {
+        onStdout: () => void times.push(Date.now() - t0),
+        onStderr: () => void times.push(Date.now() - t0),
+      },
+    );
+    const total = Date.now() - t0;
+    assert.deepEqual(ex.logs.stdout, ["early\n", "late\n"]);
+    assert.deepEqual(ex.logs.stderr, ["warn\n"]);
+    assert.ok((times[0] as number) < total - 1000, `first line streamed at ${times[0]} ms of ${total} ms`);
+    const errors: string[] = [];
+    const bad = await sb.runCode("def g(x):\n    return x['missing']\ng({})", {
+      onError: (e) => void errors.push(e.name),
+    });
+    assert.equal(bad.error?.name, "KeyError");
+    assert.equal(bad.error?.value, "'missing'");
+    assert.match(
+      bad.error?.traceback ?? "",
+      /File "<cell>", line 3, in <module>\n {4}g\(\{\}\)\n.*line 2, in g\n {4}return x\['missing'\]/s,
+    );
+    assert.doesNotMatch(bad.error?.traceback ?? "", /File "<string>"/, "no kernel frames");
+    assert.deepEqual(errors, ["KeyError"]);
+  });
+
+  it("counts executions per context", async () => {
+    const ctx = await sb.createCodeContext();
+    const first = await sb.runCode("1", { context: ctx });
+    const second = await sb.runCode("2", { context: ctx });
+    assert.equal(first.executionCount, 1);
+    assert.equal(second.executionCount, 2);
+    const elsewhere = await sb.runCode("3");
+    assert.ok((elsewhere.executionCount ?? 0) > 2, "the default context counts its own cells");
+    await sb.removeCodeContext(ctx);
+  });
+
+  it("a timeout interrupts the cell and keeps the context; one that ignores it loses its kernel", async () => {
+    const ctx = await sb.createCodeContext();
+    await sb.runCode("kept = 'yes'", { context: ctx });
+    await assert.rejects(
+      sb.runCode("import time\ntime.sleep(30)", { context: ctx, timeoutMs: 800 }),
+      /timeout|abort/i,
+    );
+    const t0 = Date.now();
+    assert.equal((await sb.runCode("kept", { context: ctx })).text, "yes");
+    assert.ok(Date.now() - t0 < 3000, "the interrupted cell stopped at once");
+    await assert.rejects(
+      sb.runCode("import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)", {
+        context: ctx,
+        timeoutMs: 800,
+      }),
+      /timeout|abort/i,
+    );
+    const t1 = Date.now();
+    const next = await sb.runCode("kept", { context: ctx });
+    assert.ok(Date.now() - t1 < 8000, "the stuck kernel was killed after the grace period");
+    assert.equal(next.error?.name, "NameError", "a killed kernel comes back empty");
+    assert.equal((await sb.runCode("6 * 7", { context: ctx })).text, "42");
+    await sb.removeCodeContext(ctx);
+  });
+
+  it("huge and unserialisable results: cut or dropped with a note, never a broken stream", async () => {
+    const huge = await sb.runCode("'x' * 6_000_000");
+    const text = huge.text ?? "";
+    assert.ok(text.length <= 4 * 1024 * 1024 && text.length > 4_000_000, `text of ${text.length}`);
+    assert.match(text, /\[\.\.\. \d+ characters cut: the result is over 4 MiB\]$/);
+    assert.match(huge.logs.stderr.join(""), /text cut to/);
+    const bigPng = await sb.runCode(`
+class Big:
+    def __repr__(self): return "Big()"
+    def _repr_png_(self): return b"\\0" * 5_000_000
+    def _repr_html_(self): return "<b>small</b>"
+Big()`);
+    const r = bigPng.results[0] as Result;
+    assert.equal(r.text, "Big()");
+    assert.equal(r.html, "<b>small</b>");
+    assert.equal(r.png, undefined);
+    assert.match(bigPng.logs.stderr.join(""), /png \(\d+ characters\) left out/);
+    const odd = await sb.runCode(`
+import math
+class Odd:
+    def __repr__(self): raise RuntimeError("no repr")
+    def _repr_html_(self): return 42
+    def _repr_json_(self): return {"nan": math.nan}
+    def _repr_markdown_(self): raise ValueError("broken")
+    def _repr_svg_(self): return {"not": object()}
+    def _repr_mimebundle_(self, include=None, exclude=None): return {"application/x-thing": object()}
+Odd()`);
+    assert.equal(odd.error, undefined);
+    const o = odd.results[0] as Result;
+    assert.equal(o.text, "<Odd object: repr() raised RuntimeError: no repr>");
+    assert.deepEqual(o.formats(), []);
+    const notes = odd.logs.stderr.join("");
+    for (const re of [
+      /html format dropped: int/,
+      /json format dropped/,
+      /_repr_markdown_\(\) raised ValueError/,
+      /svg format dropped/,
+    ])
+      assert.match(notes, re);
+    assert.equal((await sb.runCode("'still fine'")).text, "still fine");
+    // A cell that closes the kernel's stdout and stderr loses its output, not its results.
+    const broken = await sb.createCodeContext();
+    const closed = await sb.runCode("import os\nos.close(1)\nos.close(2)", { context: broken });
+    assert.equal(closed.error, undefined);
+    const later = await sb.runCode("display('shown'); 'here'", { context: broken });
+    assert.deepEqual(
+      later.results.map((x) => x.text),
+      ["shown", "here"],
+    );
+    await sb.removeCodeContext(broken);
+    const out = await sb.runCode("import sys\nfor _ in range(50): sys.stdout.write('y' * 100_000)\nprint()");
+    assert.equal(out.logs.stdout.join("").length, 5_000_001);
+  });
+});
+
+describe("@e2b/code-interpreter 2.7.0 against hands serve", { skip, timeout: 120_000 }, () => {
+  let sb: OlderSandbox;
+  before(async () => {
+    sb = await OlderSandbox.create();
+  });
+  after(async () => {
+    await sb?.kill().catch(() => {});
+  });
+
+  it("runs cells with rich and display results, errors and contexts", async () => {
+    const results: boolean[] = [];
+    const ex = await sb.runCode(
+      'from IPython.display import Markdown, display\nprint("hi")\ndisplay(Markdown("**md**"))\nclass H:\n    def _repr_html_(self): return "<p>h</p>"\n    def __repr__(self): return "H()"\nH()',
+      { onResult: (r) => void results.push(r.isMainResult) },
+    );
+    assert.deepEqual(ex.logs.stdout, ["hi\n"]);
+    assert.deepEqual(results, [false, true]);
+    assert.equal(ex.results[0]?.markdown, "**md**");
+    assert.equal(ex.results[1]?.html, "<p>h</p>");
+    assert.equal(ex.text, "H()");
+    assert.equal((await sb.runCode("[][1]")).error?.name, "IndexError");
+    const ctx = await sb.createCodeContext({ cwd: "/tmp" });
+    await sb.runCode("z = 5", { context: ctx });
+    assert.equal((await sb.runCode("z * 2", { context: ctx })).text, "10");
+    assert.equal((await sb.runCode("z")).error?.name, "NameError", "the default context is another kernel");
+    await assert.rejects(sb.runCode("import time\ntime.sleep(30)", { context: ctx, timeoutMs: 800 }));
+    assert.equal(
+      (await sb.runCode("z", { context: ctx })).text,
+      "5",
+      "an interrupted cell keeps the context",
+    );
+    await sb.removeCodeContext(ctx.id);
   });
 });

@@ -46,10 +46,17 @@ export interface ProcessConfig {
 
 export type ProcessListener = (ev: AgentEvent) => void;
 
+export interface PtySize {
+  cols: number;
+  rows: number;
+}
+
 export interface ProcessEntry {
   pid: number;
   config: ProcessConfig;
   tag?: string;
+  /** Started on a pseudo-terminal: one output stream (sent as fd 1), input goes to the terminal. */
+  pty: boolean;
   listeners: Set<ProcessListener>;
 }
 
@@ -152,7 +159,7 @@ export class SandboxRuntime {
 
   async startProcess(
     config: ProcessConfig,
-    opts: { tag?: string; stdin: boolean; user: string },
+    opts: { tag?: string; stdin: boolean; user: string; pty?: PtySize },
     listener: ProcessListener,
   ): Promise<ProcessEntry> {
     let entry: ProcessEntry | undefined;
@@ -166,12 +173,14 @@ export class SandboxRuntime {
         cwd: config.cwd,
         stdin: opts.stdin,
         user: opts.user,
+        ...(opts.pty ? { pty: opts.pty } : {}),
       },
       (r) => {
         entry = {
           pid: r.pid,
           config,
           ...(opts.tag ? { tag: opts.tag } : {}),
+          pty: opts.pty !== undefined,
           listeners: new Set([listener]),
         };
         this.processes.set(r.pid, entry);

@@ -8,16 +8,18 @@
 //   host → agent  {"id": n, "op": "...", ...args}
 //   agent → host  {"id": n, "ok": result} | {"id": n, "err": [code, message]}
 //                 {"ev": "out", "pid": p, "fd": 1|2, "data": b64} | {"ev": "exit", "pid": p, ...}
+//                 (a process started with a pty has one output stream, sent as fd 1)
 //                 {"ev": "fs", "wid": w, "name": ..., "type": ...}
 // Python rather than Node: ~10 MB per sandbox instead of ~40 MB, and it starts in ~20 ms.
 export const AGENT_SOURCE = String.raw`
-import base64, errno, json, os, pwd, shutil, signal, socket, stat, subprocess, sys, threading, time
+import base64, errno, fcntl, json, os, pwd, queue, select, shutil, signal, socket, stat, struct, subprocess, sys, termios, threading, time
 
 HOME = os.environ.get("HANDS_AGENT_HOME", "/home/user")
 sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 sock.connect(os.environ["HANDS_AGENT_SOCKET"])
 wlock = threading.Lock()
 procs = {}
+ptys = {}
 watches = {}
 BASE_ENV = {k: v for k, v in os.environ.items() if not k.startswith("HANDS_AGENT")}
 
@@ -88,15 +90,123 @@ def pump(pid, fd, stream, state):
         state["last"] = time.monotonic()
         send({"ev": "out", "pid": pid, "fd": fd, "data": base64.b64encode(data).decode()})
 
+class Pty:
+    """The master side of a process's pseudo-terminal, non-blocking. Its reader closes it when the
+    process is gone (under the lock, so no write or resize ever touches a closed or reused fd);
+    input goes through a queue to a writer thread, so a program that stops reading its terminal
+    holds up that thread only, never the agent's request loop."""
+    MAX_PENDING = 8 << 20
+
+    def __init__(self, master):
+        os.set_blocking(master, False)
+        self.master = master
+        self.closed = False
+        self.done = threading.Event()
+        self.inbox = queue.Queue()
+        self.pending = 0
+        self.lock = threading.Lock()
+
+    def write(self, data):
+        with self.lock:
+            if self.closed:
+                raise Fail("failed_precondition", "the terminal is closed")
+            if self.pending + len(data) > self.MAX_PENDING:
+                raise Fail("resource_exhausted", "the terminal is not reading its input")
+            self.pending += len(data)
+        self.inbox.put(data)
+
+    def resize(self, size):
+        with self.lock:
+            if self.closed:
+                raise Fail("not_found", "the terminal is closed")
+            # The kernel sends SIGWINCH to the terminal's foreground job when the size changes.
+            fcntl.ioctl(self.master, termios.TIOCSWINSZ, size)
+
+    def writer(self):
+        while not self.done.is_set():
+            try:
+                data = self.inbox.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            view = memoryview(data)
+            while view and not self.done.is_set():
+                with self.lock:
+                    if self.closed:
+                        break
+                    try:
+                        view = view[os.write(self.master, view):]
+                    except BlockingIOError:
+                        pass
+                    except OSError:
+                        break
+                if view:
+                    self.done.wait(0.01)
+            with self.lock:
+                self.pending -= len(data)
+
+    def reader(self, pid, state):
+        poller = select.poll()
+        poller.register(self.master, select.POLLIN)
+        try:
+            # After the process ends (done), what a left-behind child still writes is not read:
+            # closing the master hangs the terminal up for it.
+            while not self.done.is_set():
+                if not poller.poll(200):
+                    continue
+                try:
+                    data = os.read(self.master, 65536)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    break
+                if not data:
+                    break
+                state["last"] = time.monotonic()
+                send({"ev": "out", "pid": pid, "fd": 1, "data": base64.b64encode(data).decode()})
+        finally:
+            with self.lock:
+                self.closed = True
+                os.close(self.master)
+            self.done.set()
+
+def winsize(size):
+    if not isinstance(size, dict):
+        raise Fail("invalid_argument", "pty.size must be an object")
+    try:
+        cols, rows = int(size.get("cols") or 0), int(size.get("rows") or 0)
+    except (TypeError, ValueError):
+        raise Fail("invalid_argument", "pty size must be numbers")
+    if not (1 <= cols <= 65535 and 1 <= rows <= 65535):
+        raise Fail("invalid_argument", "pty size must be 1..65535 columns and rows")
+    return struct.pack("HHHH", rows, cols, 0, 0)
+
+def take_terminal():
+    # In the child, after setsid: the pty (its stdin) becomes the controlling terminal, so
+    # Ctrl-C, Ctrl-Z and hangups reach the foreground job the way they do in a real terminal.
+    # (A preexec_fn in a threaded program must not take locks or import: this one does neither.)
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+def unread(fd):
+    """Bytes waiting in a pipe or terminal (0 if it is closed)."""
+    try:
+        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+    except OSError:
+        return 0
+
 def waiter(p, readers, state):
     code = p.wait()
-    # Output still in the pipes is sent first; a grandchild holding them open does not hold the end.
-    while any(r.is_alive() for r in readers):
-        for r in readers:
+    # Output still in the pipes is sent first; a grandchild holding them open does not hold the
+    # end: once nothing was read for 0.1 s and nothing waits unread (a busy agent can leave a
+    # reader behind for longer than that), the exit goes out.
+    while any(r.is_alive() for r, _ in readers):
+        for r, _ in readers:
             r.join(0.02)
-        if time.monotonic() - state["last"] > 0.1:
+        if time.monotonic() - state["last"] > 0.1 and not any(r.is_alive() and unread(fd) for r, fd in readers):
             break
     procs.pop(p.pid, None)
+    t = ptys.pop(p.pid, None)
+    if t is not None:
+        t.done.set()
     ev = {"ev": "exit", "pid": p.pid, "exited": code >= 0, "code": code if code >= 0 else 128 - code}
     if code < 0:
         ev["signal"] = signal.Signals(-code).name
@@ -114,18 +224,38 @@ def op_start(m):
     env.update(m.get("sandboxEnvs") or {})
     env.update(m.get("envs") or {})
     argv = [m["cmd"]] + list(m.get("args") or [])
-    try:
-        p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE if m.get("stdin") else subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, bufsize=0)
-    except OSError as e:
-        raise os_fail(e, m["cmd"])
     state = {"last": time.monotonic()}
-    readers = [threading.Thread(target=pump, args=(p.pid, 1, p.stdout, state), daemon=True),
-               threading.Thread(target=pump, args=(p.pid, 2, p.stderr, state), daemon=True)]
+    if m.get("pty") is not None:
+        size = winsize(m["pty"])
+        master, slave = os.openpty()
+        try:
+            fcntl.ioctl(slave, termios.TIOCSWINSZ, size)
+            p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=slave, stdout=slave, stderr=slave,
+                                 start_new_session=True, preexec_fn=take_terminal, bufsize=0)
+        except OSError as e:
+            os.close(master)
+            raise os_fail(e, m["cmd"])
+        except subprocess.SubprocessError as e:
+            os.close(master)
+            raise Fail("internal", "could not start on a terminal: %s" % e)
+        finally:
+            os.close(slave)
+        t = Pty(master)
+        ptys[p.pid] = t
+        threading.Thread(target=t.writer, daemon=True).start()
+        readers = [(threading.Thread(target=t.reader, args=(p.pid, state), daemon=True), master)]
+    else:
+        try:
+            p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE if m.get("stdin") else subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, bufsize=0)
+        except OSError as e:
+            raise os_fail(e, m["cmd"])
+        readers = [(threading.Thread(target=pump, args=(p.pid, 1, p.stdout, state), daemon=True), p.stdout.fileno()),
+                   (threading.Thread(target=pump, args=(p.pid, 2, p.stderr, state), daemon=True), p.stderr.fileno())]
     procs[p.pid] = p
     # The reply goes first: the host must know the pid before any of its output arrives.
     send({"id": m["id"], "ok": {"pid": p.pid}})
-    for r in readers:
+    for r, _ in readers:
         r.start()
     threading.Thread(target=waiter, args=(p, readers, state), daemon=True).start()
     return None
@@ -138,12 +268,31 @@ def proc_of(m):
 
 def op_input(m):
     p = proc_of(m)
+    t = ptys.get(p.pid)
+    if m.get("pty"):
+        if t is None:
+            raise Fail("failed_precondition", "process %s has no pty" % p.pid)
+        try:
+            t.write(base64.b64decode(m["data"]))
+        except ValueError as e:
+            raise Fail("invalid_argument", "pty input: %s" % e)
+        return {}
+    if t is not None:
+        raise Fail("failed_precondition", "process %s has a pty: send pty input, not stdin" % p.pid)
     if p.stdin is None:
         raise Fail("failed_precondition", "stdin is not enabled for this process")
     try:
         p.stdin.write(base64.b64decode(m["data"]))
     except (OSError, ValueError) as e:
         raise Fail("failed_precondition", "stdin: %s" % e)
+    return {}
+
+def op_resize(m):
+    p = proc_of(m)
+    t = ptys.get(p.pid)
+    if t is None:
+        raise Fail("failed_precondition", "process %s has no pty" % p.pid)
+    t.resize(winsize(m.get("size")))
     return {}
 
 def op_close_stdin(m):
@@ -301,7 +450,7 @@ def op_unwatch(m):
 def op_ping(m):
     return {}
 
-OPS = {"start": op_start, "input": op_input, "close_stdin": op_close_stdin, "signal": op_signal,
+OPS = {"start": op_start, "input": op_input, "resize": op_resize, "close_stdin": op_close_stdin, "signal": op_signal,
        "stat": op_stat, "mkdir": op_mkdir, "move": op_move, "list": op_list, "remove": op_remove,
        "read": op_read, "write": op_write, "watch": op_watch, "unwatch": op_unwatch, "ping": op_ping}
 

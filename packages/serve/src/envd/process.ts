@@ -1,7 +1,9 @@
 // envd's process service (process.Process) over the sandbox agent: Start and Connect stream a
-// process's events (start, stdout/stderr data, end, keepalives); List, SendInput, SendSignal and
-// CloseStdin are unary. A Start stream that reaches its deadline kills the process; a client
-// that goes away just stops listening (that is how background commands detach).
+// process's events (start, stdout/stderr data — or one `pty` stream for a process started on a
+// pseudo-terminal — end, keepalives); List, SendInput, SendSignal, CloseStdin and Update (a
+// terminal's size) are unary. A Start stream that reaches its deadline kills the process; a client
+// that goes away just stops listening (that is how background commands detach); the deadline
+// (Connect-Timeout-Ms) is the process's own, as envd's, so it still applies then.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { performance } from "node:perf_hooks";
 import type { AgentEvent } from "../agent/client.js";
@@ -13,7 +15,7 @@ import {
   toConnectError,
   writeStreamError,
 } from "../connect/protocol.js";
-import type { ProcessEntry, SandboxRuntime } from "../runtime.js";
+import type { ProcessEntry, PtySize, SandboxRuntime } from "../runtime.js";
 import type { EnvdContext } from "./context.js";
 
 const KEEPALIVE = { event: { keepalive: {} } };
@@ -39,6 +41,25 @@ function strMap(v: unknown, what: string): Record<string, string> {
   for (const [k, val] of Object.entries(o))
     if (typeof val !== "string") throw new ConnectError("invalid_argument", `${what}.${k} must be a string`);
   return o as Record<string, string>;
+}
+
+/** A Connect JSON `bytes` field (standard or URL-safe base64) as standard base64 for the agent. */
+function bytesField(v: unknown, what: string): string {
+  if (typeof v !== "string" || !/^[A-Za-z0-9+/_-]*={0,2}$/.test(v))
+    throw new ConnectError("invalid_argument", `${what} must be base64 bytes`);
+  return Buffer.from(v, "base64").toString("base64");
+}
+
+/** process.PTY `{size: {cols, rows}}` (uint32s, numbers or decimal strings in JSON). */
+function ptySize(v: unknown): PtySize {
+  const size = obj(obj(v, "pty").size, "pty.size");
+  const dim = (x: unknown, what: string) => {
+    const n = typeof x === "string" && /^\d{1,5}$/.test(x) ? Number(x) : x;
+    if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > 65535)
+      throw new ConnectError("invalid_argument", `pty.size.${what} must be a whole number from 1 to 65535`);
+    return n;
+  };
+  return { cols: dim(size.cols, "cols"), rows: dim(size.rows, "rows") };
 }
 
 /** The process a selector names ({pid} or {tag}); not_found otherwise. */
@@ -67,14 +88,19 @@ function endEvent(ev: Extract<AgentEvent, { ev: "exit" }>): Record<string, unkno
   return { ...end };
 }
 
-/** Streams a process's events to the client until it exits, the deadline passes or the client leaves. */
+/**
+ * Streams a process's events to the client until it exits, the deadline passes or the client
+ * leaves. `onDeadline` given (a Start stream): the deadline is the process's, as envd's — it is
+ * killed when the deadline passes even if the client has gone (a background command included),
+ * and `onEnd` sees its exit either way. Without it (Connect) the deadline only ends the stream.
+ */
 function follow(
   req: IncomingMessage,
   res: ServerResponse,
   entry: ProcessEntry,
   listener: (ev: AgentEvent) => void,
   setListener: (l: (ev: AgentEvent) => void) => void,
-  onDeadline: () => void,
+  onDeadline: (() => void) | undefined,
   onEnd: (ev: Extract<AgentEvent, { ev: "exit" }>) => void,
 ): void {
   const stream = new ServerStream(res, keepaliveMs(req), KEEPALIVE);
@@ -83,9 +109,9 @@ function follow(
   const timer =
     deadline !== undefined && deadline > 0
       ? setTimeout(() => {
-          onDeadline();
+          onDeadline?.();
           stream.end(new ConnectError("deadline_exceeded", "the command's timeout was reached"));
-        }, deadline)
+        }, deadline).unref()
       : undefined;
   const detach = () => {
     if (timer) clearTimeout(timer);
@@ -93,7 +119,8 @@ function follow(
   };
   setListener((ev) => {
     if (ev.ev === "out") {
-      stream.send({ event: { data: { [ev.fd === 1 ? "stdout" : "stderr"]: ev.data } } });
+      const key = entry.pty ? "pty" : ev.fd === 1 ? "stdout" : "stderr";
+      stream.send({ event: { data: { [key]: ev.data } } });
     } else if (ev.ev === "exit") {
       detach();
       onEnd(ev);
@@ -101,7 +128,7 @@ function follow(
       stream.end();
     }
   });
-  void stream.closed.then(detach);
+  if (!onDeadline) void stream.closed.then(detach);
 }
 
 export async function start(
@@ -111,8 +138,7 @@ export async function start(
   res: ServerResponse,
 ) {
   const proc = obj(msg.process, "process");
-  if (msg.pty !== undefined && msg.pty !== null)
-    throw new ConnectError("unimplemented", "PTY sessions are not supported by hands serve yet");
+  const pty = msg.pty === undefined || msg.pty === null ? undefined : ptySize(msg.pty);
   const cmd = str(proc.cmd, "process.cmd", true) as string;
   const args = proc.args ?? [];
   if (!Array.isArray(args) || args.some((a) => typeof a !== "string"))
@@ -132,7 +158,7 @@ export async function start(
   const listener = (ev: AgentEvent) => current(ev);
   const entry = await ctx.runtime.startProcess(
     config,
-    { ...(tag ? { tag } : {}), stdin: msg.stdin === true, user: ctx.user },
+    { ...(tag ? { tag } : {}), stdin: msg.stdin === true, user: ctx.user, ...(pty ? { pty } : {}) },
     listener,
   );
   const command = [cmd, ...config.args].join(" ");
@@ -178,7 +204,7 @@ export function connect(
     (l) => {
       current = l;
     },
-    () => {},
+    undefined,
     () => {},
   );
 }
@@ -206,11 +232,13 @@ export async function unary(
     case "SendInput": {
       const p = select(rt, msg.process);
       const input = obj(msg.input, "input");
-      if (typeof input.pty === "string")
-        throw new ConnectError("unimplemented", "PTY input is not supported");
-      if (typeof input.stdin !== "string")
-        throw new ConnectError("invalid_argument", "input.stdin is required");
-      await rt.agent.call("input", { pid: p.pid, data: input.stdin });
+      if (input.pty !== undefined) {
+        await rt.agent.call("input", { pid: p.pid, data: bytesField(input.pty, "input.pty"), pty: true });
+        return {};
+      }
+      if (input.stdin === undefined)
+        throw new ConnectError("invalid_argument", "input.stdin or input.pty is required");
+      await rt.agent.call("input", { pid: p.pid, data: bytesField(input.stdin, "input.stdin") });
       return {};
     }
     case "CloseStdin": {
@@ -229,8 +257,12 @@ export async function unary(
       ctx.audit("signal", { pid: p.pid, signal: kill ? "SIGKILL" : "SIGTERM" });
       return {};
     }
-    case "Update":
-      throw new ConnectError("unimplemented", "PTY resize is not supported by hands serve yet");
+    case "Update": {
+      const p = select(rt, msg.process);
+      if (msg.pty === undefined || msg.pty === null) return {};
+      await rt.agent.call("resize", { pid: p.pid, size: ptySize(msg.pty) });
+      return {};
+    }
     default:
       throw new ConnectError("unimplemented", `process.Process/${method} is not implemented`);
   }

@@ -5,12 +5,16 @@
 // processes alike becomes stdout/stderr events, and a marker written after each cell tells it
 // when all of a cell's output has arrived.
 //
+// Rich results (formats, display(), figures) are display.ts.
+//
 // stdin  (host → kernel): {"code": ..., "env": {...}} per line
 // proto  (kernel → host): {"type": "stdout"|"stderr", "text"} | {"type": "result", "text",
-//         "is_main_result": true} | {"type": "error", "name", "value", "traceback"} |
-//         {"type": "number_of_executions", "execution_count"} | {"type": "__done__"}
+//         "html", "png", …, "extra", "is_main_result"} | {"type": "error", "name", "value",
+//         "traceback"} | {"type": "number_of_executions", "execution_count"} | {"type": "__done__"}
+import { DISPLAY_SOURCE } from "./display.js";
+
 export const KERNEL_SOURCE = String.raw`
-import ast, json, os, sys, threading, traceback
+import ast, json, linecache, os, sys, threading, traceback
 
 proto = os.fdopen(os.dup(1), "w", buffering=1)
 plock = threading.Lock()
@@ -22,10 +26,7 @@ def emit(obj):
 MARK = "\x00hands-cell-end-" + os.urandom(8).hex() + "\n"
 done = {1: threading.Event(), 2: threading.Event()}
 
-def pump(fd, kind):
-    r, w = os.pipe()
-    os.dup2(w, fd)
-    os.close(w)
+def pump(fd, kind, r):
     f = os.fdopen(r, "r", errors="replace")
     buf = ""
     while True:
@@ -44,23 +45,58 @@ def pump(fd, kind):
             buf = ""
 
 for fd, kind in ((1, "stdout"), (2, "stderr")):
-    threading.Thread(target=pump, args=(fd, kind), daemon=True).start()
+    # The pipe replaces the fd before the first cell can run (not in the thread: a race).
+    r, w = os.pipe()
+    os.dup2(w, fd)
+    os.close(w)
+    threading.Thread(target=pump, args=(fd, kind, r), daemon=True).start()
 sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
 sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
+slock = threading.Lock()
 
-scope = {"__name__": "__main__"}
+def sync_output(wait):
+    """Waits until what was written to fds 1 and 2 so far has been sent (a marker goes through)."""
+    with slock:
+        sent = []
+        for fd, stream in ((1, sys.stdout), (2, sys.stderr)):
+            done[fd].clear()
+            try:
+                stream.flush()
+            except Exception:
+                pass
+            try:
+                os.write(fd, MARK.encode())
+                sent.append(fd)
+            except OSError:
+                pass  # the cell closed or replaced the fd: nothing of it to wait for
+        for fd in sent:
+            done[fd].wait(wait)
+
+def user_traceback(e):
+    """The traceback from the cell's own frames on (the kernel's are not the user's business)."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != "<cell>":
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(e), e, tb))
+
+${DISPLAY_SOURCE}
+scope = {"__name__": "__main__", "display": display}
 count = 0
 
 def run(code):
+    # Tracebacks show the cell's lines.
+    linecache.cache["<cell>"] = (len(code), None, code.splitlines(True), "<cell>")
     tree = ast.parse(code, "<cell>", "exec")
     last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
+    # A final expression is the cell's result, unless a ';' ends the cell (as in a notebook).
+    if tree.body and isinstance(tree.body[-1], ast.Expr) and not code.rstrip().endswith(";"):
         last = ast.Expression(tree.body.pop().value)
     exec(compile(tree, "<cell>", "exec"), scope)
     if last is not None:
         value = eval(compile(last, "<cell>", "eval"), scope)
         if value is not None:
-            emit({"type": "result", "text": repr(value), "is_main_result": True})
+            scope["_"] = value
+            send_result(formats_of(value), True)
 
 for line in sys.stdin:
     try:
@@ -76,19 +112,11 @@ for line in sys.stdin:
     except KeyboardInterrupt:
         emit({"type": "error", "name": "KeyboardInterrupt", "value": "interrupted", "traceback": "KeyboardInterrupt: interrupted"})
     except BaseException as e:
-        tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-        emit({"type": "error", "name": type(e).__name__, "value": str(e), "traceback": tb})
+        emit({"type": "error", "name": type(e).__name__, "value": str(e), "traceback": user_traceback(e)})
     finally:
+        flush_figures()
         os.environ.clear()
         os.environ.update(saved)
-    for fd, stream in ((1, sys.stdout), (2, sys.stderr)):
-        done[fd].clear()
-        try:
-            stream.flush()
-        except Exception:
-            pass
-        os.write(fd, MARK.encode())
-    for fd in (1, 2):
-        done[fd].wait(5)
+    sync_output(5)
     emit({"type": "__done__"})
 `;

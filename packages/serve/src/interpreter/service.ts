@@ -12,6 +12,8 @@ import type { ProcessEntry, SandboxRuntime } from "../runtime.js";
 import { KERNEL_SOURCE } from "./kernel.js";
 
 const MAX_BODY = 4 * 1024 * 1024;
+/** How long an interrupted cell may take to stop before its kernel is killed (and restarted). */
+const INTERRUPT_GRACE_MS = 3000;
 
 interface Kernel {
   id: string;
@@ -43,7 +45,13 @@ async function body(req: IncomingMessage): Promise<Record<string, unknown>> {
   }
 }
 
-async function startKernel(ctx: EnvdContext, id: string, cwd: string): Promise<Kernel> {
+/** Starts a context's kernel; a restart keeps the context's queue of cells (`queue`). */
+async function startKernel(
+  ctx: EnvdContext,
+  id: string,
+  cwd: string,
+  queue: Promise<unknown> = Promise.resolve(),
+): Promise<Kernel> {
   const k: Kernel = {
     id,
     language: "python",
@@ -51,7 +59,7 @@ async function startKernel(ctx: EnvdContext, id: string, cwd: string): Promise<K
     entry: undefined as unknown as ProcessEntry,
     onLine: undefined,
     buf: "",
-    queue: Promise.resolve(),
+    queue,
     exited: false,
   };
   const listener = (ev: AgentEvent) => {
@@ -124,45 +132,57 @@ async function execute(ctx: EnvdContext, req: IncomingMessage, res: ServerRespon
   } else {
     k = all.get("default") ?? (await startKernel(ctx, "default", ctx.runtime.home));
   }
-  const kernel = k;
+  const id = k.id;
   const code = b.code;
-  const run = kernel.queue.then(
-    () =>
-      new Promise<void>((resolve) => {
-        res.writeHead(200, { "content-type": "application/x-ndjson" });
-        let finished = false;
-        const finish = () => {
-          if (finished) return;
-          finished = true;
-          kernel.onLine = undefined;
-          res.end();
-          resolve();
-        };
-        kernel.onLine = (msg) => {
-          if (msg.type === "__done__") finish();
-          else if (!res.destroyed) res.write(`${JSON.stringify(msg)}\n`);
-        };
-        // A client that gives up interrupts the cell (KeyboardInterrupt in the kernel).
-        res.once("close", () => {
-          if (!finished)
-            void ctx.runtime.agent.call("signal", { pid: kernel.entry.pid, signal: 2 }).catch(() => {});
-        });
-        if (kernel.exited) {
-          res.write(
-            `${JSON.stringify({ type: "error", name: "KernelDied", value: "the kernel exited", traceback: "" })}\n`,
-          );
-          finish();
-          return;
-        }
-        const line = `${JSON.stringify({ code, env })}\n`;
-        ctx.runtime.agent
-          .call("input", { pid: kernel.entry.pid, data: Buffer.from(line).toString("base64") })
-          .catch(() => finish());
-      }),
-  );
-  kernel.queue = run.catch(() => {});
+  const run = k.queue.then(async () => {
+    // The context's kernel when the cell's turn comes: one that died (killed after ignoring
+    // an interrupt, out of memory) comes back empty; a removed context is gone.
+    let kernel = all.get(id);
+    if (!kernel) throw new HttpError(404, `context ${id} not found`);
+    if (kernel.exited) kernel = await startKernel(ctx, id, kernel.cwd, kernel.queue);
+    const current = kernel;
+    await new Promise<void>((resolve) => {
+      res.writeHead(200, { "content-type": "application/x-ndjson" });
+      let finished = false;
+      const finish = () => {
+        if (finished) return;
+        finished = true;
+        current.onLine = undefined;
+        res.end();
+        resolve();
+      };
+      current.onLine = (msg) => {
+        if (msg.type === "__done__") finish();
+        else if (!res.destroyed) res.write(`${JSON.stringify(msg)}\n`);
+      };
+      // A client that gives up (runCode's timeout) interrupts the cell: KeyboardInterrupt in
+      // the current. A cell that does not stop in time has its kernel killed, so the context's
+      // next cell is not stuck behind it.
+      res.once("close", () => {
+        if (finished) return;
+        const signal = (n: number) =>
+          void ctx.runtime.agent.call("signal", { pid: current.entry.pid, signal: n }).catch(() => {});
+        signal(2);
+        setTimeout(() => {
+          if (!finished) signal(9);
+        }, INTERRUPT_GRACE_MS).unref();
+      });
+      if (current.exited) {
+        res.write(
+          `${JSON.stringify({ type: "error", name: "KernelDied", value: "the kernel exited", traceback: "" })}\n`,
+        );
+        finish();
+        return;
+      }
+      const line = `${JSON.stringify({ code, env })}\n`;
+      ctx.runtime.agent
+        .call("input", { pid: current.entry.pid, data: Buffer.from(line).toString("base64") })
+        .catch(() => finish());
+    });
+  });
+  k.queue = run.catch(() => {});
   await run;
-  ctx.audit("exec", { command: `runCode: ${code.slice(0, 4000)}`, user: ctx.user, context: kernel.id });
+  ctx.audit("exec", { command: `runCode: ${code.slice(0, 4000)}`, user: ctx.user, context: id });
 }
 
 /** Handler for requests routed to the sandbox's port 49999. */
