@@ -1,0 +1,487 @@
+// The `e2b` backend: commands run in a sandbox of any E2B-protocol service (E2B's cloud, or
+// `hands serve`), driven through the official `e2b` SDK (loaded only when this backend is used).
+//
+// The workspace: the host folder stays the real one. At start it is copied into the sandbox
+// (REMOTE_WORKSPACE), then before every command what changed on the host is pushed and after
+// it what the command changed is pulled back (e2b-sync.ts), so the user's files end up changed
+// and the agent's file tools keep working on the host. node_modules and similar folders are not
+// copied (SYNC_EXCLUDES); sizes are bounded (SyncLimits).
+//
+// Lifecycle: the sandbox is created with a short timeout that a heartbeat keeps extending while
+// this process lives, so a crashed or killed run's sandbox ends on the service's side within
+// that time; destroy() kills it at once. A sandbox that is gone (killed, expired) makes the
+// command's result say so; the next command starts a new one from the host workspace.
+import { randomBytes, randomUUID } from "node:crypto";
+import { statSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import type { CommandHandle, Sandbox as SdkSandbox } from "e2b";
+import { realpathOrSelf } from "./confine.js";
+import { describeE2BError, e2bError, isSandboxGone } from "./e2b-errors.js";
+import {
+  execScript,
+  manifestCommand,
+  packCommand,
+  parseExecOutput,
+  parseManifest,
+  pushCommand,
+} from "./e2b-script.js";
+import { DEFAULT_SYNC_LIMITS, nulList, type SyncLimits, WorkspaceSync } from "./e2b-sync.js";
+import { FileApi } from "./files.js";
+import { DEFAULT_TIMEOUT_MS } from "./local.js";
+import { DEFAULT_MAX_OUTPUT_BYTES } from "./output-buffer.js";
+import { DEFAULT_PROTECTED_PATHS } from "./protected-paths.js";
+import { signalName } from "./shell-session.js";
+import type { ExecOptions, ExecResult, Sandbox, SandboxKind } from "./types.js";
+
+/** The template a sandbox starts from when none is chosen (E2B's and `hands serve`'s default). */
+export const DEFAULT_E2B_TEMPLATE = "base";
+/** Where the workspace copy lives inside the sandbox (E2B's default user is "user"). */
+export const REMOTE_WORKSPACE = "/home/user/workspace";
+/** The sandbox's lifetime on the service, extended by the heartbeat while this process runs. */
+export const DEFAULT_E2B_TTL_MS = 5 * 60_000;
+/** Time the wrapper has to report after SIGTERM before the command is given up. */
+const STOP_GRACE_MS = 5_000;
+
+export interface E2BOptions {
+  /** Default E2B_API_KEY. */
+  apiKey?: string;
+  /** Default E2B_API_URL, else https://api.<domain>. */
+  apiUrl?: string;
+  /** Default E2B_SANDBOX_URL, else the SDK's https://sandbox.<domain>. */
+  sandboxUrl?: string;
+  /** Default E2B_DOMAIN, else e2b.app. */
+  domain?: string;
+  /** Default HANDS_E2B_TEMPLATE, else "base". */
+  template?: string;
+  /** The sandbox's timeout on the service (refreshed by the heartbeat). */
+  ttlMs?: number;
+  /** Timeout of each management / file request. */
+  requestTimeoutMs?: number;
+  remoteWorkspace?: string;
+  sync?: Partial<SyncLimits>;
+}
+
+export interface E2BSandboxOptions {
+  workspace: string;
+  id?: string;
+  env?: Record<string, string>;
+  /** "host" lets commands reach the internet; anything else asks the service to block it. */
+  network?: string;
+  /** Workspace paths a command's changes never reach on the host (default DEFAULT_PROTECTED_PATHS). */
+  protectedPaths?: readonly string[];
+  e2b?: E2BOptions;
+}
+
+export interface E2BConnection {
+  apiKey: string;
+  apiUrl: string;
+  sandboxUrl?: string;
+  domain?: string;
+  template: string;
+}
+
+/** The connection settings: options first, then E2B's own variables (and HANDS_E2B_TEMPLATE). */
+export function resolveE2BConnection(
+  o: E2BOptions = {},
+  env: NodeJS.ProcessEnv = process.env,
+): E2BConnection {
+  const apiKey = o.apiKey ?? env["E2B_API_KEY"];
+  if (!apiKey) throw new Error("the e2b sandbox needs an API key: set E2B_API_KEY");
+  const domain = o.domain ?? env["E2B_DOMAIN"];
+  const sandboxUrl = o.sandboxUrl ?? env["E2B_SANDBOX_URL"];
+  return {
+    apiKey,
+    apiUrl: o.apiUrl ?? env["E2B_API_URL"] ?? `https://api.${domain ?? "e2b.app"}`,
+    ...(sandboxUrl ? { sandboxUrl } : {}),
+    ...(domain ? { domain } : {}),
+    template: o.template ?? env["HANDS_E2B_TEMPLATE"] ?? DEFAULT_E2B_TEMPLATE,
+  };
+}
+
+/** The SDK, imported on first use (start-up of runs that never use e2b does not pay for it). */
+function loadSdk(): Promise<{ Sandbox: typeof SdkSandbox }> {
+  return import("e2b");
+}
+
+export class E2BSandbox implements Sandbox {
+  readonly id: string;
+  readonly kind: SandboxKind = "e2b";
+  readonly workspace: string;
+  readonly isolated = true;
+  readonly createdAt = Date.now();
+  lastUsedAt = Date.now();
+  private readonly conn: E2BConnection;
+  private readonly files: FileApi;
+  private readonly sync: WorkspaceSync;
+  private readonly ttlMs: number;
+  private readonly requestTimeoutMs: number;
+  private readonly remoteWs: string;
+  private remote: SdkSandbox | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  /** Why the last sandbox ended under us (said once, by the next command's result). */
+  private lost: string | undefined;
+  /** Whether a listing of the remote copy was taken since the sandbox started. */
+  private remoteKnown = false;
+  private destroyed = false;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(private readonly options: E2BSandboxOptions) {
+    this.workspace = realpathOrSelf(options.workspace);
+    if (!statSync(this.workspace, { throwIfNoEntry: false })?.isDirectory())
+      throw new Error(`sandbox workspace is not a directory: ${options.workspace}`);
+    this.id = options.id ?? `e2b-${randomUUID().slice(0, 8)}`;
+    const o = options.e2b ?? {};
+    this.conn = resolveE2BConnection(o);
+    this.ttlMs = o.ttlMs ?? DEFAULT_E2B_TTL_MS;
+    this.requestTimeoutMs = o.requestTimeoutMs ?? 30_000;
+    this.remoteWs = o.remoteWorkspace ?? REMOTE_WORKSPACE;
+    this.files = new FileApi(this.workspace);
+    this.sync = new WorkspaceSync(
+      this.workspace,
+      this.files,
+      options.protectedPaths ?? DEFAULT_PROTECTED_PATHS,
+      {
+        ...DEFAULT_SYNC_LIMITS,
+        ...(o.sync ?? {}),
+      },
+    );
+  }
+
+  /** Creates the remote sandbox and copies the workspace into it. */
+  static async create(options: E2BSandboxOptions): Promise<E2BSandbox> {
+    const sb = new E2BSandbox(options);
+    try {
+      await sb.start();
+    } catch (e) {
+      await sb.destroy().catch(() => {});
+      throw e;
+    }
+    return sb;
+  }
+
+  /** The remote sandbox's id on the service (empty until it started). */
+  get remoteId(): string {
+    return this.remote?.sandboxId ?? "";
+  }
+
+  private where() {
+    return { apiUrl: this.conn.apiUrl, ...(this.remote ? { sandboxId: this.remote.sandboxId } : {}) };
+  }
+
+  private async start(): Promise<void> {
+    const { Sandbox } = await loadSdk();
+    const c = this.conn;
+    try {
+      this.remote = await Sandbox.create(c.template, {
+        apiKey: c.apiKey,
+        apiUrl: c.apiUrl,
+        ...(c.sandboxUrl ? { sandboxUrl: c.sandboxUrl } : {}),
+        ...(c.domain ? { domain: c.domain } : {}),
+        timeoutMs: this.ttlMs,
+        requestTimeoutMs: this.requestTimeoutMs,
+        metadata: { "hands.session": this.id },
+        envs: { ...(this.options.env ?? {}) },
+        allowInternetAccess: this.options.network === "host",
+      });
+    } catch (e) {
+      throw e2bError(e, this.where());
+    }
+    this.sync.reset();
+    this.remoteKnown = false;
+    // Extend the timeout while this process lives; if it dies the service ends the sandbox.
+    const beat = Math.max(1000, Math.floor(this.ttlMs / 3));
+    this.heartbeat = setInterval(() => void this.beat(), beat);
+    this.heartbeat.unref();
+    await this.push();
+  }
+
+  private async beat(): Promise<void> {
+    const r = this.remote;
+    if (!r) return;
+    try {
+      await r.setTimeout(this.ttlMs, { requestTimeoutMs: this.requestTimeoutMs });
+    } catch (e) {
+      if (isSandboxGone(e) && this.remote === r) this.forget(describeE2BError(e, this.where()));
+    }
+  }
+
+  /** The remote sandbox is gone: the next command starts another. */
+  private forget(why: string): void {
+    this.lost = why;
+    this.remote = undefined;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+  }
+
+  private get box(): SdkSandbox {
+    if (!this.remote) throw new Error("the E2B sandbox is not running");
+    return this.remote;
+  }
+
+  /** Runs a helper command of this backend; its result must be exit 0. */
+  private async helper(cmd: string): Promise<string> {
+    const r = await this.box.commands.run(cmd, {
+      requestTimeoutMs: this.requestTimeoutMs,
+      timeoutMs: this.requestTimeoutMs * 4,
+    });
+    return r.stdout;
+  }
+
+  /** Copies what changed on the host into the sandbox. */
+  private async push(): Promise<void> {
+    const { now, changes, tar } = await this.sync.planPush();
+    if (!tar && changes.deleted.length === 0 && this.remoteKnown) return;
+    const tag = randomBytes(6).toString("hex");
+    const tarPath = tar ? `/tmp/.hands-push-${tag}.tar` : undefined;
+    const delPath = changes.deleted.length > 0 ? `/tmp/.hands-del-${tag}` : undefined;
+    if (tarPath && tar) await this.box.files.write(tarPath, toArrayBuffer(tar), { requestTimeoutMs: 0 });
+    if (delPath)
+      await this.box.files.write(delPath, toArrayBuffer(nulList(changes.deleted)), {
+        requestTimeoutMs: this.requestTimeoutMs,
+      });
+    const listing = await this.helper(pushCommand(this.remoteWs, tarPath, delPath));
+    this.sync.pushed(now, parseManifest(listing));
+    this.remoteKnown = true;
+  }
+
+  /** Copies what the command changed back to the host; returns lines for its result. */
+  private async pull(): Promise<string[]> {
+    const remoteNow = parseManifest(await this.helper(manifestCommand(this.remoteWs)));
+    const plan = await this.sync.planPull(remoteNow);
+    let tar: Uint8Array | undefined;
+    if (plan.fetch.length > 0) {
+      const tag = randomBytes(6).toString("hex");
+      const list = `/tmp/.hands-pull-${tag}`;
+      const out = `/tmp/.hands-pull-${tag}.tar`;
+      await this.box.files.write(list, toArrayBuffer(nulList(plan.fetch)), {
+        requestTimeoutMs: this.requestTimeoutMs,
+      });
+      await this.helper(packCommand(this.remoteWs, list, out));
+      tar = await this.box.files.read(out, { format: "bytes", requestTimeoutMs: 0 });
+      await this.helper(`rm -f '${out}'`).catch(() => "");
+    }
+    return [...plan.notes, ...(await this.sync.applyPull(plan, tar, remoteNow))];
+  }
+
+  /** Commands run one at a time: each is bracketed by a sync of the workspace. */
+  exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    const run = this.queue.then(() => this.run(command, options));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private async run(command: string, options: ExecOptions): Promise<ExecResult> {
+    if (this.destroyed) throw new Error(`sandbox ${this.id} has been destroyed`);
+    this.lastUsedAt = Date.now();
+    const start = performance.now();
+    if (options.signal?.aborted) return emptyResult({ aborted: true });
+    const notes: string[] = [];
+    if (!this.remote) {
+      const why = this.lost;
+      this.lost = undefined;
+      await this.start();
+      if (why)
+        notes.push(
+          `[the previous E2B sandbox was gone (${why}); this command ran in a new one, copied from the host workspace — processes and unsynced changes of the old one are lost]`,
+        );
+    } else {
+      try {
+        await this.push();
+      } catch (e) {
+        throw this.failed(e, "could not copy the workspace into the sandbox");
+      }
+    }
+    const r = await this.runWrapped(command, options);
+    if (this.remote) {
+      try {
+        notes.push(...(await this.pull()));
+      } catch (e) {
+        if (isSandboxGone(e)) this.forget(describeE2BError(e, this.where()));
+        notes.push(`[the command's changes were not copied back: ${describeE2BError(e, this.where())}]`);
+      }
+    }
+    if (notes.length > 0) r.stderr += `${r.stderr ? "\n" : ""}${notes.join("\n")}`;
+    r.durationMs = Math.round(performance.now() - start);
+    this.lastUsedAt = Date.now();
+    return r;
+  }
+
+  /** A described error; when it says the sandbox is gone, the next command starts another. */
+  private failed(e: unknown, what: string): Error {
+    const msg = describeE2BError(e, this.where());
+    if (isSandboxGone(e)) this.forget(msg);
+    return new Error(`${what}: ${msg}`, { cause: e });
+  }
+
+  private async runWrapped(command: string, options: ExecOptions): Promise<ExecResult> {
+    const box = this.box;
+    const kept = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    const headBytes = Math.ceil(kept / 2);
+    const token = `__HANDS_${randomBytes(12).toString("hex")}__`;
+    const dir = `/tmp/.hands-exec-${token.slice(8, 20)}`;
+    const cwd = options.cwd ? await this.files.sandboxCwd(options.cwd, this.remoteWs) : this.remoteWs;
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    let handle: CommandHandle;
+    try {
+      if (options.stdin !== undefined)
+        await box.files.write(`${dir}/in`, options.stdin, { requestTimeoutMs: this.requestTimeoutMs });
+      handle = await box.commands.run(
+        execScript({
+          token,
+          command,
+          dir,
+          cwd,
+          headBytes,
+          tailBytes: kept - headBytes,
+          hasStdin: options.stdin !== undefined,
+          keepBackground: options.keepBackground === true,
+        }),
+        {
+          background: true,
+          ...(options.env ? { envs: options.env } : {}),
+          requestTimeoutMs: this.requestTimeoutMs,
+          timeoutMs: (Number.isFinite(timeoutMs) ? timeoutMs : 24 * 3600_000) + STOP_GRACE_MS + 30_000,
+        },
+      );
+    } catch (e) {
+      throw this.failed(e, "could not start the command in the sandbox");
+    }
+
+    let timedOut = false;
+    let aborted = false;
+    let stopping: Promise<unknown> | undefined;
+    const stop = () => {
+      // SIGTERM to the wrapper: it stops the command's whole group and still reports its output.
+      stopping ??= box.commands
+        .run(`kill -TERM ${handle.pid}`, { requestTimeoutMs: this.requestTimeoutMs })
+        .catch(() => handle.kill().catch(() => false));
+    };
+    const onAbort = () => {
+      if (timedOut) return;
+      aborted = true;
+      stop();
+    };
+    const timers: NodeJS.Timeout[] = [];
+    let giveUp: (() => void) | undefined;
+    const gaveUp = new Promise<"gave-up">((resolve) => {
+      giveUp = () => resolve("gave-up");
+    });
+    const afterStop = () =>
+      timers.push(
+        setTimeout(() => {
+          void handle.kill().catch(() => false);
+          giveUp?.();
+        }, STOP_GRACE_MS),
+      );
+    if (Number.isFinite(timeoutMs) && timeoutMs > 0)
+      timers.push(
+        setTimeout(() => {
+          if (aborted) return;
+          timedOut = true;
+          stop();
+          afterStop();
+        }, timeoutMs),
+      );
+    const abortListener = () => {
+      onAbort();
+      afterStop();
+    };
+    options.signal?.addEventListener("abort", abortListener, { once: true });
+    let out: { stdout: string; stderr: string } | "gave-up";
+    let failure: unknown;
+    try {
+      out = await Promise.race([
+        handle.wait().catch((e: unknown) => {
+          if ((e as Error)?.name === "CommandExitError") {
+            const x = e as { stdout: string; stderr: string };
+            return { stdout: x.stdout, stderr: x.stderr };
+          }
+          throw e;
+        }),
+        gaveUp,
+      ]);
+    } catch (e) {
+      failure = e;
+      out = "gave-up";
+    } finally {
+      for (const t of timers) clearTimeout(t);
+      options.signal?.removeEventListener("abort", abortListener);
+    }
+    if (failure !== undefined) {
+      // The connection ended without a result: find out whether the sandbox is still there.
+      const running = await box.isRunning({ requestTimeoutMs: 5000 }).catch(() => false);
+      const msg = describeE2BError(failure, this.where());
+      if (!running) {
+        this.forget(msg);
+        throw new Error(
+          `the E2B sandbox ${box.sandboxId} ended while the command ran (killed, or its timeout passed); the command's result and any files it changed since the last command are lost — the next command starts a new sandbox from the host workspace (${msg})`,
+        );
+      }
+      throw new Error(`lost the connection to the command in the sandbox: ${msg}`);
+    }
+    const parsed = out === "gave-up" ? undefined : parseExecOutput(out.stdout, out.stderr, token, kept);
+    if (!parsed) {
+      return emptyResult({
+        timedOut,
+        aborted,
+        stderr:
+          timedOut || aborted ? "" : "[the command's wrapper in the sandbox was killed; its output is lost]",
+      });
+    }
+    const killed = timedOut || aborted;
+    const signal =
+      parsed.exitCode > 128 && parsed.exitCode < 128 + 65 ? signalName(parsed.exitCode - 128) : null;
+    if (options.onStdout && parsed.stdout) options.onStdout(parsed.stdout);
+    if (options.onStderr && parsed.stderr) options.onStderr(parsed.stderr);
+    return {
+      stdout: parsed.stdout,
+      stderr: parsed.stderr,
+      exitCode: killed ? null : parsed.exitCode,
+      signal: killed ? (signal ?? "SIGTERM") : signal,
+      timedOut,
+      aborted,
+      truncated: parsed.truncated,
+      durationMs: 0,
+      stdoutBytes: parsed.stdoutBytes,
+      stderrBytes: parsed.stderrBytes,
+    };
+  }
+
+  readFile(path: string): Promise<Buffer> {
+    if (this.destroyed) throw new Error(`sandbox ${this.id} has been destroyed`);
+    return this.files.readFile(path);
+  }
+
+  /** Writes on the host; the next command's sync copies it into the sandbox. */
+  writeFile(path: string, data: string | Uint8Array): Promise<void> {
+    if (this.destroyed) throw new Error(`sandbox ${this.id} has been destroyed`);
+    return this.files.writeFile(path, data);
+  }
+
+  /** Kills the remote sandbox (the service would end it after its timeout anyway). */
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    const r = this.remote;
+    this.remote = undefined;
+    if (r) await r.kill({ requestTimeoutMs: this.requestTimeoutMs }).catch(() => false);
+  }
+}
+
+function toArrayBuffer(b: Buffer): ArrayBuffer {
+  return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
+}
+
+function emptyResult(o: { timedOut?: boolean; aborted?: boolean; stderr?: string }): ExecResult {
+  return {
+    stdout: "",
+    stderr: o.stderr ?? "",
+    exitCode: null,
+    signal: o.timedOut || o.aborted ? "SIGKILL" : null,
+    timedOut: o.timedOut ?? false,
+    aborted: o.aborted ?? false,
+    truncated: false,
+    durationMs: 0,
+  };
+}
