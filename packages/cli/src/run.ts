@@ -126,7 +126,13 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
       )
     : undefined;
   const box = await prepareSandbox(
-    { kind: settings.sandbox, workspace, network: args.network, allowDomain: args.allowDomain },
+    {
+      kind: settings.sandbox,
+      workspace,
+      network: args.network,
+      allowDomain: args.allowDomain,
+      e2bTemplate: settings.e2bTemplate,
+    },
     err,
   );
   const agentOptions: AgentOptions = {

@@ -7,6 +7,7 @@ import {
   DEFAULT_PROTECTED_PATHS,
   defaultSandboxKind,
   parseAllowRules,
+  resolveE2BConnection,
   type Sandbox,
   type SandboxKind,
   SessionManager,
@@ -20,6 +21,8 @@ export interface SandboxChoice {
   workspace: string;
   network?: string | undefined;
   allowDomain?: string[] | undefined;
+  /** kind "e2b": the template (else HANDS_E2B_TEMPLATE, else "base"). */
+  e2bTemplate?: string | undefined;
 }
 
 export interface PreparedSandbox {
@@ -84,6 +87,18 @@ export async function prepareSandbox(
   } catch (e) {
     throw new UsageError(`--allow-domain: ${(e as Error).message}`);
   }
+  if (choice.kind === "e2b") {
+    if (choice.allowDomain?.length)
+      throw new UsageError(
+        "--allow-domain is not available with --sandbox e2b (only --network host or none)",
+      );
+    // No key is a usage error now, not a failure at the first command.
+    try {
+      resolveE2BConnection();
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+  }
   const auditPath = join(dataDir(), "sandbox-audit.jsonl");
   let resolved: SandboxKind | undefined;
   const kind = (): SandboxKind => {
@@ -114,6 +129,7 @@ export async function prepareSandbox(
         protectedPaths: protectedPathsFor(choice.workspace),
         ...(k === "local" ? {} : { network: proxy ? "proxy" : choice.network === "host" ? "host" : "none" }),
         ...(proxy ? { proxySocket: proxy.socketPath } : {}),
+        ...(k === "e2b" && choice.e2bTemplate ? { e2b: { template: choice.e2bTemplate } } : {}),
       });
     },
     close: async () => {

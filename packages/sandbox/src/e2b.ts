@@ -192,7 +192,11 @@ export class E2BSandbox implements Sandbox {
     const beat = Math.max(1000, Math.floor(this.ttlMs / 3));
     this.heartbeat = setInterval(() => void this.beat(), beat);
     this.heartbeat.unref();
-    await this.push();
+    try {
+      await this.push();
+    } catch (e) {
+      throw await this.failed(e, "could not copy the workspace into the new sandbox");
+    }
   }
 
   private async beat(): Promise<void> {
@@ -288,7 +292,7 @@ export class E2BSandbox implements Sandbox {
       try {
         await this.push();
       } catch (e) {
-        throw this.failed(e, "could not copy the workspace into the sandbox");
+        throw await this.failed(e, "could not copy the workspace into the sandbox");
       }
     }
     const r = await this.runWrapped(command, options);
@@ -296,8 +300,7 @@ export class E2BSandbox implements Sandbox {
       try {
         notes.push(...(await this.pull()));
       } catch (e) {
-        if (isSandboxGone(e)) this.forget(describeE2BError(e, this.where()));
-        notes.push(`[the command's changes were not copied back: ${describeE2BError(e, this.where())}]`);
+        notes.push(`[${(await this.failed(e, "the command's changes were not copied back")).message}]`);
       }
     }
     if (notes.length > 0) r.stderr += `${r.stderr ? "\n" : ""}${notes.join("\n")}`;
@@ -306,11 +309,22 @@ export class E2BSandbox implements Sandbox {
     return r;
   }
 
-  /** A described error; when it says the sandbox is gone, the next command starts another. */
-  private failed(e: unknown, what: string): Error {
+  /**
+   * A described error for `what`. When the sandbox turns out to be gone (the error says so, or
+   * the service no longer runs it) the message says that, and the next command starts another.
+   */
+  private async failed(e: unknown, what: string): Promise<Error> {
+    const box = this.remote;
     const msg = describeE2BError(e, this.where());
-    if (isSandboxGone(e)) this.forget(msg);
-    return new Error(`${what}: ${msg}`, { cause: e });
+    const gone =
+      isSandboxGone(e) ||
+      (box ? !(await box.isRunning({ requestTimeoutMs: 5000 }).catch(() => false)) : true);
+    if (!gone || !box) return new Error(`${what}: ${msg}`, { cause: e });
+    this.forget(msg);
+    return new Error(
+      `${what}: the E2B sandbox ${box.sandboxId} ended (killed, or its timeout passed) — files changed in it since the last command are lost; the next command starts a new sandbox from the host workspace (${msg})`,
+      { cause: e },
+    );
   }
 
   private async runWrapped(command: string, options: ExecOptions): Promise<ExecResult> {
@@ -344,15 +358,17 @@ export class E2BSandbox implements Sandbox {
         },
       );
     } catch (e) {
-      throw this.failed(e, "could not start the command in the sandbox");
+      throw await this.failed(e, "could not start the command in the sandbox");
     }
 
     let timedOut = false;
     let aborted = false;
-    let stopping: Promise<unknown> | undefined;
+    let stopSent = false;
     const stop = () => {
+      if (stopSent) return;
+      stopSent = true;
       // SIGTERM to the wrapper: it stops the command's whole group and still reports its output.
-      stopping ??= box.commands
+      void box.commands
         .run(`kill -TERM ${handle.pid}`, { requestTimeoutMs: this.requestTimeoutMs })
         .catch(() => handle.kill().catch(() => false));
     };
@@ -407,19 +423,17 @@ export class E2BSandbox implements Sandbox {
       for (const t of timers) clearTimeout(t);
       options.signal?.removeEventListener("abort", abortListener);
     }
-    if (failure !== undefined) {
-      // The connection ended without a result: find out whether the sandbox is still there.
-      const running = await box.isRunning({ requestTimeoutMs: 5000 }).catch(() => false);
-      const msg = describeE2BError(failure, this.where());
-      if (!running) {
-        this.forget(msg);
-        throw new Error(
-          `the E2B sandbox ${box.sandboxId} ended while the command ran (killed, or its timeout passed); the command's result and any files it changed since the last command are lost — the next command starts a new sandbox from the host workspace (${msg})`,
-        );
-      }
-      throw new Error(`lost the connection to the command in the sandbox: ${msg}`);
-    }
+    if (failure !== undefined)
+      throw await this.failed(failure, "the command's connection to the sandbox broke");
     const parsed = out === "gave-up" ? undefined : parseExecOutput(out.stdout, out.stderr, token, kept);
+    if (!parsed && !timedOut && !aborted) {
+      // The wrapper itself was killed: most often because the whole sandbox was.
+      const e = await this.failed(
+        new Error("the command's wrapper was killed"),
+        "the command did not finish",
+      );
+      if (!this.remote) throw e;
+    }
     if (!parsed) {
       return emptyResult({
         timedOut,

@@ -96,7 +96,13 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
   if (typeof found === "number") return found;
   let provider: Provider = found;
   const box = await prepareSandbox(
-    { kind: settings.sandbox, workspace, network: args.network, allowDomain: args.allowDomain },
+    {
+      kind: settings.sandbox,
+      workspace,
+      network: args.network,
+      allowDomain: args.allowDomain,
+      e2bTemplate: settings.e2bTemplate,
+    },
     err,
   );
 
