@@ -31,7 +31,10 @@ export function describeE2BError(e: unknown, where: E2BWhere): string {
   if (name === "RateLimitError" || /\b429\b|quota|limit reached|too many/i.test(msg))
     return `the E2B service at ${where.apiUrl} is at its limit for this key (${msg}); wait for sandboxes to end or raise the quota`;
   if (isSandboxGone(e)) return `the ${box} is gone (killed, or its timeout passed): ${msg}`;
-  if (name === "TemplateError" || (name === "NotFoundError" && /template/i.test(msg)))
+  if (
+    name === "TemplateError" ||
+    ((name === "NotFoundError" || /\b404\b/.test(msg)) && /template/i.test(msg))
+  )
     return `the E2B service has no such template (${msg}); choose one with --e2b-template`;
   const cause = causeText(e);
   if (

@@ -95,7 +95,7 @@ export interface ExecScriptOptions {
  * The wrapper one command runs in. The command's output goes to files in the sandbox, and only
  * their head and tail come back (the SDK keeps everything it receives in memory); it runs in
  * its own session, so SIGTERM to the wrapper stops the whole group and still reports what it
- * printed; what it left running is killed at the end unless kept.
+ * printed; what it left running is killed at the end unless kept (always after a stop).
  *
  * stdout: head \n TOKEN \n tail \n TOKEN rc outBytes errBytes \n — stderr: head \n TOKEN \n tail
  */
@@ -106,12 +106,15 @@ export function execScript(o: ExecScriptOptions): string {
     `__d=${d}; __t=${o.token}; __h=${o.headBytes}; __l=${o.tailBytes}`,
     'mkdir -p "$__d" || exit 125',
     ': > "$__d/o"; : > "$__d/e"',
-    "__p=",
-    `trap '[ -n "$__p" ] && kill -TERM -- -$__p 2>/dev/null; (sleep 1; [ -n "$__p" ] && kill -KILL -- -$__p 2>/dev/null) & ' TERM INT HUP`,
+    "__p=; __stop=",
+    // A stop (the host's timeout or abort) ends the command's whole group: TERM, KILL after 1 s.
+    `trap '__stop=1; [ -n "$__p" ] && kill -TERM -- -$__p 2>/dev/null' TERM INT HUP`,
     `if cd ${q(o.cwd)} 2>/dev/null; then`,
     `  setsid bash -c ${q(o.command)} < ${input} > "$__d/o" 2> "$__d/e" & __p=$!`,
-    '  while :; do wait "$__p"; __rc=$?; kill -0 "$__p" 2>/dev/null || break; done',
-    o.keepBackground ? "  :" : '  kill -KILL -- -"$__p" 2>/dev/null',
+    '  while :; do wait "$__p"; __rc=$?; kill -0 "$__p" 2>/dev/null || break; [ -n "$__stop" ] && { sleep 1; kill -KILL -- -"$__p" 2>/dev/null; }; done',
+    o.keepBackground
+      ? '  [ -n "$__stop" ] && kill -KILL -- -"$__p" 2>/dev/null'
+      : '  kill -KILL -- -"$__p" 2>/dev/null',
     "else",
     `  printf 'cwd is not a folder in the sandbox: %s\\n' ${q(o.cwd)} > "$__d/e"; __rc=1`,
     "fi",

@@ -67,13 +67,14 @@ export async function localManifest(root: string, limits: SyncLimits): Promise<M
   }
   if (bytes > limits.maxBytes)
     throw new Error(
-      `the workspace holds ${mib(bytes)} MiB of files to copy into the sandbox, more than the ${mib(limits.maxBytes)} MiB allowed (${SYNC_EXCLUDES.join(", ")} are skipped)`,
+      `the workspace holds ${size(bytes)} of files to copy into the sandbox, more than the ${size(limits.maxBytes)} allowed (${SYNC_EXCLUDES.join(", ")} are skipped)`,
     );
   return out;
 }
 
-function mib(n: number): number {
-  return Math.round(n / 1048576);
+/** A size for messages: bytes below a MiB (limits in tests are small), else whole MiB. */
+function size(n: number): string {
+  return n < 1048576 ? `${n} bytes` : `${Math.round(n / 1048576)} MiB`;
 }
 
 function same(a: ManifestEntry | undefined, b: ManifestEntry | undefined): boolean {
@@ -176,7 +177,7 @@ export class WorkspaceSync {
     const bytes = changes.changed.reduce((n, p) => n + (now.get(p)?.size ?? 0), 0);
     if (bytes > this.limits.maxBytes)
       throw new Error(
-        `${mib(bytes)} MiB of changed files to copy into the sandbox, more than ${mib(this.limits.maxBytes)} MiB`,
+        `${size(bytes)} of changed files to copy into the sandbox, more than the ${size(this.limits.maxBytes)} allowed`,
       );
     const tar = changes.changed.length > 0 ? await packLocal(this.root, changes.changed) : undefined;
     return { now, changes, tar };
@@ -230,7 +231,7 @@ export class WorkspaceSync {
     skipped("Hands' protected paths; the host's version is put back", prot);
     skipped("symbolic links leading out of the workspace", outward);
     skipped("changed on the host meanwhile; the host's version is kept", conflict);
-    skipped(`over the ${mib(this.limits.maxBytes)} MiB a sync may carry`, tooBig);
+    skipped(`over the ${size(this.limits.maxBytes)} a sync may carry`, tooBig);
     plan.restore = prot;
     return plan;
   }
