@@ -82,6 +82,18 @@ describe("e2b backend against hands serve", { skip, timeout: 180_000 }, () => {
     assert.equal(r.stdout, "from host\nls: cannot access 'new': No such file or directory\nran\n");
   });
 
+  test("odd file names travel both ways; names that are not UTF-8 are left where they are", async () => {
+    const { ws, sb } = await box({ "-rf": "dash\n", "tab\there": "t\n", "日本.txt": "u\n" });
+    const r = await sb.exec(
+      "cat ./-rf 'tab\there' 日本.txt; printf x > \"$(printf 'new\\nline')\"; printf y > ./--x; printf z > \"$(printf 'bad\\377')\"",
+    );
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.equal(r.stdout, "dash\nt\nu\n");
+    assert.equal(readFileSync(join(ws, "new\nline"), "utf8"), "x");
+    assert.equal(readFileSync(join(ws, "--x"), "utf8"), "y");
+    assert.equal((await sb.exec("ls | wc -l")).stdout.trim(), "7", "the odd remote name is still there");
+  });
+
   test("a hostile command cannot bring links out, special files or protected paths back to the host", async () => {
     const { ws, sb } = await box({ "AGENTS.md": "be nice\n" });
     const secret = join(scratch, "secret.txt");

@@ -62,10 +62,25 @@ export const MAX_MANIFEST_ENTRIES = 100_000;
 export function parseManifest(printed: string): Manifest {
   const text = printed.trim();
   if (!/^[A-Za-z0-9+/=]*$/.test(text)) throw new Error("the sandbox sent a malformed workspace listing");
-  const raw =
-    text === "" ? Buffer.alloc(0) : gunzipSync(Buffer.from(text, "base64"), { maxOutputLength: 256 << 20 });
-  const fields = raw.toString("utf8").split("\0");
-  fields.pop(); // after the last NUL
+  let raw: Buffer;
+  try {
+    raw =
+      text === "" ? Buffer.alloc(0) : gunzipSync(Buffer.from(text, "base64"), { maxOutputLength: 64 << 20 });
+  } catch (e) {
+    throw new Error(`the sandbox sent a malformed workspace listing (${(e as Error).message})`);
+  }
+  const fields: string[] = [];
+  const utf8 = new TextDecoder("utf-8", { fatal: true });
+  for (let at = 0; at < raw.length; ) {
+    const end = raw.indexOf(0, at);
+    if (end < 0) throw new Error("the sandbox sent a malformed workspace listing");
+    try {
+      fields.push(utf8.decode(raw.subarray(at, end)));
+    } catch {
+      fields.push("\uFFFD"); // not UTF-8: such a name cannot be named back, the entry is skipped
+    }
+    at = end + 1;
+  }
   if (fields.length % 5 !== 0) throw new Error("the sandbox sent a malformed workspace listing");
   if (fields.length / 5 > MAX_MANIFEST_ENTRIES)
     throw new Error(`the sandbox's workspace has more than ${MAX_MANIFEST_ENTRIES} entries`);
@@ -73,6 +88,7 @@ export function parseManifest(printed: string): Manifest {
   for (let i = 0; i < fields.length; i += 5) {
     const [y, size, mtime, path, link] = fields.slice(i, i + 5) as [string, string, string, string, string];
     if (!path || !/^\d+$/.test(size)) throw new Error("the sandbox sent a malformed workspace listing");
+    if (path.includes("\uFFFD") || link.includes("\uFFFD")) continue;
     const type = y === "f" || y === "d" || y === "l" ? y : "o";
     out.set(path, { type, size: Number(size), mtime, ...(type === "l" ? { link } : {}) });
   }

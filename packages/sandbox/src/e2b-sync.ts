@@ -52,7 +52,8 @@ export async function localManifest(root: string, limits: SyncLimits): Promise<M
       continue; // vanished or unreadable: not synced
     }
     for await (const e of dir) {
-      if (EXCLUDED.has(e.name)) continue;
+      // Names that are not UTF-8 cannot be named to tar or the sandbox: not synced.
+      if (EXCLUDED.has(e.name) || e.name.includes("\uFFFD")) continue;
       const path = rel ? `${rel}/${e.name}` : e.name;
       const entry = await entryOf(root, path);
       if (!entry) continue;
