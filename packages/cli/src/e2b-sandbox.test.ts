@@ -2,6 +2,7 @@
 // server validating every request) runs its commands in a real `hands serve` (bwrap backend)
 // through the official e2b SDK; the test looks into the served sandbox with the same SDK.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -16,7 +17,7 @@ import {
 import { checkBwrap } from "@hands/sandbox";
 import { type RunningServe, startServe } from "@hands/serve";
 import { Sandbox } from "e2b";
-import { cleanEnv, runHands } from "./testing/cli-process.js";
+import { BIN, cleanEnv, runHands } from "./testing/cli-process.js";
 
 const skip = checkBwrap().ok ? false : `bubblewrap is not usable here: ${checkBwrap().reason}`;
 
@@ -131,6 +132,61 @@ describe("hands --sandbox e2b against hands serve", { skip, timeout: 180_000 }, 
     assert.equal(readFileSync(join(ws, "README.md"), "utf8"), "hello from the sandbox\n");
     assert.equal(readFileSync(join(ws, "node_modules", "dep", "index.js"), "utf8"), "module.exports = 1;\n");
     assert.deepEqual(await running(), [], "the sandbox was killed when the run ended");
+  });
+
+  test("Ctrl-C during a command stops the run and kills the sandbox at once", async () => {
+    const ws = workspace();
+    const model = await startScriptedServer({
+      script: [run("echo up > up.txt; sleep 60", 120), { content: "never" }],
+    });
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        "--base-url",
+        model.url,
+        "--api-key",
+        "k",
+        "--model",
+        "m",
+        "--no-memory",
+        "--sandbox",
+        "e2b",
+        "go",
+      ],
+      {
+        cwd: ws,
+        env: cleanEnv(scratch, {
+          E2B_API_KEY: key,
+          E2B_API_URL: serve.apiUrl,
+          E2B_SANDBOX_URL: serve.sandboxUrl,
+        }),
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
+    let stderr = "";
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    const exited = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
+    for (let n = 0; ; n++) {
+      const id = (await running())[0]?.sandboxId;
+      const up = id
+        ? await Sandbox.connect(id, sdk)
+            .then((b) => b.files.exists("/home/user/workspace/up.txt"))
+            .catch(() => false)
+        : false;
+      if (up) break;
+      assert.ok(n < 300, "the command never started");
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    const t0 = Date.now();
+    child.kill("SIGINT");
+    const code = await exited;
+    await model.close();
+    assert.notEqual(code, 0, stderr);
+    assert.ok(Date.now() - t0 < 15_000, "the run stopped promptly");
+    assert.deepEqual(await running(), [], "killed on the way out, not left to its timeout");
   });
 
   test("a wrong key is a tool result the model reads (401), and the run ends", async () => {

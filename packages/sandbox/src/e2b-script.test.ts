@@ -132,3 +132,19 @@ describe("diffManifests", () => {
     assert.deepEqual(diffManifests(now, now), { changed: [], deleted: [] });
   });
 });
+
+describe("loading", () => {
+  test("the E2B SDK is imported only when an e2b sandbox starts", async () => {
+    const { readFile } = await import("node:fs/promises");
+    const here = new URL(".", import.meta.url);
+    for (const file of ["index.js", "create.js", "e2b.js", "e2b-sync.js", "e2b-script.js", "e2b-errors.js"]) {
+      const text = await readFile(new URL(file, here), "utf8");
+      assert.doesNotMatch(
+        text,
+        /from\s+["']e2b["']|require\(["']e2b["']\)/,
+        `${file} imports the SDK statically`,
+      );
+    }
+    assert.match(await readFile(new URL("e2b.js", here), "utf8"), /import\("e2b"\)/);
+  });
+});
