@@ -15,9 +15,10 @@ import {
   startScriptedServer,
 } from "@hands/llm";
 import { checkBwrap } from "@hands/sandbox";
-import { type RunningServe, startServe } from "@hands/serve";
+import type { RunningServe } from "@hands/serve";
 import { Sandbox } from "e2b";
 import { BIN, cleanEnv, runHands } from "./testing/cli-process.js";
+import { type LoopbackServe, startLoopbackServe } from "./testing/serve.js";
 
 const skip = checkBwrap().ok ? false : `bubblewrap is not usable here: ${checkBwrap().reason}`;
 
@@ -43,23 +44,17 @@ async function freePort(): Promise<number> {
 
 describe("hands --sandbox e2b against hands serve", { skip, timeout: 180_000 }, () => {
   const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-e2b-")));
+  let served: LoopbackServe;
   let serve: RunningServe;
   let key: string;
-  let sdk: { apiKey: string; apiUrl: string; sandboxUrl: string };
+  let sdk: LoopbackServe["sdk"];
 
   before(async () => {
-    serve = await startServe({
-      dataDir: mkdtempSync(join(tmpdir(), "hs-")),
-      apiListen: { host: "127.0.0.1", port: 0 },
-      sandboxListen: { host: "127.0.0.1", port: 0 },
-      warm: {},
-      reapIntervalMs: 200,
-    });
-    key = (await serve.keys.create("agent-tests")).key;
-    sdk = { apiKey: key, apiUrl: serve.apiUrl, sandboxUrl: serve.sandboxUrl };
+    served = await startLoopbackServe("agent-tests");
+    ({ serve, key, sdk } = served);
   });
   after(async () => {
-    await serve?.close();
+    await served?.close();
     rmSync(scratch, { recursive: true, force: true });
   });
 

@@ -31,6 +31,7 @@ import { DEFAULT_TIMEOUT_MS } from "./local.js";
 import { DEFAULT_MAX_OUTPUT_BYTES } from "./output-buffer.js";
 import { DEFAULT_PROTECTED_PATHS } from "./protected-paths.js";
 import { signalName } from "./shell-session.js";
+import { startOrDestroy } from "./start-or-destroy.js";
 import type { ExecOptions, ExecResult, Sandbox, SandboxKind } from "./types.js";
 
 /** The template a sandbox starts from when none is chosen (E2B's and `hands serve`'s default). */
@@ -150,13 +151,7 @@ export class E2BSandbox implements Sandbox {
   /** Creates the remote sandbox and copies the workspace into it. */
   static async create(options: E2BSandboxOptions): Promise<E2BSandbox> {
     const sb = new E2BSandbox(options);
-    try {
-      await sb.start();
-    } catch (e) {
-      await sb.destroy().catch(() => {});
-      throw e;
-    }
-    return sb;
+    return startOrDestroy(sb, () => sb.start());
   }
 
   /** The remote sandbox's id on the service (empty until it started). */
@@ -189,7 +184,7 @@ export class E2BSandbox implements Sandbox {
     this.sync.reset();
     this.remoteKnown = false;
     // Extend the timeout while this process lives; if it dies the service ends the sandbox.
-    const beat = Math.max(1000, Math.floor(this.ttlMs / 3));
+    const beat = Math.max(1000, Math.floor(this.ttlMs / 4));
     this.heartbeat = setInterval(() => void this.beat(), beat);
     this.heartbeat.unref();
     try {
