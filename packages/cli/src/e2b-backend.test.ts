@@ -171,6 +171,23 @@ describe("e2b backend against hands serve", { skip, timeout: 180_000 }, () => {
     assert.ok(process.memoryUsage().rss - before < 40 * 1024 * 1024, "the 50 MB never reached this process");
   });
 
+  test("a process writing into the wrapper's own pipe is cut off, not buffered", async () => {
+    const { sb } = await box();
+    const t0 = Date.now();
+    const before = process.memoryUsage().rss;
+    await assert.rejects(
+      sb.exec("head -c 50000000 /dev/zero > /proc/$PPID/fd/1; sleep 30", { maxOutputBytes: 1000 }),
+      /a process in the sandbox sent more than 67536 characters of output; it was stopped/,
+    );
+    assert.ok(Date.now() - t0 < 15_000);
+    assert.ok(process.memoryUsage().rss - before < 40 * 1024 * 1024);
+    assert.equal(
+      (await sb.exec("pgrep -c -x sleep || true")).stdout.trim(),
+      "0",
+      "its processes were stopped",
+    );
+  });
+
   test("timeouts and aborts stop the command's whole group and keep what it printed", async () => {
     const { sb } = await box();
     const t0 = Date.now();

@@ -71,10 +71,22 @@ describe("hands --sandbox e2b against hands serve", { skip, timeout: 180_000 }, 
     return ws;
   }
 
-  async function hands(ws: string, script: ServerScript, env = {}) {
+  async function hands(ws: string, script: ServerScript, env = {}, flags: string[] = []) {
     const model = await startScriptedServer({ script });
     const r = await runHands(
-      ["--base-url", model.url, "--api-key", "k", "--model", "m", "--no-memory", "--sandbox", "e2b", "do it"],
+      [
+        "--base-url",
+        model.url,
+        "--api-key",
+        "k",
+        "--model",
+        "m",
+        "--no-memory",
+        "--sandbox",
+        "e2b",
+        ...flags,
+        "do it",
+      ],
       cleanEnv(scratch, {
         E2B_API_KEY: key,
         E2B_API_URL: serve.apiUrl,
@@ -220,6 +232,20 @@ describe("hands --sandbox e2b against hands serve", { skip, timeout: 180_000 }, 
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /needs an API key: set E2B_API_KEY/);
     assert.equal(r.requests.length, 0);
+  });
+
+  test("--e2b-template chooses the template (config and HANDS_E2B_TEMPLATE are below it)", async () => {
+    const ws = workspace();
+    const r = await hands(ws, [run("echo hi"), { content: "ok" }], { HANDS_E2B_TEMPLATE: "bwrap" }, [
+      "--e2b-template",
+      "no-such-template",
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(lastToolResult(r.requests[1] as RecordedHttpRequest), /no such template .*no-such-template/);
+    const viaEnv = await hands(ws, [run("echo hi"), { content: "ok" }], {
+      HANDS_E2B_TEMPLATE: "no-such-either",
+    });
+    assert.match(lastToolResult(viaEnv.requests[1] as RecordedHttpRequest), /no-such-either/);
   });
 
   test("a full quota (429) is a clear tool result", async () => {

@@ -142,6 +142,12 @@ export function execScript(o: ExecScriptOptions): string {
   ].join("\n");
 }
 
+/** Kills the wrapper `pid` and the session of each command it started (SIGKILL, no report). */
+export function killTreeCommand(pid: number): string {
+  const n = Math.trunc(pid);
+  return `for c in $(pgrep -P ${n} 2>/dev/null); do kill -KILL -- -$c 2>/dev/null; done; kill -KILL ${n} 2>/dev/null; true`;
+}
+
 export interface ParsedExec {
   stdout: string;
   stderr: string;

@@ -19,6 +19,7 @@ import { realpathOrSelf } from "./confine.js";
 import { describeE2BError, e2bError, isSandboxGone } from "./e2b-errors.js";
 import {
   execScript,
+  killTreeCommand,
   manifestCommand,
   packCommand,
   parseExecOutput,
@@ -217,13 +218,27 @@ export class E2BSandbox implements Sandbox {
     return this.remote;
   }
 
-  /** Runs a helper command of this backend; its result must be exit 0. */
-  private async helper(cmd: string): Promise<string> {
-    const r = await this.box.commands.run(cmd, {
+  /**
+   * Runs a helper command of this backend (moving `bytes`); its result must be exit 0. What it
+   * prints is bounded (a process in the sandbox could write into its output): past the bound the
+   * command is dropped and this fails.
+   */
+  private async helper(cmd: string, bytes = 0): Promise<string> {
+    const bound = new OutputBound(HELPER_OUTPUT_LIMIT);
+    const handle = await this.box.commands.run(cmd, {
+      background: true,
       requestTimeoutMs: this.requestTimeoutMs,
-      timeoutMs: this.requestTimeoutMs * 4,
+      timeoutMs: this.transferTimeout(bytes) * 2,
+      onStdout: bound.count,
+      onStderr: bound.count,
     });
+    const r = await bound.watch(handle);
     return r.stdout;
+  }
+
+  /** Time a transfer of `bytes` may take: the request timeout plus 1 s per MiB. */
+  private transferTimeout(bytes: number): number {
+    return this.requestTimeoutMs + Math.ceil(bytes / 1024);
   }
 
   /** Copies what changed on the host into the sandbox. */
@@ -233,12 +248,15 @@ export class E2BSandbox implements Sandbox {
     const tag = randomBytes(6).toString("hex");
     const tarPath = tar ? `/tmp/.hands-push-${tag}.tar` : undefined;
     const delPath = changes.deleted.length > 0 ? `/tmp/.hands-del-${tag}` : undefined;
-    if (tarPath && tar) await this.box.files.write(tarPath, toArrayBuffer(tar), { requestTimeoutMs: 0 });
+    if (tarPath && tar)
+      await this.box.files.write(tarPath, toArrayBuffer(tar), {
+        requestTimeoutMs: this.transferTimeout(tar.length),
+      });
     if (delPath)
       await this.box.files.write(delPath, toArrayBuffer(nulList(changes.deleted)), {
         requestTimeoutMs: this.requestTimeoutMs,
       });
-    const listing = await this.helper(pushCommand(this.remoteWs, tarPath, delPath));
+    const listing = await this.helper(pushCommand(this.remoteWs, tarPath, delPath), tar?.length ?? 0);
     this.sync.pushed(now, parseManifest(listing));
     this.remoteKnown = true;
   }
@@ -255,8 +273,15 @@ export class E2BSandbox implements Sandbox {
       await this.box.files.write(list, toArrayBuffer(nulList(plan.fetch)), {
         requestTimeoutMs: this.requestTimeoutMs,
       });
-      await this.helper(packCommand(this.remoteWs, list, out));
-      tar = await this.box.files.read(out, { format: "bytes", requestTimeoutMs: 0 });
+      const bytes = plan.fetch.reduce((n, p) => n + (remoteNow.get(p)?.size ?? 0), 0);
+      await this.helper(packCommand(this.remoteWs, list, out), bytes);
+      // The archive may have grown since the listing (a process left running): read it bounded.
+      const stream = await this.box.files.read(out, {
+        format: "stream",
+        requestTimeoutMs: this.transferTimeout(bytes),
+      });
+      // Per entry a header and padding; at the end tar rounds up to 10 KiB records.
+      tar = await readBounded(stream, bytes + plan.fetch.length * 1536 + 20_480);
       await this.helper(`rm -f '${out}'`).catch(() => "");
     }
     return [...plan.notes, ...(await this.sync.applyPull(plan, tar, remoteNow))];
@@ -313,7 +338,8 @@ export class E2BSandbox implements Sandbox {
     const msg = describeE2BError(e, this.where());
     const gone =
       isSandboxGone(e) ||
-      (box ? !(await box.isRunning({ requestTimeoutMs: 5000 }).catch(() => false)) : true);
+      // isRunning fails when the service does not answer: no proof that the sandbox is gone.
+      (box ? (await box.isRunning({ requestTimeoutMs: 5000 }).catch(() => true)) === false : true);
     if (!gone || !box) return new Error(`${what}: ${msg}`, { cause: e });
     this.forget(msg);
     return new Error(
@@ -331,6 +357,14 @@ export class E2BSandbox implements Sandbox {
     const cwd = options.cwd ? await this.files.sandboxCwd(options.cwd, this.remoteWs) : this.remoteWs;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     let handle: CommandHandle;
+    // The wrapper prints at most two capped streams; more means a process writes into its pipe.
+    // Past the bound the wrapper and everything it started are killed (awaited before we answer).
+    let treeKilled: Promise<unknown> | undefined;
+    const bound = new OutputBound(2 * kept + 64 * 1024, (h) => {
+      treeKilled = box.commands
+        .run(killTreeCommand(h.pid), { requestTimeoutMs: this.requestTimeoutMs })
+        .catch(() => {});
+    });
     try {
       if (options.stdin !== undefined)
         await box.files.write(`${dir}/in`, options.stdin, { requestTimeoutMs: this.requestTimeoutMs });
@@ -347,6 +381,8 @@ export class E2BSandbox implements Sandbox {
         }),
         {
           background: true,
+          onStdout: bound.count,
+          onStderr: bound.count,
           ...(options.env ? { envs: options.env } : {}),
           requestTimeoutMs: this.requestTimeoutMs,
           timeoutMs: (Number.isFinite(timeoutMs) ? timeoutMs : 24 * 3600_000) + STOP_GRACE_MS + 30_000,
@@ -402,7 +438,7 @@ export class E2BSandbox implements Sandbox {
     let failure: unknown;
     try {
       out = await Promise.race([
-        handle.wait().catch((e: unknown) => {
+        bound.watch(handle).catch((e: unknown) => {
           if ((e as Error)?.name === "CommandExitError") {
             const x = e as { stdout: string; stderr: string };
             return { stdout: x.stdout, stderr: x.stderr };
@@ -418,6 +454,7 @@ export class E2BSandbox implements Sandbox {
       for (const t of timers) clearTimeout(t);
       options.signal?.removeEventListener("abort", abortListener);
     }
+    await treeKilled;
     if (failure !== undefined)
       throw await this.failed(failure, "the command's connection to the sandbox broke");
     const parsed = out === "gave-up" ? undefined : parseExecOutput(out.stdout, out.stderr, token, kept);
@@ -476,6 +513,72 @@ export class E2BSandbox implements Sandbox {
     this.remote = undefined;
     if (r) await r.kill({ requestTimeoutMs: this.requestTimeoutMs }).catch(() => false);
   }
+}
+
+/** Most a helper command may print (a listing of 100,000 entries is far below). */
+const HELPER_OUTPUT_LIMIT = 64 * 1024 * 1024;
+
+/**
+ * Counts what a command sends (the SDK keeps all of it in memory) and drops the command once it
+ * sent more than `limit` characters: `watch` then fails instead of waiting for the rest.
+ */
+class OutputBound {
+  private seen = 0;
+  private handle: CommandHandle | undefined;
+  private fail: ((e: Error) => void) | undefined;
+  private over = false;
+
+  constructor(
+    private readonly limit: number,
+    /** How the command is stopped (default: SIGKILL through the SDK). */
+    private readonly stop: (h: CommandHandle) => void = (h) => void h.kill().catch(() => false),
+  ) {}
+
+  readonly count = (chunk: string): void => {
+    this.seen += chunk.length;
+    if (this.seen > this.limit && !this.over) {
+      this.over = true;
+      this.drop();
+    }
+  };
+
+  private drop(): void {
+    if (!this.handle || !this.fail) return;
+    const h = this.handle;
+    this.stop(h);
+    void h.disconnect().catch(() => {});
+    this.fail(
+      new Error(`a process in the sandbox sent more than ${this.limit} characters of output; it was stopped`),
+    );
+  }
+
+  /** The command's result, or the error once it sent too much. */
+  watch(handle: CommandHandle): ReturnType<CommandHandle["wait"]> {
+    this.handle = handle;
+    const dropped = new Promise<never>((_, reject) => {
+      this.fail = reject;
+    });
+    if (this.over) this.drop();
+    return Promise.race([handle.wait(), dropped]);
+  }
+}
+
+/** Reads a stream into memory, failing once it is longer than `limit` bytes. */
+async function readBounded(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > limit) {
+      await reader.cancel().catch(() => {});
+      throw new Error(`the sandbox's archive of changed files grew past ${limit} bytes while it was read`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
 }
 
 function toArrayBuffer(b: Buffer): ArrayBuffer {
