@@ -71,30 +71,43 @@ describe("hands --sandbox e2b against hands serve", { skip, timeout: 180_000 }, 
     return ws;
   }
 
-  async function hands(ws: string, script: ServerScript, env = {}, flags: string[] = []) {
+  /** `hands` arguments for one task with --sandbox e2b against `model`. */
+  const handsArgs = (model: { url: string }, flags: string[] = []) => [
+    ...["--base-url", model.url, "--api-key", "k", "--model", "m", "--no-memory", "--sandbox", "e2b"],
+    ...flags,
+    "do it",
+  ];
+  const handsEnv = (env: Record<string, string> = {}) =>
+    cleanEnv(scratch, {
+      E2B_API_KEY: key,
+      E2B_API_URL: serve.apiUrl,
+      E2B_SANDBOX_URL: serve.sandboxUrl,
+      ...env,
+    });
+
+  /** The id of the agent's sandbox once `marker` exists in its workspace there. */
+  async function sandboxWith(marker: string): Promise<string> {
+    for (let n = 0; n < 300; n++) {
+      const id = (await running())[0]?.sandboxId;
+      const there = id
+        ? await Sandbox.connect(id, sdk)
+            .then((b) => b.files.exists(`/home/user/workspace/${marker}`))
+            .catch(() => false)
+        : false;
+      if (id && there) return id;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    throw new Error(`no sandbox ever had ${marker}`);
+  }
+
+  async function hands(
+    ws: string,
+    script: ServerScript,
+    env: Record<string, string> = {},
+    flags: string[] = [],
+  ) {
     const model = await startScriptedServer({ script });
-    const r = await runHands(
-      [
-        "--base-url",
-        model.url,
-        "--api-key",
-        "k",
-        "--model",
-        "m",
-        "--no-memory",
-        "--sandbox",
-        "e2b",
-        ...flags,
-        "do it",
-      ],
-      cleanEnv(scratch, {
-        E2B_API_KEY: key,
-        E2B_API_URL: serve.apiUrl,
-        E2B_SANDBOX_URL: serve.sandboxUrl,
-        ...env,
-      }),
-      ws,
-    );
+    const r = await runHands(handsArgs(model, flags), handsEnv(env), ws);
     await model.close();
     return { ...r, requests: model.requests.filter((q) => q.path.endsWith("/chat/completions")) };
   }
@@ -146,47 +159,17 @@ describe("hands --sandbox e2b against hands serve", { skip, timeout: 180_000 }, 
     const model = await startScriptedServer({
       script: [run("echo up > up.txt; sleep 60", 120), { content: "never" }],
     });
-    const child = spawn(
-      process.execPath,
-      [
-        BIN,
-        "--base-url",
-        model.url,
-        "--api-key",
-        "k",
-        "--model",
-        "m",
-        "--no-memory",
-        "--sandbox",
-        "e2b",
-        "go",
-      ],
-      {
-        cwd: ws,
-        env: cleanEnv(scratch, {
-          E2B_API_KEY: key,
-          E2B_API_URL: serve.apiUrl,
-          E2B_SANDBOX_URL: serve.sandboxUrl,
-        }),
-        stdio: ["ignore", "ignore", "pipe"],
-      },
-    );
+    const child = spawn(process.execPath, [BIN, ...handsArgs(model)], {
+      cwd: ws,
+      env: handsEnv(),
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     let stderr = "";
     child.stderr.on("data", (d) => {
       stderr += d;
     });
     const exited = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
-    for (let n = 0; ; n++) {
-      const id = (await running())[0]?.sandboxId;
-      const up = id
-        ? await Sandbox.connect(id, sdk)
-            .then((b) => b.files.exists("/home/user/workspace/up.txt"))
-            .catch(() => false)
-        : false;
-      if (up) break;
-      assert.ok(n < 300, "the command never started");
-      await new Promise((res) => setTimeout(res, 100));
-    }
+    await sandboxWith("up.txt");
     const t0 = Date.now();
     child.kill("SIGINT");
     const code = await exited;
@@ -273,23 +256,10 @@ describe("hands --sandbox e2b against hands serve", { skip, timeout: 180_000 }, 
       if (i > 0) results.push(lastToolResult(req));
       if (i === 0) {
         // Once the command is sleeping (its marker exists in the sandbox), kill the sandbox.
-        void (async () => {
-          for (let n = 0; n < 200; n++) {
-            const list = await running();
-            const id = (list[0] as { sandboxId: string } | undefined)?.sandboxId;
-            const marked = id
-              ? await Sandbox.connect(id, sdk)
-                  .then((b) => b.files.exists("/home/user/workspace/started.txt"))
-                  .catch(() => false)
-              : false;
-            if (id && marked) {
-              killed.push(id);
-              await Sandbox.kill(id, sdk);
-              return;
-            }
-            await new Promise((res) => setTimeout(res, 100));
-          }
-        })();
+        void sandboxWith("started.txt").then(async (id) => {
+          killed.push(id);
+          await Sandbox.kill(id, sdk);
+        });
         return run("echo started > started.txt; sleep 40", 60);
       }
       if (i === 1) return run("cat README.md; ls");

@@ -134,9 +134,11 @@ export function execScript(o: ExecScriptOptions): string {
     "else",
     `  printf 'cwd is not a folder in the sandbox: %s\\n' ${q(o.cwd)} > "$__d/e"; __rc=1`,
     "fi",
-    '__e() { __n=$(wc -c < "$1"); if [ "$__n" -le $((__h + __l)) ]; then cat "$1"; printf \'\\n%s\\n\' "$__t"; else head -c "$__h" "$1"; printf \'\\n%s\\n\' "$__t"; tail -c "$__l" "$1"; fi; }',
-    '__e "$__d/o"; printf \'\\n%s %s %s %s\\n\' "$__t" "$__rc" "$(wc -c < "$__d/o")" "$(wc -c < "$__d/e")"',
-    '__e "$__d/e" >&2',
+    // Sizes once each (every $(…) is a fork, and forks are most of the wrapper's cost).
+    '__no=$(wc -c < "$__d/o"); __ne=$(wc -c < "$__d/e")',
+    '__e() { if [ "$2" -le $((__h + __l)) ]; then cat "$1"; printf \'\\n%s\\n\' "$__t"; else head -c "$__h" "$1"; printf \'\\n%s\\n\' "$__t"; tail -c "$__l" "$1"; fi; }',
+    '__e "$__d/o" "$__no"; printf \'\\n%s %s %s %s\\n\' "$__t" "$__rc" "$__no" "$__ne"',
+    '__e "$__d/e" "$__ne" >&2',
     'rm -rf "$__d"',
     "exit 0",
   ].join("\n");

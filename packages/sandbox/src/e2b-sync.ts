@@ -51,19 +51,27 @@ export async function localManifest(root: string, limits: SyncLimits): Promise<M
     } catch {
       continue; // vanished or unreadable: not synced
     }
+    const paths: string[] = [];
     for await (const e of dir) {
       // Names that are not UTF-8 cannot be named to tar or the sandbox: not synced.
       if (EXCLUDED.has(e.name) || e.name.includes("\uFFFD")) continue;
-      const path = rel ? `${rel}/${e.name}` : e.name;
-      const entry = await entryOf(root, path);
-      if (!entry) continue;
-      if (entry.type === "d") todo.push(path);
-      if (entry.type === "f") bytes += entry.size;
-      out.set(path, entry);
-      if (out.size > limits.maxEntries)
+      paths.push(rel ? `${rel}/${e.name}` : e.name);
+      if (out.size + paths.length > limits.maxEntries)
         throw new Error(
           `the workspace has more than ${limits.maxEntries} files and folders to copy into the sandbox (${SYNC_EXCLUDES.join(", ")} are skipped)`,
         );
+    }
+    // One folder's entries are looked at together (lstat one at a time is the slow part).
+    for (let i = 0; i < paths.length; i += 256) {
+      const batch = paths.slice(i, i + 256);
+      const entries = await Promise.all(batch.map((p) => entryOf(root, p)));
+      entries.forEach((entry, j) => {
+        if (!entry) return;
+        const path = batch[j] as string;
+        if (entry.type === "d") todo.push(path);
+        if (entry.type === "f") bytes += entry.size;
+        out.set(path, entry);
+      });
     }
   }
   if (bytes > limits.maxBytes)
