@@ -25,6 +25,8 @@ export interface CliArgs {
   json: boolean;
   trace?: string;
   sandbox?: string;
+  /** --sandbox e2b: the template sandboxes start from. */
+  e2bTemplate?: string;
   network?: string;
   allowDomain?: string[];
   quiet: boolean;
@@ -59,7 +61,9 @@ Run:
   --cwd DIR           workspace (default: the current directory)
   --max-steps N       step limit (default 50)
   --max-tokens N      token budget for the whole run (input + output)
-  --sandbox KIND      where commands run: bwrap (default on Linux), docker, local (no isolation)
+  --sandbox KIND      where commands run: bwrap (default on Linux), docker, local (no isolation),
+                      e2b (an E2B-protocol service: E2B_API_KEY, E2B_API_URL, E2B_SANDBOX_URL, E2B_DOMAIN)
+  --e2b-template NAME the e2b sandbox's template (default base; env HANDS_E2B_TEMPLATE)
   --network host      give sandboxed commands the host's network (default: none)
   --allow-domain LIST only these domains (comma-separated), through a filtering proxy
   --context-budget N  memory assembles each step's context within N tokens (AdaMEM)
@@ -217,6 +221,7 @@ function toCliArgs(parsed: ReturnType<typeof parse>): CliArgs {
     ...(v["embeddings-model"] ? { embeddingsModel: v["embeddings-model"] } : {}),
     ...(v.trace ? { trace: v.trace } : {}),
     ...(v.sandbox ? { sandbox: v.sandbox } : {}),
+    ...(v["e2b-template"] ? { e2bTemplate: v["e2b-template"] } : {}),
     ...(v.network ? { network: v.network } : {}),
     ...(v["allow-domain"]?.length
       ? {
@@ -258,6 +263,7 @@ const OPTIONS = {
   json: { type: "boolean" },
   trace: { type: "string" },
   sandbox: { type: "string" },
+  "e2b-template": { type: "string" },
   network: { type: "string" },
   "allow-domain": { type: "string", multiple: true },
   quiet: { type: "boolean" },

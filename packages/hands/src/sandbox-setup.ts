@@ -7,6 +7,7 @@ import {
   DEFAULT_PROTECTED_PATHS,
   defaultSandboxKind,
   parseAllowRules,
+  resolveE2BConnection,
   type Sandbox,
   type SandboxKind,
   SessionManager,
@@ -22,6 +23,8 @@ export interface SandboxChoice {
   allowDomain?: string[] | undefined;
   /** Where Hands' folders are (to protect them when the workspace holds them). */
   env?: NodeJS.ProcessEnv | undefined;
+  /** kind "e2b": the template (else HANDS_E2B_TEMPLATE, else "base"). */
+  e2bTemplate?: string | undefined;
 }
 
 export interface PreparedSandbox {
@@ -87,6 +90,18 @@ export async function prepareSandbox(
     throw new SettingsError(`--allow-domain: ${(e as Error).message}`);
   }
   const env = choice.env ?? process.env;
+  if (choice.kind === "e2b") {
+    if (choice.allowDomain?.length)
+      throw new SettingsError(
+        "--allow-domain is not available with --sandbox e2b (only --network host or none)",
+      );
+    // No key is a usage error now, not a failure at the first command.
+    try {
+      resolveE2BConnection({}, env);
+    } catch (e) {
+      throw new SettingsError((e as Error).message);
+    }
+  }
   const auditPath = join(dataDir(env), "sandbox-audit.jsonl");
   let resolved: SandboxKind | undefined;
   const kind = (): SandboxKind => {
@@ -117,6 +132,7 @@ export async function prepareSandbox(
         protectedPaths: protectedPathsFor(choice.workspace, env),
         ...(k === "local" ? {} : { network: proxy ? "proxy" : choice.network === "host" ? "host" : "none" }),
         ...(proxy ? { proxySocket: proxy.socketPath } : {}),
+        ...(k === "e2b" && choice.e2bTemplate ? { e2b: { template: choice.e2bTemplate } } : {}),
       });
     },
     close: async () => {

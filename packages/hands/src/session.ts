@@ -312,6 +312,7 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
       workspace,
       network: setup.flags?.network,
       allowDomain: setup.flags?.allowDomain,
+      e2bTemplate: settings.e2bTemplate,
       env,
     },
     (t) => report("warning", t.trimEnd(), "sandbox"),

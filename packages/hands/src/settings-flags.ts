@@ -13,6 +13,8 @@ export interface SettingFlags {
   /** Seconds without a byte from the model server before the attempt is retried. */
   idleTimeout?: number;
   sandbox?: string;
+  /** sandbox "e2b": the template its sandboxes start from. */
+  e2bTemplate?: string;
   /** "host" or "none" (the default for isolating sandboxes). */
   network?: string;
   /** Only these domains, through a filtering proxy. */

@@ -13,7 +13,7 @@ import type { TrustState } from "./trust-store.js";
 
 export type ProviderName = "openai" | "anthropic" | "react";
 const PROVIDERS: ProviderName[] = ["openai", "anthropic", "react"];
-const SANDBOXES = ["auto", "bwrap", "docker", "local"];
+const SANDBOXES = ["auto", "bwrap", "docker", "local", "e2b"];
 
 export interface FileConfig {
   provider?: string;
@@ -25,6 +25,8 @@ export interface FileConfig {
   /** Seconds without data from the model server before a call is retried. */
   idleTimeout?: number;
   sandbox?: string;
+  /** sandbox "e2b": the template its sandboxes start from. */
+  e2bTemplate?: string;
   /** off | low | medium | high. */
   reasoning?: string;
   /** Approval mode: auto | ask | read-only (one task and sessions alike). */
@@ -45,6 +47,8 @@ export interface Settings {
   /** Idle timeout of model calls (flag, HANDS_IDLE_TIMEOUT, config idleTimeout; seconds there). */
   idleTimeoutMs?: number;
   sandbox: string;
+  /** sandbox "e2b": the template (--e2b-template, HANDS_E2B_TEMPLATE, config e2bTemplate). */
+  e2bTemplate?: string;
   reasoning?: ReasoningLevel;
   memory: MemorySettings;
   /** The approval mode (flag, HANDS_APPROVAL, config, else the kind of run's default). */
@@ -124,6 +128,10 @@ export function resolveSettings(
     throw new SettingsError(`unknown sandbox "${sandbox}"; available here: ${SANDBOXES.join(", ")}`);
   }
 
+  const e2bTemplate = args.e2bTemplate ?? env.HANDS_E2B_TEMPLATE ?? pick("e2bTemplate");
+  if (e2bTemplate !== undefined && (typeof e2bTemplate !== "string" || e2bTemplate === ""))
+    throw new SettingsError(`e2bTemplate must be a template name, got ${JSON.stringify(e2bTemplate)}`);
+
   const reasoning = args.reasoning ?? env.HANDS_REASONING ?? pick("reasoning");
   if (reasoning !== undefined && !REASONING_LEVELS.includes(reasoning as ReasoningLevel)) {
     throw new SettingsError(
@@ -161,6 +169,7 @@ export function resolveSettings(
     ...(maxTokens ? { maxTokens } : {}),
     ...idleTimeoutSetting(args, env, pick("idleTimeout")),
     sandbox,
+    ...(e2bTemplate ? { e2bTemplate } : {}),
     ...(reasoning ? { reasoning: reasoning as ReasoningLevel } : {}),
     memory: resolveMemorySettings(
       args,

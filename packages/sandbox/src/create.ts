@@ -13,7 +13,7 @@ export function defaultSandboxKind(): { kind: SandboxKind; warning?: string } {
   };
 }
 
-/** Creates a sandbox session of the chosen kind (docker's client is loaded only for docker). */
+/** Creates a sandbox session of the chosen kind (docker's client and the E2B SDK load only when used). */
 export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
   const s = await stat(options.workspace).catch(() => undefined);
   if (!s?.isDirectory()) throw new Error(`sandbox workspace is not a directory: ${options.workspace}`);
@@ -43,6 +43,17 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
         ...common,
         ...(options.image ? { image: options.image } : {}),
         ...(options.runtime ? { runtime: options.runtime } : {}),
+      });
+    }
+    case "e2b": {
+      const { E2BSandbox } = await import("./e2b.js");
+      return E2BSandbox.create({
+        workspace: options.workspace,
+        ...(options.id ? { id: options.id } : {}),
+        ...(options.env ? { env: options.env } : {}),
+        ...(options.network ? { network: options.network } : {}),
+        ...(options.protectedPaths ? { protectedPaths: options.protectedPaths } : {}),
+        ...(options.e2b ? { e2b: options.e2b } : {}),
       });
     }
     default:

@@ -20,6 +20,7 @@ import { ProtectedPathsGuard } from "./protected-paths.js";
 import { dockerSeccompProfile } from "./seccomp.js";
 import { SESSION_COMMAND, SESSION_ENV, SESSION_SCRIPT } from "./session-script.js";
 import { ShellSession } from "./shell-session.js";
+import { startOrDestroy } from "./start-or-destroy.js";
 import type { ExecOptions, ExecResult, Sandbox, SandboxKind } from "./types.js";
 import { DEFAULT_WORKSPACE_QUOTA_BYTES, execWithQuota, WorkspaceQuota } from "./workspace-quota.js";
 
@@ -189,13 +190,7 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
     const docker = options.docker ?? (await dockerClient());
     reapAtStartup();
     const sb = new DockerSandbox(options, docker);
-    try {
-      await sb.start();
-    } catch (e) {
-      await sb.destroy().catch(() => {});
-      throw e;
-    }
-    return sb;
+    return startOrDestroy(sb, () => sb.start());
   }
 
   /** The container's id (for `docker` commands and the reaper). */

@@ -112,7 +112,7 @@ async function realWorkspace(ws: string): Promise<string> {
   return confinePath(ws, ".");
 }
 
-function runTar(
+export function runTar(
   args: string[],
   input?: Uint8Array,
 ): Promise<{ stdout: Buffer; stderr: string; code: number | null }> {

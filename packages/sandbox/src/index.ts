@@ -11,6 +11,18 @@ export {
   dockerClient,
   LABEL_SESSION,
 } from "./docker.js";
+export {
+  DEFAULT_E2B_TEMPLATE,
+  DEFAULT_E2B_TTL_MS,
+  type E2BConnection,
+  type E2BOptions,
+  E2BSandbox,
+  type E2BSandboxOptions,
+  REMOTE_WORKSPACE,
+  resolveE2BConnection,
+} from "./e2b.js";
+export { SYNC_EXCLUDES } from "./e2b-script.js";
+export { DEFAULT_SYNC_LIMITS, type SyncLimits } from "./e2b-sync.js";
 export { isSecretEnv, NON_INTERACTIVE_ENV, SECRET_ENV_NAMES, SECRET_ENV_PREFIXES, scrubEnv } from "./env.js";
 export { DEDICATED_SANDBOX_UID } from "./host-user.js";
 export { buildImage, imageExists, imageTag } from "./image.js";

@@ -325,6 +325,7 @@ const SIGNALS: Record<number, string> = {
   15: "SIGTERM",
 };
 
-function signalName(n: number): string {
+/** The name of signal `n` (a shell's exit status 128+n). */
+export function signalName(n: number): string {
   return SIGNALS[n] ?? `SIG${n}`;
 }

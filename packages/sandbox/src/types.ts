@@ -1,7 +1,7 @@
 // The Sandbox interface: where the agent's commands run. Backends: local (no isolation),
-// bwrap and docker. File paths given to a sandbox are relative to its workspace.
+// bwrap, docker and e2b (a remote E2B-protocol service). File paths given to a sandbox are relative to its workspace.
 
-export type SandboxKind = "local" | "bwrap" | "docker";
+export type SandboxKind = "local" | "bwrap" | "docker" | "e2b";
 
 export interface ExecOptions {
   /** Working directory relative to the workspace root (default: the root). */
@@ -75,6 +75,8 @@ export interface SandboxOptions {
   /** Environment that points tools at the proxy (HTTP_PROXY, …). */
   proxyEnv?: Record<string, string>;
   limits?: { memoryBytes?: number; pids?: number; cpus?: number };
+  /** e2b: the service, template and sync limits (connection from E2B_* variables otherwise). */
+  e2b?: import("./e2b.js").E2BOptions;
   /** docker: image tag (default: the offline-built hands-sandbox image). */
   image?: string;
   /** docker: OCI runtime, e.g. "runsc". */
