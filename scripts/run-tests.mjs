@@ -10,6 +10,7 @@ const defaults = [
   "packages/memory/dist",
   "packages/serve/dist",
   "packages/agent/dist",
+  "packages/dashboard/dist",
   "packages/cli/dist",
   "evals",
 ];

@@ -1,0 +1,4 @@
+export type * from "./api-types.js";
+export { DASHBOARD_HELP, DashboardUsageError, runDashboardCommand } from "./command.js";
+export { type DashboardOptions, type RunningDashboard, startDashboard } from "./server.js";
+export * from "./timeline.js";

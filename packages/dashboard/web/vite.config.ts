@@ -1,0 +1,15 @@
+// The front end's build: React through esbuild's own JSX transform (no Babel), into dist/web,
+// which the dashboard's server serves and the package ships.
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vite";
+
+export default defineConfig({
+  root: fileURLToPath(new URL(".", import.meta.url)),
+  base: "/",
+  esbuild: { jsx: "automatic" },
+  build: {
+    outDir: fileURLToPath(new URL("../dist/web", import.meta.url)),
+    emptyOutDir: true,
+    chunkSizeWarningLimit: 1000,
+  },
+});
