@@ -62,12 +62,13 @@ export class MemoryFiles {
     try {
       return fn(store, file);
     } catch (err) {
+      // Only SQLite's own failures mean the file is in trouble; anything else is the caller's.
+      if (!String((err as { code?: unknown }).code ?? "").startsWith("SQLITE_")) throw err;
       const message = (err as Error).message;
       this.open.delete(file);
       try {
         store.close();
       } catch {}
-      if (err instanceof RangeError) throw new MemoryFileError(message, 400);
       const busy = /busy|locked/i.test(message);
       throw new MemoryFileError(
         busy

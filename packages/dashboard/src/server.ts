@@ -7,7 +7,15 @@ import type { AddressInfo } from "node:net";
 import { extname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readTrace, TraceFollower } from "@hands/agent";
-import { memoryCell, memoryMap, memoryMapAt, memoryMoveLog, memoryMoves } from "@hands/memory";
+import {
+  LAYERS,
+  type Layer,
+  memoryCell,
+  memoryMap,
+  memoryMapAt,
+  memoryMoveLog,
+  memoryMoves,
+} from "@hands/memory";
 import type { ContextPayload, LiveBatch, MemoryMapPayload, TracePayload } from "./api-types.js";
 import { authorize, newToken } from "./auth.js";
 import { MemoryFileError, MemoryFiles } from "./memory-files.js";
@@ -147,7 +155,12 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
   const traceOf = (id: string): TracePayload => {
     const path = tracePath(o.dataDir, id);
     if (!existsSync(path)) throw new HttpError(404, `no run ${id}`);
-    const r = readTrace(path);
+    let r: ReturnType<typeof readTrace>;
+    try {
+      r = readTrace(path);
+    } catch (err) {
+      throw new HttpError(422, `the trace ${id} cannot be read: ${(err as Error).message}`);
+    }
     return { id, events: r.events, problems: r.problems, offset: r.offset, updated: statSync(path).mtimeMs };
   };
 
@@ -176,6 +189,10 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
     const scopeParam = url.searchParams.get("scope");
     const scope = scopeParam === null || scopeParam === "" ? undefined : scopeParam;
     const buckets = intParam(url, "buckets", 10)!;
+    if (buckets < 1 || buckets > 100) throw new HttpError(400, "buckets must be 1..100");
+    const layer = url.searchParams.get("layer");
+    if (path === "/api/memory/cell" && !LAYERS.includes(layer as Layer))
+      throw new HttpError(400, `layer must be one of ${LAYERS.join(", ")}`);
     return memory.read(file, (store, name) => {
       switch (path) {
         case "/api/memory/map": {
@@ -189,12 +206,9 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
           return body;
         }
         case "/api/memory/cell": {
-          const layer = url.searchParams.get("layer");
-          if (layer !== "working" && layer !== "short_term" && layer !== "long_term" && layer !== "archived")
-            throw new HttpError(400, "layer must be working, short_term, long_term or archived");
           return memoryCell(store, {
             ...(scope ? { scope } : {}),
-            layer,
+            layer: layer as Layer,
             bucket: intParam(url, "bucket", 0)!,
             buckets,
             limit: intParam(url, "limit", 200)!,
@@ -315,16 +329,15 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
     const url = new URL(req.url ?? "/", "http://dashboard");
     const handle = url.pathname.startsWith("/api/")
       ? api(req, res, url)
-      : Promise.resolve(
-          req.method === "GET" || req.method === "HEAD" ? serveStatic(url.pathname, res) : undefined,
-        ).then(() => {
-          if (!res.headersSent) throw new HttpError(405, "method not allowed");
+      : Promise.resolve().then(() => {
+          if (req.method !== "GET" && req.method !== "HEAD") throw new HttpError(405, "method not allowed");
+          serveStatic(url.pathname, res);
         });
     handle.catch((err: unknown) => {
       const status =
         err instanceof HttpError || err instanceof MemoryFileError
           ? err.status
-          : /invalid run id|invalid sandbox id/.test((err as Error).message)
+          : err instanceof RangeError || /invalid run id|invalid sandbox id/.test((err as Error).message)
             ? 400
             : 500;
       if (res.headersSent) {
