@@ -56,7 +56,11 @@ export interface MemoryMapPayload {
   tokens: number;
   events: number;
   lastSeq: number;
-  moves: { binMs: number; bins: MoveBin[] };
+}
+
+export interface MovesPayload {
+  binMs: number;
+  bins: MoveBin[];
 }
 
 export interface ContextPayload {

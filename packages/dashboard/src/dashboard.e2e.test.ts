@@ -353,6 +353,25 @@ describe("hands dashboard in Chromium", { timeout: 120_000 }, () => {
     assert.equal(after.status, 404, "the service no longer has it");
   });
 
+  test("evals: each npm run eval run over time, per task, linked to its trace", async () => {
+    const { page } = browser;
+    await page.goto(`${dash.url}#/evals`);
+    const row = page.locator(`[data-testid=eval-task][data-task="${fx.evalTask}"]`);
+    await row.waitFor();
+    const cells = row.locator("[data-testid=eval-cell]");
+    assert.equal(await cells.count(), 2);
+    assert.equal(await cells.nth(0).getAttribute("data-passed"), "true");
+    assert.equal(await cells.nth(1).getAttribute("data-passed"), "false");
+    assert.match(
+      (await cells.nth(1).textContent()) ?? "",
+      /FAIL[\s\S]*(answer does not include|exit|stdout)/,
+    );
+    // The failing run's cell opens that run's trace.
+    await cells.nth(1).locator("a").click();
+    await page.waitForSelector("[data-testid=run-result]");
+    assert.match((await page.textContent("[data-testid=run-result]")) ?? "", /I did it \(but did nothing\)/);
+  });
+
   test("the runs API agrees with the page and no page logged an error", async () => {
     const cookie = cookieName(dash.port);
     const r = await fetch(`${dash.url}api/runs`, { headers: { cookie: `${cookie}=${dash.token}` } });

@@ -79,6 +79,25 @@ export class MemoryFiles {
     }
   }
 
+  private readonly results = new Map<string, { version: number; value: unknown }>();
+
+  /**
+   * Like read, but a result is kept until the file changes (SQLite's data_version moves when
+   * another connection commits): a map of 100,000 chunks is aggregated once per change, not per view.
+   */
+  cached<T>(name: string | undefined, key: string, fn: (store: SqliteStore, file: string) => T): T {
+    return this.read(name, (store, file) => {
+      const version = store.db.pragma("data_version", { simple: true }) as number;
+      const k = `${file}\u0000${key}`;
+      const hit = this.results.get(k);
+      if (hit && hit.version === version) return hit.value as T;
+      const value = fn(store, file);
+      if (this.results.size > 200) this.results.clear();
+      this.results.set(k, { version, value });
+      return value;
+    });
+  }
+
   close(): void {
     for (const s of this.open.values()) s.close();
     this.open.clear();

@@ -18,6 +18,7 @@ import {
 } from "@hands/memory";
 import type { ContextPayload, LiveBatch, MemoryMapPayload, TracePayload } from "./api-types.js";
 import { authorize, newToken } from "./auth.js";
+import { readEvalRuns } from "./eval-log.js";
 import { MemoryFileError, MemoryFiles } from "./memory-files.js";
 import { RunIndex, tracePath } from "./runs.js";
 import { killSandbox, listSandboxes, type ServeConnection } from "./sandboxes.js";
@@ -193,7 +194,7 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
     const layer = url.searchParams.get("layer");
     if (path === "/api/memory/cell" && !LAYERS.includes(layer as Layer))
       throw new HttpError(400, `layer must be one of ${LAYERS.join(", ")}`);
-    return memory.read(file, (store, name) => {
+    return memory.cached(file, `${path}?${url.searchParams}`, (store, name) => {
       switch (path) {
         case "/api/memory/map": {
           const map = memoryMap(store, { ...(scope ? { scope } : {}), buckets });
@@ -201,10 +202,11 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
             file: name,
             files: memory.list(),
             ...map,
-            moves: memoryMoves(store, scope ? { scope } : {}),
           };
           return body;
         }
+        case "/api/memory/moves":
+          return memoryMoves(store, scope ? { scope } : {});
         case "/api/memory/cell": {
           return memoryCell(store, {
             ...(scope ? { scope } : {}),
@@ -314,6 +316,7 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
     }
     if (path.startsWith("/api/memory/") && req.method === "GET")
       return json(res, 200, memoryRoute(path, url));
+    if (req.method === "GET" && path === "/api/evals") return json(res, 200, readEvalRuns(o.dataDir));
     if (req.method === "GET" && path === "/api/sandboxes")
       return json(res, 200, await listSandboxes(o.serve));
     m = /^\/api\/sandboxes\/([^/]+)\/kill$/.exec(path);

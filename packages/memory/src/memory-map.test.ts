@@ -52,6 +52,10 @@ test("cells count every chunk once; a cell's page, the moves and the replay agre
 
   const moves = memoryMoves(ro, { bins: 5 });
   const logged = ro.events();
+  // About five bins, each aligned to the bin size from the first event.
+  const times = [...new Set(moves.bins.map((b) => b.time))];
+  assert.ok(times.length <= 6, `${times.length} bins`);
+  assert.ok(times.every((t) => (t - logged[0]!.time) % moves.binMs === 0));
   assert.equal(
     moves.bins.reduce((n, b) => n + b.count, 0),
     logged.length,

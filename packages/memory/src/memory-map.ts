@@ -126,10 +126,13 @@ export function memoryMoves(
   store: SqliteStore,
   options: { scope?: string; bins?: number } = {},
 ): { binMs: number; bins: MoveBin[] } {
-  const span = store.db.prepare("SELECT min(time) AS lo, max(time) AS hi FROM events").get() as {
-    lo: number | null;
-    hi: number | null;
-  };
+  // The log's ends by its primary key (seq): two lookups, not a scan of every event.
+  const span = store.db
+    .prepare(
+      "SELECT (SELECT time FROM events ORDER BY seq LIMIT 1) AS lo, (SELECT time FROM events ORDER BY seq DESC LIMIT 1) AS hi",
+    )
+    .get() as { lo: number | null; hi: number | null };
+  if (span.lo !== null && span.hi !== null && span.hi < span.lo) [span.lo, span.hi] = [span.hi, span.lo];
   if (span.lo === null || span.hi === null) return { binMs: 0, bins: [] };
   const binMs = Math.max(1, Math.ceil((span.hi - span.lo + 1) / (options.bins ?? 60)));
   // A chunk deleted since has no row: its moves count under every scope filter only when unfiltered.
@@ -137,7 +140,7 @@ export function memoryMoves(
     options.scope === undefined ? "" : "JOIN chunks ON chunks.id = events.chunk_id WHERE chunks.scope = ?";
   const bins = store.db
     .prepare(
-      `SELECT ((events.time - ?) / ?) * ? + ? AS time, kind, count(*) AS count FROM events ${join}
+      `SELECT cast((events.time - ?) / ? AS integer) * ? + ? AS time, kind, count(*) AS count FROM events ${join}
        GROUP BY 1, kind ORDER BY 1, kind`,
     )
     .all(

@@ -1,11 +1,14 @@
-// A data folder made by real scripted runs of the `hands` CLI: a finished run with file, command
-// and todo tools (memory on, the default), a run whose model keeps failing (retries, then
-// error), a run with a capped command output, and a copy of a real trace damaged the ways a
-// crash or another version damages one.
+// A data folder made by real scripted runs of the `hands` CLI: a finished run with file and
+// command tools and a tool error (memory on, the default), a run whose model keeps failing
+// (retries, then error), a run with a capped command output, a copy of a real trace damaged the
+// ways a crash or another version damages one, and two `npm run eval` runs of one task.
+
+import { spawn } from "node:child_process";
 import { copyFileSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { type ServerTurn, startScriptedServer } from "@hands/llm";
-import { runHands } from "./hands-cli.js";
+import { handsEnv, runHands } from "./hands-cli.js";
 
 export interface Fixtures {
   scratch: string;
@@ -15,6 +18,8 @@ export interface Fixtures {
   failing: string;
   bigOutput: string;
   damaged: string;
+  /** Eval tasks recorded by `npm run eval` (evals/run.mjs): one passing run, then one failing. */
+  evalTask: string;
 }
 
 export const FIB_TASK = "create fib.py that prints fib(10), run it, tell me the output";
@@ -55,6 +60,39 @@ async function traced(scratch: string, run: () => Promise<unknown>): Promise<str
   const added = [...traces(dataDir)].filter((n) => !before.has(n));
   if (added.length !== 1) throw new Error(`expected one new trace, found ${added.length}`);
   return added[0]!.replace(/\.jsonl$/, "");
+}
+
+const EVALS = fileURLToPath(new URL("../../../../evals/", import.meta.url));
+
+/** `node evals/run.mjs --task NAME` against the task's own script (pass) or a model that does nothing (fail). */
+async function runEvals(scratch: string, task: string, outcome: "pass" | "fail"): Promise<void> {
+  const script = JSON.parse(readFileSync(join(EVALS, "tasks", task, "script.json"), "utf8")) as ServerTurn[];
+  const server = await startScriptedServer(
+    outcome === "pass" ? script : [{ content: "I did it (but did nothing)." }],
+  );
+  const child = spawn(
+    process.execPath,
+    [
+      join(EVALS, "run.mjs"),
+      "--task",
+      task,
+      "--base-url",
+      server.url,
+      "--model",
+      "scripted-model",
+      "--api-key",
+      "sk-test",
+    ],
+    { env: handsEnv(scratch), stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let err = "";
+  child.stderr?.on("data", (d) => {
+    err += d;
+  });
+  const code = await new Promise((r) => child.on("close", r));
+  await server.close();
+  if (code !== (outcome === "pass" ? 0 : 1))
+    throw new Error(`evals/run.mjs (${outcome}) exited ${code}: ${err}`);
 }
 
 export async function makeFixtures(scratch: string): Promise<Fixtures> {
@@ -105,5 +143,8 @@ export async function makeFixtures(scratch: string): Promise<Fixtures> {
   // Crashed an hour ago: no longer taken for a running run.
   const past = new Date(Date.now() - 3600_000);
   utimesSync(dst, past, past);
-  return { scratch, dataDir, fib, failing, bigOutput, damaged };
+  const evalTask = "hello";
+  await runEvals(scratch, evalTask, "pass");
+  await runEvals(scratch, evalTask, "fail");
+  return { scratch, dataDir, fib, failing, bigOutput, damaged, evalTask };
 }

@@ -5,7 +5,7 @@ import type { Chunk, Layer, MapCell, MoveRow } from "@hands/memory";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, useState } from "react";
 import uPlot from "uplot";
-import type { ContextPayload, MemoryMapPayload } from "../../../src/api-types.js";
+import type { ContextPayload, MemoryMapPayload, MovesPayload } from "../../../src/api-types.js";
 import { getJson, query } from "../api.js";
 import { Chart } from "../components/Chart.js";
 import { ErrorBox } from "../components/Problems.js";
@@ -277,8 +277,16 @@ const COLORS = [
   "#111827",
 ];
 
-function MovesChart({ map }: { map: MemoryMapPayload }) {
+function MovesChart({ base }: { base: Record<string, string | undefined> }) {
+  const [moves, setMoves] = useState<MovesPayload | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    getJson<MovesPayload>(`/api/memory/moves${query(base)}`).then(setMoves, (e: Error) =>
+      setError(e.message),
+    );
+  }, [base]);
   const { options, data } = useMemo(() => {
+    const map = { moves: moves ?? { binMs: 0, bins: [] } };
     const times = [...new Set(map.moves.bins.map((b) => b.time))].sort((a, b) => a - b);
     const kinds = MOVE_KINDS.filter((k) => map.moves.bins.some((b) => b.kind === k));
     const index = new Map(times.map((t, i) => [t, i]));
@@ -303,8 +311,10 @@ function MovesChart({ map }: { map: MemoryMapPayload }) {
       ],
     };
     return { options: opts, data: [times.map((t) => t / 1000), ...cols] as uPlot.AlignedData };
-  }, [map]);
-  if (!map.moves.bins.length) return <p className="muted">No moves logged.</p>;
+  }, [moves]);
+  if (error) return <ErrorBox message={error} />;
+  if (!moves) return <p className="muted">Loading…</p>;
+  if (!moves.bins.length) return <p className="muted">No moves logged.</p>;
   return <Chart options={options} data={data} label="memory moves over time" height={180} />;
 }
 
@@ -317,10 +327,12 @@ function Replay({
   lastSeq: number;
   buckets: number;
 }) {
-  const [seq, setSeq] = useState(lastSeq);
+  // Replaying a large log takes a while: only once someone moves the slider.
+  const [seq, setSeq] = useState<number | undefined>();
   const [cells, setCells] = useState<{ cells: MapCell[]; from: number } | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
+    if (seq === undefined) return;
     const ctl = new AbortController();
     const timer = setTimeout(
       () =>
@@ -351,6 +363,9 @@ function Replay({
         />
       </label>
       {error ? <ErrorBox message={error} /> : null}
+      {seq === undefined ? (
+        <p className="muted">Move the slider to see the map as it was after that move.</p>
+      ) : null}
       {cells ? (
         <>
           {cells.from > 1 ? (
@@ -486,7 +501,7 @@ export function MemoryPage() {
           <h2>What the last context included, and why</h2>
           <LastContext base={base} />
           <h2>Moves over time</h2>
-          <MovesChart map={map} />
+          <MovesChart base={base} />
           <h2>Replay</h2>
           {map.lastSeq ? (
             <Replay base={base} lastSeq={map.lastSeq} buckets={map.buckets} />
