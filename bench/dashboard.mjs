@@ -6,9 +6,10 @@
 //     (median of 5 fresh loads), then frame times while the timeline scrolls top to bottom.
 //  2. A memory file of 100,000 chunks written through the memory package's own store: time
 //     to the memory map's grid, and the map API on its own.
-// Options: --steps N (2000), --chunks N (100000), --loads N (5).
-import { chmodSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+// Options: --steps N (2000), --chunks N (100000), --loads N (5). The machine's load average is
+// printed with the figures: on a shared machine they move with it.
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 
@@ -54,9 +55,10 @@ try {
   await server.close();
   const [traceName] = readdirSync(join(dataDir, "traces"));
   const id = traceName.replace(/\.jsonl$/, "");
-  const { statSync } = await import("node:fs");
   const traceBytes = statSync(join(dataDir, "traces", traceName)).size;
-  console.log(`trace: ${STEPS} steps by a real hands run in ${((Date.now() - t) / 1000).toFixed(1)} s, ${(traceBytes / 1e6).toFixed(1)} MB`);
+  console.log(
+    `trace: ${STEPS} steps by a real hands run in ${((Date.now() - t) / 1000).toFixed(1)} s, ${(traceBytes / 1e6).toFixed(1)} MB`,
+  );
 
   // --- 2. a memory file of CHUNKS chunks ---------------------------------------------------
   t = Date.now();
@@ -92,7 +94,9 @@ try {
     store.append(batch);
   }
   store.close();
-  console.log(`memory: ${CHUNKS} chunks written through SqliteStore in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  console.log(
+    `memory: ${CHUNKS} chunks written through SqliteStore in ${((Date.now() - t) / 1000).toFixed(1)} s`,
+  );
 
   // --- measure in Chromium ---------------------------------------------------------------
   const dash = await startDashboard({ dataDir });
@@ -112,10 +116,17 @@ try {
     const ms = Date.now() - start;
     if (i > 0) loads.push(ms); // the first load warms the server's and the browser's caches
   }
+  const cookie = (await browser.context.cookies()).map((c) => `${c.name}=${c.value}`).join("; ");
+  const traceApi = [];
+  for (let i = 0; i < LOADS; i++) {
+    const s = performance.now();
+    await (await fetch(`${dash.url}api/runs/${id}`, { headers: { cookie } })).json();
+    traceApi.push(performance.now() - s);
+  }
   const rendered = await page.locator("[data-testid=step-row]").count();
   const headSteps = await page.textContent("[data-testid=run-head]");
   console.log(
-    `run page, ${STEPS} steps: open ${median(loads)} ms median of ${LOADS} (${loads.join(", ")} ms); rows in the DOM: ${rendered}; header: ${/(\d+) steps/.exec(headSteps ?? "")?.[1]} steps`,
+    `run page, ${STEPS} steps: open ${median(loads)} ms median of ${LOADS} (${loads.join(", ")} ms), of which the trace API ${median(traceApi).toFixed(0)} ms; rows in the DOM: ${rendered}; header: ${/(\d+) steps/.exec(headSteps ?? "")?.[1]} steps`,
   );
 
   // Scroll the timeline top to bottom in 120 animation frames and record each frame's time.
@@ -148,7 +159,6 @@ try {
   }
   const cells = await page.locator("[data-testid=memory-grid] [data-testid=memory-cell]").count();
   const totals = await page.textContent("[data-testid=memory-totals]");
-  const cookie = (await browser.context.cookies()).map((c) => `${c.name}=${c.value}`).join("; ");
   const api = [];
   for (let i = 0; i < LOADS; i++) {
     const s = performance.now();
@@ -158,6 +168,11 @@ try {
   }
   console.log(
     `memory map, ${CHUNKS} chunks: page ${median(mapLoads)} ms median (${mapLoads.join(", ")} ms), API ${median(api).toFixed(0)} ms; ${cells} cells drawn; "${totals}"`,
+  );
+  console.log(
+    `load average at the end: ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ")}`,
   );
   if (browser.errors.length) console.log(`page errors: ${browser.errors.join("\n")}`);
   await browser.close();

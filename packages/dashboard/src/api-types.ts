@@ -1,6 +1,6 @@
 // What the dashboard's server sends the browser (types only: both sides import them).
 import type { AgentEvent, TraceProblem } from "@hands/agent";
-import type { MapCell, MoveBin, MoveRow } from "@hands/memory";
+import type { MemoryMap, MoveBin, MoveRow } from "@hands/memory";
 import type { RunState } from "./timeline.js";
 
 export interface RunSummary {
@@ -46,16 +46,9 @@ export interface MemoryFile {
   bytes: number;
 }
 
-export interface MemoryMapPayload {
+export interface MemoryMapPayload extends MemoryMap {
   file: string;
   files: MemoryFile[];
-  buckets: number;
-  cells: MapCell[];
-  scopes: { scope: string; chunks: number }[];
-  chunks: number;
-  tokens: number;
-  events: number;
-  lastSeq: number;
 }
 
 export interface MovesPayload {

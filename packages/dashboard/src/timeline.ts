@@ -39,14 +39,9 @@ export interface StepView {
   memory: Ev<"memory">[];
 }
 
-export interface RunView {
+/** A run: what its run_start event said, and what followed. */
+export interface RunView extends Omit<Ev<"run_start">, "type" | "time"> {
   index: number;
-  runId: string;
-  task: string;
-  provider: string;
-  model: string;
-  workspace: string;
-  maxSteps: number;
   start: number;
   /** Last event time seen. */
   updated: number;

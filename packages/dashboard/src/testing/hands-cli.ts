@@ -29,20 +29,9 @@ export interface HandsProcess {
   done: Promise<number | null>;
 }
 
-/** Starts `hands args…` (one-shot, --json) against the model server at `modelUrl`. */
-export function startHands(
-  args: string[],
-  o: { scratch: string; modelUrl: string; workspace: string; env?: Record<string, string> },
-): HandsProcess {
-  mkdirSync(o.workspace, { recursive: true });
-  const child = spawn(
-    process.execPath,
-    [HANDS_BIN, "--model", "scripted-model", "--cwd", o.workspace, "--sandbox", "local", ...args],
-    {
-      env: handsEnv(o.scratch, { OPENAI_BASE_URL: o.modelUrl, OPENAI_API_KEY: "sk-test", ...o.env }),
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+/** Starts the `hands` bin with `args`, collecting what it prints. */
+export function spawnHands(args: string[], env: NodeJS.ProcessEnv): HandsProcess {
+  const child = spawn(process.execPath, [HANDS_BIN, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   child.stdout?.on("data", (d) => {
@@ -53,6 +42,18 @@ export function startHands(
   });
   const done = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
   return { child, stdout: () => out, stderr: () => err, done };
+}
+
+/** Starts a one-shot `hands args…` against the model server at `modelUrl`. */
+export function startHands(
+  args: string[],
+  o: { scratch: string; modelUrl: string; workspace: string; env?: Record<string, string> },
+): HandsProcess {
+  mkdirSync(o.workspace, { recursive: true });
+  return spawnHands(
+    ["--model", "scripted-model", "--cwd", o.workspace, "--sandbox", "local", ...args],
+    handsEnv(o.scratch, { OPENAI_BASE_URL: o.modelUrl, OPENAI_API_KEY: "sk-test", ...o.env }),
+  );
 }
 
 /** Runs `hands args…` to its end; throws with its stderr when it exits otherwise than `expectCode`. */

@@ -6,25 +6,17 @@ import type uPlot from "uplot";
 import { type StepView, stepSeries, type Timeline, totals } from "../../../src/timeline.js";
 import { Chart } from "../components/Chart.js";
 import { ErrorBox } from "../components/Problems.js";
+import { stepChartOptions } from "../components/stepChart.js";
 import { fmtCost, fmtMs, fmtTokens } from "../format.js";
 import { useTrace } from "../hooks/useTrace.js";
 import { href } from "../route.js";
 
-const OPTIONS: Omit<uPlot.Options, "width" | "height"> = {
-  scales: { x: { time: false }, tokens: { auto: true }, usd: { auto: true } },
-  axes: [
-    { label: "step", incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000] },
-    { scale: "tokens", label: "context (tokens)", size: 60 },
-    { scale: "usd", side: 1, label: "cost so far ($)", size: 60, grid: { show: false } },
-  ],
-  series: [
-    { label: "step" },
-    { label: "A context", scale: "tokens", stroke: "#2563eb", width: 2 },
-    { label: "B context", scale: "tokens", stroke: "#16a34a", width: 2 },
-    { label: "A cost", scale: "usd", stroke: "#2563eb", dash: [4, 4] },
-    { label: "B cost", scale: "usd", stroke: "#16a34a", dash: [4, 4] },
-  ],
-};
+const OPTIONS = stepChartOptions([
+  { label: "A context", scale: "tokens", stroke: "#2563eb", width: 2 },
+  { label: "B context", scale: "tokens", stroke: "#16a34a", width: 2 },
+  { label: "A cost", scale: "usd", stroke: "#2563eb", dash: [4, 4] },
+  { label: "B cost", scale: "usd", stroke: "#16a34a", dash: [4, 4] },
+]);
 
 function facts(t: Timeline | undefined) {
   const run = t?.runs[t.runs.length - 1];

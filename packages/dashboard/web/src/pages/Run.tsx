@@ -8,6 +8,7 @@ import { runState, stepSeries, totals } from "../../../src/timeline.js";
 import { Chart } from "../components/Chart.js";
 import { ErrorBox, Problems } from "../components/Problems.js";
 import { StepDetail } from "../components/StepDetail.js";
+import { stepChartOptions } from "../components/stepChart.js";
 import { fmtCost, fmtMs, fmtTime, fmtTokens } from "../format.js";
 import { useTrace } from "../hooks/useTrace.js";
 import { href } from "../route.js";
@@ -17,27 +18,17 @@ type Row =
   | { kind: "step"; step: StepView; index: number }
   | { kind: "end"; run: RunView };
 
-export const CHART_OPTIONS: Omit<uPlot.Options, "width" | "height"> = {
-  scales: { x: { time: false }, tokens: { auto: true }, usd: { auto: true } },
-  axes: [
-    { label: "step", incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000] },
-    { scale: "tokens", label: "context (tokens)", size: 60 },
-    { scale: "usd", side: 1, label: "cost so far ($)", size: 60, grid: { show: false } },
-  ],
-  series: [
-    { label: "step" },
-    { label: "context tokens", scale: "tokens", stroke: "#2563eb", width: 2, points: { show: false } },
-    {
-      label: "cost so far",
-      scale: "usd",
-      stroke: "#d97706",
-      width: 2,
-      points: { show: false },
-      value: (_u, v) => (v == null ? "–" : `$${v.toFixed(4)}`),
-    },
-  ],
-  legend: { live: true },
-};
+const CHART_OPTIONS = stepChartOptions([
+  { label: "context tokens", scale: "tokens", stroke: "#2563eb", width: 2, points: { show: false } },
+  {
+    label: "cost so far",
+    scale: "usd",
+    stroke: "#d97706",
+    width: 2,
+    points: { show: false },
+    value: (_u, v) => (v == null ? "–" : `$${v.toFixed(4)}`),
+  },
+]);
 
 function stepSummary(s: StepView, ended: boolean): string {
   const calls = s.tools.map((t) => t.name);
