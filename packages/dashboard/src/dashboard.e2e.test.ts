@@ -351,6 +351,15 @@ describe("hands dashboard in Chromium", { timeout: 120_000 }, () => {
       headers: { "x-api-key": serve.key },
     });
     assert.equal(after.status, 404, "the service no longer has it");
+    // The sandboxes the fixture runs used, from the data folder's audit log, with their trail.
+    await page.waitForSelector("[data-testid=local-sandbox]");
+    assert.ok((await page.locator("[data-testid=local-sandbox]").count()) >= 2, "the runs that ran commands");
+    const fib = page.locator("[data-testid=local-sandbox]", { hasText: "ws-fib" }).first();
+    assert.match((await fib.textContent()) ?? "", /local[\s\S]*destroyed/);
+    await fib.locator("button").click();
+    await page.waitForSelector("[data-testid=sandbox-trail]");
+    const trail = (await page.textContent("[data-testid=sandbox-trail]")) ?? "";
+    assert.match(trail, /create[\s\S]*exec[\s\S]*command=python3 fib\.py[\s\S]*destroy/);
   });
 
   test("evals: each npm run eval run over time, per task, linked to its trace", async () => {

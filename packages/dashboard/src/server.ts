@@ -19,6 +19,7 @@ import {
 import type { ContextPayload, LiveBatch, MemoryMapPayload, TracePayload } from "./api-types.js";
 import { authorize, newToken } from "./auth.js";
 import { readEvalRuns } from "./eval-log.js";
+import { localSandboxes, localSandboxTrail } from "./local-sandboxes.js";
 import { MemoryFileError, MemoryFiles } from "./memory-files.js";
 import { RunIndex, tracePath } from "./runs.js";
 import { killSandbox, listSandboxes, type ServeConnection } from "./sandboxes.js";
@@ -319,6 +320,11 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
     if (req.method === "GET" && path === "/api/evals") return json(res, 200, readEvalRuns(o.dataDir));
     if (req.method === "GET" && path === "/api/sandboxes")
       return json(res, 200, await listSandboxes(o.serve));
+    if (req.method === "GET" && path === "/api/sandboxes/local")
+      return json(res, 200, localSandboxes(o.dataDir));
+    m = /^\/api\/sandboxes\/local\/([^/]+)$/.exec(path);
+    if (m && req.method === "GET")
+      return json(res, 200, localSandboxTrail(o.dataDir, decodeURIComponent(m[1]!)));
     m = /^\/api\/sandboxes\/([^/]+)\/kill$/.exec(path);
     if (m && req.method === "POST") {
       await killSandbox(o.serve, decodeURIComponent(m[1]!));

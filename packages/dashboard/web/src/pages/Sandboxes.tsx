@@ -3,6 +3,7 @@
 import { useCallback, useEffect, useState } from "react";
 import type { SandboxesPayload } from "../../../src/api-types.js";
 import { getJson, post } from "../api.js";
+import { LocalSandboxes } from "../components/LocalSandboxes.js";
 import { ErrorBox } from "../components/Problems.js";
 import { fmtMs } from "../format.js";
 
@@ -106,6 +107,8 @@ export function SandboxesPage() {
       ) : (
         <p className="muted">Loading…</p>
       )}
+      <h2>Sandboxes of this machine's runs</h2>
+      <LocalSandboxes />
     </section>
   );
 }
