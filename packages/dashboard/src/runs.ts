@@ -1,9 +1,9 @@
 // The runs list: every trace under <data>/traces (one-shot runs and sessions' requests), read
-// through the trace reader and folded by the same Timeline the run page uses. A file is parsed
-// again only when its size or time changed.
+// through the trace reader and folded by the same Timeline the run page uses. Each file is
+// followed: when it grows (a live run), only the new lines are read and folded in.
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { readTrace, type TraceRead } from "@hands/agent";
+import { TraceFollower } from "@hands/agent";
 import type { RunSummary } from "./api-types.js";
 import { runState, Timeline, totals } from "./timeline.js";
 
@@ -15,10 +15,21 @@ export function tracePath(dataDir: string, id: string): string {
   return join(dataDir, "traces", `${id}.jsonl`);
 }
 
+interface Followed {
+  size: number;
+  mtimeMs: number;
+  follower: TraceFollower;
+  timeline: Timeline;
+  problems: number;
+  error?: string;
+}
+
+/** A file's summary; a live run's file also keeps its follower, to read only what it appends. */
 interface Cached {
   size: number;
   mtimeMs: number;
   summary: RunSummary;
+  live?: Followed;
 }
 
 export class RunIndex {
@@ -50,14 +61,39 @@ export class RunIndex {
       }
       const hit = this.cache.get(id);
       let summary: RunSummary;
-      if (hit && hit.size === st.size && hit.mtimeMs === st.mtimeMs) summary = hit.summary;
+      if (hit && hit.size === st.size && hit.mtimeMs === st.mtimeMs && hit.summary.status !== "running")
+        summary = hit.summary;
       else {
-        summary = summarize(id, path, st.mtimeMs, now);
-        this.cache.set(id, { size: st.size, mtimeMs: st.mtimeMs, summary });
+        // Continue a live run's trace where it was; anything else is read from the start.
+        let f = hit?.live;
+        if (!f || st.size < f.follower.offset)
+          f = {
+            size: -1,
+            mtimeMs: 0,
+            follower: new TraceFollower(path),
+            timeline: new Timeline(),
+            problems: 0,
+          };
+        if (f.size !== st.size || f.mtimeMs !== st.mtimeMs) {
+          try {
+            const r = f.follower.poll();
+            for (const e of r.events) f.timeline.add(e);
+            f.problems += r.problems.length;
+          } catch (err) {
+            f.error = (err as Error).message;
+          }
+          f.size = st.size;
+          f.mtimeMs = st.mtimeMs;
+        }
+        summary = summarize(id, f, now);
+        // Only a running run keeps its events in memory; a finished one keeps its summary.
+        this.cache.set(id, {
+          size: st.size,
+          mtimeMs: st.mtimeMs,
+          summary,
+          ...(summary.status === "running" ? { live: f } : {}),
+        });
       }
-      // A running run's state depends on the clock, not only on the file.
-      if (summary.status === "running" || summary.status === "unfinished")
-        summary = { ...summary, status: now - st.mtimeMs < LIVE_WINDOW_MS ? "running" : "unfinished" };
       out.push({ ...summary, kind: sessionIds.has(id) ? "session" : "run" });
     }
     for (const id of this.cache.keys()) if (!seen.has(id)) this.cache.delete(id);
@@ -78,31 +114,8 @@ export class RunIndex {
 /** A trace without a result that changed within this window is taken to be running. */
 export const LIVE_WINDOW_MS = 10 * 60_000;
 
-function summarize(id: string, path: string, mtimeMs: number, now: number): RunSummary {
-  let read: TraceRead;
-  try {
-    read = readTrace(path);
-  } catch (err) {
-    return {
-      id,
-      kind: "run",
-      workspace: "",
-      firstRequest: "",
-      model: "",
-      status: "unreadable",
-      requests: 0,
-      steps: 0,
-      tokens: 0,
-      cachedTokens: 0,
-      costUsd: 0,
-      durationMs: 0,
-      start: mtimeMs,
-      updated: mtimeMs,
-      problems: 0,
-      error: (err as Error).message,
-    };
-  }
-  const t = new Timeline(read.events);
+function summarize(id: string, f: Followed, now: number): RunSummary {
+  const t = f.timeline;
   const first = t.runs[0];
   const last = t.runs[t.runs.length - 1];
   let tokens = 0;
@@ -118,24 +131,29 @@ function summarize(id: string, path: string, mtimeMs: number, now: number): RunS
     steps += r.result?.steps ?? r.steps.length;
     durationMs += r.result?.durationMs ?? r.updated - r.start;
   }
+  const status = f.error || !last ? "unreadable" : runState(last, f.mtimeMs, now, LIVE_WINDOW_MS);
+  // A last line without its newline, in a trace nobody writes any more: cut off by a crash.
+  const torn = status !== "running" && f.follower.offset < f.size ? 1 : 0;
   return {
     id,
     kind: "run",
     workspace: first?.workspace ?? "",
     firstRequest: first?.task ?? "",
     model: last?.model ?? "",
-    status: last ? runState(last, mtimeMs, now, LIVE_WINDOW_MS) : "unreadable",
+    status,
     requests: t.runs.length,
     steps,
     tokens,
     cachedTokens: cached,
     costUsd: cost,
     durationMs,
-    start: first?.start ?? mtimeMs,
-    updated: Math.max(last?.updated ?? 0, mtimeMs),
-    problems: read.problems.length + t.orphans,
-    ...(last
-      ? {}
-      : { error: read.problems[0]?.message ?? "no run_start event: not a Hands trace, or cut at its head" }),
+    start: first?.start ?? f.mtimeMs,
+    updated: Math.max(last?.updated ?? 0, f.mtimeMs),
+    problems: f.problems + torn + t.orphans,
+    ...(f.error
+      ? { error: f.error }
+      : last
+        ? {}
+        : { error: "no run_start event: not a Hands trace, or cut at its head" }),
   };
 }

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { extname, join, sep } from "node:path";
+import { dirname, extname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readTrace, TraceFollower } from "@hands/agent";
 import {
@@ -90,7 +90,8 @@ function intParam(url: URL, name: string, fallback?: number): number | undefined
 }
 
 function defaultWebDir(): string {
-  return fileURLToPath(new URL("./web/", import.meta.url));
+  // The built front end's page, next to this file (dist/web/index.html): the package ships it.
+  return dirname(fileURLToPath(new URL("./web/index.html", import.meta.url)));
 }
 
 /** Opens an SSE stream; `tick` runs every pollMs until the client goes away. */
@@ -137,7 +138,7 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
   const serveStatic = (path: string, res: ServerResponse) => {
     const rel = path === "/" || !path.startsWith("/assets/") ? "index.html" : path.slice(1);
     const file = join(webDir, rel);
-    if (!file.startsWith(webDir) || rel.includes("..")) throw new HttpError(404, "not found");
+    if (!file.startsWith(webDir + sep) || rel.includes("..")) throw new HttpError(404, "not found");
     if (!existsSync(file)) {
       if (rel === "index.html")
         throw new HttpError(500, `the dashboard's front end is not built (${webDir}): run npm run build`);

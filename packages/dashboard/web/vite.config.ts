@@ -5,7 +5,9 @@ import { defineConfig } from "vite";
 
 export default defineConfig({
   root: fileURLToPath(new URL(".", import.meta.url)),
-  base: "/",
+  // Relative asset URLs (./assets/…): the page is always served at /, and the package check
+  // follows them from index.html to the scripts it loads.
+  base: "./",
   esbuild: { jsx: "automatic" },
   build: {
     outDir: fileURLToPath(new URL("../dist/web", import.meta.url)),
