@@ -59,7 +59,18 @@ export function runHands(task, workspace, { args = [], env = process.env, timeou
       } catch {
         result = null;
       }
-      resolve({ code, result: result?.type === "result" ? result : null, events: lines.length, stderr });
+      let runId;
+      try {
+        const first = JSON.parse(lines[0] ?? "null");
+        if (first?.type === "run_start") runId = first.runId;
+      } catch {}
+      resolve({
+        code,
+        result: result?.type === "result" ? result : null,
+        events: lines.length,
+        stderr,
+        runId,
+      });
     });
   });
 }

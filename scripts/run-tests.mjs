@@ -11,6 +11,7 @@ const defaults = [
   "packages/serve/dist",
   "packages/agent/dist",
   "packages/hands/dist",
+  "packages/dashboard/dist",
   "packages/cli/dist",
   "evals",
 ];

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Prepares what the tests need on a fresh Linux machine, and does nothing that is already
 # done: bubblewrap, Docker Engine (docker.io), debootstrap, acl, tmux (the interactive mode's
-# terminal tests) and python3 (hands serve's in-sandbox agent) from apt when running as
-# root, a dockerd in the background when none answers, and the sandbox image (built offline
+# terminal tests), chromium (the dashboard's browser tests) and python3 (hands serve's
+# in-sandbox agent) from apt when running as root, a dockerd in the background when none answers, and the sandbox image (built offline
 # with debootstrap + docker import, tagged by a hash of its recipe, so only once per machine).
 # Elsewhere (macOS, no root) it says what is missing; the tests then fail with that reason.
 set -uo pipefail
@@ -27,6 +27,8 @@ command -v runsc >/dev/null || need+=(runsc)
 command -v openssl >/dev/null || need+=(openssl) # a throwaway TLS certificate for the proxy tests
 # PostgreSQL for hands serve's several-node tests (a private server: scripts/postgres.sh).
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+# The dashboard's end-to-end tests drive Debian's Chromium (playwright-core, no downloaded browser).
+[ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     log "installing ${need[*]}"

@@ -89,6 +89,7 @@ Commands:
   hands init          write a starter AGENTS.md for this project
   hands memory ls|show|search|stats|export   inspect memory (hands memory help)
   hands trust [DIR]   let DIR's .hands/ settings apply in full (--list; hands untrust [DIR])
+  hands dashboard     a local web app over runs, memory, sandboxes (--port N, --no-open)
 
   -h, --help          this help
   -v, --version       the version

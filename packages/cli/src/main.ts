@@ -11,13 +11,21 @@ try {
 } catch (err) {
   process.stderr.write(`hands: warning: cannot make the data folder private: ${(err as Error).message}\n`);
 }
-// `hands sandbox …` and `hands serve …` are loaded only when used.
+// `hands sandbox …`, `hands serve …` and `hands dashboard …` are loaded only when used.
 const main =
   argv[0] === "sandbox"
     ? import("./sandbox-command.js").then((m) => m.runSandboxCommand(argv.slice(1)))
     : argv[0] === "serve"
       ? import("@hands/serve").then((m) => m.runServeCommand(argv.slice(1)))
-      : runCli(argv);
+      : argv[0] === "dashboard"
+        ? import("@hands/dashboard").then((m) =>
+            m.runDashboardCommand(argv.slice(1), { dataDir: dataDir() }).catch((e: unknown) => {
+              if (!(e instanceof m.DashboardUsageError)) throw e;
+              process.stderr.write(`hands dashboard: ${e.message}\n`);
+              return 2;
+            }),
+          )
+        : runCli(argv);
 main.then(
   (code) => {
     process.exitCode = code;

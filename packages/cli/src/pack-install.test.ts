@@ -56,7 +56,9 @@ function entryPoints(pkg: Record<string, any>): string[] {
 
 // Relative module specifiers a file loads: static and dynamic imports, re-exports, and
 // `new URL("./x.js", import.meta.url)` (a worker or child process started from a file).
-const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|new URL\(\s*)["'](\.{1,2}\/[^"']+)["']/g;
+// In an HTML page (a web front end's), the scripts and styles it loads: src= and href=.
+const SPECIFIER =
+  /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|new URL\(\s*|\b(?:src|href)=)["'](\.{1,2}\/[^"']+)["']/g;
 
 /** What is wrong with one package's file list (empty when it ships only what runs). */
 function packProblems(ws: Workspace, files: string[]): string[] {
@@ -83,7 +85,7 @@ function packProblems(ws: Workspace, files: string[]): string[] {
     const f = todo.pop()!;
     if (reached.has(f) || !shipped.has(f)) continue;
     reached.add(f);
-    if (!/\.(m?js|d\.ts)$/.test(f)) continue;
+    if (!/\.(m?js|d\.ts|html)$/.test(f)) continue;
     const text = readFileSync(join(ws.dir, f), "utf8");
     for (const m of text.matchAll(SPECIFIER)) {
       let target = posix.normalize(posix.join(posix.dirname(f), m[1]!));

@@ -14,7 +14,7 @@ const STAMP = ".private-modes";
 
 /** Names Hands puts at the top of its data folder. */
 const OURS =
-  /^(traces|sessions|outputs|checkpoints|history|audit\.jsonl|sandbox-audit\.jsonl|memory(\.[\w.-]+)?\.db(-wal|-shm|-journal|\.maintained)?|\.private-modes)$/;
+  /^(traces|sessions|outputs|checkpoints|history|audit\.jsonl|sandbox-audit\.jsonl|evals\.jsonl|memory(\.[\w.-]+)?\.db(-wal|-shm|-journal|\.maintained)?|\.private-modes)$/;
 
 export interface RepairResult {
   /** Paths whose mode was changed. */

@@ -3,6 +3,7 @@ export * from "./embeddings.js";
 export * from "./feedback.js";
 export * from "./importance.js";
 export * from "./memory.js";
+export * from "./memory-map.js";
 export * from "./relative-dates.js";
 export * from "./render.js";
 export * from "./resilient-embedder.js";

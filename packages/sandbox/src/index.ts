@@ -1,4 +1,4 @@
-export { type AuditEvent, AuditLog } from "./audit.js";
+export { type AuditEvent, AuditLog, type AuditRecord, readAuditLog } from "./audit.js";
 export { BwrapSandbox, type BwrapSandboxOptions, checkBwrap, runBwrapOnce } from "./bwrap.js";
 export { type NetworkMode, WORKSPACE_PATH } from "./bwrap-args.js";
 export { Cgroup, DEFAULT_LIMITS, detectCgroups, type Limits, listCgroups } from "./cgroups.js";

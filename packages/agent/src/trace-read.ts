@@ -1,0 +1,172 @@
+// Reads what TraceWriter writes: a JSONL file of AgentEvents. A trace may be cut mid-line (the
+// run is still writing, or was killed), hold lines this version does not know (an older or
+// newer Hands), or not be a trace at all; each of those is reported as a problem next to the
+// events that could be read, never thrown.
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import type { AgentEvent, AgentEventType } from "./events.js";
+
+export interface TraceProblem {
+  /** 1-based line number in the file. */
+  line: number;
+  kind: "torn" | "invalid_json" | "unknown_type" | "missing_fields";
+  message: string;
+}
+
+export interface TraceRead {
+  events: AgentEvent[];
+  problems: TraceProblem[];
+  /** Bytes consumed: a follower continues from here (a torn last line is not consumed). */
+  offset: number;
+  /** Lines read so far (the next line's number is lines + 1). */
+  lines: number;
+}
+
+/** The fields each event type must have to be shown (the rest are optional or newer). */
+const REQUIRED: Record<Exclude<AgentEventType, "text_delta" | "thinking_delta">, string[]> = {
+  run_start: ["runId", "task"],
+  model_request: ["step"],
+  thinking: ["step", "text"],
+  model_notice: ["step", "message"],
+  model_retry: ["step", "attempt", "error"],
+  model_response: ["step", "content", "toolCalls", "usage"],
+  correction: ["step", "text"],
+  tool_start: ["step", "callId", "name"],
+  approval: ["step", "callId", "allow"],
+  tool_end: ["step", "callId", "name", "output"],
+  memory: ["step", "action", "chunkId"],
+  plan: ["items"],
+  result: ["status", "steps", "usage"],
+};
+
+/** Checks one parsed line: an event this version can show, or why not. */
+export function checkTraceEvent(value: unknown): { event: AgentEvent } | Omit<TraceProblem, "line"> {
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    return { kind: "invalid_json", message: "the line is not a JSON object" };
+  const v = value as Record<string, unknown>;
+  const type = v.type;
+  if (typeof type !== "string") return { kind: "unknown_type", message: "the line has no event type" };
+  const required = (REQUIRED as Record<string, string[] | undefined>)[type];
+  if (!required)
+    return {
+      kind: "unknown_type",
+      message: `unknown event type "${type.slice(0, 40)}" (written by another version of Hands?)`,
+    };
+  const missing = required.filter((f) => v[f] === undefined);
+  if (typeof v.time !== "number") missing.unshift("time");
+  if (missing.length)
+    return {
+      kind: "missing_fields",
+      message: `${type} without ${missing.join(", ")} (written by another version of Hands?)`,
+    };
+  return { event: v as unknown as AgentEvent };
+}
+
+/**
+ * Parses trace text. With `final` false (a file still being written) an unterminated last line
+ * is left for later; with `final` true it is reported as torn.
+ */
+export function parseTrace(text: string, options: { final?: boolean; firstLine?: number } = {}): TraceRead {
+  const events: AgentEvent[] = [];
+  const problems: TraceProblem[] = [];
+  let line = (options.firstLine ?? 1) - 1;
+  let pos = 0;
+  let offset = 0;
+  while (pos < text.length) {
+    const nl = text.indexOf("\n", pos);
+    const complete = nl !== -1;
+    if (!complete && !options.final) break;
+    const raw = text.slice(pos, complete ? nl : text.length);
+    line++;
+    pos = complete ? nl + 1 : text.length;
+    offset += Buffer.byteLength(raw, "utf8") + (complete ? 1 : 0);
+    if (!raw.trim()) continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      problems.push(
+        complete
+          ? { line, kind: "invalid_json", message: `line ${line} is not valid JSON` }
+          : {
+              line,
+              kind: "torn",
+              message: `line ${line} was cut off (the run was killed or is still writing)`,
+            },
+      );
+      continue;
+    }
+    const checked = checkTraceEvent(parsed);
+    if ("event" in checked) events.push(checked.event);
+    else problems.push({ line, ...checked });
+  }
+  return { events, problems, offset, lines: line };
+}
+
+/** Bytes from `offset` to the end of the file at `path`, or undefined when it is not a regular file. */
+function readFrom(
+  path: string,
+  offset: number,
+  maxBytes: number,
+): { text: string; size: number } | undefined {
+  // O_NONBLOCK: a FIFO planted under a trace's name must not hang the reader.
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOFOLLOW ?? 0));
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return undefined;
+    const length = Math.max(0, Math.min(st.size - offset, maxBytes));
+    const buf = Buffer.alloc(length);
+    let got = 0;
+    while (got < length) {
+      const n = readSync(fd, buf, got, length - got, offset + got);
+      if (n === 0) break;
+      got += n;
+    }
+    // Only whole UTF-8 characters: stop before a multi-byte sequence cut by the end of the read.
+    let end = got;
+    let back = end - 1;
+    while (back >= 0 && back >= end - 4 && (buf[back]! & 0xc0) === 0x80) back--;
+    if (back >= 0 && buf[back]! >= 0xc0) {
+      const need = buf[back]! >= 0xf0 ? 4 : buf[back]! >= 0xe0 ? 3 : 2;
+      if (end - back < need) end = back;
+    }
+    return { text: buf.subarray(0, end).toString("utf8"), size: st.size };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export class NotATraceFileError extends Error {}
+
+/** Reads a whole trace file (a torn last line is reported). Throws NotATraceFileError for a non-file. */
+export function readTrace(path: string, maxBytes = 512 * 1024 * 1024): TraceRead {
+  const r = readFrom(path, 0, maxBytes);
+  if (!r) throw new NotATraceFileError(`${path} is not a regular file`);
+  return parseTrace(r.text, { final: true });
+}
+
+/**
+ * Follows a trace that is being written: each `poll()` returns the events appended since the
+ * last one (whole lines only; a line being written is picked up once its newline is there).
+ */
+export class TraceFollower {
+  private lines = 0;
+  constructor(
+    readonly path: string,
+    public offset = 0,
+  ) {}
+
+  poll(): { events: AgentEvent[]; problems: TraceProblem[] } {
+    const r = readFrom(this.path, this.offset, 64 * 1024 * 1024);
+    if (!r) throw new NotATraceFileError(`${this.path} is not a regular file`);
+    if (r.size < this.offset) {
+      // Replaced by a shorter file: start over.
+      this.offset = 0;
+      this.lines = 0;
+      return this.poll();
+    }
+    const parsed = parseTrace(r.text, { firstLine: this.lines + 1 });
+    this.offset += parsed.offset;
+    this.lines = parsed.lines;
+    return { events: parsed.events, problems: parsed.problems };
+  }
+}

@@ -1,0 +1,100 @@
+// What the dashboard's server sends the browser (types only: both sides import them).
+import type { AgentEvent, TraceProblem } from "@hands/agent";
+import type { MemoryMap, MoveBin, MoveRow } from "@hands/memory";
+import type { RunState } from "./timeline.js";
+
+export interface RunSummary {
+  /** The trace's file name without .jsonl (a run id, or a session id). */
+  id: string;
+  /** A session (several requests in one trace) or a one-shot run. */
+  kind: "run" | "session";
+  workspace: string;
+  firstRequest: string;
+  model: string;
+  status: RunState | "unreadable";
+  /** Requests in the trace (1 for a one-shot run). */
+  requests: number;
+  steps: number;
+  tokens: number;
+  cachedTokens: number;
+  costUsd: number;
+  durationMs: number;
+  start: number;
+  updated: number;
+  /** Lines that could not be read (torn, garbage, another version). */
+  problems: number;
+  /** Why the whole file could not be read. */
+  error?: string;
+}
+
+export interface TracePayload {
+  id: string;
+  events: AgentEvent[];
+  problems: TraceProblem[];
+  /** Byte offset to follow the live trace from. */
+  offset: number;
+  updated: number;
+}
+
+export interface LiveBatch {
+  events: AgentEvent[];
+  problems: TraceProblem[];
+}
+
+export interface MemoryFile {
+  name: string;
+  bytes: number;
+}
+
+export interface MemoryMapPayload extends MemoryMap {
+  file: string;
+  files: MemoryFile[];
+}
+
+export interface MovesPayload {
+  binMs: number;
+  bins: MoveBin[];
+}
+
+export interface ContextPayload {
+  scope: string;
+  time: number;
+  mode: string;
+  tokens: number;
+  items: {
+    id: string;
+    form: string;
+    why: string;
+    layer?: string;
+    importance?: number;
+    type?: string;
+    tokens?: number;
+    originals: number;
+  }[];
+}
+
+export type { MoveRow };
+
+export interface SandboxInfo {
+  id: string;
+  template: string;
+  state: string;
+  startedAt: string;
+  endAt: string;
+  cpuCount: number;
+  memoryMB: number;
+  metadata: Record<string, string>;
+}
+
+export interface SandboxesPayload {
+  /** The service the dashboard talks to (undefined: none configured). */
+  service?: string;
+  sandboxes: SandboxInfo[];
+  /** The service's own gauges and counters from /metrics (name{labels} → value). */
+  metrics: Record<string, number>;
+  error?: string;
+}
+
+export interface ErrorPayload {
+  error: string;
+}

@@ -1,0 +1,393 @@
+// The dashboard end to end: data made by real `hands` runs against the scripted model server,
+// the real server, Debian's Chromium driven by playwright-core. Each page is opened and used as
+// a person would: the list filtered, a run's timeline clicked through, a live run watched as it
+// writes, the memory map drilled into, a sandbox of a real `hands serve` (bwrap) killed.
+import assert from "node:assert/strict";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { type ServerTurn, startScriptedServer } from "@hands/llm";
+import { SqliteStore, storedDimensions } from "@hands/memory";
+import type { RunSummary } from "./api-types.js";
+import { cookieName } from "./auth.js";
+import { type RunningDashboard, startDashboard } from "./server.js";
+import { launchBrowser, type TestBrowser } from "./testing/browser.js";
+import { FIB_TASK, type Fixtures, makeFixtures } from "./testing/fixtures.js";
+import { startHands } from "./testing/hands-cli.js";
+import { startRealServe, type TestServe } from "./testing/serve.js";
+
+const scratch = mkdtempSync(join(tmpdir(), "hands-dash-e2e-"));
+// hands serve's sandboxes run as another user, who must be able to pass through to its data folder.
+chmodSync(scratch, 0o711);
+let fx: Fixtures;
+let dash: RunningDashboard;
+let browser: TestBrowser;
+let serve: TestServe;
+
+const until = async (what: string, check: () => boolean | Promise<boolean>, ms = 15_000) => {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+};
+
+/** fetch() will not send another Host header; node:http will. */
+function statusWithHost(url: string, host: string, cookie: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: { host, cookie } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+describe("hands dashboard in Chromium", { timeout: 120_000 }, () => {
+  before(async () => {
+    [fx, serve] = await Promise.all([makeFixtures(scratch), startRealServe(join(scratch, "serve"))]);
+    dash = await startDashboard({
+      dataDir: fx.dataDir,
+      serve: { url: serve.apiUrl, apiKey: serve.key },
+      pollMs: 100,
+    });
+    browser = await launchBrowser();
+    // The URL with the token, once: the cookie carries it from then on.
+    await browser.page.goto(dash.openUrl);
+  });
+  after(async () => {
+    await browser?.close();
+    await dash?.close();
+    await serve?.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  test("the token: none is refused 401, a wrong one 403, the right one becomes a cookie and leaves the URL", async () => {
+    const api = `${dash.url}api/runs`;
+    const cookie = cookieName(dash.port);
+    assert.equal((await fetch(api)).status, 401);
+    assert.equal((await fetch(dash.url)).status, 401);
+    assert.equal((await fetch(`${dash.url}assets/x.js`)).status, 401);
+    assert.equal((await fetch(api, { headers: { cookie: `${cookie}=guess` } })).status, 403);
+    assert.equal((await fetch(`${dash.url}?token=guess`, { redirect: "manual" })).status, 403);
+    // Another host name (a DNS-rebinding page) is refused even with the token.
+    assert.equal(await statusWithHost(api, "evil.example", `${cookie}=${dash.token}`), 403);
+    assert.equal(await statusWithHost(api, `localhost:${dash.port}`, `${cookie}=${dash.token}`), 200);
+    const r = await fetch(dash.openUrl, { redirect: "manual" });
+    assert.equal(r.status, 302);
+    assert.equal(r.headers.get("location"), "/");
+    assert.match(
+      r.headers.get("set-cookie") ?? "",
+      new RegExp(`^${cookie}=[\\w-]+; HttpOnly; SameSite=Strict; Path=/`),
+    );
+    const ok = await fetch(api, { headers: { cookie: `${cookie}=${dash.token}` } });
+    assert.equal(ok.status, 200);
+    // A change needs the dashboard's own origin as well as the cookie.
+    const kill = await fetch(`${dash.url}api/sandboxes/abc/kill`, {
+      method: "POST",
+      headers: { cookie: `${cookie}=${dash.token}`, origin: "http://evil.example" },
+    });
+    assert.equal(kill.status, 403);
+    // In the browser the address bar no longer shows the token.
+    assert.equal(new URL(browser.page.url()).search, "");
+  });
+
+  test("runs list: every run with its status, filtered by text and status", async () => {
+    const { page } = browser;
+    await page.goto(`${dash.url}#/`);
+    await page.waitForSelector("[data-testid=run-row]");
+    const status = async (id: string) => page.getAttribute(`[data-run="${id}"]`, "data-status");
+    assert.equal(await status(fx.fib), "done");
+    assert.equal(await status(fx.failing), "error");
+    assert.equal(await status(fx.bigOutput), "done");
+    assert.equal(await status(fx.damaged), "unfinished");
+    assert.match((await page.textContent(`[data-run="${fx.damaged}"]`)) ?? "", /3 unreadable/);
+    await page.fill("input[type=search]", "60000");
+    await until("the filter", async () => (await page.locator("[data-testid=run-row]").count()) === 1);
+    assert.equal(await page.getAttribute("[data-testid=run-row]", "data-run"), fx.bigOutput);
+    await page.fill("input[type=search]", "");
+    await page.selectOption("select[aria-label=Status]", "error");
+    await until("the status filter", async () => (await page.locator("[data-testid=run-row]").count()) === 1);
+    assert.equal(await page.getAttribute("[data-testid=run-row]", "data-run"), fx.failing);
+    await page.selectOption("select[aria-label=Status]", "");
+  });
+
+  test("one run: the timeline clicked through, each step's call, result, error and the chart", async () => {
+    const { page } = browser;
+    await page.goto(`${dash.url}#/run/${fx.fib}`);
+    await page.waitForSelector("[data-testid=step-row]");
+    assert.equal(await page.locator("[data-testid=step-row]").count(), 4);
+    assert.ok(((await page.textContent("[data-testid=run-head]")) ?? "").includes(FIB_TASK));
+    assert.equal(await page.textContent("[data-testid=run-status]"), "done");
+    const step = (n: number) => page.locator(`[data-testid=step-row][data-step="${n}"]`);
+    await step(1).locator("button.step-line").click();
+    const one = await step(1).locator("[data-testid=step-detail]").textContent();
+    assert.match(one ?? "", /write_file/);
+    assert.match(one ?? "", /"path": "fib.py"/);
+    assert.match(one ?? "", /allowed by mode/);
+    assert.match(one ?? "", /2 messages/);
+    await step(2).locator("button.step-line").click();
+    assert.match(
+      (await step(2).locator("[data-testid=tool-call]").textContent()) ?? "",
+      /python3 fib\.py[\s\S]*55/,
+    );
+    // The unknown tool's error is marked on its row and shown in full.
+    assert.match((await step(3).textContent()) ?? "", /tool error/);
+    await step(3).locator("button.step-line").click();
+    assert.match(
+      (await step(3).locator("[data-testid=tool-call]").textContent()) ?? "",
+      /ERROR: unknown tool "no_such_tool"/,
+    );
+    assert.match((await page.textContent("[data-testid=run-result]")) ?? "", /done[\s\S]*fib\(10\) is 55/);
+    // The chart drew one point per step.
+    assert.equal(await page.locator(".chart canvas").count(), 1);
+    // Collapsing a step hides its detail again.
+    await step(1).locator("button.step-line").click();
+    assert.equal(await step(1).locator("[data-testid=step-detail]").count(), 0);
+  });
+
+  test("a failing model: retries and the error are on the timeline", async () => {
+    const { page } = browser;
+    await page.goto(`${dash.url}#/run/${fx.failing}`);
+    await page.waitForSelector("[data-testid=run-result]");
+    assert.match((await page.textContent("[data-testid=run-result]")) ?? "", /error: .*500/);
+    const step2 = page.locator('[data-testid=step-row][data-step="2"]');
+    assert.match((await step2.textContent()) ?? "", /3 retries/);
+    await step2.locator("button.step-line").click();
+    assert.match(
+      (await step2.locator("[data-testid=step-detail]").textContent()) ?? "",
+      /retry 1 after[\s\S]*upstream exploded/,
+    );
+    assert.match((await step2.textContent()) ?? "", /no response/);
+  });
+
+  test("a capped output: the model's part inline, the full output a click away", async () => {
+    const { page } = browser;
+    await page.goto(`${dash.url}#/run/${fx.bigOutput}`);
+    const step1 = page.locator('[data-testid=step-row][data-step="1"]');
+    await step1.locator("button.step-line").click();
+    assert.match((await step1.textContent()) ?? "", /capped/);
+    await step1.getByText(/show the full output/).click();
+    const full = (await page.textContent("[data-testid=full-output]")) ?? "";
+    assert.ok(full.includes("\n59999\n60000"), "the whole output, to its last line");
+  });
+
+  test("a damaged trace: what could not be read is listed, what could is shown", async () => {
+    const { page } = browser;
+    await page.goto(`${dash.url}#/run/${fx.damaged}`);
+    await page.waitForSelector("[data-testid=trace-problems]");
+    await page.click("[data-testid=trace-problems] summary");
+    const problems = (await page.textContent("[data-testid=trace-problems]")) ?? "";
+    assert.match(problems, /3 lines of this trace could not be shown/);
+    assert.match(problems, /not valid JSON/);
+    assert.match(problems, /unknown event type "hologram"/);
+    assert.match(problems, /cut off/);
+    assert.ok((await page.locator("[data-testid=step-row]").count()) >= 3);
+    assert.equal(await page.textContent("[data-testid=run-status]"), "unfinished");
+  });
+
+  test("a live run: it appears in the list, and its steps appear on its page as the model answers", async () => {
+    const { page } = browser;
+    await page.goto(`${dash.url}#/`);
+    await page.waitForSelector("[data-testid=run-row]");
+    const before = await page.locator("[data-testid=run-row]").count();
+    let release: (() => void) | undefined;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const server = await startScriptedServer(async (_req, i): Promise<ServerTurn> => {
+      if (i === 0) return { content: "", toolCalls: [{ name: "list_dir", arguments: {} }] };
+      // The model "thinks" until the test lets it answer.
+      await held;
+      return { content: "The folder is empty." };
+    });
+    const run = startHands(["what is in this folder?"], {
+      scratch,
+      modelUrl: server.url,
+      workspace: join(scratch, "ws-live"),
+    });
+    try {
+      await until(
+        "the live run in the list",
+        async () => (await page.locator("[data-testid=run-row]").count()) === before + 1,
+      );
+      const row = page.locator('[data-testid=run-row][data-status="running"]');
+      await until("it to show as running", async () => (await row.count()) === 1);
+      const id = (await row.getAttribute("data-run"))!;
+      await row.locator("a").click();
+      await page.waitForSelector('[data-testid=step-row][data-step="1"]');
+      assert.equal(await page.textContent("[data-testid=run-status]"), "running");
+      await until(
+        "the live stream",
+        async () => (await page.textContent("[data-testid=live-indicator]")) === "following live",
+      );
+      await until(
+        "step 2's request",
+        async () => (await page.locator('[data-testid=step-row][data-step="2"]').count()) === 1,
+      );
+      assert.match(
+        (await page.textContent('[data-testid=step-row][data-step="2"]')) ?? "",
+        /waiting for the model/,
+      );
+      release?.();
+      await page.waitForSelector("[data-testid=run-result]");
+      assert.equal(await page.textContent("[data-testid=run-status]"), "done");
+      assert.match(
+        (await page.textContent('[data-testid=step-row][data-step="2"]')) ?? "",
+        /The folder is empty/,
+      );
+      assert.equal(await run.done, 0, run.stderr());
+      assert.ok(page.url().endsWith(`#/run/${id}`), "no reload: the page followed the trace");
+    } finally {
+      release?.();
+      run.child.kill();
+      await server.close();
+    }
+  });
+
+  test("compare: two picked runs side by side", async () => {
+    const { page } = browser;
+    await page.goto(`${dash.url}#/`);
+    await page.check(`[data-run="${fx.fib}"] input[type=checkbox]`);
+    await page.check(`[data-run="${fx.bigOutput}"] input[type=checkbox]`);
+    await page.getByText("Compare the two picked").click();
+    await page.waitForSelector("[data-testid=compare-table]");
+    await until(
+      "both runs loaded",
+      async () => !((await page.textContent("[data-testid=compare-table]")) ?? "").includes("…"),
+    );
+    const table = (await page.textContent("[data-testid=compare-table]")) ?? "";
+    assert.match(table, /write_file ×1/);
+    assert.match(table, /run_command ×1/);
+  });
+
+  test("memory map: counts by layer and importance match the file, a cell drills down to a chunk and its history", async () => {
+    const { page } = browser;
+    const path = join(fx.dataDir, "memory.db");
+    const store = new SqliteStore({ path, dimensions: storedDimensions(path) ?? 256, readonly: true });
+    const total = store.count();
+    const working = store.count({ layers: ["working"] });
+    store.close();
+    assert.ok(total > 5, "the runs stored memory");
+    await page.goto(`${dash.url}#/memory`);
+    await page.waitForSelector("[data-testid=memory-cell]");
+    assert.match(
+      (await page.textContent("[data-testid=memory-totals]")) ?? "",
+      new RegExp(`^${total} chunks`),
+    );
+    const cells = page.locator('[data-testid=memory-cell][data-layer="working"]');
+    let sum = 0;
+    for (const t of await cells.allTextContents()) sum += Number(t);
+    assert.equal(sum, working);
+    const first = cells.first();
+    const n = Number(await first.textContent());
+    await first.click();
+    await page.waitForSelector("[data-testid=chunk-row]");
+    assert.equal(await page.locator("[data-testid=chunk-row]").count(), n);
+    await page.locator("[data-testid=chunk-row]").first().click();
+    await page.waitForSelector("[data-testid=chunk-panel]");
+    assert.match((await page.textContent("[data-testid=chunk-panel]")) ?? "", /history[\s\S]*created/);
+    assert.match((await page.textContent("[data-testid=last-context]")) ?? "", /The last context/);
+    // Replaying the log to its first move shows one chunk.
+    await page.locator("[data-testid=memory-replay] input[type=range]").fill("1");
+    await until("the replay", async () => {
+      const texts = await page
+        .locator("[data-testid=memory-replay] [data-testid=memory-cell]")
+        .allTextContents();
+      return texts.length === 1 && texts[0] === "1";
+    });
+  });
+
+  test("a memory file that is not a database, and a data folder with no memory: said, not a blank page", async () => {
+    const other = join(scratch, "bad-data");
+    mkdirSync(other, { recursive: true });
+    const d = await startDashboard({ dataDir: other });
+    try {
+      const page = await browser.context.newPage();
+      await page.goto(`${d.openUrl}#/memory`);
+      assert.match((await (await page.waitForSelector(".error")).textContent()) ?? "", /no memory file/);
+      writeFileSync(
+        join(other, "memory.db"),
+        "this is not a SQLite file, just text a crash left behind\n".repeat(100),
+      );
+      await page.reload();
+      assert.match(
+        (await (await page.waitForSelector(".error")).textContent()) ?? "",
+        /cannot open memory\.db read-only|could not be read/,
+      );
+      await page.goto(`${d.url}#/`);
+      await page.waitForSelector("text=No runs yet");
+      await page.close();
+    } finally {
+      await d.close();
+    }
+  });
+
+  test("sandboxes: a real hands serve's sandbox is listed and killed", async () => {
+    const { page } = browser;
+    const created = await fetch(`${serve.apiUrl}/sandboxes`, {
+      method: "POST",
+      headers: { "x-api-key": serve.key, "content-type": "application/json" },
+      body: JSON.stringify({ templateID: "base", timeout: 300, metadata: { purpose: "dashboard-e2e" } }),
+    });
+    assert.equal(created.status, 201, await created.clone().text());
+    const { sandboxID } = (await created.json()) as { sandboxID: string };
+    await page.goto(`${dash.url}#/sandboxes`);
+    await page.waitForSelector("[data-testid=sandboxes-table]");
+    const row = page.locator(`[data-testid=sandbox-row][data-sandbox="${sandboxID}"]`);
+    await row.waitFor();
+    assert.match((await row.textContent()) ?? "", /running[\s\S]*base[\s\S]*purpose=dashboard-e2e/);
+    assert.match(
+      (await page.textContent("[data-testid=serve-metrics]")) ?? "",
+      /hands_serve_sandboxes\{state="running"\}\s*1/,
+    );
+    await row.getByText("kill").click();
+    await row.waitFor({ state: "detached" });
+    const after = await fetch(`${serve.apiUrl}/sandboxes/${sandboxID}`, {
+      headers: { "x-api-key": serve.key },
+    });
+    assert.equal(after.status, 404, "the service no longer has it");
+    // The sandboxes the fixture runs used, from the data folder's audit log, with their trail.
+    await page.waitForSelector("[data-testid=local-sandbox]");
+    assert.ok((await page.locator("[data-testid=local-sandbox]").count()) >= 2, "the runs that ran commands");
+    const fib = page.locator("[data-testid=local-sandbox]", { hasText: "ws-fib" }).first();
+    assert.match((await fib.textContent()) ?? "", /local[\s\S]*destroyed/);
+    await fib.locator("button").click();
+    await page.waitForSelector("[data-testid=sandbox-trail]");
+    const trail = (await page.textContent("[data-testid=sandbox-trail]")) ?? "";
+    assert.match(trail, /create[\s\S]*exec[\s\S]*command=python3 fib\.py[\s\S]*destroy/);
+  });
+
+  test("evals: each npm run eval run over time, per task, linked to its trace", async () => {
+    const { page } = browser;
+    await page.goto(`${dash.url}#/evals`);
+    const row = page.locator(`[data-testid=eval-task][data-task="${fx.evalTask}"]`);
+    await row.waitFor();
+    const cells = row.locator("[data-testid=eval-cell]");
+    assert.equal(await cells.count(), 2);
+    assert.equal(await cells.nth(0).getAttribute("data-passed"), "true");
+    assert.equal(await cells.nth(1).getAttribute("data-passed"), "false");
+    assert.match(
+      (await cells.nth(1).textContent()) ?? "",
+      /FAIL[\s\S]*(answer does not include|exit|stdout)/,
+    );
+    // The failing run's cell opens that run's trace.
+    await cells.nth(1).locator("a").click();
+    await page.waitForSelector("[data-testid=run-result]");
+    assert.match((await page.textContent("[data-testid=run-result]")) ?? "", /I did it \(but did nothing\)/);
+  });
+
+  test("the runs API agrees with the page and no page logged an error", async () => {
+    const cookie = cookieName(dash.port);
+    const r = await fetch(`${dash.url}api/runs`, { headers: { cookie: `${cookie}=${dash.token}` } });
+    const runs = (await r.json()) as RunSummary[];
+    const fib = runs.find((x) => x.id === fx.fib)!;
+    assert.equal(fib.steps, 4);
+    assert.equal(fib.firstRequest, FIB_TASK);
+    assert.deepEqual(browser.errors, []);
+  });
+});

@@ -1,0 +1,150 @@
+// A data folder made by real scripted runs of the `hands` CLI: a finished run with file and
+// command tools and a tool error (memory on, the default), a run whose model keeps failing
+// (retries, then error), a run with a capped command output, a copy of a real trace damaged the
+// ways a crash or another version damages one, and two `npm run eval` runs of one task.
+
+import { spawn } from "node:child_process";
+import { copyFileSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type ServerTurn, startScriptedServer } from "@hands/llm";
+import { handsEnv, runHands } from "./hands-cli.js";
+
+export interface Fixtures {
+  scratch: string;
+  dataDir: string;
+  /** Trace ids (file names without .jsonl). */
+  fib: string;
+  failing: string;
+  bigOutput: string;
+  damaged: string;
+  /** Eval tasks recorded by `npm run eval` (evals/run.mjs): one passing run, then one failing. */
+  evalTask: string;
+}
+
+export const FIB_TASK = "create fib.py that prints fib(10), run it, tell me the output";
+
+const FIB: ServerTurn[] = [
+  {
+    content: "I will write fib.py.",
+    toolCalls: [
+      {
+        name: "write_file",
+        arguments: {
+          path: "fib.py",
+          content: "a, b = 0, 1\nfor _ in range(10):\n    a, b = b, a + b\nprint(a)\n",
+        },
+      },
+    ],
+  },
+  { content: "", toolCalls: [{ name: "run_command", arguments: { command: "python3 fib.py" } }] },
+  // A tool the CLI does not have: the step shows a tool error the model could read.
+  { content: "", toolCalls: [{ name: "no_such_tool", arguments: { why: "a tool error on the timeline" } }] },
+  { content: "fib(10) is 55." },
+];
+
+/** The trace file names now in the data folder. */
+function traces(dataDir: string): Set<string> {
+  try {
+    return new Set(readdirSync(join(dataDir, "traces")));
+  } catch {
+    return new Set();
+  }
+}
+
+/** Runs `hands` and returns the id of the trace it wrote. */
+async function traced(scratch: string, run: () => Promise<unknown>): Promise<string> {
+  const dataDir = join(scratch, "data");
+  const before = traces(dataDir);
+  await run();
+  const added = [...traces(dataDir)].filter((n) => !before.has(n));
+  if (added.length !== 1) throw new Error(`expected one new trace, found ${added.length}`);
+  return added[0]!.replace(/\.jsonl$/, "");
+}
+
+const EVALS = fileURLToPath(new URL("../../../../evals/", import.meta.url));
+
+/** `node evals/run.mjs --task NAME` against the task's own script (pass) or a model that does nothing (fail). */
+async function runEvals(scratch: string, task: string, outcome: "pass" | "fail"): Promise<void> {
+  const script = JSON.parse(readFileSync(join(EVALS, "tasks", task, "script.json"), "utf8")) as ServerTurn[];
+  const server = await startScriptedServer(
+    outcome === "pass" ? script : [{ content: "I did it (but did nothing)." }],
+  );
+  const child = spawn(
+    process.execPath,
+    [
+      join(EVALS, "run.mjs"),
+      "--task",
+      task,
+      "--base-url",
+      server.url,
+      "--model",
+      "scripted-model",
+      "--api-key",
+      "sk-test",
+    ],
+    { env: handsEnv(scratch), stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let err = "";
+  child.stderr?.on("data", (d) => {
+    err += d;
+  });
+  const code = await new Promise((r) => child.on("close", r));
+  await server.close();
+  if (code !== (outcome === "pass" ? 0 : 1))
+    throw new Error(`evals/run.mjs (${outcome}) exited ${code}: ${err}`);
+}
+
+export async function makeFixtures(scratch: string): Promise<Fixtures> {
+  const dataDir = join(scratch, "data");
+  const server = await startScriptedServer(FIB);
+  const fib = await traced(scratch, () =>
+    runHands([FIB_TASK], { scratch, modelUrl: server.url, workspace: join(scratch, "ws-fib") }),
+  );
+  await server.close();
+
+  const failingServer = await startScriptedServer((_req, i) =>
+    i === 0
+      ? { content: "", toolCalls: [{ name: "list_dir", arguments: {} }] }
+      : { status: 500, errorMessage: "upstream exploded" },
+  );
+  const failing = await traced(scratch, () =>
+    runHands(["list the files, then explain them"], {
+      scratch,
+      modelUrl: failingServer.url,
+      workspace: join(scratch, "ws-failing"),
+      expectCode: 1,
+    }),
+  );
+  await failingServer.close();
+
+  const bigServer = await startScriptedServer([
+    { content: "", toolCalls: [{ name: "run_command", arguments: { command: "seq 1 60000" } }] },
+    { content: "It printed the numbers 1 to 60000." },
+  ]);
+  const bigOutput = await traced(scratch, () =>
+    runHands(["print the numbers 1 to 60000"], {
+      scratch,
+      modelUrl: bigServer.url,
+      workspace: join(scratch, "ws-big"),
+    }),
+  );
+  await bigServer.close();
+
+  // A real trace cut by a crash, with a garbage line and an event of a later version.
+  const damaged = `${fib}-damaged`;
+  const src = join(dataDir, "traces", `${fib}.jsonl`);
+  const dst = join(dataDir, "traces", `${damaged}.jsonl`);
+  copyFileSync(src, dst);
+  const lines = readFileSync(dst, "utf8").trimEnd().split("\n");
+  const kept = lines.slice(0, -2);
+  kept.splice(3, 0, "this is not json", JSON.stringify({ type: "hologram", time: Date.now(), step: 1 }));
+  writeFileSync(dst, `${kept.join("\n")}\n${lines[lines.length - 2]!.slice(0, 40)}`);
+  // Crashed an hour ago: no longer taken for a running run.
+  const past = new Date(Date.now() - 3600_000);
+  utimesSync(dst, past, past);
+  const evalTask = "hello";
+  await runEvals(scratch, evalTask, "pass");
+  await runEvals(scratch, evalTask, "fail");
+  return { scratch, dataDir, fib, failing, bigOutput, damaged, evalTask };
+}

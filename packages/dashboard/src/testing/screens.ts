@@ -1,0 +1,73 @@
+// `npm run dashboard:screens`: screenshots of each dashboard page (docs/dashboard/*.png, shown in
+// the README), taken in headless Chromium on data made by real scripted runs and a real
+// hands serve, the same fixtures the end-to-end tests use.
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startDashboard } from "../server.js";
+import { launchBrowser } from "./browser.js";
+import { makeFixtures } from "./fixtures.js";
+import { startRealServe } from "./serve.js";
+
+const OUT = fileURLToPath(new URL("../../../../docs/dashboard/", import.meta.url));
+
+async function main(): Promise<void> {
+  const scratch = mkdtempSync(join(tmpdir(), "hands-dash-screens-"));
+  chmodSync(scratch, 0o711);
+  const [fx, serve] = await Promise.all([makeFixtures(scratch), startRealServe(join(scratch, "serve"))]);
+  const dash = await startDashboard({ dataDir: fx.dataDir, serve: { url: serve.apiUrl, apiKey: serve.key } });
+  const browser = await launchBrowser({ width: 1400, height: 900 });
+  try {
+    const created = await fetch(`${serve.apiUrl}/sandboxes`, {
+      method: "POST",
+      headers: { "x-api-key": serve.key, "content-type": "application/json" },
+      body: JSON.stringify({ templateID: "base", timeout: 600, metadata: { session: "demo" } }),
+    });
+    if (created.status !== 201) throw new Error(`sandbox create: ${created.status} ${await created.text()}`);
+    mkdirSync(OUT, { recursive: true });
+    const { page } = browser;
+    const shot = async (name: string) => {
+      await page.waitForTimeout(300);
+      await page.screenshot({ path: join(OUT, `${name}.png`) });
+      process.stdout.write(`${join(OUT, `${name}.png`)}\n`);
+    };
+    await page.goto(dash.openUrl);
+    await page.waitForSelector("[data-testid=run-row]");
+    await shot("runs");
+
+    await page.goto(`${dash.url}#/run/${fx.fib}`);
+    await page.waitForSelector("[data-testid=step-row]");
+    await page.locator('[data-testid=step-row][data-step="2"] button.step-line').click();
+    await shot("run");
+
+    await page.goto(`${dash.url}#/compare/${fx.fib}/${fx.bigOutput}`);
+    await page.waitForSelector("[data-testid=compare-table]");
+    await shot("compare");
+
+    await page.goto(`${dash.url}#/memory`);
+    await page.locator('[data-testid=memory-cell][data-layer="working"]').first().click();
+    await page.locator("[data-testid=chunk-row]").first().click();
+    await page.waitForSelector("[data-testid=chunk-panel]");
+    await shot("memory");
+
+    await page.goto(`${dash.url}#/sandboxes`);
+    await page.waitForSelector("[data-testid=sandbox-row]");
+    await shot("sandboxes");
+
+    await page.goto(`${dash.url}#/evals`);
+    await page.waitForSelector("[data-testid=eval-task]");
+    await shot("evals");
+    if (browser.errors.length) throw new Error(`the pages logged errors:\n${browser.errors.join("\n")}`);
+  } finally {
+    await browser.close();
+    await dash.close();
+    await serve.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`dashboard:screens: ${(err as Error).stack ?? err}\n`);
+  process.exitCode = 1;
+});
