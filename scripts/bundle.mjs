@@ -8,7 +8,8 @@
 // What stays outside, loaded from its installed package: native addons and packages that find
 // files next to themselves (better-sqlite3, sqlite-vec, web-tree-sitter and the grammars' .wasm
 // files, dockerode/ssh2), the e2b SDK (loaded only by --sandbox e2b; bundled, its module
-// namespace came out without `Sandbox`), and `hands serve` (@hands/serve, a server, not on the start-up path).
+// namespace came out without `Sandbox`), `hands serve` (@hands/serve) and `hands dashboard` (@hands/dashboard, whose front end sits
+// next to its server): servers, not on the start-up path.
 //
 // `import.meta.url` in a workspace package's file would name the bundle instead of that file,
 // so it is replaced by the file's own URL inside its installed package (resolved at run time
@@ -24,7 +25,15 @@ const CLI = join(ROOT, "packages", "cli");
 const OUT = join(CLI, "bundle");
 
 /** Loaded from their packages at run time (see above). */
-const EXTERNAL = ["better-sqlite3", "sqlite-vec", "web-tree-sitter", "dockerode", "e2b", "@hands/serve"];
+const EXTERNAL = [
+  "better-sqlite3",
+  "sqlite-vec",
+  "web-tree-sitter",
+  "dockerode",
+  "e2b",
+  "@hands/serve",
+  "@hands/dashboard",
+];
 
 const readJson = (file) => JSON.parse(readFileSync(file, "utf8"));
 const cliPkg = readJson(join(CLI, "package.json"));

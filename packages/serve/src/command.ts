@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Keys } from "./keys.js";
 import { startServe } from "./server.js";
-import { openStore } from "./store.js";
+import { openStore } from "./store-open.js";
 
 export const SERVE_HELP = `Usage: hands serve [options]            run the E2B-compatible sandbox service
        hands serve keys create TENANT [--name N] [--max-sandboxes N] [--max-cpus N]

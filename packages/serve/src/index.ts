@@ -11,10 +11,10 @@ export { type RunningServe, type ServeOptions, startServe } from "./server.js";
 export { ApiError, DEFAULT_TEMPLATES, SandboxService, type TemplateSpec } from "./service.js";
 export {
   DEFAULT_LIMITS,
-  openStore,
   type SandboxRow,
   type Store,
   type Tenant,
   type TenantLimits,
 } from "./store.js";
+export { openStore } from "./store-open.js";
 export { SqliteStore } from "./store-sqlite.js";

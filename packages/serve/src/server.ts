@@ -10,7 +10,8 @@ import { createSandboxRouter } from "./envd/router.js";
 import { Keys } from "./keys.js";
 import { createMetrics, type ServeMetrics } from "./metrics.js";
 import { SandboxService, type ServiceOptions } from "./service.js";
-import { openStore, type Store } from "./store.js";
+import type { Store } from "./store.js";
+import { openStore } from "./store-open.js";
 
 export interface ServeOptions extends Omit<ServiceOptions, "store" | "dataDir" | "metrics"> {
   /** Folder for the state database and the sandboxes' files. */

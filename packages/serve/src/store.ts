@@ -3,7 +3,6 @@
 // SQLite (store-sqlite.ts) is the one-node default; PostgreSQL (store-postgres.ts) lets several
 // nodes share it. Every call is async so both fit; quota checks and the write they guard are one
 // transaction, so limits hold across nodes and concurrent creates.
-import { join } from "node:path";
 
 export type SandboxState = "running" | "paused" | "killed" | "lost";
 
@@ -169,21 +168,6 @@ export interface Store {
    * paused sandboxes lost, in one transaction (so exactly one node does it). Returns them.
    */
   markDeadNodes(afterMs: number): Promise<Array<{ node: string; sandboxes: string[] }>>;
-}
-
-/**
- * The store a `hands serve` uses: PostgreSQL when a postgres:// URL is given (several nodes),
- * else SQLite in the data folder (one node). Loaded lazily: one node never loads `pg`.
- */
-export async function openStore(o: { dataDir: string; database?: string | undefined }): Promise<Store> {
-  const url = o.database;
-  if (url && /^postgres(ql)?:\/\//.test(url)) {
-    const { PostgresStore } = await import("./store-postgres.js");
-    return PostgresStore.connect(url);
-  }
-  if (url) throw new Error(`--database must be a postgres:// URL (SQLite is the default): ${redact(url)}`);
-  const { SqliteStore } = await import("./store-sqlite.js");
-  return new SqliteStore(join(o.dataDir, "serve.db"));
 }
 
 /** A database URL without its password, for messages. */
