@@ -84,6 +84,22 @@ test("a query of only common terms is ranked among its newest matches; a rare te
   store.close();
 });
 
+test("a filter that drops the best matches still finds the rest: the pool grows while it was full", () => {
+  const store = new SqliteStore({ path: file(), dimensions: embedder.dimensions });
+  // The three chunks the filter keeps are long, so BM25 ranks them below all 497 short ones.
+  const long = `widget ${"padding words that dilute the match ".repeat(40)}`;
+  const contents = Array.from({ length: 500 }, (_, i) => (i < 3 ? long : `widget ${i}`));
+  fill(store, contents);
+  const hits = store.searchText("widget", { scope: "s", steps: [0, 2] }, 3);
+  assert.deepEqual(hits.map((h) => h.id).sort(), ["c0", "c1", "c2"]);
+  // Fewer matches than the pool, none kept by the filter: nothing, without a larger pool.
+  assert.deepEqual(store.searchText("widget", { scope: "s", steps: [9000, 9001] }, 3), []);
+  // A pool that held every match and fewer kept than asked for: those it kept.
+  const two = store.searchText("widget", { scope: "s", steps: [1, 2] }, 40);
+  assert.deepEqual(two.map((h) => h.id).sort(), ["c1", "c2"]);
+  store.close();
+});
+
 test("metadata lists without content, kept current by our events and by another connection's", () => {
   const path = file();
   const a = new SqliteStore({ path, dimensions: embedder.dimensions });

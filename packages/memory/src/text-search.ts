@@ -46,12 +46,18 @@ export class TextSearch {
       recent > 0
         ? `SELECT rowid, rank FROM (SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC LIMIT ${recent}) ORDER BY rank LIMIT ?`
         : "SELECT rowid, bm25(chunks_fts) AS rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?";
+    // The first row counts the matches the pool held (its rank column), so a pool that held
+    // every match needs neither a count of its own nor a larger pool; the ranked rows follow.
     const sql = `WITH hits AS MATERIALIZED (${ranked})
-      SELECT c.id AS id, hits.rank AS rank FROM hits CROSS JOIN chunks c ON c.rowid = hits.rowid WHERE ${w.sql} ORDER BY hits.rank LIMIT ?`;
+      SELECT NULL AS id, count(*) AS rank FROM hits
+      UNION ALL SELECT * FROM (SELECT c.id AS id, hits.rank AS rank FROM hits CROSS JOIN chunks c ON c.rowid = hits.rowid WHERE ${w.sql} ORDER BY hits.rank LIMIT ?)`;
     let rows: { id: string; rank: number }[] = [];
     for (let pool = limit * 4; ; pool *= 8) {
-      rows = this.prep(sql).all(match, pool, ...w.params, limit) as { id: string; rank: number }[];
+      rows = this.prep(sql).all(match, pool, ...w.params, limit) as typeof rows;
+      const held = rows.shift()!.rank;
       if (rows.length >= limit || pool > 200_000 || (recent > 0 && pool >= recent)) break;
+      // Fewer matches than the pool's size: all were ranked, a larger pool finds no more.
+      if (held < pool) break;
       const total = (
         this.prep("SELECT count(*) AS n FROM chunks_fts WHERE chunks_fts MATCH ?").get(match) as { n: number }
       ).n;
