@@ -6,4 +6,54 @@
 // without starting node twice; for node the same line is a comment (`node bin/hands.js` works
 // too, without the flag). The small young generation keeps peak memory flat over long sessions
 // (large request bodies are freed at each scavenge instead of piling up) at no cost in speed.
-import "../bundle/hands.js";
+//
+// It runs the bundle (scripts/bundle.mjs) with V8's code cache: Node 20 caches compiled code
+// only for scripts, so the bundle is one CommonJS script, compiled here with the cache a
+// previous run left next to it (named by the bundle's content key, node's version and arch;
+// V8 rejects it if its own version or flags differ). Without a usable cache it compiles from
+// source and, at exit, writes one (to a fresh file renamed into place: concurrent runs never
+// read half a file, and a planted symlink is replaced, not followed); an unwritable folder
+// only means no cache. The cache lives in the installed package, never in a workspace.
+import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Script } from "node:vm";
+
+const file = fileURLToPath(new URL("../bundle/hands.cjs", import.meta.url));
+const source = readFileSync(file, "utf8");
+const key = /^\/\/hands-bundle ([0-9a-f]{32})\n/.exec(source)?.[1] ?? "unkeyed";
+const cacheFile = `${file}.${key}-${process.version}-${process.arch}.cache`;
+let cachedData;
+try {
+  cachedData = readFileSync(cacheFile);
+} catch {
+  // No cache yet (or unreadable): compile from source.
+}
+const script = new Script(
+  `(function (exports, require, module, __filename, __dirname, __handsImport) {${source}\n})`,
+  {
+    filename: file,
+    cachedData,
+  },
+);
+if (cachedData === undefined || script.cachedDataRejected)
+  process.once("exit", () => {
+    // After the run, so the cache holds every function it compiled, not only the top level.
+    const fresh = `${cacheFile}.${process.pid}.${Date.now()}`;
+    try {
+      writeFileSync(fresh, script.createCachedData(), { flag: "wx", mode: 0o644 });
+      renameSync(fresh, cacheFile);
+    } catch {
+      rmSync(fresh, { force: true });
+    }
+  });
+const module = { exports: {} };
+script.runInThisContext()(
+  module.exports,
+  createRequire(file),
+  module,
+  file,
+  dirname(file),
+  (specifier) => import(specifier),
+);

@@ -29,7 +29,7 @@ syncBuiltinESMExports();
 `;
 
 test("the bin runs the bundle; undici, https and tls are not loaded when the first request leaves", async () => {
-  assert.match(readFileSync(BIN, "utf8"), /^import "\.\.\/bundle\/hands\.js";$/m);
+  assert.match(readFileSync(BIN, "utf8"), /new URL\("\.\.\/bundle\/hands\.cjs", import\.meta\.url\)/);
   const scratch = mkdtempSync(join(tmpdir(), "hands-bundle-"));
   const probe = join(scratch, "probe.mjs");
   const loadedFile = join(scratch, "loaded.json");
@@ -54,9 +54,9 @@ test("the bin runs the bundle; undici, https and tls are not loaded when the fir
 });
 
 test("every rewritten import.meta.url in the bundle names the file it came from, inside its package", () => {
-  const require = createRequire(join(BUNDLE, "hands.js"));
+  const require = createRequire(join(BUNDLE, "hands.cjs"));
   const calls = new Set<string>();
-  for (const f of readdirSync(BUNDLE).filter((f) => f.endsWith(".js")))
+  for (const f of readdirSync(BUNDLE).filter((f) => /\.c?js$/.test(f)))
     for (const m of readFileSync(join(BUNDLE, f), "utf8").matchAll(
       /__handsFileUrl\(\s*"([^"]+)",\s*"([^"]+)",\s*"([^"]+)"\s*\)/g,
     ))
