@@ -1,11 +1,9 @@
 #!/usr/bin/env node
-// Bundles the `hands` command (packages/cli/dist/main.js, tsc's output) into one CommonJS file,
-// packages/cli/bundle/hands.cjs, which the bin compiles with V8's code cache (packages/cli/bin/
-// hands.js): Node 20 keeps a code cache only for scripts, not ES modules, and with it the bin
-// skips parsing and compiling what it ran before. Node reads one file at start-up instead of ~400
-// modules (the openai SDK alone is 154); every part loaded with `import()` (interactive UI, MCP,
-// memory, the SDKs, docker, subcommands) is still only run when used (esbuild wraps each in an
-// init function), and parsed lazily by V8. Driven by the entry file: whatever main.js reaches.
+// Bundles the `hands` command (packages/cli/dist/main.js, tsc's output) into a few ES module files
+// in packages/cli/bundle/, which is what the bin runs. Node then reads and compiles a handful
+// of files at start-up instead of ~400 modules (the openai SDK alone is 154); every part loaded
+// with `import()` (interactive UI, MCP, memory, the SDKs, docker, subcommands) becomes a chunk of
+// its own, loaded only when used. Driven by the entry file: whatever main.js reaches is bundled.
 //
 // What stays outside, loaded from its installed package: native addons and packages that find
 // files next to themselves (better-sqlite3, sqlite-vec, web-tree-sitter and the grammars' .wasm
@@ -15,7 +13,6 @@
 // so it is replaced by the file's own URL inside its installed package (resolved at run time
 // from @hands/cli, which depends on every such package): `createRequire(import.meta.url)` then
 // finds that package's dependencies, `new URL("../package.json", import.meta.url)` its files.
-import { createHash } from "node:crypto";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -99,9 +96,12 @@ const sdkHeaders = {
   },
 };
 
-// The URL helper. `require` is the bin's, for the bundle's file. Each package is resolved once
-// per process (a resolve reads package.json files: ~1 ms).
-const banner = `const { pathToFileURL: __handsPathToFileURL } = require("node:url");
+// Every chunk gets `require` (bundled CommonJS dependencies call it for node's built-ins) and
+// the URL helper (tiny; unused chunks do not pay for more than its definition). Each package is
+// resolved once per process (a resolve reads package.json files: ~1 ms), shared by all chunks.
+const banner = `import { createRequire as __handsCreateRequire } from "node:module";
+import { pathToFileURL as __handsPathToFileURL } from "node:url";
+const require = __handsCreateRequire(import.meta.url);
 function __handsFileUrl(pkg, main, file) {
   const roots = (globalThis[Symbol.for("hands.packageRoots")] ??= new Map());
   let root = roots.get(pkg);
@@ -116,15 +116,16 @@ rmSync(OUT, { recursive: true, force: true });
 const result = await build({
   entryPoints: { hands: join(CLI, "dist", "main.js") },
   outdir: OUT,
-  outExtension: { ".js": ".cjs" },
   bundle: true,
-  format: "cjs",
+  splitting: true,
+  format: "esm",
   platform: "node",
   target: "node20",
   // Less text for node to read and compile at every start; names are kept short, not mangled
   // across chunks' exports.
   minifyWhitespace: true,
   minifySyntax: true,
+  chunkNames: "[name]-[hash]",
   external: EXTERNAL,
   banner: { js: banner },
   plugins: [ownUrls, sdkHeaders],
@@ -158,28 +159,6 @@ if (patchedSdkFiles.size !== 4)
   problems.push(
     `expected each SDK's internal/headers.mjs and internal/utils/log.mjs, patched ${[...patchedSdkFiles]}`,
   );
-// A script compiled by node:vm has no module loader for `import()`, and node 20 lends it the
-// main one only as an experimental feature that prints a warning; so `import()` of what stays
-// outside (node's lazily loaded built-ins, the external packages) calls the bin's import
-// function, `__handsImport`, which resolves from the same package.
-const OUT_FILE = join(OUT, "hands.cjs");
-const out = result.metafile.outputs[relative(ROOT, OUT_FILE).split(sep).join("/")];
-if (!out) problems.push(`no ${OUT_FILE} in esbuild's outputs`);
-let code = readFileSync(OUT_FILE, "utf8");
-for (const imp of out?.imports ?? [])
-  if (imp.external && imp.kind === "dynamic-import") {
-    const call = `import(${JSON.stringify(imp.path)})`;
-    if (!code.includes(call)) problems.push(`cannot find ${call} in the bundle to route through the bin`);
-    code = code.replaceAll(call, `__handsImport(${JSON.stringify(imp.path)})`);
-  }
-// A dependency's `import(name)` with a computed name (the e2b SDK's dynamicImport helper): the
-// same. (A string that spells `import(` followed by a bare name would be rewritten too; none in
-// the bundle do, and `import()` left in would fail with node's own clear error, not silently.)
-code = code.replace(/(?<![.\w$])import\((?=[A-Za-z_$][\w$]*\))/g, "__handsImport(");
-// The first line keys the bin's code cache file to this exact text (V8 itself checks only the
-// source's length, its own version and flags).
-code = `//hands-bundle ${createHash("sha256").update(code).digest("hex").slice(0, 32)}\n${code}`;
-writeFileSync(OUT_FILE, code);
 if (problems.length) {
   for (const p of new Set(problems)) console.error(`bundle: ${p}`);
   process.exit(1);
