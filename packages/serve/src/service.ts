@@ -278,14 +278,27 @@ export class SandboxService {
     };
     let inserted = false;
     try {
-      // The exact check: quota and insert in one transaction (creates on other nodes race here).
-      const refusal = await this.store.insertSandboxWithinQuota(row);
-      if (refusal) throw new ApiError(429, refusal);
-      inserted = true;
-      if (warm) {
-        warm.rt.envs = envs;
-        this.adopt(row, warm.rt);
-      } else await this.startRuntime(row, spec);
+      // Busy from before the row is visible until its runtime runs: the reaper skips busy
+      // sandboxes, so a timeout that passes during a slow start cannot remove the sandbox's
+      // files under the start (it is reaped after, counting from the moment it runs).
+      await this.exclusive(id, async () => {
+        // The exact check: quota and insert in one transaction (creates on other nodes race here).
+        const refusal = await this.store.insertSandboxWithinQuota(row);
+        if (refusal) throw new ApiError(429, refusal);
+        inserted = true;
+        if (warm) {
+          warm.rt.envs = envs;
+          this.adopt(row, warm.rt);
+        } else await this.startRuntime(row, spec);
+        // The timeout is the sandbox's running time: it starts now, not when the row went in.
+        const endAt = Date.now() + timeout * 1000;
+        if (endAt > row.endAt) {
+          await this.store.setEndAt(id, endAt);
+          row.endAt = endAt;
+          const live = this.liveRows.get(id);
+          if (live) live.endAt = endAt;
+        }
+      });
     } catch (e) {
       // Whatever got started goes (a warm sandbox taken for a create that then failed, too).
       const rt = this.runtimes.get(id) ?? warm?.rt;
