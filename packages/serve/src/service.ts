@@ -9,7 +9,8 @@ import type { ServeMetrics } from "./metrics.js";
 import { type Warm, WarmPool } from "./pool.js";
 import { CapacityError, FairQueue } from "./queue.js";
 import { SandboxRuntime } from "./runtime.js";
-import { quotaRefusal, type SandboxRow, type Store, type Tenant } from "./store.js";
+import { type SandboxMetric, sampleMetrics } from "./sandbox-metrics.js";
+import { type AuditEntry, quotaRefusal, type SandboxRow, type Store, type Tenant } from "./store.js";
 
 export interface TemplateSpec {
   backend: "bwrap" | "docker";
@@ -396,6 +397,25 @@ export class SandboxService {
     } finally {
       this.busy.delete(id);
     }
+  }
+
+  /** E2B's metrics of a sandbox of this node: the current reading while it runs, none otherwise. */
+  async sandboxMetrics(tenant: Tenant, id: string): Promise<SandboxMetric[]> {
+    const row = await this.usable(tenant, id);
+    const rt = this.runtimes.get(id);
+    if (row.state !== "running" || !rt?.alive) return [];
+    try {
+      return [await sampleMetrics(rt, row)];
+    } catch (e) {
+      throw new ApiError(500, `metrics of sandbox '${id}' could not be read: ${(e as Error).message}`);
+    }
+  }
+
+  /** A sandbox's audit trail (the newest `limit` entries, oldest first); killed ones keep theirs. */
+  async auditTrail(tenant: Tenant, id: string, limit: number): Promise<AuditEntry[]> {
+    const row = await this.store.sandbox(id);
+    if (!row || row.tenantId !== tenant.id) throw new ApiError(404, `sandbox '${id}' not found`);
+    return this.store.auditLog(limit, id);
   }
 
   /**
