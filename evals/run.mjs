@@ -2,8 +2,8 @@
 // `npm run eval [-- --task NAME ...] [-- hands flags]`: runs the regression set with the
 // configured model (same settings as `hands`: OPENAI_BASE_URL, --model, …) and reports.
 import { rmSync } from "node:fs";
-import { dataDir } from "../packages/cli/dist/paths.js";
 import { appendEvalRun } from "../packages/dashboard/dist/eval-log.js";
+import { dataDir } from "../packages/hands/dist/paths.js";
 import { checkTask, loadTasks, prepareWorkspace, runHands, snapshotUnchanged } from "./lib.mjs";
 
 const argv = process.argv.slice(2);

@@ -84,7 +84,26 @@ export interface SandboxInfo {
   cpuCount: number;
   memoryMB: number;
   metadata: Record<string, string>;
+  /** The owning tenant's name and the backend (hands serve's extra fields; absent elsewhere). */
+  tenant?: string;
+  backend?: string;
+  /** The sandbox's current figures (GET /sandboxes/{id}/metrics); null when there is no reading. */
+  usage?: SandboxUsage | null;
+  /** Why the figures could not be read. */
+  usageError?: string;
 }
+
+export interface SandboxUsage {
+  cpuUsedPct: number;
+  memUsed: number;
+  memTotal: number;
+  diskUsed: number;
+  /** Processes (hands serve's extra field). */
+  pids?: number;
+}
+
+/** One entry of a sandbox's audit trail: when, what, and the event's own fields. */
+export type SandboxTrailEntry = { time: string; event: string } & Record<string, unknown>;
 
 export interface SandboxesPayload {
   /** The service the dashboard talks to (undefined: none configured). */

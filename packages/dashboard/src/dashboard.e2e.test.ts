@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type ServerTurn, startScriptedServer } from "@hands/llm";
 import { SqliteStore, storedDimensions } from "@hands/memory";
+import { Sandbox } from "e2b";
 import type { RunSummary } from "./api-types.js";
 import { cookieName } from "./auth.js";
 import { type RunningDashboard, startDashboard } from "./server.js";
@@ -340,7 +341,53 @@ describe("hands dashboard in Chromium", { timeout: 120_000 }, () => {
     await page.waitForSelector("[data-testid=sandboxes-table]");
     const row = page.locator(`[data-testid=sandbox-row][data-sandbox="${sandboxID}"]`);
     await row.waitFor();
-    assert.match((await row.textContent()) ?? "", /running[\s\S]*base[\s\S]*purpose=dashboard-e2e/);
+    assert.match(
+      (await row.textContent()) ?? "",
+      /running[\s\S]*dashboard-tests[\s\S]*bwrap[\s\S]*base[\s\S]*purpose=dashboard-e2e/,
+    );
+    // Work in the sandbox through the official SDK: a command (for the trail), a busy loop and
+    // 48 MiB held (for the figures).
+    const sb = await Sandbox.connect(sandboxID, {
+      apiKey: serve.key,
+      apiUrl: serve.apiUrl,
+      sandboxUrl: serve.sandboxUrl,
+    });
+    assert.equal((await sb.commands.run("echo from-the-e2e-test")).exitCode, 0);
+    await sb.commands.run("python3 -c 'while True: pass'", { background: true });
+    await sb.commands.run(
+      `python3 -c 'import time; b = bytearray(48 << 20); b[::4096] = b"x" * len(b[::4096]); time.sleep(600)'`,
+      { background: true },
+    );
+    // The page refreshes every 3 s: the figures follow what runs (CPU busy, memory up, 5+ processes).
+    const figures = async () => ({
+      cpu: Number.parseFloat((await row.locator("[data-testid=sandbox-cpu]").textContent()) ?? ""),
+      memory: (await row.locator("[data-testid=sandbox-memory]").textContent()) ?? "",
+      pids: Number((await row.locator("[data-testid=sandbox-pids]").textContent()) ?? ""),
+    });
+    let seen = await figures();
+    for (
+      let i = 0;
+      i < 40 && !(seen.cpu > 40 && seen.pids >= 5 && /^[4-9]\d\.\d MiB|^\d{3}\.\d MiB/.test(seen.memory));
+      i++
+    ) {
+      await page.waitForTimeout(500);
+      seen = await figures();
+    }
+    assert.ok(seen.cpu > 40 && seen.cpu <= 100, `CPU shown: ${seen.cpu}%`);
+    assert.match(seen.memory, /^(?:[4-9]\d|\d{3})\.\d MiB \/ 512\.0 MiB$/, `memory shown: ${seen.memory}`);
+    assert.ok(seen.pids >= 5, `processes shown: ${seen.pids}`);
+    const ttl = (await row.locator("[data-testid=sandbox-ttl]").textContent()) ?? "";
+    assert.match(ttl, /^[34] min \d+ s$/, `time left: ${ttl}`);
+    // Its audit trail, from hands serve, on a click.
+    await row.locator("button.link").click();
+    const serveTrail = page.locator("[data-testid=serve-sandbox-trail]");
+    await serveTrail.waitFor();
+    // Opened before the command's audit entry may have landed: the trail refreshes too.
+    await serveTrail.filter({ hasText: "from-the-e2e-test" }).waitFor({ timeout: 10_000 });
+    assert.match(
+      (await serveTrail.textContent()) ?? "",
+      /create[\s\S]*template[\s\S]*exec[\s\S]*echo from-the-e2e-test[\s\S]*exitCode=0/,
+    );
     assert.match(
       (await page.textContent("[data-testid=serve-metrics]")) ?? "",
       /hands_serve_sandboxes\{state="running"\}\s*1/,

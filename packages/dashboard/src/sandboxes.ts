@@ -1,6 +1,8 @@
 // The sandboxes of a running `hands serve`, through its management API (E2B's REST endpoints,
-// X-API-Key) and its /metrics, exactly as any E2B client sees them; killing one is DELETE.
-import type { SandboxesPayload, SandboxInfo } from "./api-types.js";
+// X-API-Key) and its /metrics, exactly as any E2B client sees them (each running one's figures
+// from E2B's /sandboxes/{id}/metrics); killing one is DELETE; the audit trail is hands serve's
+// extension GET /hands/v1/sandboxes/{id}/audit.
+import type { SandboxesPayload, SandboxInfo, SandboxTrailEntry, SandboxUsage } from "./api-types.js";
 
 export interface ServeConnection {
   /** The management API's URL (E2B_API_URL), e.g. http://127.0.0.1:3000. */
@@ -67,9 +69,12 @@ export async function listSandboxes(c: ServeConnection | undefined): Promise<San
           cpuCount: Number(s.cpuCount),
           memoryMB: Number(s.memoryMB),
           metadata: (s.metadata ?? {}) as Record<string, string>,
+          ...(typeof s.tenantName === "string" ? { tenant: s.tenantName } : {}),
+          ...(typeof s.backend === "string" ? { backend: s.backend } : {}),
         });
       next = r.headers.get("x-next-token");
     } while (next && sandboxes.length < 10_000);
+    await addUsage(c, sandboxes);
     const m = await call(c, "metrics");
     const metrics = m.ok ? parseMetrics(await m.text()) : {};
     return { service: c.url, sandboxes, metrics };
@@ -78,9 +83,74 @@ export async function listSandboxes(c: ServeConnection | undefined): Promise<San
   }
 }
 
+/** Figures are read for this many running sandboxes at most per listing, a few at a time. */
+const USAGE_MAX = 200;
+const USAGE_PARALLEL = 8;
+
+function num(v: unknown): number | undefined {
+  return typeof v === "number" && Number.isFinite(v) ? v : undefined;
+}
+
+/** The latest reading of GET /sandboxes/{id}/metrics, checked (null: none, e.g. not running). */
+export function usageOf(body: unknown): SandboxUsage | null {
+  if (!Array.isArray(body)) throw new Error("metrics answer is not a list");
+  const last = body[body.length - 1] as Record<string, unknown> | undefined;
+  if (!last) return null;
+  const cpu = num(last.cpuUsedPct);
+  const used = num(last.memUsed);
+  const total = num(last.memTotal);
+  const disk = num(last.diskUsed);
+  if (cpu === undefined || used === undefined || total === undefined || disk === undefined)
+    throw new Error("metrics answer lacks cpuUsedPct, memUsed, memTotal or diskUsed");
+  const pids = num(last.pids);
+  return {
+    cpuUsedPct: cpu,
+    memUsed: used,
+    memTotal: total,
+    diskUsed: disk,
+    ...(pids === undefined ? {} : { pids }),
+  };
+}
+
+async function addUsage(c: ServeConnection, sandboxes: SandboxInfo[]): Promise<void> {
+  const todo = sandboxes.filter((s) => s.state === "running").slice(0, USAGE_MAX);
+  const next = async (): Promise<void> => {
+    for (let s = todo.shift(); s; s = todo.shift()) {
+      try {
+        const r = await call(c, `sandboxes/${encodeURIComponent(s.id)}/metrics`);
+        if (!r.ok) throw await failure(r);
+        s.usage = usageOf(await r.json());
+      } catch (err) {
+        s.usage = null;
+        s.usageError = (err as Error).message;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: USAGE_PARALLEL }, next));
+}
+
+function checkId(id: string): void {
+  if (!/^[a-z0-9]{1,64}$/.test(id)) throw new Error(`invalid sandbox id: ${id.slice(0, 80)}`);
+}
+
+/** A sandbox's audit trail from hands serve, in the same shape as the local sandboxes' trail. */
+export async function sandboxTrail(c: ServeConnection | undefined, id: string): Promise<SandboxTrailEntry[]> {
+  if (!c) throw new Error("no hands serve configured");
+  checkId(id);
+  const r = await call(c, `hands/v1/sandboxes/${id}/audit?limit=500`);
+  if (!r.ok) throw await failure(r);
+  const body = (await r.json()) as { entries?: unknown };
+  if (!Array.isArray(body.entries)) throw new Error("audit answer has no entries");
+  return body.entries.map((e: Record<string, unknown>) => ({
+    ...(e.detail && typeof e.detail === "object" ? (e.detail as Record<string, unknown>) : {}),
+    time: String(e.time),
+    event: String(e.event),
+  }));
+}
+
 export async function killSandbox(c: ServeConnection | undefined, id: string): Promise<void> {
   if (!c) throw new Error("no hands serve configured");
-  if (!/^[a-z0-9]{1,64}$/.test(id)) throw new Error(`invalid sandbox id: ${id.slice(0, 80)}`);
+  checkId(id);
   const r = await call(c, `sandboxes/${id}`, { method: "DELETE" });
   if (r.status !== 204 && r.status !== 200) throw await failure(r);
 }

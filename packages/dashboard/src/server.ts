@@ -22,7 +22,7 @@ import { readEvalRuns } from "./eval-log.js";
 import { localSandboxes, localSandboxTrail } from "./local-sandboxes.js";
 import { MemoryFileError, MemoryFiles } from "./memory-files.js";
 import { RunIndex, tracePath } from "./runs.js";
-import { killSandbox, listSandboxes, type ServeConnection } from "./sandboxes.js";
+import { killSandbox, listSandboxes, type ServeConnection, sandboxTrail } from "./sandboxes.js";
 
 export interface DashboardOptions {
   dataDir: string;
@@ -326,6 +326,9 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
     m = /^\/api\/sandboxes\/local\/([^/]+)$/.exec(path);
     if (m && req.method === "GET")
       return json(res, 200, localSandboxTrail(o.dataDir, decodeURIComponent(m[1]!)));
+    m = /^\/api\/sandboxes\/([^/]+)\/trail$/.exec(path);
+    if (m && req.method === "GET")
+      return json(res, 200, await sandboxTrail(o.serve, decodeURIComponent(m[1]!)));
     m = /^\/api\/sandboxes\/([^/]+)\/kill$/.exec(path);
     if (m && req.method === "POST") {
       await killSandbox(o.serve, decodeURIComponent(m[1]!));

@@ -58,8 +58,14 @@ function sandboxBody(row: SandboxRow): Record<string, unknown> {
   };
 }
 
-function listed(row: SandboxRow): Record<string, unknown> {
+/** Hands extensions beside E2B's fields (SDKs ignore fields they do not know). */
+function handsFields(row: SandboxRow, tenant: Tenant): Record<string, unknown> {
+  return { tenantName: tenant.name, backend: row.backend, node: row.node };
+}
+
+function listed(row: SandboxRow, tenant: Tenant): Record<string, unknown> {
   return {
+    ...handsFields(row, tenant),
     templateID: row.templateId,
     alias: row.templateId,
     sandboxID: row.id,
@@ -76,9 +82,9 @@ function listed(row: SandboxRow): Record<string, unknown> {
   };
 }
 
-function detail(row: SandboxRow): Record<string, unknown> {
+function detail(row: SandboxRow, tenant: Tenant): Record<string, unknown> {
   return {
-    ...listed(row),
+    ...listed(row, tenant),
     envdAccessToken: row.token,
     domain: null,
     allowInternetAccess: row.internet,
@@ -158,11 +164,48 @@ async function list(
     headers["x-next-token"] = Buffer.from(JSON.stringify({ s: last.startedAt, i: last.id })).toString(
       "base64url",
     );
-  send(res, 200, page.map(listed), headers);
+  send(
+    res,
+    200,
+    page.map((r) => listed(r, tenant)),
+    headers,
+  );
+}
+
+/**
+ * start/end of E2B's metrics query (Unix seconds), checked; no history is kept, so the answer is
+ * the current reading whatever the window.
+ */
+function metricsWindow(url: URL): void {
+  for (const name of ["start", "end"]) {
+    const v = url.searchParams.get(name);
+    if (v !== null && !/^\d{1,12}$/.test(v))
+      throw new ApiError(400, `${name} must be a Unix time in seconds`);
+  }
+}
+
+const AUDIT_MAX = 1000;
+
+/** Hands extension: a sandbox's audit trail, for the tenant that owns it. */
+async function auditBody(
+  service: SandboxService,
+  tenant: Tenant,
+  id: string,
+  url: URL,
+): Promise<Record<string, unknown>> {
+  const raw = url.searchParams.get("limit");
+  const limit = raw === null ? 200 : Number(raw);
+  if (!Number.isInteger(limit) || limit < 1 || limit > AUDIT_MAX)
+    throw new ApiError(400, `limit must be 1..${AUDIT_MAX}`);
+  const entries = await service.auditTrail(tenant, id, limit);
+  return {
+    sandboxID: id,
+    entries: entries.map((e) => ({ time: new Date(e.time).toISOString(), event: e.event, detail: e.detail })),
+  };
 }
 
 /** Management calls that change a running or paused sandbox go to the node that has it. */
-const OWNER_ACTIONS = new Set(["DELETE", "pause", "resume", "connect"]);
+const OWNER_ACTIONS = new Set(["DELETE", "pause", "resume", "connect", "metrics"]);
 
 export function createApiRouter(o: {
   service: SandboxService;
@@ -223,6 +266,12 @@ export function createApiRouter(o: {
       if (!tenant) throw new ApiError(401, "Invalid API key");
       const abort = new AbortController();
       res.once("close", () => abort.abort());
+      const audit = /^\/hands\/v1\/sandboxes\/([a-z0-9]{1,64})\/audit$/.exec(path);
+      if (audit) {
+        if (req.method !== "GET") throw new ApiError(405, "method not allowed");
+        send(res, 200, await auditBody(service, tenant, audit[1] as string, url));
+        return;
+      }
       const m = /^(?:\/v2)?\/sandboxes(?:\/([a-z0-9]{1,64}))?(?:\/([a-z]+))?$/.exec(path);
       if (!m) throw new ApiError(404, `no such endpoint: ${req.method} ${path}`);
       const [, id, action] = m;
@@ -237,11 +286,17 @@ export function createApiRouter(o: {
       }
       if (await toOwner(req, res, tenant, id, action ?? req.method ?? "")) return;
       if (!action) {
-        if (req.method === "GET") send(res, 200, detail(await service.get(tenant, id)));
+        if (req.method === "GET") send(res, 200, detail(await service.get(tenant, id), tenant));
         else if (req.method === "DELETE") {
           await service.kill(tenant, id);
           send(res, 204);
         } else throw new ApiError(405, "method not allowed");
+        return;
+      }
+      if (action === "metrics") {
+        if (req.method !== "GET") throw new ApiError(405, "method not allowed");
+        metricsWindow(url);
+        send(res, 200, await service.sandboxMetrics(tenant, id));
         return;
       }
       if (req.method !== "POST") throw new ApiError(405, "method not allowed");

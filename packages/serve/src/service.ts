@@ -9,7 +9,8 @@ import type { ServeMetrics } from "./metrics.js";
 import { type Warm, WarmPool } from "./pool.js";
 import { CapacityError, FairQueue } from "./queue.js";
 import { SandboxRuntime } from "./runtime.js";
-import { quotaRefusal, type SandboxRow, type Store, type Tenant } from "./store.js";
+import { type SandboxMetric, sampleMetrics } from "./sandbox-metrics.js";
+import { type AuditEntry, quotaRefusal, type SandboxRow, type Store, type Tenant } from "./store.js";
 
 export interface TemplateSpec {
   backend: "bwrap" | "docker";
@@ -278,14 +279,27 @@ export class SandboxService {
     };
     let inserted = false;
     try {
-      // The exact check: quota and insert in one transaction (creates on other nodes race here).
-      const refusal = await this.store.insertSandboxWithinQuota(row);
-      if (refusal) throw new ApiError(429, refusal);
-      inserted = true;
-      if (warm) {
-        warm.rt.envs = envs;
-        this.adopt(row, warm.rt);
-      } else await this.startRuntime(row, spec);
+      // Busy from before the row is visible until its runtime runs: the reaper skips busy
+      // sandboxes, so a timeout that passes during a slow start cannot remove the sandbox's
+      // files under the start (it is reaped after, counting from the moment it runs).
+      await this.exclusive(id, async () => {
+        // The exact check: quota and insert in one transaction (creates on other nodes race here).
+        const refusal = await this.store.insertSandboxWithinQuota(row);
+        if (refusal) throw new ApiError(429, refusal);
+        inserted = true;
+        if (warm) {
+          warm.rt.envs = envs;
+          this.adopt(row, warm.rt);
+        } else await this.startRuntime(row, spec);
+        // The timeout is the sandbox's running time: it starts now, not when the row went in.
+        const endAt = Date.now() + timeout * 1000;
+        if (endAt > row.endAt) {
+          await this.store.setEndAt(id, endAt);
+          row.endAt = endAt;
+          const live = this.liveRows.get(id);
+          if (live) live.endAt = endAt;
+        }
+      });
     } catch (e) {
       // Whatever got started goes (a warm sandbox taken for a create that then failed, too).
       const rt = this.runtimes.get(id) ?? warm?.rt;
@@ -383,6 +397,25 @@ export class SandboxService {
     } finally {
       this.busy.delete(id);
     }
+  }
+
+  /** E2B's metrics of a sandbox of this node: the current reading while it runs, none otherwise. */
+  async sandboxMetrics(tenant: Tenant, id: string): Promise<SandboxMetric[]> {
+    const row = await this.usable(tenant, id);
+    const rt = this.runtimes.get(id);
+    if (row.state !== "running" || !rt?.alive) return [];
+    try {
+      return [await sampleMetrics(rt, row)];
+    } catch (e) {
+      throw new ApiError(500, `metrics of sandbox '${id}' could not be read: ${(e as Error).message}`);
+    }
+  }
+
+  /** A sandbox's audit trail (the newest `limit` entries, oldest first); killed ones keep theirs. */
+  async auditTrail(tenant: Tenant, id: string, limit: number): Promise<AuditEntry[]> {
+    const row = await this.store.sandbox(id);
+    if (!row || row.tenantId !== tenant.id) throw new ApiError(404, `sandbox '${id}' not found`);
+    return this.store.auditLog(limit, id);
   }
 
   /**

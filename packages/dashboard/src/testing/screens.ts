@@ -5,6 +5,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Sandbox } from "e2b";
 import { startDashboard } from "../server.js";
 import { launchBrowser } from "./browser.js";
 import { makeFixtures } from "./fixtures.js";
@@ -25,6 +26,15 @@ async function main(): Promise<void> {
       body: JSON.stringify({ templateID: "base", timeout: 600, metadata: { session: "demo" } }),
     });
     if (created.status !== 201) throw new Error(`sandbox create: ${created.status} ${await created.text()}`);
+    // Some work in it, so its figures and trail have something to show.
+    const { sandboxID } = (await created.json()) as { sandboxID: string };
+    const sb = await Sandbox.connect(sandboxID, {
+      apiKey: serve.key,
+      apiUrl: serve.apiUrl,
+      sandboxUrl: serve.sandboxUrl,
+    });
+    await sb.commands.run("python3 --version");
+    await sb.commands.run("python3 -c 'while True: pass'", { background: true });
     mkdirSync(OUT, { recursive: true });
     const { page } = browser;
     const shot = async (name: string) => {
@@ -52,7 +62,10 @@ async function main(): Promise<void> {
     await shot("memory");
 
     await page.goto(`${dash.url}#/sandboxes`);
-    await page.waitForSelector("[data-testid=sandbox-row]");
+    await page.waitForSelector("[data-testid=sandbox-cpu]");
+    await page.locator("[data-testid=sandbox-row] button.link").first().click();
+    await page.waitForSelector("[data-testid=serve-sandbox-trail]");
+    await page.waitForTimeout(3500);
     await shot("sandboxes");
 
     await page.goto(`${dash.url}#/evals`);

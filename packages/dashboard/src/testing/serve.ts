@@ -6,6 +6,8 @@ import { handsEnv, spawnHands } from "./hands-cli.js";
 
 export interface TestServe {
   apiUrl: string;
+  /** The sandbox address (E2B_SANDBOX_URL). */
+  sandboxUrl: string;
   key: string;
   child: ChildProcess;
   stop(): Promise<void>;
@@ -29,12 +31,14 @@ export async function startRealServe(dir: string): Promise<TestServe> {
   )
     await new Promise((r) => setTimeout(r, 50));
   const apiUrl = /management API (\S+)/.exec(serve.stdout())?.[1];
-  if (!apiUrl) {
+  const sandboxUrl = / sandboxes (\S+)/.exec(serve.stdout())?.[1];
+  if (!apiUrl || !sandboxUrl) {
     serve.child.kill("SIGKILL");
     throw new Error(`hands serve did not start: ${serve.stderr()}`);
   }
   return {
     apiUrl,
+    sandboxUrl,
     key,
     child: serve.child,
     async stop() {

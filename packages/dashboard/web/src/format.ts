@@ -24,6 +24,14 @@ export function fmtMs(ms: number): string {
   return `${m} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
+export function fmtBytes(n: number): string {
+  if (!Number.isFinite(n)) return "–";
+  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(1)} GiB`;
+  if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
+  if (n >= 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${Math.round(n)} B`;
+}
+
 export function fmtTime(t: number): string {
   const d = new Date(t);
   if (Number.isNaN(d.getTime())) return "–";

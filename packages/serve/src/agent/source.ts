@@ -450,9 +450,55 @@ def op_unwatch(m):
 def op_ping(m):
     return {}
 
+def disk_usage(root, cap=100000):
+    # Bounded: a huge or hostile tree costs at most cap entries (the figure is then a lower bound).
+    used, seen, stack = 0, 0, [root]
+    while stack and seen < cap:
+        try:
+            it = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                seen += 1
+                try:
+                    st = e.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                used += st.st_blocks * 512
+                if stat.S_ISDIR(st.st_mode):
+                    stack.append(e.path)
+    return used, seen >= cap
+
+def op_stats(m):
+    # The sandbox's own view: /proc is its pid namespace, so every process here is the sandbox's.
+    page = os.sysconf("SC_PAGE_SIZE")
+    ticks, rss, pids = 0, 0, 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as f:
+                # After the last ")": the name may hold spaces and parentheses.
+                fields = f.read().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])
+            rss += int(fields[21]) * page
+            pids += 1
+        except (OSError, IndexError, ValueError):
+            pass
+    used, partial = disk_usage(HOME)
+    try:
+        vfs = os.statvfs(HOME)
+        total = vfs.f_blocks * vfs.f_frsize
+    except OSError:
+        total = 0
+    return {"ticks": ticks, "hz": os.sysconf("SC_CLK_TCK"), "rss": rss, "pids": pids,
+            "diskUsed": used, "diskPartial": partial, "diskTotal": total}
+
 OPS = {"start": op_start, "input": op_input, "resize": op_resize, "close_stdin": op_close_stdin, "signal": op_signal,
        "stat": op_stat, "mkdir": op_mkdir, "move": op_move, "list": op_list, "remove": op_remove,
-       "read": op_read, "write": op_write, "watch": op_watch, "unwatch": op_unwatch, "ping": op_ping}
+       "read": op_read, "write": op_write, "watch": op_watch, "unwatch": op_unwatch, "ping": op_ping,
+       "stats": op_stats}
 
 def handle(m):
     try:
@@ -485,7 +531,7 @@ def main():
             line, buf = buf.split(b"\n", 1)
             m = json.loads(line)
             # Slow operations (file streams, process start) must not hold up the rest.
-            if m.get("op") in ("read", "write", "list", "remove", "move"):
+            if m.get("op") in ("read", "write", "list", "remove", "move", "stats"):
                 threading.Thread(target=handle, args=(m,), daemon=True).start()
             else:
                 handle(m)

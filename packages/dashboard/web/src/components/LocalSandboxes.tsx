@@ -1,19 +1,14 @@
 // The sandboxes this machine's hands runs used (the data folder's sandbox audit log): backend,
 // workspace, age, how they ended, and each one's audit trail on a click.
 import { useEffect, useState } from "react";
+import type { SandboxTrailEntry } from "../../../src/api-types.js";
 import type { LocalSandbox } from "../../../src/local-sandboxes.js";
 import { getJson } from "../api.js";
 import { fmtMs, fmtTime } from "../format.js";
 import { ErrorBox } from "./Problems.js";
+import { SandboxTrail } from "./SandboxTrail.js";
 
-type Trail = ({ time: string; event: string } & Record<string, unknown>)[];
-
-function detail(r: Trail[number]): string {
-  const { time: _t, event: _e, session: _s, ...rest } = r;
-  return Object.entries(rest)
-    .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
-    .join(" ");
-}
+type Trail = SandboxTrailEntry[];
 
 export function LocalSandboxes() {
   const [data, setData] = useState<{ sandboxes: LocalSandbox[]; unreadable: number } | null>(null);
@@ -94,21 +89,7 @@ export function LocalSandboxes() {
         </tbody>
       </table>
       {open && trail ? (
-        <>
-          <h3>Audit trail of {open}</h3>
-          <table className="small" data-testid="sandbox-trail">
-            <tbody>
-              {trail.map((r, i) => (
-                // biome-ignore lint/suspicious/noArrayIndexKey: the log's order is its identity
-                <tr key={i}>
-                  <td>{fmtTime(Date.parse(r.time))}</td>
-                  <td>{r.event}</td>
-                  <td className="mono">{detail(r)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </>
+        <SandboxTrail title={`Audit trail of ${open}`} trail={trail} testId="sandbox-trail" />
       ) : null}
     </>
   );

@@ -1,16 +1,49 @@
 // The sandboxes of a running hands serve (its management API, as any E2B client sees it): state,
-// template, age, time left, CPU and memory, the service's gauges; kill one.
+// tenant, backend, template, age, time left, CPU / memory / processes now (refreshed), the
+// service's gauges; each one's audit trail on a click; kill one.
 import { useCallback, useEffect, useState } from "react";
-import type { SandboxesPayload } from "../../../src/api-types.js";
+import type { SandboxesPayload, SandboxInfo, SandboxTrailEntry } from "../../../src/api-types.js";
 import { getJson, post } from "../api.js";
 import { LocalSandboxes } from "../components/LocalSandboxes.js";
 import { ErrorBox } from "../components/Problems.js";
-import { fmtMs } from "../format.js";
+import { SandboxTrail } from "../components/SandboxTrail.js";
+import { fmtBytes, fmtMs } from "../format.js";
+
+function Usage({ s }: { s: SandboxInfo }) {
+  if (s.usageError)
+    return (
+      <td colSpan={3} className="muted" title={s.usageError}>
+        figures unavailable
+      </td>
+    );
+  const u = s.usage;
+  if (!u)
+    return (
+      <td colSpan={3} className="muted">
+        –
+      </td>
+    );
+  return (
+    <>
+      <td className="num" data-testid="sandbox-cpu">
+        {u.cpuUsedPct.toFixed(1)}% of {s.cpuCount}
+      </td>
+      <td className="num" data-testid="sandbox-memory">
+        {fmtBytes(u.memUsed)} / {fmtBytes(u.memTotal)}
+      </td>
+      <td className="num" data-testid="sandbox-pids">
+        {u.pids ?? "–"}
+      </td>
+    </>
+  );
+}
 
 export function SandboxesPage() {
   const [data, setData] = useState<SandboxesPayload | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [now, setNow] = useState(Date.now());
+  const [open, setOpen] = useState<string | undefined>();
+  const [trail, setTrail] = useState<SandboxTrailEntry[] | null>(null);
   const load = useCallback(() => {
     getJson<SandboxesPayload>("/api/sandboxes").then(
       (d) => {
@@ -25,6 +58,19 @@ export function SandboxesPage() {
     const t = setInterval(load, 3000);
     return () => clearInterval(t);
   }, [load]);
+  // The open sandbox's trail refreshes as the list does (new commands show up).
+  useEffect(() => {
+    setTrail(null);
+    if (!open) return;
+    const fetchTrail = () =>
+      getJson<SandboxTrailEntry[]>(`/api/sandboxes/${encodeURIComponent(open)}/trail`).then(
+        setTrail,
+        (e: Error) => setError(e.message),
+      );
+    fetchTrail();
+    const t = setInterval(fetchTrail, 3000);
+    return () => clearInterval(t);
+  }, [open]);
   const kill = (id: string) => {
     setError(null);
     post(`/api/sandboxes/${encodeURIComponent(id)}/kill`).then(load, (e: Error) => setError(e.message));
@@ -44,27 +90,45 @@ export function SandboxesPage() {
               <tr>
                 <th>sandbox</th>
                 <th>state</th>
+                <th>tenant</th>
+                <th>backend</th>
                 <th>template</th>
                 <th>age</th>
                 <th>time left</th>
-                <th className="num">CPUs</th>
+                <th className="num">CPU</th>
                 <th className="num">memory</th>
+                <th className="num">PIDs</th>
                 <th>metadata</th>
                 <th />
               </tr>
             </thead>
             <tbody>
               {data.sandboxes.map((s) => (
-                <tr key={s.id} data-testid="sandbox-row" data-sandbox={s.id}>
-                  <td className="mono">{s.id}</td>
+                <tr
+                  key={s.id}
+                  data-testid="sandbox-row"
+                  data-sandbox={s.id}
+                  className={open === s.id ? "picked" : ""}
+                >
+                  <td>
+                    <button
+                      type="button"
+                      className="link mono"
+                      title="audit trail"
+                      onClick={() => setOpen(open === s.id ? undefined : s.id)}
+                    >
+                      {s.id}
+                    </button>
+                  </td>
                   <td>
                     <span className={`status status-${s.state}`}>{s.state}</span>
                   </td>
+                  <td data-testid="sandbox-tenant">{s.tenant ?? "–"}</td>
+                  <td data-testid="sandbox-backend">{s.backend ?? "–"}</td>
                   <td>{s.template}</td>
                   <td>{fmtMs(now - Date.parse(s.startedAt))}</td>
-                  <td>{fmtMs(Math.max(0, Date.parse(s.endAt) - now))}</td>
-                  <td className="num">{s.cpuCount}</td>
-                  <td className="num">{s.memoryMB} MB</td>
+                  <td data-testid="sandbox-ttl">{fmtMs(Math.max(0, Date.parse(s.endAt) - now))}</td>
+                  <Usage s={s} />
                   <td className="muted">
                     {Object.entries(s.metadata)
                       .map(([k, v]) => `${k}=${v}`)
@@ -79,13 +143,16 @@ export function SandboxesPage() {
               ))}
               {data.sandboxes.length === 0 ? (
                 <tr>
-                  <td colSpan={9} className="muted">
+                  <td colSpan={12} className="muted">
                     No live sandboxes.
                   </td>
                 </tr>
               ) : null}
             </tbody>
           </table>
+          {open && trail ? (
+            <SandboxTrail title={`Audit trail of ${open}`} trail={trail} testId="serve-sandbox-trail" />
+          ) : null}
           {Object.keys(data.metrics).length ? (
             <>
               <h2>The service's metrics</h2>
