@@ -263,7 +263,17 @@ describe("several nodes sharing PostgreSQL", { skip, timeout: 180_000 }, () => {
       deadAfterMs: DEAD_AFTER_MS,
       dataDir: b.dataDir,
     });
-    const back = await Sandbox.connect(onB.sandboxId, a.opts(key));
+    // A learns B's new addresses from the registry on its next read (a beat, or a forward that
+    // finds B not up); until then A answers 502 — a clean error — so wait for that, bounded.
+    let back: Sandbox | undefined;
+    assert.ok(
+      await until(async () => {
+        back = await Sandbox.connect(onB.sandboxId, a.opts(key));
+        return true;
+      }, 10_000),
+      "A never reached the sandbox on the restarted B",
+    );
+    assert.ok(back);
     assert.equal(await back.files.read("kept.txt"), "on b");
     assert.equal((await back.commands.run("echo resumed")).stdout, "resumed\n");
     await back.kill();
