@@ -118,7 +118,11 @@ for (const kind of ["local", "bwrap", "docker"] as SandboxKind[]) {
           "mkdir -p deep/er && cd deep/er && export KEEP=kept && echo t > /tmp/t.txt && (sleep 60 &) ; true",
           { keepBackground: true },
         );
-        const r = await sb.exec("pwd; echo $KEEP; cat /tmp/t.txt; ps -eo args | grep -c '^sleep 60'");
+        // The kept `sleep` may not have exec'd yet when the next command starts: wait for it
+        // (bounded), then count it.
+        const r = await sb.exec(
+          "pwd; echo $KEEP; cat /tmp/t.txt; for i in $(seq 50); do ps -eo args | grep -q '^sleep 60' && break; sleep 0.1; done; ps -eo args | grep -c '^sleep 60'",
+        );
         assert.equal(r.stdout, "/workspace/deep/er\nkept\nt\n1\n");
         const e = await sb.exec("exit 4");
         assert.equal(e.exitCode, 4);
