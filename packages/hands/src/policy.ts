@@ -25,26 +25,20 @@ export function policyPaths(workspace: string, env: NodeJS.ProcessEnv = process.
 }
 
 /**
- * Awaited before loadPolicy: a policy file's examples are checked by the shell parser, which
- * otherwise loads only when the first command is judged.
- */
-export async function preparePolicy(workspace: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const paths = policyPaths(workspace, env);
-  if (existsSync(paths.project) || existsSync(paths.user)) await loadShellParser();
-}
-
-/**
  * Project rules first, then the user's, between the built-in denials and "ask" rules. An
  * untrusted folder's "allow" rules are left out (`ignored` names them).
  */
-export function loadPolicy(
+export async function loadPolicy(
   workspace: string,
   trusted: boolean,
   env: NodeJS.ProcessEnv = process.env,
   /** false: the built-in rules only (no policy file is read). */
   files = true,
-): { policy: CommandPolicy; ignored: string[] } {
+): Promise<{ policy: CommandPolicy; ignored: string[] }> {
   const paths = policyPaths(workspace, env);
+  // A policy file's examples are checked by the shell parser, which otherwise loads only when
+  // the first command is judged.
+  if (files && (existsSync(paths.project) || existsSync(paths.user))) await loadShellParser();
   try {
     const project = files ? readProjectRules(paths.project) : [];
     const { rules, ignored } = trusted ? { rules: project, ignored: [] } : untrustedPolicy(project);

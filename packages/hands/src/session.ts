@@ -34,7 +34,7 @@ import type { AgentMemory } from "./agent-memory.js";
 import { auditListener } from "./audit.js";
 import { SettingsError } from "./errors.js";
 import { dataDir as defaultDataDir } from "./paths.js";
-import { loadPolicy, preparePolicy } from "./policy.js";
+import { loadPolicy } from "./policy.js";
 import { memoryHost, resolveProvider } from "./provider.js";
 import { type PreparedSandbox, prepareSandbox } from "./sandbox-setup.js";
 import { resolveSettings, type Settings } from "./settings.js";
@@ -281,24 +281,23 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
   const report = setup.report ?? (() => {});
   const workspace = realFolder(setup.workspace, "workspace folder");
   const data = setup.dataDir ?? defaultDataDir(env);
-  const resolveAll = () => {
+  const resolveAll = async () => {
     const settings = resolveSettings(setup.flags ?? {}, workspace, env, {
       approvalDefault: setup.approvalDefault,
       ...(setup.configFiles === false ? { configFiles: false } : {}),
     });
     if (setup.commandPolicy === "none")
       return { settings, policy: new CommandPolicy([]), ignored: settings.ignored };
-    const p = loadPolicy(workspace, settings.trust.trusted, env, setup.configFiles !== false);
+    const p = await loadPolicy(workspace, settings.trust.trusted, env, setup.configFiles !== false);
     return { settings, policy: p.policy, ignored: [...settings.ignored, ...p.ignored] };
   };
-  if (setup.commandPolicy !== "none" && setup.configFiles !== false) await preparePolicy(workspace, env);
-  let resolved = resolveAll();
+  let resolved = await resolveAll();
   const { trust } = resolved.settings;
   if (setup.confirmTrust && resolved.ignored.length && !trust.trusted && trust.why !== "store-unsafe") {
     if (await setup.confirmTrust(resolved.ignored, workspace)) {
       trustFolder(workspace, env);
       report("info", `Trusted ${workspace} (hands untrust to undo).`, "trust");
-      resolved = resolveAll();
+      resolved = await resolveAll();
     }
   }
   const { settings, policy } = resolved;
