@@ -581,7 +581,9 @@ export class ContextAssembler {
         );
       }
       // Then, with what is left, the thinking behind the steps that are not shown.
-      if (noteLeft > 150) {
+      // (A full-text search filtered to a type the store does not hold still ranks every match
+      // of the query before the filter drops them all: asked only when there is thinking.)
+      if (noteLeft > 150 && this.holdsReasoning()) {
         const thoughts = await memory.retrieve(query, {
           budget: Math.floor(noteLeft * 0.75),
           exclude,
@@ -618,6 +620,15 @@ export class ContextAssembler {
     }
     if (this.options.feedback) this.view = this.stepView(out, chosen, shown);
     return out;
+  }
+
+  private reasoningStored = false;
+
+  /** Whether memory holds any of the model's thinking in this scope (once it does, it always may). */
+  private holdsReasoning(): boolean {
+    this.reasoningStored ||=
+      this.memory.store.count({ scope: this.memory.scope, types: ["agent_reasoning"] }) > 0;
+    return this.reasoningStored;
   }
 
   /**
