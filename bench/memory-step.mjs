@@ -7,7 +7,8 @@
 // Per step = (CPU(200 steps) − CPU(40)) / 160, the medians of --rounds runs (default 5).
 //   warm: all runs in one process after a warm-up run (JIT compiled: memory's steady cost);
 //   cold: every run in a fresh process (what one CLI run pays, compilation included).
-// --tree PATH measures another built tree in the same interleaving (e.g. the code before a change).
+// --tree PATH (repeatable) measures other built trees in the same interleaving (e.g. the code
+// before a change).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -86,7 +87,10 @@ if (process.env.HANDS_MEMORY_STEP_CHILD) {
 }
 
 const rounds = Number(opt("--rounds", 5)) || 5;
-const trees = [resolve(here, ".."), ...(opt("--tree") ? [resolve(opt("--tree"))] : [])];
+const trees = [
+  resolve(here, ".."),
+  ...argv.flatMap((a, i) => (a === "--tree" && argv[i + 1] ? [resolve(argv[i + 1])] : [])),
+];
 // The CLI's young generation (packages/cli/bin/hands.js): scavenges as often as there.
 const nodeFlags = ["--max-semi-space-size=2"];
 const cold = (root, steps) => {
