@@ -67,7 +67,7 @@ test("an old fact relevant to the current step comes back, or is one recall away
   const history = session(30);
   for (let n = 4; n <= history.length; n += 2) await asm.assemble(history.slice(0, n), n / 2);
   history.push({ role: "user", content: "What is the RETRY_LIMIT value from earlier?" });
-  const sent = await asm.assemble(history, 31);
+  const sent = await asm.assemble(history, 98);
   await asm.flush();
   const text = sent.map((m) => m.content).join("\n");
   const direct = text.includes("RETRY_LIMIT = 7");
@@ -154,5 +154,44 @@ test("a message whose text memory already holds is stored once, under one id", a
   const [result] = memory.store.list({ types: ["tool_result"] });
   assert.equal(result?.meta.path, "a.ts");
   assert.match(await asm.recall(result!.id), /export const A = 1;/);
+  memory.close();
+});
+
+test("a recall note shows earlier steps matching the latest step's new words, and nothing when none match", async () => {
+  // A small short-term buffer: older outputs are summarized (summaries rank high on importance).
+  const memory = new Memory({ policy: { shortTermCapacity: 4, compressAbove: 50 } });
+  const asm = new ContextAssembler(memory, { budget: 3000 });
+  const step = (s: number, content: string): Message[] => [
+    { role: "assistant", content: "", toolCalls: [{ id: `x${s}`, name: "read_file", arguments: "{}" }] },
+    { role: "tool", toolCallId: `x${s}`, name: "read_file", content },
+  ];
+  const history: Message[] = [
+    { role: "system", content: "You are a coding agent." },
+    { role: "user", content: "Fix the failing build." },
+  ];
+  // Each output names its own setting (setting_s) among lines of code.
+  const isNote = (m: Message) => m.content.startsWith("Memory (automatic note");
+  let sent: Message[] = [];
+  // Steps until the one right after a second compaction point (room for a note).
+  for (let s = 1, before = 0; asm.compactions < 2 || asm.compactions === before; s++) {
+    before = asm.compactions;
+    history.push(...step(s, `${"line of code here\n".repeat(60)}setting_${s} = ${s}`));
+    sent = await asm.assemble(history, s);
+    assert.ok(s < 100);
+  }
+  const shown = sent.map((m) => m.content).join("\n");
+  const away = [...Array(10).keys()].map((s) => s + 1).find((s) => !shown.includes(`setting_${s} `));
+  assert.ok(away, "some step's output is out of the context");
+  // Words found nowhere in memory: no note, though important chunks lie outside the context.
+  history.push(...step(98, "zanzibar quokka marmalade"));
+  sent = await asm.assemble(history, 98);
+  assert.equal(sent.filter(isNote).length, 0, "no note without a full-text match");
+  // A word of an earlier output that the context does not hold: that output comes back.
+  history.push(...step(99, `which value has setting_${away}?`));
+  sent = await asm.assemble(history, 99);
+  const notes = sent.filter(isNote);
+  assert.equal(notes.length, 1);
+  assert.ok(notes[0]!.content.includes(`setting_${away} = ${away}`), notes[0]!.content.slice(0, 300));
+  await asm.flush();
   memory.close();
 });

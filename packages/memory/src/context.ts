@@ -195,6 +195,12 @@ export class ContextAssembler {
   private readonly bare = new WeakMap<Message, Message>();
   /** Content words of the context since the last compaction point (see recallHint). */
   private contextWords = new Set<string>();
+  /**
+   * Distinct content words of the messages appended since the last compaction point, split
+   * once: the recall note reads them when a message is appended, the next compaction point
+   * again (most of its context is those recent steps). Emptied at each compaction point.
+   */
+  private recentWords = new Map<Message, Set<string>>();
   /** Chunks the requests since the last compaction point show (not offered again as notes). */
   private inContext = new Set<string>();
   /** Paths named by tool calls, by call id (until their results are stored). */
@@ -277,7 +283,8 @@ export class ContextAssembler {
     if (this.options.cacheAware !== false) {
       // Message by message: one message's words at a time, not the whole context's at once.
       this.contextWords = new Set();
-      for (const m of out) for (const w of contentWords(messageText(m))) this.contextWords.add(w);
+      for (const m of out) for (const w of this.wordsOf(m)) this.contextWords.add(w);
+      this.recentWords = new Map();
       this.frozen = { sent: out, tokens: this.lastTokens, next: history.length };
       this.compactions++;
     }
@@ -344,6 +351,16 @@ export class ContextAssembler {
   }
   private readonly chars = new WeakMap<Message, number>();
 
+  /** A message's distinct content words (see recentWords). */
+  private wordsOf(m: Message): Set<string> {
+    let words = this.recentWords.get(m);
+    if (!words) {
+      words = new Set(contentWords(messageText(m)));
+      if (this.frozen) this.recentWords.set(m, words);
+    }
+    return words;
+  }
+
   /** The request while no compaction is due: the history itself, or the last compaction point's context plus what came after it. */
   private async appendOnly(history: readonly Message[]): Promise<Message[] | undefined> {
     if (!this.frozen) {
@@ -393,7 +410,7 @@ export class ContextAssembler {
     // a step that only repeats known words costs no retrieval at all.
     const fresh: string[] = [];
     for (const m of added)
-      for (const w of contentWords(messageText(m))) {
+      for (const w of this.wordsOf(m)) {
         if (this.contextWords.has(w)) continue;
         this.contextWords.add(w);
         fresh.push(w);
@@ -402,18 +419,24 @@ export class ContextAssembler {
     // A short query of the most specific of them: a few FTS terms, not 30.
     const query = specificWords(fresh.join(" "), 12).join(" ");
     if (!query) return undefined;
+    // Only what matches the step's words is related to it: with no full-text match outside the
+    // context there is no note (the most important chunks alone are not related to the step).
+    const filter = { types: [...HINT_TYPES] };
+    const textHits = this.memory.store.searchText(query, { scope: this.memory.scope, ...filter }, HINT_POOL);
+    if (!textHits.some((h) => !this.inContext.has(h.id))) return undefined;
     const found = await this.memory.retrieve(query, {
+      textHits,
       budget: budget - 30,
       exclude: this.inContext,
       touch: false,
       neighbors: 0,
       // The note holds a handful of items (at most 1% of the budget): a small pool is enough,
       // and each candidate's metadata is read.
-      candidates: 24,
+      candidates: HINT_POOL,
       // The query is a few exact words: full text finds them; vectors would add cost, not recall.
       vectors: false,
       // Only what a note may show competes for its budget.
-      filter: { types: [...HINT_TYPES] },
+      filter,
     });
     // Results, user input and summaries carry what a step needs; calls and replies do not.
     const items = found.items.filter(
@@ -558,7 +581,9 @@ export class ContextAssembler {
         );
       }
       // Then, with what is left, the thinking behind the steps that are not shown.
-      if (noteLeft > 150) {
+      // (A full-text search filtered to a type the store does not hold still ranks every match
+      // of the query before the filter drops them all: asked only when there is thinking.)
+      if (noteLeft > 150 && this.holdsReasoning()) {
         const thoughts = await memory.retrieve(query, {
           budget: Math.floor(noteLeft * 0.75),
           exclude,
@@ -595,6 +620,15 @@ export class ContextAssembler {
     }
     if (this.options.feedback) this.view = this.stepView(out, chosen, shown);
     return out;
+  }
+
+  private reasoningStored = false;
+
+  /** Whether memory holds any of the model's thinking in this scope (once it does, it always may). */
+  private holdsReasoning(): boolean {
+    this.reasoningStored ||=
+      this.memory.store.count({ scope: this.memory.scope, types: ["agent_reasoning"] }) > 0;
+    return this.reasoningStored;
   }
 
   /**
@@ -781,6 +815,8 @@ function specificWords(text: string, n: number): string[] {
 }
 
 const HINT_TYPES = new Set<ChunkType>(["tool_result", "user_input", "summary", "fact"]);
+/** Candidates a recall note's retrieval takes from each source. */
+const HINT_POOL = 24;
 /** Everything but the model's thinking (see compose). */
 const EVIDENCE_TYPES: ChunkType[] = [
   "user_input",

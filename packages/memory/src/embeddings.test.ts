@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { asciiContentWords } from "./ascii-words.js";
 import { HashEmbedder, normalize } from "./embeddings.js";
 import { contentWords } from "./text.js";
 
@@ -36,4 +37,26 @@ test("hashed embeddings are unchanged: the same vector as hashing each feature's
   for (const dims of [256, 100, 8])
     for (const t of texts)
       assert.deepEqual(new HashEmbedder(dims).embedSync(t), reference(t, dims), t.slice(0, 30));
+});
+
+test("property: on random ASCII texts, word spans and vectors are what splitting into strings gives", () => {
+  let seed = 7;
+  const rnd = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed / 2 ** 32;
+  };
+  // Word characters, joiners at every place, stop words in both cases, one-letter words, "_".
+  const pieces = ["a", "Z", "q", "_", "9", "42", ".", "/", "-", " ", "\n", "\t", ":", "The", "of", "FURTHER"];
+  pieces.push("src/app.ts", "x_y", "-v", "a..b", "_.", "snake_Case", "line", "def", "(", ")", "#");
+  for (let n = 0; n < 2000; n++) {
+    const len = Math.floor(rnd() * 40);
+    const text = Array.from({ length: len }, () => pieces[Math.floor(rnd() * pieces.length)]).join("");
+    const buffer = { spans: new Int32Array(2) };
+    const count = asciiContentWords(text, buffer);
+    const spans = Array.from({ length: count }, (_, k) =>
+      text.slice(buffer.spans[2 * k], buffer.spans[2 * k + 1]).toLowerCase(),
+    );
+    assert.deepEqual(spans, contentWords(text), JSON.stringify(text));
+    assert.deepEqual(new HashEmbedder(64).embedSync(text), reference(text, 64), JSON.stringify(text));
+  }
 });

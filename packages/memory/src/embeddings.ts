@@ -1,6 +1,7 @@
 // Pluggable embeddings. The default needs no model: hashed word and character n-grams
 // projected into a fixed-size vector (the "hashing trick"). An OpenAI-compatible
 // `/embeddings` endpoint can replace it.
+import { asciiContentWords, isAscii, lowerCode } from "./ascii-words.js";
 import { contentWords } from "./text.js";
 
 export interface Embedder {
@@ -20,6 +21,18 @@ function fnv(h: number, s: string, from = 0, to = s.length): number {
   return h;
 }
 
+/** `fnv` over the lower-cased ASCII characters of s[from, to). */
+function fnvLower(h: number, s: string, from: number, to: number): number {
+  for (let i = from; i < to; i++) {
+    h ^= lowerCode(s.charCodeAt(i));
+    h = Math.imul(h, 0x01000193);
+  }
+  return h;
+}
+
+/** Word spans, reused by every call (embedding is synchronous). */
+const spanBuffer = { spans: new Int32Array(1024) };
+
 const FNV_OFFSET = 0x811c9dc5;
 // The hash states after each feature's prefix.
 const WORD = fnv(FNV_OFFSET, "w:");
@@ -33,11 +46,39 @@ export class HashEmbedder implements Embedder {
   embedSync(text: string): Float32Array {
     const v = new Float32Array(this.dimensions);
     // Features: "w:<word>", "c:<trigram of <word>>", "b:<word> <next word>".
+    const dims = this.dimensions;
+    // A power of two takes the low bits (the same as % on the unsigned hash, without a
+    // floating-point remainder: an unsigned 32-bit hash is not a small integer to V8).
+    const mask = (dims & (dims - 1)) === 0 ? dims - 1 : -1;
     const add = (hash: number, weight: number) => {
-      const h = hash >>> 0;
-      // The top bit picks the sign, so collisions cancel out on average.
-      v[h % this.dimensions]! += h & 0x80000000 ? -weight : weight;
+      // `hash` is a signed 32-bit integer (Math.imul); the top bit picks the sign, so
+      // collisions cancel out on average.
+      v[mask >= 0 ? hash & mask : (hash >>> 0) % dims]! += hash < 0 ? -weight : weight;
     };
+    if (isAscii(text)) {
+      // The same features in the same order, hashed from spans of the text (see ascii-words.ts).
+      const n = asciiContentWords(text, spanBuffer);
+      const spans = spanBuffer.spans;
+      for (let k = 0; k < n; k++) {
+        const from = spans[2 * k]!;
+        const to = spans[2 * k + 1]!;
+        add(fnvLower(WORD, text, from, to), 1);
+        // Trigrams of "<word>": "<" and ">" stand at positions from - 1 and to.
+        for (let i = from - 1; i + 3 <= to + 1; i++) {
+          let h = TRIGRAM;
+          for (let j = i; j < i + 3; j++) {
+            h ^= j < from ? 60 : j >= to ? 62 : lowerCode(text.charCodeAt(j));
+            h = Math.imul(h, 0x01000193);
+          }
+          add(h, 0.35);
+        }
+      }
+      for (let k = 0; k + 1 < n; k++) {
+        const h = fnvLower(BIGRAM, text, spans[2 * k]!, spans[2 * k + 1]!);
+        add(fnvLower(fnv(h, " "), text, spans[2 * k + 2]!, spans[2 * k + 3]!), 0.5);
+      }
+      return normalize(v);
+    }
     const ws = contentWords(text);
     for (const w of ws) {
       add(fnv(WORD, w), 1);

@@ -153,9 +153,16 @@ export class FeedbackTracker implements ContextFeedback {
     }
     for (const k of this.fixed(view.fixed)) keys.delete(k);
     const shown = view.shown.slice(0, MAX_JUDGED);
+    const wanted = [...keys];
     const hits = shown.map((s) => {
+      // A key of a text is a substring of its lower-cased scanned part (keys are ASCII words):
+      // a text holding none of the response's keys as a substring has none of them among its
+      // keys, and is not split into words at all.
+      const lower = this.lowerOf(s);
+      const maybe = wanted.filter((k) => lower.includes(k));
+      if (maybe.length === 0) return maybe;
       const own = this.keysOf(s);
-      return [...keys].filter((k) => own.has(k));
+      return maybe.filter((k) => own.has(k));
     });
     const sharing = new Map<string, number>();
     for (const h of hits) for (const k of h) sharing.set(k, (sharing.get(k) ?? 0) + 1);
@@ -177,6 +184,21 @@ export class FeedbackTracker implements ContextFeedback {
       }
     }
     this.memory.feedbackMany(verdicts);
+  }
+
+  /** Lower-cased scanned parts of recently shown texts (the shown set moves a step at a time). */
+  private readonly lowerCache = new Map<string, string>();
+
+  private lowerOf(s: ShownChunk): string {
+    const key = `${s.id}:${s.text.length}`;
+    let lower = this.lowerCache.get(key);
+    if (lower === undefined) {
+      if (this.lowerCache.size >= 2 * MAX_JUDGED)
+        this.lowerCache.delete(this.lowerCache.keys().next().value!);
+      lower = s.text.slice(0, SCAN_CHARS).toLowerCase();
+      this.lowerCache.set(key, lower);
+    }
+    return lower;
   }
 
   private keysOf(s: ShownChunk): Set<string> {

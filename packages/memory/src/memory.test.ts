@@ -8,6 +8,7 @@ import { after, test } from "node:test";
 import { ScriptedProvider } from "@hands/llm";
 import { HashEmbedder, OpenAIEmbedder } from "./embeddings.js";
 import { Memory } from "./memory.js";
+import type { SqliteStore } from "./sqlite-store.js";
 import { LlmSummarizer } from "./summarize.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hands-memory-test-"));
@@ -132,6 +133,49 @@ test("every move is logged with a reason; a snapshot plus the log replays to the
   for (const k of ["created", "demoted", "compressed", "scored"]) assert.ok(kinds.has(k as never), k);
   const replayed = await Memory.replay(snap, events, { path: file() });
   assert.deepEqual(replayed.snapshot(), m.snapshot());
+  replayed.close();
+  m.close();
+});
+
+test("the log keeps no second copy of a chunk's content, yet reads and replays whole, after a deletion too", async () => {
+  let t = 1_000;
+  const m = new Memory({
+    path: file(),
+    clock: () => t++,
+    policy: { deleteArchivedAfterMs: 10, archiveAfterMs: 10, archiveBelow: 2 },
+  });
+  const big = "a tool output line that repeats\n".repeat(100);
+  const kept = await m.add({ type: "tool_result", content: `kept ${big}` });
+  const gone = await m.add({ type: "tool_result", content: `gone ${big}`, layer: "long_term" });
+  // The stored entry of a creation holds the chunk's metadata, not its text.
+  const raw = (m.store as SqliteStore).db
+    .prepare("SELECT data FROM events WHERE kind = 'created'")
+    .pluck()
+    .all() as string[];
+  assert.equal(raw.length, 2);
+  for (const d of raw) {
+    assert.ok(!d.includes(big) && d.length < big.length / 2, "no content in the log entry");
+    assert.equal(typeof JSON.parse(d).chunk.tokens, "number");
+  }
+  const snap = { version: 1 as const, seq: 0, chunks: [] };
+  // Archived, then deleted by policy: its row is gone, its content stays in the log.
+  m.archive(gone.id, "test");
+  t += 100;
+  assert.equal(m.maintain().deleted, 1);
+  assert.equal(m.store.get(gone.id), undefined);
+  const events = m.store.events();
+  const created = events.flatMap((e) => (e.kind === "created" ? [e.chunk] : []));
+  assert.deepEqual(
+    created.map((c) => c.content),
+    [kept.content, gone.content],
+  );
+  assert.ok(
+    events.every((e) => !("content" in e)),
+    "a deletion reads as before",
+  );
+  const replayed = await Memory.replay(snap, events, { path: file() });
+  assert.deepEqual(replayed.snapshot().chunks, m.snapshot().chunks);
+  assert.equal(replayed.store.get(kept.id)?.content, kept.content);
   replayed.close();
   m.close();
 });

@@ -11,7 +11,7 @@ import { type RenderItem, renderItems } from "./render.js";
 import { type Candidate, type SelectOptions, selectWithinBudget } from "./select.js";
 import { SqliteStore } from "./sqlite-store.js";
 import { makeStandIn, type Outliner, sentenceSummary } from "./stand-ins.js";
-import type { MemoryStore } from "./store.js";
+import type { Hit, MemoryStore } from "./store.js";
 import { ExtractiveSummarizer, type Summarizer } from "./summarize.js";
 import { contentWords, estimateTokens } from "./text.js";
 import type {
@@ -103,6 +103,8 @@ export interface RetrieveOptions {
   speakerBoost?: number;
   /** Tokens each item costs beyond its text (its label or pointer); default 4 for both forms. */
   overhead?: { full: number; compressed: number };
+  /** Full-text hits the caller already found for this query and filter (not searched again). */
+  textHits?: Hit[];
 }
 
 /** A context built from memory alone: the rendered text (see render.ts) and what is in it. */
@@ -482,7 +484,7 @@ export class Memory {
       filter.scope === undefined ? [this.scope] : Array.isArray(filter.scope) ? filter.scope : [filter.scope];
     const fw = { text: 1, vector: 0.2, meta: 0.05, kinds: 0, ...options.fusion };
     const lists: { w: number; hits: { id: string; score: number }[] }[] = [];
-    lists.push({ w: fw.text, hits: this.store.searchText(query, filter, k) });
+    lists.push({ w: fw.text, hits: options.textHits ?? this.store.searchText(query, filter, k) });
     // The kinds of what the question asks for (its answer's words, which the question lacks).
     const noun = fw.kinds > 0 ? answerNoun(query) : undefined;
     const kinds = noun ? kindsOf(noun) : [];

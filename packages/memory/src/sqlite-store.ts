@@ -269,22 +269,22 @@ export class SqliteStore implements MemoryStore {
       for (const input of events) {
         seq = "seq" in input ? input.seq : seq + 1;
         const e = { ...input, seq } as MemoryEvent;
-        this.applyOne(e, embeddings);
-        const { seq: _s, time, kind, reason, ...data } = e;
+        const deletedContent = this.applyOne(e, embeddings);
         this.stmts.event.run({
           seq,
-          time,
-          kind,
-          chunkId: e.kind === "created" ? e.chunk.id : (e as { id: string }).id,
-          reason,
-          data: JSON.stringify(data),
+          time: e.time,
+          kind: e.kind,
+          chunkId: e.kind === "created" ? e.chunk.id : e.id,
+          reason: e.reason,
+          data: logData(e, deletedContent),
         });
         out.push(e);
       }
     })();
   }
 
-  private applyOne(e: MemoryEvent, embeddings?: Map<string, Float32Array>): void {
+  /** Applies one event to the tables; for a deletion, returns the content the chunk had. */
+  private applyOne(e: MemoryEvent, embeddings?: Map<string, Float32Array>): string | undefined {
     const s = this.stmts;
     if (e.kind !== "created") this.metaCache.drop(e.id);
     switch (e.kind) {
@@ -340,7 +340,7 @@ export class SqliteStore implements MemoryStore {
         this.indexes.get(scope)?.remove(rowid);
         s.delete.run(e.id);
         if (this.total >= 0) this.total--;
-        return;
+        return content;
       }
     }
   }
@@ -583,28 +583,42 @@ export class SqliteStore implements MemoryStore {
   }
 
   events(options: { afterSeq?: number; chunkId?: string; limit?: number } = {}): MemoryEvent[] {
-    const clauses = ["seq > ?"];
+    const clauses = ["e.seq > ?"];
     const params: unknown[] = [options.afterSeq ?? 0];
     if (options.chunkId) {
-      clauses.push("chunk_id = ?");
+      clauses.push("e.chunk_id = ?");
       params.push(options.chunkId);
     }
+    // A "created" entry holds the chunk without its content (see logData): the content is the
+    // chunk's row (content never changes), or, once the chunk is deleted, its "deleted" entry.
     const rows = this.prep(
-      `SELECT seq, time, kind, reason, data FROM events WHERE ${clauses.join(" AND ")} ORDER BY seq LIMIT ?`,
+      `SELECT e.seq AS seq, e.time AS time, e.kind AS kind, e.reason AS reason, e.data AS data, c.content AS content
+       FROM events e LEFT JOIN chunks c ON e.kind = 'created' AND c.id = e.chunk_id
+       WHERE ${clauses.join(" AND ")} ORDER BY e.seq LIMIT ?`,
     ).all(...params, options.limit ?? -1) as {
       seq: number;
       time: number;
       kind: string;
       reason: string;
       data: string;
+      content: string | null;
     }[];
-    return rows.map((r) => ({
-      seq: r.seq,
-      time: r.time,
-      kind: r.kind,
-      reason: r.reason,
-      ...JSON.parse(r.data),
-    }));
+    return rows.map((r) => {
+      const e = { seq: r.seq, time: r.time, kind: r.kind, reason: r.reason, ...JSON.parse(r.data) };
+      if (e.kind === "created" && e.chunk.content === undefined)
+        e.chunk.content = r.content ?? this.deletedContent(e.chunk.id);
+      else if (e.kind === "deleted") delete e.content;
+      return e as MemoryEvent;
+    });
+  }
+
+  /** The content a deleted chunk had, from its "deleted" entry ("" if the log lacks it). */
+  private deletedContent(id: string): string {
+    const data = this.prep("SELECT data FROM events WHERE chunk_id = ? AND kind = 'deleted' LIMIT 1")
+      .pluck()
+      .get(id) as string | undefined;
+    const content = data === undefined ? undefined : (JSON.parse(data) as { content?: unknown }).content;
+    return typeof content === "string" ? content : "";
   }
 
   lastSeq(): number {
@@ -688,6 +702,21 @@ export class SqliteStore implements MemoryStore {
   close(): void {
     if (this.db.open) this.db.close();
   }
+}
+
+/**
+ * An event as the log keeps it: without seq, time, kind and reason (columns of their own); a
+ * "created" entry without the chunk's content, which its row already holds — the log is not a
+ * second copy of every tool output — and a "deleted" entry with it, so the log still tells the
+ * whole story once the row is gone.
+ */
+function logData(e: MemoryEvent, deletedContent: string | undefined): string {
+  const { seq: _s, time: _t, kind: _k, reason: _r, ...data } = e;
+  if (e.kind === "created") {
+    const { content: _c, ...chunk } = e.chunk;
+    return JSON.stringify({ ...data, chunk });
+  }
+  return JSON.stringify(deletedContent === undefined ? data : { ...data, content: deletedContent });
 }
 
 /** Files larger than this are read through a memory map (see mapIfLarge). */

@@ -22,6 +22,9 @@ export function words(text: string): string[] {
   return text.toLowerCase().match(/[\p{L}\p{N}_][\p{L}\p{N}_./-]*[\p{L}\p{N}_]|[\p{L}\p{N}]/gu) ?? [];
 }
 
+/** The longest stop word's length: a longer word needs no look-up. */
+export const LONGEST_STOPWORD = Math.max(...[...STOP].map((w) => w.length));
+
 export function isStopword(w: string): boolean {
   return STOP.has(w);
 }
