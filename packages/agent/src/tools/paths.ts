@@ -1,7 +1,7 @@
 // Workspace confinement for the file tools: every path the model gives is resolved to a real
 // absolute path inside the workspace (or, for reads, inside one of ctx.readRoots), with
 // symlinks resolved so that none of them can lead outside.
-import { realpathSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { isInside, realPathOf } from "@hands/sandbox";
 import type { ToolContext } from "./types.js";
@@ -37,12 +37,14 @@ const MAX_REAL_ROOTS = 64;
 export function realRoot(p: string): string {
   const known = realRoots.get(p);
   if (known !== undefined) return known;
-  let real: string;
+  let real: string | undefined;
   try {
-    real = realpathSync.native(p);
+    // A missing folder is found out without a thrown error (which costs more than the syscall).
+    real = statSync(p, { throwIfNoEntry: false }) ? realpathSync.native(p) : undefined;
   } catch {
-    return resolve(p); // not there yet: asked again next time
+    real = undefined;
   }
+  if (real === undefined) return resolve(p); // not there yet: asked again next time
   if (realRoots.size >= MAX_REAL_ROOTS) realRoots.clear();
   realRoots.set(p, real);
   return real;
