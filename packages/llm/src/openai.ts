@@ -25,6 +25,7 @@ import { RequestBodyEncoder } from "./request-body.js";
 import { type CallContext, protocolError, summarize, withRetry } from "./retry.js";
 import { retryOptions, type SdkProviderOptions, sdkClientOptions, withIdleTimeout } from "./sdk-common.js";
 import { readJsonEvents, streamError } from "./sse.js";
+import { postForStream, type SdkErrors, type StreamTarget, streamTarget } from "./stream-post.js";
 import { extractTextToolCallsWithRest } from "./text-tool-calls.js";
 import {
   type FinishReason,
@@ -79,6 +80,10 @@ export class OpenAIProvider implements Provider {
   readonly model: string;
   readonly baseURL: string;
   private client?: Promise<OpenAI>;
+  /** The SDK's error classes, loaded with the client. */
+  private errors?: SdkErrors;
+  /** Where and with which headers the SDK sends a chat request (built once, stream-post.ts). */
+  private target?: Promise<StreamTarget>;
   private readonly encoder = new RequestBodyEncoder(toOpenAIMessage);
   /** Set once the server refused the reasoning fields: they are not sent again. */
   private reasoningRefused = false;
@@ -90,16 +95,16 @@ export class OpenAIProvider implements Provider {
 
   private getClient(): Promise<OpenAI> {
     // Loaded on first use: importing the SDK costs ~60 ms that a CLI start should not pay.
-    this.client ??= import("openai").then(
-      ({ default: Client }) =>
-        new Client(
-          sdkClientOptions(
-            this.baseURL,
-            this.options.apiKey ?? process.env.OPENAI_API_KEY ?? "no-key",
-            this.options,
-          ),
+    this.client ??= import("openai").then(({ default: Client }) => {
+      this.errors = Client;
+      return new Client(
+        sdkClientOptions(
+          this.baseURL,
+          this.options.apiKey ?? process.env.OPENAI_API_KEY ?? "no-key",
+          this.options,
         ),
-    );
+      );
+    });
     return this.client;
   }
 
@@ -266,16 +271,15 @@ export class OpenAIProvider implements Provider {
     request: ModelRequest,
     watch: IdleWatch,
   ): Promise<RawResult> {
-    // The raw response, read by our own SSE decoder (linear in the body's size).
-    const response = await client
-      .post("/chat/completions", {
-        body: body({ stream: true, stream_options: { include_usage: true } }),
-        headers: JSON_HEADERS,
-        stream: true,
-        signal: watch.signal,
-      })
-      .asResponse();
-    if (!response.body) throw protocolError("the server answered 200 but the event stream held no data");
+    // Sent as the SDK would send it, read by our own SSE decoder (linear in the body's size).
+    this.target ??= streamTarget(client, "/chat/completions", JSON_HEADERS);
+    const stream = await postForStream(
+      await this.target,
+      body({ stream: true, stream_options: { include_usage: true } }),
+      watch.signal,
+      this.errors!,
+    );
+    if (!stream) throw protocolError("the server answered 200 but the event stream held no data");
     const emit = request.onEvent;
     let content = "";
     let finish: string | null = null;
@@ -296,7 +300,7 @@ export class OpenAIProvider implements Provider {
     };
     // Parallel tool calls arrive interleaved by index; names and ids come once, arguments in pieces.
     const calls = new Map<number, { id: string; name: string; arguments: string }>();
-    for await (const { value } of readJsonEvents(response.body, watch.touch)) {
+    for await (const { value } of readJsonEvents(stream, watch.touch)) {
       if (value && typeof value === "object" && "error" in value) throw streamError(value);
       const chunk = value as ChatCompletionChunk;
       chunks++;
