@@ -25,7 +25,13 @@ import { RequestBodyEncoder } from "./request-body.js";
 import { type CallContext, protocolError, summarize, withRetry } from "./retry.js";
 import { retryOptions, type SdkProviderOptions, sdkClientOptions, withIdleTimeout } from "./sdk-common.js";
 import { readJsonEvents, streamError } from "./sse.js";
-import { postForStream, type SdkErrors, type StreamTarget, streamTarget } from "./stream-post.js";
+import {
+  postForStream,
+  type SdkErrors,
+  type StreamTarget,
+  settleReply,
+  streamTarget,
+} from "./stream-post.js";
 import { extractTextToolCallsWithRest } from "./text-tool-calls.js";
 import {
   type FinishReason,
@@ -300,36 +306,45 @@ export class OpenAIProvider implements Provider {
     };
     // Parallel tool calls arrive interleaved by index; names and ids come once, arguments in pieces.
     const calls = new Map<number, { id: string; name: string; arguments: string }>();
-    for await (const { value } of readJsonEvents(stream, watch.touch)) {
-      if (value && typeof value === "object" && "error" in value) throw streamError(value);
-      const chunk = value as ChatCompletionChunk;
-      chunks++;
-      if (chunk.usage) usage = chunk.usage;
-      const choice = chunk.choices?.[0];
-      if (!choice) continue;
-      const delta = choice.delta;
-      const thought = reasoning.read(delta as Record<string, unknown> | undefined);
-      if (thought) emit?.({ type: "thinking_delta", text: thought });
-      if (delta?.content) onContent(splitter.push(delta.content));
-      for (const tc of delta?.tool_calls ?? []) {
-        const index = tc.index ?? 0;
-        let entry = calls.get(index);
-        if (!entry) {
-          entry = { id: "", name: "", arguments: "" };
-          calls.set(index, entry);
+    let complete = false;
+    try {
+      for await (const { value } of readJsonEvents(
+        stream.iterator({ destroyOnReturn: false }),
+        watch.touch,
+      )) {
+        if (value && typeof value === "object" && "error" in value) throw streamError(value);
+        const chunk = value as ChatCompletionChunk;
+        chunks++;
+        if (chunk.usage) usage = chunk.usage;
+        const choice = chunk.choices?.[0];
+        if (!choice) continue;
+        const delta = choice.delta;
+        const thought = reasoning.read(delta as Record<string, unknown> | undefined);
+        if (thought) emit?.({ type: "thinking_delta", text: thought });
+        if (delta?.content) onContent(splitter.push(delta.content));
+        for (const tc of delta?.tool_calls ?? []) {
+          const index = tc.index ?? 0;
+          let entry = calls.get(index);
+          if (!entry) {
+            entry = { id: "", name: "", arguments: "" };
+            calls.set(index, entry);
+          }
+          if (tc.id && !entry.id) entry.id = tc.id;
+          if (tc.function?.name && !entry.name) entry.name = tc.function.name;
+          if (tc.function?.arguments) entry.arguments += tc.function.arguments;
+          emit?.({
+            type: "tool_call_delta",
+            index,
+            ...(tc.id ? { id: tc.id } : {}),
+            ...(tc.function?.name ? { name: tc.function.name } : {}),
+            ...(tc.function?.arguments ? { argumentsDelta: tc.function.arguments } : {}),
+          });
         }
-        if (tc.id && !entry.id) entry.id = tc.id;
-        if (tc.function?.name && !entry.name) entry.name = tc.function.name;
-        if (tc.function?.arguments) entry.arguments += tc.function.arguments;
-        emit?.({
-          type: "tool_call_delta",
-          index,
-          ...(tc.id ? { id: tc.id } : {}),
-          ...(tc.function?.name ? { name: tc.function.name } : {}),
-          ...(tc.function?.arguments ? { argumentsDelta: tc.function.arguments } : {}),
-        });
+        if (choice.finish_reason) finish = choice.finish_reason;
       }
-      if (choice.finish_reason) finish = choice.finish_reason;
+      complete = true;
+    } finally {
+      await settleReply(stream, complete);
     }
     if (watch.expired) throw new Error("idle timeout");
     onContent(splitter.end());

@@ -81,6 +81,37 @@ export async function postForStream(
   throw errors.APIError.generate(reply.status, json, json ? undefined : text, toHeaders(reply.headers));
 }
 
+/** How long the rest of a reply after its last event may take to arrive before it is cut. */
+const DRAIN_MS = 5_000;
+
+/**
+ * Once a streamed reply was read: after its last event (`[DONE]`) what follows (normally only
+ * the end of the response) is drained, not cut, so the connection goes back to the keep-alive
+ * pool (read with `iterator({ destroyOnReturn: false })`; cutting it cost a new connection per
+ * request); after an error it is destroyed. Resolves once the reply ended (node frees the socket
+ * just before) or, if its end has not arrived, at the next turn of the event loop, while the
+ * draining goes on; a server that sends on and on is cut after `drainMs`.
+ */
+export function settleReply(stream: Readable, complete: boolean, drainMs = DRAIN_MS): Promise<void> {
+  if (!complete) {
+    stream.destroy();
+    return Promise.resolve();
+  }
+  if (stream.readableEnded || stream.destroyed) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const cut = setTimeout(() => stream.destroy(), drainMs);
+    cut.unref();
+    const done = () => {
+      clearTimeout(cut);
+      resolve();
+    };
+    stream.once("end", done);
+    stream.once("close", done);
+    setImmediate(resolve);
+    stream.resume();
+  });
+}
+
 async function readText(body: Readable): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of body) chunks.push(c as Buffer);
