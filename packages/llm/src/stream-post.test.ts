@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { PassThrough } from "node:stream";
 import { after, before, describe, test } from "node:test";
+import { brotliCompressSync, gzipSync } from "node:zlib";
 import { OpenAIProvider } from "./openai.js";
 import { settleReply } from "./stream-post.js";
 import { ModelError } from "./types.js";
@@ -20,14 +21,20 @@ describe("the streamed request path (stream-post.ts)", () => {
   let url: string;
   let connections = 0;
   /** What the next request gets: a full reply, or an error event mid-stream. */
-  let mode: "ok" | "error-event" = "ok";
+  let mode: "ok" | "error-event" | "gzip" | "br" = "ok";
   before(async () => {
     server = createServer((req, res) => {
       req.resume();
       req.on("end", () => {
-        res.writeHead(200, { "content-type": "text/event-stream" });
+        if (mode !== "gzip" && mode !== "br") res.writeHead(200, { "content-type": "text/event-stream" });
         if (mode === "ok") res.end(answer("pong"));
-        else {
+        else if (mode === "gzip" || mode === "br") {
+          const packed = mode === "gzip" ? gzipSync(answer("packed")) : brotliCompressSync(answer("packed"));
+          // In two pieces, under a capitalised header name (names are case-insensitive).
+          res.writeHead(200, { "Content-Encoding": mode });
+          res.write(packed.subarray(0, 7));
+          res.end(packed.subarray(7));
+        } else {
           // An error event, then the stream stays open: the client must cut it, not wait.
           res.write(
             `data: ${JSON.stringify({ error: { message: "bad request", type: "invalid_request_error" } })}\n\n`,
@@ -74,6 +81,19 @@ describe("the streamed request path (stream-post.ts)", () => {
     assert.notEqual(await Promise.race([closed, late]), "still open", "the client cut the connection");
     const r = await provider.complete({ messages: [{ role: "user", content: "again" }], tools: [] });
     assert.equal(r.message.content, "pong");
+  });
+
+  test("a compressed event stream (gzip, br) is decoded", async () => {
+    const provider = new OpenAIProvider({ baseURL: url, model: "m", apiKey: "k" });
+    for (const m of ["gzip", "br"] as const) {
+      mode = m;
+      try {
+        const r = await provider.complete({ messages: [{ role: "user", content: "hi" }], tools: [] });
+        assert.equal(r.message.content, "packed", m);
+      } finally {
+        mode = "ok";
+      }
+    }
   });
 
   test("settleReply: drains what follows the last event; a reply that never ends is cut", async () => {
