@@ -94,14 +94,29 @@ function decoded(res: IncomingMessage): Readable {
   switch (res.headers["content-encoding"]) {
     case "gzip":
     case "x-gzip":
-      return res.pipe(createGunzip());
+      return unpacked(res, createGunzip());
     case "deflate":
-      return res.pipe(createInflate());
+      return unpacked(res, createInflate());
     case "br":
-      return res.pipe(createBrotliDecompress());
+      return unpacked(res, createBrotliDecompress());
     default:
       return res;
   }
+}
+
+/**
+ * `res` through a decompressor. A connection that dies mid-body ends node's response without an
+ * error a pipe would pass on, so the reader would wait for the idle timeout: it fails the
+ * decompressed stream at once instead, as a reset (retried).
+ */
+function unpacked(res: IncomingMessage, unzip: Readable & NodeJS.WritableStream): Readable {
+  res.once("close", () => {
+    if (!res.complete)
+      unzip.destroy(
+        Object.assign(new Error("the connection closed before the response ended"), { code: "ECONNRESET" }),
+      );
+  });
+  return res.pipe(unzip);
 }
 
 /** A plain push-based web stream: much lighter per chunk than Readable.toWeb's byte stream. */

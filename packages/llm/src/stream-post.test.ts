@@ -21,14 +21,25 @@ describe("the streamed request path (stream-post.ts)", () => {
   let url: string;
   let connections = 0;
   /** What the next request gets: a full reply, or an error event mid-stream. */
-  let mode: "ok" | "error-event" | "gzip" | "br" = "ok";
+  let mode: "ok" | "error-event" | "gzip" | "br" | "reset-after-done" | "gzip-reset" = "ok";
   before(async () => {
     server = createServer((req, res) => {
       req.resume();
       req.on("end", () => {
-        if (mode !== "gzip" && mode !== "br") res.writeHead(200, { "content-type": "text/event-stream" });
+        if (mode !== "gzip" && mode !== "br" && mode !== "gzip-reset")
+          res.writeHead(200, { "content-type": "text/event-stream" });
         if (mode === "ok") res.end(answer("pong"));
-        else if (mode === "gzip" || mode === "br") {
+        else if (mode === "gzip-reset") {
+          // Half a compressed answer, then the connection dies.
+          const packed = gzipSync(answer("never whole"));
+          res.writeHead(200, { "content-encoding": "gzip" });
+          res.write(packed.subarray(0, packed.length >> 1));
+          setTimeout(() => req.socket.destroy(), 20);
+        } else if (mode === "reset-after-done") {
+          // The whole answer, then the connection dies before the response's end.
+          res.write(answer("pong"));
+          setTimeout(() => req.socket.destroy(), 20);
+        } else if (mode === "gzip" || mode === "br") {
           const packed = mode === "gzip" ? gzipSync(answer("packed")) : brotliCompressSync(answer("packed"));
           // In two pieces, under a capitalised header name (names are case-insensitive).
           res.writeHead(200, { "Content-Encoding": mode });
@@ -94,6 +105,35 @@ describe("the streamed request path (stream-post.ts)", () => {
         mode = "ok";
       }
     }
+  });
+
+  test("a compressed stream whose connection dies mid-body fails at once as a reset (not at the idle timeout)", async () => {
+    const provider = new OpenAIProvider({ baseURL: url, model: "m", apiKey: "k", maxRetries: 0 });
+    mode = "gzip-reset";
+    const started = performance.now();
+    try {
+      await assert.rejects(
+        provider.complete({ messages: [{ role: "user", content: "hi" }], tools: [] }),
+        (e: unknown) => e instanceof ModelError && /ECONNRESET|closed/.test(e.message),
+      );
+    } finally {
+      mode = "ok";
+    }
+    assert.ok(performance.now() - started < 5000, "well before the 120 s idle timeout");
+  });
+
+  test("a connection reset after [DONE], while the rest is drained, harms nothing", async () => {
+    const provider = new OpenAIProvider({ baseURL: url, model: "m", apiKey: "k" });
+    mode = "reset-after-done";
+    try {
+      const r = await provider.complete({ messages: [{ role: "user", content: "hi" }], tools: [] });
+      assert.equal(r.message.content, "pong");
+      await new Promise((r) => setTimeout(r, 100)); // the reset comes after the answer
+    } finally {
+      mode = "ok";
+    }
+    const again = await provider.complete({ messages: [{ role: "user", content: "again" }], tools: [] });
+    assert.equal(again.message.content, "pong");
   });
 
   test("settleReply: drains what follows the last event; a reply that never ends is cut", async () => {

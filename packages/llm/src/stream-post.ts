@@ -98,6 +98,8 @@ export function settleReply(stream: Readable, complete: boolean, drainMs = DRAIN
     return Promise.resolve();
   }
   if (stream.readableEnded || stream.destroyed) return Promise.resolve();
+  // Nothing reads it any more: a fault in what is left (a reset, bad gzip) must not go unhandled.
+  stream.on("error", () => {});
   return new Promise<void>((resolve) => {
     const cut = setTimeout(() => stream.destroy(), drainMs);
     cut.unref();
