@@ -3,7 +3,8 @@
 // wall time and by the process's own CPU time (steadier on a shared machine), against the same
 // scripted model as `npm run bench`: per step = (T(200 read_file steps) − T(40)) / 160.
 // Memory on and --no-memory runs are interleaved, so load hits both alike. --cli PATH measures
-// another tree's bin (e.g. the code before a change) in the same interleaving as a third column.
+// another tree's bin (e.g. the code before a change) in the same interleaving as a third column
+// (and with --cli-no-memory, that bin with --no-memory as a fourth).
 import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
@@ -39,6 +40,10 @@ const configs = [
   { name: "memory on", bin: cli, extra: extraOn },
   { name: "--no-memory", bin: cli, extra: ["--no-memory"] },
   ...(other ? [{ name: `memory on (${other})`, bin: other, extra: [] }] : []),
+  // --cli-no-memory: the other tree's bin with --no-memory too (the base cost, before and after).
+  ...(other && argv.includes("--cli-no-memory")
+    ? [{ name: `--no-memory (${other})`, bin: other, extra: ["--no-memory"] }]
+    : []),
 ];
 const samples = new Map(configs.map((c) => [c.name, { 40: [], 200: [] }]));
 const loadStart = loadavg()[0];

@@ -6,6 +6,7 @@ import { resolve } from "node:path";
 import type { AgentEvent, RunStatus } from "@hands/agent";
 import { openSession } from "@hands/sdk/root";
 import { HELP, parseCliArgs, UsageError } from "./args.js";
+import { JsonLines } from "./json-lines.js";
 import { COLOR, LiveView, PLAIN } from "./render.js";
 
 export const EXIT_CODES: Record<RunStatus, number> = {
@@ -92,14 +93,16 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
   const listeners: ((e: AgentEvent) => void)[] = [];
   // A reader that goes away (`hands --json … | head -1`) must not crash the run.
   let stdoutOpen = true;
-  const jsonLine = (value: unknown) => {
-    if (stdoutOpen) process.stdout.write(`${JSON.stringify(value)}\n`);
-  };
+  const jsonLines = new JsonLines((text) => {
+    if (stdoutOpen) process.stdout.write(text);
+  });
   if (args.json) {
     process.stdout.on("error", () => {
       stdoutOpen = false;
     });
-    listeners.push(jsonLine);
+    // A second Ctrl-C exits at once: what is queued still goes out.
+    process.once("exit", jsonLines.flush);
+    listeners.push(jsonLines.write);
   }
   if (!args.quiet && !args.json) listeners.push(view.onEvent);
 
@@ -130,6 +133,7 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     }
     return EXIT_CODES[result.status];
   } finally {
+    jsonLines.flush();
     process.off("SIGINT", onSigint);
     await session.close();
   }

@@ -5,7 +5,13 @@
 // fall back to the global fetch.
 // HTTPS_PROXY / HTTP_PROXY / ALL_PROXY / NO_PROXY (either case) are honoured: a CONNECT tunnel
 // for https, absolute-URI requests for http.
-import { type Agent, Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import {
+  type Agent,
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+} from "node:http";
 import { isIP } from "node:net";
 import type { Readable } from "node:stream";
 import type { PeerCertificate } from "node:tls";
@@ -88,14 +94,29 @@ function decoded(res: IncomingMessage): Readable {
   switch (res.headers["content-encoding"]) {
     case "gzip":
     case "x-gzip":
-      return res.pipe(createGunzip());
+      return unpacked(res, createGunzip());
     case "deflate":
-      return res.pipe(createInflate());
+      return unpacked(res, createInflate());
     case "br":
-      return res.pipe(createBrotliDecompress());
+      return unpacked(res, createBrotliDecompress());
     default:
       return res;
   }
+}
+
+/**
+ * `res` through a decompressor. A connection that dies mid-body ends node's response without an
+ * error a pipe would pass on, so the reader would wait for the idle timeout: it fails the
+ * decompressed stream at once instead, as a reset (retried).
+ */
+function unpacked(res: IncomingMessage, unzip: Readable & NodeJS.WritableStream): Readable {
+  res.once("close", () => {
+    if (!res.complete)
+      unzip.destroy(
+        Object.assign(new Error("the connection closed before the response ended"), { code: "ECONNRESET" }),
+      );
+  });
+  return res.pipe(unzip);
 }
 
 /** A plain push-based web stream: much lighter per chunk than Readable.toWeb's byte stream. */
@@ -118,9 +139,10 @@ function toWebStream(source: Readable): ReadableStream<Uint8Array> {
   });
 }
 
-function toHeaders(res: IncomingMessage): Headers {
+/** Node's response headers as a fetch `Headers` (without the encoding node already undid). */
+export function toHeaders(raw: IncomingHttpHeaders): Headers {
   const headers = new Headers();
-  for (const [name, value] of Object.entries(res.headers)) {
+  for (const [name, value] of Object.entries(raw)) {
     if (value === undefined || name === "content-encoding" || name === "content-length") continue;
     for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
   }
@@ -149,19 +171,31 @@ export function headerRecord(init: RequestInit["headers"]): Record<string, strin
   return out;
 }
 
-export const nodeFetch: typeof fetch = (input, init) => {
-  const body = init?.body;
-  const simpleBody = body == null || typeof body === "string" || body instanceof Uint8Array;
-  // A Request object goes to the global fetch. (Asked as "not a string or URL": naming the
-  // global `Request` would load undici, which the bin otherwise never needs before a reply.)
-  const isRequest = typeof input !== "string" && !(input instanceof URL);
-  if (isRequest || !simpleBody) return fetch(input, init);
+/** A response as node:http gave it: status, raw headers, and the body (decompressed). */
+export interface NodeReply {
+  status: number;
+  statusText: string;
+  headers: IncomingHttpHeaders;
+  /** Null for HEAD, 204 and 304. */
+  body: Readable | null;
+}
 
-  const url = new URL(String(input));
+export interface NodeRequestInit {
+  method: string;
+  /** Lower-case names (headerRecord). */
+  headers: Record<string, string>;
+  body?: string | Uint8Array | null;
+  signal?: AbortSignal | null;
+}
+
+/**
+ * One http(s) request over node:http, through the proxy the environment names, without fetch's
+ * Response and web stream: the providers' streaming path reads the body as node gives it.
+ * Rejects with a ProxyError when the proxy is unusable, else with node's own error.
+ */
+export function nodeRequest(url: URL, init: NodeRequestInit): Promise<NodeReply> {
   const secure = url.protocol === "https:";
-  if (!secure && url.protocol !== "http:") return fetch(input, init);
-  const headers = headerRecord(init?.headers);
-  const method = (init?.method ?? "GET").toUpperCase();
+  const { method, headers, body, signal } = init;
   let proxy = "";
   try {
     proxy = getProxyForUrl(url.href);
@@ -175,15 +209,40 @@ export const nodeFetch: typeof fetch = (input, init) => {
         new ProxyError(`unsupported proxy ${where}: use an http:// or https:// proxy URL`),
       );
     return Promise.all([proxyAgent(proxy, secure), secure ? loadTls() : undefined]).then(
-      ([agent, t]) => send(url, t, method, headers, body, init?.signal, agent, where),
+      ([agent, t]) => send(url, t, method, headers, body, signal, agent, where),
       (e: unknown) =>
         Promise.reject(
           new ProxyError(`cannot use the proxy ${where}: ${(e as Error)?.message ?? String(e)}`),
         ),
     );
   }
-  if (secure) return loadTls().then((t) => send(url, t, method, headers, body, init?.signal, t.agent));
-  return send(url, undefined, method, headers, body, init?.signal, httpAgent);
+  if (secure) return loadTls().then((t) => send(url, t, method, headers, body, signal, t.agent));
+  return send(url, undefined, method, headers, body, signal, httpAgent);
+}
+
+export const nodeFetch: typeof fetch = (input, init) => {
+  const body = init?.body;
+  const simpleBody = body == null || typeof body === "string" || body instanceof Uint8Array;
+  // A Request object goes to the global fetch. (Asked as "not a string or URL": naming the
+  // global `Request` would load undici, which the bin otherwise never needs before a reply.)
+  const isRequest = typeof input !== "string" && !(input instanceof URL);
+  if (isRequest || !simpleBody) return fetch(input, init);
+
+  const url = new URL(String(input));
+  if (url.protocol !== "https:" && url.protocol !== "http:") return fetch(input, init);
+  return nodeRequest(url, {
+    method: (init?.method ?? "GET").toUpperCase(),
+    headers: headerRecord(init?.headers),
+    body,
+    signal: init?.signal,
+  }).then(
+    (reply) =>
+      new Response(reply.body ? toWebStream(reply.body) : null, {
+        status: reply.status,
+        statusText: reply.statusText,
+        headers: toHeaders(reply.headers),
+      }),
+  );
 };
 
 function send(
@@ -197,8 +256,8 @@ function send(
   agent: Agent,
   /** Set when the request goes through a proxy: how to name it in errors. */
   proxy?: string,
-): Promise<Response> {
-  return new Promise<Response>((resolve, reject) => {
+): Promise<NodeReply> {
+  return new Promise<NodeReply>((resolve, reject) => {
     const req = (tls ? tls.request : httpRequest)(
       url,
       {
@@ -226,10 +285,12 @@ function send(
         }
         const noBody = method === "HEAD" || status === 204 || status === 304;
         if (noBody) res.resume();
-        const stream = noBody ? null : toWebStream(decoded(res));
-        resolve(
-          new Response(stream, { status, statusText: res.statusMessage ?? "", headers: toHeaders(res) }),
-        );
+        resolve({
+          status,
+          statusText: res.statusMessage ?? "",
+          headers: res.headers,
+          body: noBody ? null : decoded(res),
+        });
       },
     );
     if (proxy && tls) {

@@ -14,26 +14,33 @@ export interface IdleWatch {
 export function idleWatch(ms: number, parent?: AbortSignal): IdleWatch {
   const controller = new AbortController();
   let expired = false;
-  let timer: NodeJS.Timeout | undefined;
   const onParentAbort = () => controller.abort(parent?.reason);
   if (parent?.aborted) onParentAbort();
   else parent?.addEventListener("abort", onParentAbort, { once: true });
-  const touch = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      expired = true;
-      controller.abort(new Error(`no data for ${ms} ms`));
-    }, ms);
+  // A touch only notes the time (it comes with every chunk of a stream); the one timer checks
+  // when it fires how long it has been quiet and waits out the rest, instead of a new timer per chunk.
+  let last = performance.now();
+  const check = () => {
+    const quiet = performance.now() - last;
+    if (quiet < ms) {
+      timer = setTimeout(check, Math.max(1, ms - quiet));
+      return;
+    }
+    expired = true;
+    controller.abort(new Error(`no data for ${ms} ms`));
   };
-  touch();
+  let timer: NodeJS.Timeout | undefined = setTimeout(check, ms);
   return {
     signal: controller.signal,
-    touch,
+    touch() {
+      last = performance.now();
+    },
     get expired() {
       return expired;
     },
     dispose() {
       clearTimeout(timer);
+      timer = undefined;
       parent?.removeEventListener("abort", onParentAbort);
     },
   };

@@ -74,6 +74,30 @@ describe("OpenAIProvider over HTTP", () => {
     );
   });
 
+  test("a streamed request carries exactly the headers the SDK sends (its own request path, non-streaming)", async () => {
+    await withServer(
+      [{ content: "a" }, { content: "b" }, { content: "c" }],
+      async ({ provider, requests }) => {
+        const extraHeaders = { "X-Team": "hands", "OpenAI-Beta": "assistants=v2" };
+        await provider({ extraHeaders }).complete({ messages: USER, tools: TOOLS });
+        await provider({ extraHeaders }).complete({ messages: USER, tools: TOOLS });
+        await provider({ extraHeaders, stream: false }).complete({ messages: USER, tools: TOOLS });
+        const shown = (i: number) => {
+          const { "content-length": length, ...rest } = requests[i]!.headers;
+          assert.equal(Number(length), Buffer.byteLength(JSON.stringify(requests[i]!.body)));
+          return rest;
+        };
+        const sdk = shown(2);
+        assert.equal(sdk.authorization, "Bearer sk-test");
+        assert.equal(sdk["x-team"], "hands");
+        assert.match(String(sdk["user-agent"]), /^OpenAI\/JS /);
+        assert.deepEqual(shown(0), sdk);
+        assert.deepEqual(shown(1), sdk, "the second request of a client too");
+        assert.equal(requests[0]!.body.stream, true);
+      },
+    );
+  });
+
   test("non-streaming mode", async () => {
     await withServer(
       [{ content: "plain json", usage: { inputTokens: 7, outputTokens: 3 } }],

@@ -25,6 +25,13 @@ import { RequestBodyEncoder } from "./request-body.js";
 import { type CallContext, protocolError, summarize, withRetry } from "./retry.js";
 import { retryOptions, type SdkProviderOptions, sdkClientOptions, withIdleTimeout } from "./sdk-common.js";
 import { readJsonEvents, streamError } from "./sse.js";
+import {
+  postForStream,
+  type SdkErrors,
+  type StreamTarget,
+  settleReply,
+  streamTarget,
+} from "./stream-post.js";
 import { extractTextToolCallsWithRest } from "./text-tool-calls.js";
 import {
   type FinishReason,
@@ -79,6 +86,10 @@ export class OpenAIProvider implements Provider {
   readonly model: string;
   readonly baseURL: string;
   private client?: Promise<OpenAI>;
+  /** The SDK's error classes, loaded with the client. */
+  private errors?: SdkErrors;
+  /** Where and with which headers the SDK sends a chat request (built once, stream-post.ts). */
+  private target?: Promise<StreamTarget>;
   private readonly encoder = new RequestBodyEncoder(toOpenAIMessage);
   /** Set once the server refused the reasoning fields: they are not sent again. */
   private reasoningRefused = false;
@@ -90,16 +101,16 @@ export class OpenAIProvider implements Provider {
 
   private getClient(): Promise<OpenAI> {
     // Loaded on first use: importing the SDK costs ~60 ms that a CLI start should not pay.
-    this.client ??= import("openai").then(
-      ({ default: Client }) =>
-        new Client(
-          sdkClientOptions(
-            this.baseURL,
-            this.options.apiKey ?? process.env.OPENAI_API_KEY ?? "no-key",
-            this.options,
-          ),
+    this.client ??= import("openai").then(({ default: Client }) => {
+      this.errors = Client;
+      return new Client(
+        sdkClientOptions(
+          this.baseURL,
+          this.options.apiKey ?? process.env.OPENAI_API_KEY ?? "no-key",
+          this.options,
         ),
-    );
+      );
+    });
     return this.client;
   }
 
@@ -266,16 +277,15 @@ export class OpenAIProvider implements Provider {
     request: ModelRequest,
     watch: IdleWatch,
   ): Promise<RawResult> {
-    // The raw response, read by our own SSE decoder (linear in the body's size).
-    const response = await client
-      .post("/chat/completions", {
-        body: body({ stream: true, stream_options: { include_usage: true } }),
-        headers: JSON_HEADERS,
-        stream: true,
-        signal: watch.signal,
-      })
-      .asResponse();
-    if (!response.body) throw protocolError("the server answered 200 but the event stream held no data");
+    // Sent as the SDK would send it, read by our own SSE decoder (linear in the body's size).
+    this.target ??= streamTarget(client, "/chat/completions", JSON_HEADERS);
+    const stream = await postForStream(
+      await this.target,
+      body({ stream: true, stream_options: { include_usage: true } }),
+      watch.signal,
+      this.errors!,
+    );
+    if (!stream) throw protocolError("the server answered 200 but the event stream held no data");
     const emit = request.onEvent;
     let content = "";
     let finish: string | null = null;
@@ -296,36 +306,45 @@ export class OpenAIProvider implements Provider {
     };
     // Parallel tool calls arrive interleaved by index; names and ids come once, arguments in pieces.
     const calls = new Map<number, { id: string; name: string; arguments: string }>();
-    for await (const { value } of readJsonEvents(response.body, watch.touch)) {
-      if (value && typeof value === "object" && "error" in value) throw streamError(value);
-      const chunk = value as ChatCompletionChunk;
-      chunks++;
-      if (chunk.usage) usage = chunk.usage;
-      const choice = chunk.choices?.[0];
-      if (!choice) continue;
-      const delta = choice.delta;
-      const thought = reasoning.read(delta as Record<string, unknown> | undefined);
-      if (thought) emit?.({ type: "thinking_delta", text: thought });
-      if (delta?.content) onContent(splitter.push(delta.content));
-      for (const tc of delta?.tool_calls ?? []) {
-        const index = tc.index ?? 0;
-        let entry = calls.get(index);
-        if (!entry) {
-          entry = { id: "", name: "", arguments: "" };
-          calls.set(index, entry);
+    let complete = false;
+    try {
+      for await (const { value } of readJsonEvents(
+        stream.iterator({ destroyOnReturn: false }),
+        watch.touch,
+      )) {
+        if (value && typeof value === "object" && "error" in value) throw streamError(value);
+        const chunk = value as ChatCompletionChunk;
+        chunks++;
+        if (chunk.usage) usage = chunk.usage;
+        const choice = chunk.choices?.[0];
+        if (!choice) continue;
+        const delta = choice.delta;
+        const thought = reasoning.read(delta as Record<string, unknown> | undefined);
+        if (thought) emit?.({ type: "thinking_delta", text: thought });
+        if (delta?.content) onContent(splitter.push(delta.content));
+        for (const tc of delta?.tool_calls ?? []) {
+          const index = tc.index ?? 0;
+          let entry = calls.get(index);
+          if (!entry) {
+            entry = { id: "", name: "", arguments: "" };
+            calls.set(index, entry);
+          }
+          if (tc.id && !entry.id) entry.id = tc.id;
+          if (tc.function?.name && !entry.name) entry.name = tc.function.name;
+          if (tc.function?.arguments) entry.arguments += tc.function.arguments;
+          emit?.({
+            type: "tool_call_delta",
+            index,
+            ...(tc.id ? { id: tc.id } : {}),
+            ...(tc.function?.name ? { name: tc.function.name } : {}),
+            ...(tc.function?.arguments ? { argumentsDelta: tc.function.arguments } : {}),
+          });
         }
-        if (tc.id && !entry.id) entry.id = tc.id;
-        if (tc.function?.name && !entry.name) entry.name = tc.function.name;
-        if (tc.function?.arguments) entry.arguments += tc.function.arguments;
-        emit?.({
-          type: "tool_call_delta",
-          index,
-          ...(tc.id ? { id: tc.id } : {}),
-          ...(tc.function?.name ? { name: tc.function.name } : {}),
-          ...(tc.function?.arguments ? { argumentsDelta: tc.function.arguments } : {}),
-        });
+        if (choice.finish_reason) finish = choice.finish_reason;
       }
-      if (choice.finish_reason) finish = choice.finish_reason;
+      complete = true;
+    } finally {
+      await settleReply(stream, complete);
     }
     if (watch.expired) throw new Error("idle timeout");
     onContent(splitter.end());

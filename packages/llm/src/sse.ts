@@ -12,23 +12,51 @@ export interface SseEvent {
   data: string;
 }
 
-/** Yields each event of `body` as it completes (lines end in \n or \r\n). */
-export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
-  const decoder = new StringDecoder("utf8");
+/**
+ * Splits a byte stream into events, synchronously: `push` each chunk as it arrives, `end` once
+ * the stream ended; each returns the events that chunk completed (lines end in \n or \r\n).
+ * Kept free of generators and promises: a streamed reply is many small chunks, and layered
+ * async generators cost a few promise round trips per chunk and per event.
+ */
+export class SseDecoder {
+  private readonly decoder = new StringDecoder("utf8");
   /** Pieces of the current line not yet ended. */
-  let partial: string[] = [];
-  let data: string[] = [];
-  let event: string | undefined;
-  const line = (text: string): SseEvent | undefined => {
+  private partial: string[] = [];
+  private data: string[] = [];
+  private event: string | undefined;
+
+  push(chunk: Uint8Array): SseEvent[] {
+    return this.feed(this.decoder.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)));
+  }
+
+  /** An event not closed by a blank line is incomplete (a cut stream): it is not dispatched. */
+  end(): SseEvent[] {
+    return this.feed(`${this.decoder.end()}\n`);
+  }
+
+  private feed(text: string): SseEvent[] {
+    const out: SseEvent[] = [];
+    let from = 0;
+    for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", from)) {
+      const piece = text.slice(from, nl);
+      const whole = this.partial.length ? this.partial.join("") + piece : piece;
+      this.partial = [];
+      from = nl + 1;
+      const done = this.line(whole);
+      if (done) out.push(done);
+    }
+    if (from < text.length) this.partial.push(text.slice(from));
+    return out;
+  }
+
+  private line(text: string): SseEvent | undefined {
     if (text.endsWith("\r")) text = text.slice(0, -1);
     if (text === "") {
-      if (data.length === 0) {
-        event = undefined;
-        return undefined;
-      }
-      const done: SseEvent = { data: data.join("\n"), ...(event !== undefined ? { event } : {}) };
-      data = [];
-      event = undefined;
+      const event = this.event;
+      this.event = undefined;
+      if (this.data.length === 0) return undefined;
+      const done: SseEvent = { data: this.data.join("\n"), ...(event !== undefined ? { event } : {}) };
+      this.data = [];
       return done;
     }
     if (text.startsWith(":")) return undefined; // a comment (keep-alive)
@@ -36,54 +64,45 @@ export async function* readSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<
     const field = colon < 0 ? text : text.slice(0, colon);
     let value = colon < 0 ? "" : text.slice(colon + 1);
     if (value.startsWith(" ")) value = value.slice(1);
-    if (field === "data") data.push(value);
-    else if (field === "event") event = value;
+    if (field === "data") this.data.push(value);
+    else if (field === "event") this.event = value;
     return undefined;
-  };
-  const feed = function* (text: string): Generator<SseEvent> {
-    let from = 0;
-    for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", from)) {
-      const piece = text.slice(from, nl);
-      const whole = partial.length ? partial.join("") + piece : piece;
-      partial = [];
-      from = nl + 1;
-      const done = line(whole);
-      if (done) yield done;
-    }
-    if (from < text.length) partial.push(text.slice(from));
-  };
-  for await (const chunk of body)
-    yield* feed(decoder.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)));
-  // An event not closed by a blank line is incomplete (a cut stream): it is not dispatched.
-  yield* feed(`${decoder.end()}\n`);
+  }
 }
 
-/** Each event's data parsed as JSON; a chunk that is not JSON is a retryable fault. */
+/**
+ * Each event's data parsed as JSON, up to `[DONE]`; a chunk that is not JSON is a retryable
+ * fault. `onChunk` is called for every piece of the body received (the idle watch's heartbeat).
+ */
 export async function* readJsonEvents(
   body: AsyncIterable<Uint8Array>,
   onChunk: () => void,
 ): AsyncGenerator<{ event?: string; value: unknown }> {
-  for await (const sse of readSse(touching(body, onChunk))) {
-    if (sse.data === "[DONE]") return;
-    let value: unknown;
-    try {
-      value = JSON.parse(sse.data);
-    } catch (err) {
-      throw protocolError(
-        `the server sent an event that is not valid JSON (${(err as Error).message}): ${summarize(sse.data, 120)}`,
-        true,
-      );
+  const sse = new SseDecoder();
+  for await (const chunk of body) {
+    onChunk();
+    for (const e of sse.push(chunk)) {
+      if (e.data === "[DONE]") return;
+      yield parsed(e);
     }
-    yield { ...(sse.event !== undefined ? { event: sse.event } : {}), value };
+  }
+  for (const e of sse.end()) {
+    if (e.data === "[DONE]") return;
+    yield parsed(e);
   }
 }
 
-/** Calls `onChunk` for every piece of the body received (the idle watch's heartbeat). */
-async function* touching(body: AsyncIterable<Uint8Array>, onChunk: () => void): AsyncGenerator<Uint8Array> {
-  for await (const chunk of body) {
-    onChunk();
-    yield chunk;
+function parsed(sse: SseEvent): { event?: string; value: unknown } {
+  let value: unknown;
+  try {
+    value = JSON.parse(sse.data);
+  } catch (err) {
+    throw protocolError(
+      `the server sent an event that is not valid JSON (${(err as Error).message}): ${summarize(sse.data, 120)}`,
+      true,
+    );
   }
+  return { ...(sse.event !== undefined ? { event: sse.event } : {}), value };
 }
 
 /**

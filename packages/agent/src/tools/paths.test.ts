@@ -1,9 +1,19 @@
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { displayPath, isInGitInternals, PathError, resolveInWorkspace } from "./paths.js";
+import { displayPath, isInGitInternals, PathError, realRoot, resolveInWorkspace } from "./paths.js";
+import { readFileTool } from "./read-file.js";
+import { makeTestContext } from "./test-context.js";
 
 describe("resolveInWorkspace", () => {
   let root: string;
@@ -88,5 +98,42 @@ describe("resolveInWorkspace", () => {
     assert.equal(isInGitInternals(ctx, join(ws, ".git", "config")), true);
     assert.equal(isInGitInternals(ctx, join(ws, "sub", ".git", "HEAD")), true);
     assert.equal(isInGitInternals(ctx, join(ws, ".gitignore")), false);
+  });
+});
+
+describe("realRoot (roots resolved once per process)", () => {
+  let root: string;
+  before(() => {
+    root = realpathSync(mkdtempSync(join(tmpdir(), "hands-roots-")));
+  });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it("a root given through a symlink is its real folder; a missing one is itself until it exists", () => {
+    mkdirSync(join(root, "real"));
+    symlinkSync(join(root, "real"), join(root, "alias"));
+    assert.equal(realRoot(join(root, "alias")), join(root, "real"));
+    const later = join(root, "made-later");
+    assert.equal(realRoot(later), later);
+    mkdirSync(join(root, "target"));
+    symlinkSync(join(root, "target"), later);
+    assert.equal(realRoot(later), join(root, "target"), "not remembered while it did not exist");
+  });
+
+  it("a workspace swapped for a symlink to elsewhere after first use: reading through it is refused", async () => {
+    const ws = join(root, "ws");
+    const outside = join(root, "outside");
+    mkdirSync(ws);
+    mkdirSync(outside);
+    writeFileSync(join(ws, "a.txt"), "mine");
+    writeFileSync(join(outside, "secret.txt"), "not yours");
+    const t = makeTestContext({ workspace: ws });
+    const first = await readFileTool.execute({ path: "a.txt" }, t.ctx);
+    assert.match(first.output, /mine/);
+    renameSync(ws, join(root, "ws-old"));
+    symlinkSync(outside, ws);
+    const r = await readFileTool.execute({ path: "secret.txt" }, t.ctx);
+    assert.equal(r.isError, true, r.output);
+    assert.doesNotMatch(r.output, /not yours/);
+    await t.cleanup();
   });
 });

@@ -1,8 +1,9 @@
 // Workspace confinement for the file tools: every path the model gives is resolved to a real
 // absolute path inside the workspace (or, for reads, inside one of ctx.readRoots), with
 // symlinks resolved so that none of them can lead outside.
+import { realpathSync, statSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import { isInside, realPathOf, realpathOrSelf } from "@hands/sandbox";
+import { isInside, realPathOf } from "@hands/sandbox";
 import type { ToolContext } from "./types.js";
 
 /** The `path` parameter of the tools that take one file. */
@@ -20,7 +21,34 @@ export type PathContext = Pick<ToolContext, "workspace" | "readRoots">;
 
 /** True when `p` is `root` or lies below it (root + separator: /ws_evil is not in /ws). */
 export const isInsideRoot = isInside;
-const realRoot = realpathOrSelf;
+
+/** Real paths of the roots resolved so far (few: the workspace, the run's output folder). */
+const realRoots = new Map<string, string>();
+const MAX_REAL_ROOTS = 64;
+
+/**
+ * The real path of a root folder Hands chose (the workspace, a read root), or the path itself
+ * while it does not exist yet (an output folder made on demand). Resolved once per process:
+ * every file tool call asks for its roots several times, and a fresh realpath of each cost
+ * more syscalls than the tool's own work. A root that changes afterwards cannot widen access:
+ * the path a model gives is still resolved fresh and must lie inside the cached real root, and
+ * opening a root checks that it is still that real folder (confined.ts, openRoot).
+ */
+export function realRoot(p: string): string {
+  const known = realRoots.get(p);
+  if (known !== undefined) return known;
+  let real: string | undefined;
+  try {
+    // A missing folder is found out without a thrown error (which costs more than the syscall).
+    real = statSync(p, { throwIfNoEntry: false }) ? realpathSync.native(p) : undefined;
+  } catch {
+    real = undefined;
+  }
+  if (real === undefined) return resolve(p); // not there yet: asked again next time
+  if (realRoots.size >= MAX_REAL_ROOTS) realRoots.clear();
+  realRoots.set(p, real);
+  return real;
+}
 
 /**
  * Resolves a path given by the model to a real absolute path.

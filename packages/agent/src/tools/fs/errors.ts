@@ -1,20 +1,19 @@
 // Shared error results for the file tools.
 import { readdirSync } from "node:fs";
 import { basename, dirname } from "node:path";
-import { realpathOrSelf } from "@hands/sandbox";
-import { displayPath, isInGitInternals, PathError, resolveInWorkspace } from "../paths.js";
+import { displayPath, isInGitInternals, PathError, realRoot, resolveInWorkspace } from "../paths.js";
 import type { ToolContext, ToolResult } from "../types.js";
 import { closeQuietly, type Opened, openInside, SpecialFileError, viaFd } from "./confined.js";
 import { editDistance } from "./text.js";
 
 /** The workspace's real path (a library caller may hand in a path through a symlink). */
 export function workspaceRoot(ctx: Pick<ToolContext, "workspace">): string {
-  return realpathOrSelf(ctx.workspace);
+  return realRoot(ctx.workspace);
 }
 
 /** The real folders a tool may read below: the workspace, then ctx.readRoots (made on demand). */
 export function readableRoots(ctx: Pick<ToolContext, "workspace" | "readRoots">): string[] {
-  return [workspaceRoot(ctx), ...ctx.readRoots.map(realpathOrSelf)];
+  return [workspaceRoot(ctx), ...ctx.readRoots.map(realRoot)];
 }
 
 export function errorResult(message: string, data?: Record<string, unknown>): ToolResult {
