@@ -6,18 +6,24 @@
 // ago, last Saturday, last month, N years ago, tomorrow, next week, …); a bare weekday or "a
 // while ago" is left alone.
 
-// English names (Intl's, fixed to "en" and UTC so they never follow the machine's locale).
-const MONTHS = Array.from({ length: 12 }, (_, m) =>
-  new Date(Date.UTC(2000, m, 1)).toLocaleString("en", { month: "long", timeZone: "UTC" }),
-);
-// 2 January 2000 was a Sunday.
-const WEEKDAYS = Array.from({ length: 7 }, (_, d) =>
-  new Date(Date.UTC(2000, 0, 2 + d)).toLocaleString("en", { weekday: "long", timeZone: "UTC" }),
-);
+// English names (Intl's, fixed to "en" and UTC so they never follow the machine's locale),
+// made on first use: Intl's first call loads ICU data (~10 ms), which a start-up that never
+// resolves a date should not pay.
+let names: { months: string[]; weekdays: string[] } | undefined;
+const calendarNames = () =>
+  (names ??= {
+    months: Array.from({ length: 12 }, (_, m) =>
+      new Date(Date.UTC(2000, m, 1)).toLocaleString("en", { month: "long", timeZone: "UTC" }),
+    ),
+    // 2 January 2000 was a Sunday.
+    weekdays: Array.from({ length: 7 }, (_, d) =>
+      new Date(Date.UTC(2000, 0, 2 + d)).toLocaleString("en", { weekday: "long", timeZone: "UTC" }),
+    ),
+  });
 const DAY = 86_400_000;
 
 const monthIndex = (name: string): number =>
-  MONTHS.findIndex((m) => m.toLowerCase().startsWith(name.toLowerCase().slice(0, 3)));
+  calendarNames().months.findIndex((m) => m.toLowerCase().startsWith(name.toLowerCase().slice(0, 3)));
 
 /**
  * The calendar day of a session date as sources write it ("1:56 pm on 8 May, 2023",
@@ -36,12 +42,12 @@ export function parseDay(date: string): number | undefined {
 
 const dayText = (t: number): string => {
   const d = new Date(t);
-  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+  return `${d.getUTCDate()} ${calendarNames().months[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
 };
 const monthText = (t: number, delta: number): string => {
   const d = new Date(t);
   const m = d.getUTCFullYear() * 12 + d.getUTCMonth() + delta;
-  return `${MONTHS[((m % 12) + 12) % 12]} ${Math.floor(m / 12)}`;
+  return `${calendarNames().months[((m % 12) + 12) % 12]} ${Math.floor(m / 12)}`;
 };
 const yearOf = (t: number): number => new Date(t).getUTCFullYear();
 
@@ -67,7 +73,7 @@ const COUNT = "(\\d{1,2}|an?|one|two|three|four|five|six|seven|eight|nine|ten|el
 const countOf = (s: string): number => NUMBER_WORDS[s.toLowerCase()] ?? Number(s);
 const WEEKDAY = "(sun|mon|tue|tues|wed|thu|thur|thurs|fri|sat)(?:day|nesday|rsday|urday|sday)?\\.?";
 const weekdayIndex = (s: string): number =>
-  WEEKDAYS.findIndex((w) => w.toLowerCase().startsWith(s.slice(0, 3).toLowerCase()));
+  calendarNames().weekdays.findIndex((w) => w.toLowerCase().startsWith(s.slice(0, 3).toLowerCase()));
 
 interface Rule {
   re: RegExp;
@@ -95,7 +101,7 @@ const RULES: Rule[] = [
       const today = new Date(d).getUTCDay();
       const past = /^(last|this past)/i.test(m[1]!);
       const step = past ? (today - want + 7) % 7 || 7 : (want - today + 7) % 7 || 7;
-      return `${WEEKDAYS[want]}, ${dayText(past ? d - step * DAY : d + step * DAY)}`;
+      return `${calendarNames().weekdays[want]}, ${dayText(past ? d - step * DAY : d + step * DAY)}`;
     },
   },
   { re: /\blast weekend\b/gi, resolve: (_m, d) => `the weekend before ${dayText(d)}` },
