@@ -2,7 +2,7 @@
 // absolute path inside the workspace (or, for reads, inside one of ctx.readRoots), with
 // symlinks resolved so that none of them can lead outside.
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import { isInside, realPathOf, realpathOrSelf } from "@hands/sandbox";
+import { isInside, realPathOf, realpathOrSelf } from "@hands/sandbox/base";
 import type { ToolContext } from "./types.js";
 
 /** The `path` parameter of the tools that take one file. */

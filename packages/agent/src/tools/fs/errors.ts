@@ -1,7 +1,7 @@
 // Shared error results for the file tools.
 import { readdirSync } from "node:fs";
 import { basename, dirname } from "node:path";
-import { realpathOrSelf } from "@hands/sandbox";
+import { realpathOrSelf } from "@hands/sandbox/base";
 import { displayPath, isInGitInternals, PathError, resolveInWorkspace } from "../paths.js";
 import type { ToolContext, ToolResult } from "../types.js";
 import { closeQuietly, type Opened, openInside, SpecialFileError, viaFd } from "./confined.js";
