@@ -6,6 +6,8 @@
 // Runs are interleaved so the machine's load hits all alike; medians are printed, and the
 // ratio hands / pi. Run by `npm run bench` (after the step figures) and `npm run bench:startup`
 // (--runs N, --no-pi, --hands PATH for another tree's bin, --cpu for the CPU time instead).
+// "hands" runs in a fresh data folder, as a first run does; "hands, 2nd run" (--no-second to
+// leave it out) in one where a task ran before, so memory has a file to open and read first.
 //
 // pi is installed on first use into bench/.peers/ (gitignored, never committed) with npm, and
 // configured the way its docs/models.md says: a provider entry in the models.json of its
@@ -72,37 +74,56 @@ async function launch({ label, command, args, env = {}, cwd, model, check }) {
   return model.firstRequestAt - started;
 }
 
+/**
+ * One measured `hands` launch in a fresh workspace and data folder; with `earlier`, after one
+ * unmeasured run there, so the memory file exists and holds what that task taught (a user's
+ * second run: memory is opened and read before the first request).
+ */
+async function handsRun(bin, { cpu, earlier }) {
+  const ws = mkdtempSync(join(tmpdir(), "hands-startup-"));
+  const cpuFile = join(ws, ".cpu-at-request");
+  const probe = cpu
+    ? {
+        NODE_OPTIONS: `--import=${join(here, "cpu-at-request.mjs")}`,
+        HANDS_BENCH_CPU_AT_REQUEST: cpuFile,
+      }
+    : {};
+  const once = async (env) => {
+    const model = await startFakeModel({ steps: 1, file: "unused" });
+    try {
+      return await launch({
+        label: "hands",
+        command: bin,
+        args: [...handsFlags(model.url, ws), "say done"],
+        env: { HANDS_DATA_DIR: join(ws, ".data"), ...env },
+        cwd: ws,
+        model,
+        check: (out) => JSON.parse(out.trim().split("\n").at(-1)).status === "done",
+      });
+    } finally {
+      await model.close();
+    }
+  };
+  try {
+    if (earlier) await once({});
+    const ms = await once(probe);
+    return cpu ? Number(readFileSync(cpuFile, "utf8")) : ms;
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+}
+
 /** The programs compared; `hands` entries may name other bins (an older tree) to compare. */
-function programs({ pi, handsBins, cpu }) {
+function programs({ pi, handsBins, cpu, second }) {
   const hands = handsBins.map((bin, i) => ({
     name: i === 0 ? "hands" : `hands (${bin})`,
-    async run() {
-      const ws = mkdtempSync(join(tmpdir(), "hands-startup-"));
-      const cpuFile = join(ws, ".cpu-at-request");
-      const probe = cpu
-        ? {
-            NODE_OPTIONS: `--import=${join(here, "cpu-at-request.mjs")}`,
-            HANDS_BENCH_CPU_AT_REQUEST: cpuFile,
-          }
-        : {};
-      const model = await startFakeModel({ steps: 1, file: "unused" });
-      try {
-        const ms = await launch({
-          label: "hands",
-          command: bin,
-          args: [...handsFlags(model.url, ws), "say done"],
-          env: { HANDS_DATA_DIR: join(ws, ".data"), ...probe },
-          cwd: ws,
-          model,
-          check: (out) => JSON.parse(out.trim().split("\n").at(-1)).status === "done",
-        });
-        return cpu ? Number(readFileSync(cpuFile, "utf8")) : ms;
-      } finally {
-        await model.close();
-        rmSync(ws, { recursive: true, force: true });
-      }
-    },
+    run: () => handsRun(bin, { cpu, earlier: false }),
   }));
+  if (second)
+    hands.splice(1, 0, {
+      name: "hands, 2nd run",
+      run: () => handsRun(handsBins[0], { cpu, earlier: true }),
+    });
   const piRun = pi && {
     name: "pi",
     async run() {
@@ -150,8 +171,14 @@ function programs({ pi, handsBins, cpu }) {
  * With `cpu`, only the hands bins run, and each sample is the process's CPU time when its
  * first request left (bench/cpu-at-request.mjs) instead of the wall time.
  */
-export async function measureStartup({ runs = 11, pi = true, handsBins = [HANDS_BIN], cpu = false } = {}) {
-  const list = programs({ pi: pi && !cpu ? installPi() : undefined, handsBins, cpu }).filter(
+export async function measureStartup({
+  runs = 11,
+  pi = true,
+  handsBins = [HANDS_BIN],
+  cpu = false,
+  second = true,
+} = {}) {
+  const list = programs({ pi: pi && !cpu ? installPi() : undefined, handsBins, cpu, second }).filter(
     (p) => !cpu || p.name.startsWith("hands"),
   );
   const samples = new Map(list.map((p) => [p.name, []]));
@@ -189,6 +216,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     pi: !argv.includes("--no-pi"),
     handsBins: [HANDS_BIN, ...others],
     cpu: argv.includes("--cpu"),
+    second: !argv.includes("--no-second"),
   });
   if (argv.includes("--json")) console.log(JSON.stringify(r));
   else printStartup(r);

@@ -2,7 +2,7 @@
 // policy) can refuse it. A refusal is an observation the model reads, never an exception.
 import { join, relative, resolve } from "node:path";
 import type { ToolCall } from "@hands/llm";
-import { isInside, realPathOf, realpathOrSelf } from "@hands/sandbox";
+import { isInside, realPathOf, realpathOrSelf } from "@hands/sandbox/base";
 import type { ApprovalSource } from "./events.js";
 
 export interface ApprovalRequest {

@@ -12,7 +12,7 @@ import {
   LABEL_SESSION,
   listCgroups,
   reapLeftovers,
-} from "@hands/sandbox";
+} from "@hands/sandbox/backends";
 import { resolveSandboxKind } from "@hands/sdk/root";
 
 export const SANDBOX_HELP = `Usage: hands sandbox <command>

@@ -3,6 +3,7 @@
 // interactive conversation: it assembles each step's context within the budget, answers the
 // recall tool, puts memory moves on the run's event stream, keeps what each task taught the
 // workspace, compacts a conversation on /compact, and runs lifecycle maintenance when due.
+import { existsSync } from "node:fs";
 import {
   type AgentOptions,
   type ContextInfo,
@@ -15,7 +16,14 @@ import {
 import type { Message } from "@hands/llm";
 import type { ContextAssembler, Memory } from "@hands/memory";
 import { MemoryEventBridge } from "./memory-events.js";
-import { type MemoryHost, maintainIfDue, openMemory } from "./memory-open.js";
+import {
+  hashedMemoryFile,
+  type MemoryHost,
+  maintainIfDue,
+  memoryBudget,
+  type OpenedMemory,
+  openMemory,
+} from "./memory-open.js";
 import { repoFacts, scanProject } from "./project-scan.js";
 
 /** Tokens of conversation a /compact summarises (the newest; older ones stay recallable). */
@@ -35,22 +43,73 @@ export class AgentMemory {
   private stepBase = 0;
   /** Estimated tokens of the latest assembled context (on the scale of the budget). */
   contextTokens = 0;
+  private readonly bridge = new MemoryEventBridge(() => this.step);
+  /** The open memory file (deferred: from `settle` on). */
+  private opened: OpenedMemory | undefined;
+  private settling: Promise<void> | undefined;
+  /** The first request, sent before a deferred memory was open: stored by `settle`. */
+  private sentBeforeOpen: { history: Message[]; step: number; task: number } | undefined;
+  /** Why a deferred memory could not be opened (then requests go out as they are). */
+  private unavailable: string | undefined;
 
   private constructor(
-    private readonly memory: Memory,
-    private readonly path: string,
     readonly budget: number,
-    private readonly bridge: MemoryEventBridge,
     private readonly host: MemoryHost,
     private readonly workspace: string,
+    private readonly scope: string,
   ) {}
 
   static async open(host: MemoryHost, workspace: string, scope: string): Promise<AgentMemory> {
-    let self: AgentMemory | undefined;
-    const bridge = new MemoryEventBridge(() => self?.step ?? 0);
-    const { memory, path, budget } = await openMemory(host, scope, bridge.onEvent);
-    self = new AgentMemory(memory, path, budget, bridge, host, workspace);
+    const self = new AgentMemory(memoryBudget(host), host, workspace, scope);
+    self.opened = await openMemory(host, scope, self.bridge.onEvent);
     return self;
+  }
+
+  /**
+   * Memory whose file does not exist yet, so nothing in it can shape the first request (no
+   * lessons of earlier tasks, no earlier conversation): that request is sent as the assembler
+   * would send it (the conversation as it is) without loading memory, and `settle` — called once
+   * the request has left, while the model answers — makes the file and stores the request, as if
+   * memory had been open all along. Undefined when the file exists (use `open`), or when its name
+   * depends on an embeddings endpoint (it is connected to first).
+   */
+  static deferred(host: MemoryHost, workspace: string, scope: string): AgentMemory | undefined {
+    if (host.settings.embeddings || existsSync(hashedMemoryFile(host.dataDir))) return undefined;
+    return new AgentMemory(memoryBudget(host), host, workspace, scope);
+  }
+
+  /** A deferred memory that has not been opened yet (see `settle`). */
+  get unsettled(): boolean {
+    return !this.opened && !this.settling;
+  }
+
+  /**
+   * Opens a deferred memory and stores the request sent before it was open; at once when open.
+   * A file that cannot be made is a warning: the session goes on without memory (`unavailable`).
+   */
+  settle(): Promise<void> {
+    this.settling ??= (async () => {
+      if (this.opened) return;
+      try {
+        this.opened = await openMemory(this.host, this.scope, this.bridge.onEvent);
+      } catch (err) {
+        this.unavailable = (err as Error).message;
+        this.host.warn(`memory: ${this.unavailable}; this session goes on without memory`);
+        return;
+      }
+      const first = this.sentBeforeOpen;
+      this.sentBeforeOpen = undefined;
+      if (!first) return;
+      this.assembler = await this.newAssembler(first.history[first.task]?.content ?? "");
+      await this.assembler.assemble(first.history, first.step, first.task);
+      this.contextTokens = this.assembler.lastTokens;
+    })();
+    return this.settling;
+  }
+
+  private get memory(): Memory {
+    if (!this.opened) throw new Error(this.unavailable ?? "memory is not open yet");
+    return this.opened.memory;
   }
 
   /** The Agent's `context` hook. */
@@ -59,10 +118,18 @@ export class AgentMemory {
     step: number,
     info?: ContextInfo,
   ): Promise<Message[]> => {
+    const task = info?.taskIndex ?? 1;
+    if (this.unsettled && !this.sentBeforeOpen && sentAsItIs(history, step, task, this.budget)) {
+      this.step = step;
+      this.sentBeforeOpen = { history: history.slice(), step: this.stepBase + step, task };
+      return history.slice();
+    }
+    // Before the step changes: what settling stores belongs to the step it was sent at.
+    await this.settle();
+    if (this.unavailable) return history.slice();
     // A new run of the conversation starts again at step 1.
     if (step <= this.step) this.stepBase += this.step;
     this.step = step;
-    const task = info?.taskIndex ?? 1;
     this.assembler ??= await this.newAssembler(history[task]?.content ?? "");
     // Steps count on across a conversation's requests, so each chunk's step (used to find
     // neighbouring turns) is unique in the conversation.
@@ -95,6 +162,7 @@ export class AgentMemory {
 
   readonly recall: RecallSource = {
     recall: async (id) => {
+      await this.settle();
       if (this.assembler) return this.assembler.recall(id);
       const { recallText } = await import("@hands/memory");
       return recallText(this.memory, id);
@@ -132,6 +200,8 @@ export class AgentMemory {
 
   /** After a task (a run, or one request of a session): its outcome, the commands that worked, repository facts. */
   async learn(task: string, result: RunResult): Promise<void> {
+    await this.settle();
+    if (this.unavailable) return;
     await this.assembler?.flush();
     const commands = commandsThatWorked(result.messages);
     await this.memory.learn(this.workspace, {
@@ -149,7 +219,8 @@ export class AgentMemory {
    * conversation (e.g. a resumed session before its first request).
    */
   async compact(): Promise<string | undefined> {
-    if (!this.assembler) return undefined;
+    await this.settle();
+    if (this.unavailable || !this.assembler) return undefined;
     await this.assembler.flush();
     const picked: string[] = [];
     let tokens = 0;
@@ -173,15 +244,34 @@ export class AgentMemory {
 
   /** Stores what is pending, runs maintenance when due, closes the file. */
   async close(): Promise<void> {
+    // A deferred memory never used (no request was sent) has nothing to store.
+    if (this.unsettled) return;
+    await this.settle();
+    if (this.unavailable) return;
     try {
       await this.assembler?.flush();
       // For `hands memory show`: what the last request held, and why.
       if (this.assembler) this.memory.store.saveContext(this.memory.scope, this.assembler.describe());
-      maintainIfDue(this.memory, this.path, this.host.settings.maintainEveryMs);
+      maintainIfDue(this.memory, this.opened!.path, this.host.settings.maintainEveryMs);
     } finally {
       this.memory.close();
     }
   }
+}
+
+/**
+ * Whether the assembler would send this step's history as it is when memory holds nothing yet:
+ * the first step of a new conversation (the system prompt and the task) well within the budget
+ * (memory counts about 4 characters a token; here a token per character, to be sure).
+ */
+function sentAsItIs(history: readonly Message[], step: number, task: number, budget: number): boolean {
+  return (
+    step === 1 &&
+    task === 1 &&
+    history.length === 2 &&
+    history.every((m) => m.role !== "assistant") &&
+    history.reduce((n, m) => n + m.content.length, 0) <= budget
+  );
 }
 
 /** run_command calls whose result was not an error, in order, without repeats. */

@@ -36,6 +36,11 @@ export interface MemoryHost {
   env?: NodeJS.ProcessEnv;
 }
 
+/** Tokens of context memory assembles for each request: the setting, else half the model's window. */
+export function memoryBudget(host: Pick<MemoryHost, "settings" | "provider">): number {
+  return host.settings.budget ?? defaultContextBudget(host.provider.model);
+}
+
 export interface OpenedMemory {
   memory: Memory;
   path: string;
@@ -49,7 +54,7 @@ export async function openMemory(
 ): Promise<OpenedMemory> {
   const { LlmSummarizer, Memory } = await import("@hands/memory");
   const { settings, warn } = host;
-  const budget = settings.budget ?? defaultContextBudget(host.provider.model);
+  const budget = memoryBudget(host);
   const { embedder, path } = await openEmbedder(settings, host.dataDir, warn, host.env);
   const s = settings.summaries;
   const summarizer =
@@ -74,6 +79,9 @@ export async function openMemory(
   }
 }
 
+/** The memory file of the built-in hashed embeddings (another embeddings model has its own). */
+export const hashedMemoryFile = (dataDir: string): string => join(dataDir, "memory.db");
+
 /** The memory file and embedder for the settings (undefined embedder: the built-in one). */
 export async function openEmbedder(
   settings: Pick<MemorySettings, "embeddings">,
@@ -82,7 +90,7 @@ export async function openEmbedder(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ embedder?: Embedder; path: string }> {
   const e = settings.embeddings;
-  const hashed = { path: join(dataDir, "memory.db") };
+  const hashed = { path: hashedMemoryFile(dataDir) };
   if (!e) return hashed;
   const { OpenAIEmbedder, ResilientEmbedder } = await import("@hands/memory");
   const apiKey = e.apiKeyEnv ? env[e.apiKeyEnv] : undefined;

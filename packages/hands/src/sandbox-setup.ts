@@ -1,18 +1,16 @@
 // Turns the sandbox settings (--sandbox, --network, --allow-domain) into a factory for the
 // agent's session, starting the allow-list proxy when asked and saying clearly when the
-// chosen backend does not isolate.
+// chosen backend does not isolate. The backends themselves (and the proxy, the E2B client) are
+// loaded when the first sandbox is made, not at start-up.
 import { mkdirSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
+import type { SessionManager, startAllowListProxy } from "@hands/sandbox";
 import {
   DEFAULT_PROTECTED_PATHS,
   defaultSandboxKind,
-  parseAllowRules,
-  resolveE2BConnection,
   type Sandbox,
   type SandboxKind,
-  SessionManager,
-  startAllowListProxy,
-} from "@hands/sandbox";
+} from "@hands/sandbox/base";
 import { SettingsError } from "./errors.js";
 import { dataDir, userConfigPath } from "./paths.js";
 
@@ -85,7 +83,8 @@ export async function prepareSandbox(
     throw new SettingsError("--network host and --allow-domain exclude each other");
   // A bad rule is a usage error now, not a failure at the first command.
   try {
-    if (choice.allowDomain?.length) parseAllowRules(choice.allowDomain);
+    if (choice.allowDomain?.length)
+      (await import("@hands/sandbox/backends")).parseAllowRules(choice.allowDomain);
   } catch (e) {
     throw new SettingsError(`--allow-domain: ${(e as Error).message}`);
   }
@@ -97,7 +96,7 @@ export async function prepareSandbox(
       );
     // No key is a usage error now, not a failure at the first command.
     try {
-      resolveE2BConnection({}, env);
+      (await import("@hands/sandbox/backends")).resolveE2BConnection({}, env);
     } catch (e) {
       throw new SettingsError((e as Error).message);
     }
@@ -122,6 +121,7 @@ export async function prepareSandbox(
     },
     create: async () => {
       const k = kind();
+      const { SessionManager, startAllowListProxy } = await import("@hands/sandbox/backends");
       // The proxy and the manager write the audit log (data dir, sandbox-audit.jsonl).
       if (choice.allowDomain?.length && !proxy)
         proxy = await startAllowListProxy({ allow: choice.allowDomain, auditPath });

@@ -4,7 +4,7 @@
 // policy and an isolating sandbox unless the caller opts out by name.
 import type { AgentEvent, ApprovalMode, ApprovalPrompt, RunStatus, UserAnswer } from "@hands/agent";
 import type { Usage } from "@hands/llm";
-import { defaultSandboxKind, type SandboxKind } from "@hands/sandbox";
+import { defaultSandboxKind, type SandboxKind } from "@hands/sandbox/base";
 import { SettingsError } from "./errors.js";
 import { dataDir } from "./paths.js";
 import { secureDataDir } from "./private-data.js";

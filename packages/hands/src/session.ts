@@ -30,9 +30,11 @@ import {
 } from "@hands/agent";
 import type { Message, Provider, Usage } from "@hands/llm";
 import type { SandboxKind } from "@hands/sandbox";
+import { afterNextRequest } from "./after-request.js";
 import type { AgentMemory } from "./agent-memory.js";
 import { auditListener } from "./audit.js";
 import { SettingsError } from "./errors.js";
+import type { MemoryHost } from "./memory-open.js";
 import { dataDir as defaultDataDir } from "./paths.js";
 import { loadPolicy } from "./policy.js";
 import { memoryHost, resolveProvider } from "./provider.js";
@@ -211,8 +213,10 @@ export class HandsSession {
     const checkpoints = options.readOnly ? undefined : this.checkpoints;
     checkpoints?.begin(task);
     const maxTokens = options.maxTokens ?? this.settings.maxTokens;
+    // A memory deferred until the first request has left is opened while the model answers.
+    const memory = this.memory;
     const agent = new Agent({
-      provider: this.provider,
+      provider: memory?.unsettled ? afterNextRequest(this.provider, () => memory.settle()) : this.provider,
       workspace: this.workspace,
       tools: options.readOnly ? this.readOnlyTools : [...this.tools, ...(options.extraTools ?? [])],
       createSandbox: this.box.create,
@@ -333,7 +337,7 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
     const instructions =
       [projectInstructions(workspace), setup.instructions].filter(Boolean).join("\n\n") || undefined;
     const memory = settings.memory.enabled
-      ? await (await import("./agent-memory.js")).AgentMemory.open(
+      ? await openSessionMemory(
           memoryHost(settings, provider, data, (t) => report("warning", t, "memory")),
           workspace,
           setup.memoryScope ?? `chat-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
@@ -379,6 +383,15 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
     for (const o of opened.reverse()) await Promise.resolve(o.close()).catch(() => {});
     throw err;
   }
+}
+
+/**
+ * The session's memory: opened now when its file exists (what earlier tasks taught the workspace
+ * goes into the first request), else deferred until that request has left (see AgentMemory.deferred).
+ */
+async function openSessionMemory(host: MemoryHost, workspace: string, scope: string): Promise<AgentMemory> {
+  const { AgentMemory } = await import("./agent-memory.js");
+  return AgentMemory.deferred(host, workspace, scope) ?? AgentMemory.open(host, workspace, scope);
 }
 
 function resumeFrom(

@@ -19,7 +19,7 @@ import {
 } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { readSettingsFile, UnsafeFileError } from "@hands/agent";
-import { isInside } from "@hands/sandbox";
+import { isInside } from "@hands/sandbox/base";
 import { SettingsError } from "./errors.js";
 import { userConfigPath } from "./paths.js";
 

@@ -2,7 +2,7 @@
 // network, user), limited by a cgroup of its own and by rlimits. The workspace is the host
 // folder bind-mounted at /workspace, so the agent's file tools and the commands see the same
 // files; everything else the sandbox sees of the host is read-only system folders.
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { statSync } from "node:fs";
 import { chown } from "node:fs/promises";
@@ -27,6 +27,7 @@ import { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
 import { findDescendantByNsPid } from "./proc.js";
 import { ProtectedPathsGuard } from "./protected-paths.js";
 import { FORWARDER, PROXY_ENV } from "./proxy.js";
+import { checkBwrap } from "./sandbox-kind.js";
 import { SESSION_COMMAND, SESSION_ENV, SESSION_SCRIPT } from "./session-script.js";
 import { ShellSession } from "./shell-session.js";
 import type { ExecOptions, ExecResult, Sandbox, SandboxKind } from "./types.js";
@@ -59,30 +60,6 @@ export interface BwrapSandboxOptions {
 /** tmpfs pages count against the memory limit: keep scratch space well below it. */
 export function defaultTmpBytes(limits: Limits): number {
   return Math.min(DEFAULT_TMP_BYTES, Math.floor(limits.memoryBytes / 4));
-}
-
-let bwrapUsable: { ok: boolean; reason: string } | undefined;
-
-/** Whether bubblewrap is installed and can create namespaces here (cached). */
-export function checkBwrap(): { ok: boolean; reason: string } {
-  if (bwrapUsable) return bwrapUsable;
-  if (process.platform !== "linux") {
-    bwrapUsable = { ok: false, reason: "bubblewrap needs Linux" };
-    return bwrapUsable;
-  }
-  const r = spawnSync(
-    "bwrap",
-    ["--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "true"],
-    {
-      encoding: "utf8",
-      timeout: 10_000,
-    },
-  );
-  if (r.error) bwrapUsable = { ok: false, reason: `bubblewrap is not installed (${r.error.message})` };
-  else if (r.status !== 0)
-    bwrapUsable = { ok: false, reason: `bubblewrap cannot create namespaces here: ${r.stderr.trim()}` };
-  else bwrapUsable = { ok: true, reason: "" };
-  return bwrapUsable;
 }
 
 /** Shell run before bubblewrap: joins the cgroup and sets rlimits that everything inherits. */

@@ -1,17 +1,7 @@
 import { stat } from "node:fs/promises";
-import { BwrapSandbox, type BwrapSandboxOptions, checkBwrap } from "./bwrap.js";
+import { BwrapSandbox, type BwrapSandboxOptions } from "./bwrap.js";
 import { LocalSandbox } from "./local.js";
-import type { Sandbox, SandboxKind, SandboxOptions } from "./types.js";
-
-/** The backend to use when none is chosen: bwrap on Linux when it works here, else local. */
-export function defaultSandboxKind(): { kind: SandboxKind; warning?: string } {
-  const bw = checkBwrap();
-  if (bw.ok) return { kind: "bwrap" };
-  return {
-    kind: "local",
-    warning: `warning: sandbox "local" does not isolate commands (${bw.reason}); install bubblewrap or use --sandbox docker`,
-  };
-}
+import type { Sandbox, SandboxOptions } from "./types.js";
 
 /** Creates a sandbox session of the chosen kind (docker's client and the E2B SDK load only when used). */
 export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {

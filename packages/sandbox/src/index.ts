@@ -1,9 +1,9 @@
 export { type AuditEvent, AuditLog, type AuditRecord, readAuditLog } from "./audit.js";
-export { BwrapSandbox, type BwrapSandboxOptions, checkBwrap, runBwrapOnce } from "./bwrap.js";
+export { BwrapSandbox, type BwrapSandboxOptions, runBwrapOnce } from "./bwrap.js";
 export { type NetworkMode, WORKSPACE_PATH } from "./bwrap-args.js";
 export { Cgroup, DEFAULT_LIMITS, detectCgroups, type Limits, listCgroups } from "./cgroups.js";
 export { confinePath, isInside, realPathOf, realpathOrSelf, SandboxPathError } from "./confine.js";
-export { createSandbox, defaultSandboxKind } from "./create.js";
+export { createSandbox } from "./create.js";
 export {
   checkDocker,
   DockerSandbox,
@@ -46,4 +46,5 @@ export {
 } from "./proxy.js";
 export { hostAllowed, parseAllowRules } from "./proxy-rules.js";
 export { type ReapReport, reapLeftovers } from "./reaper.js";
+export { checkBwrap, defaultSandboxKind } from "./sandbox-kind.js";
 export * from "./types.js";

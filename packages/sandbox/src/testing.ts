@@ -4,8 +4,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { checkBwrap } from "./bwrap.js";
 import { createSandbox } from "./create.js";
+import { checkBwrap } from "./sandbox-kind.js";
 import type { Sandbox, SandboxKind, SandboxOptions } from "./types.js";
 
 export const TEST_LIMITS = { memoryBytes: 256 * 1024 * 1024, pids: 128, cpus: 1 };

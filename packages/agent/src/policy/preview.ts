@@ -1,6 +1,6 @@
 // What a write would change, computed before it runs, for the approval prompt.
 import { isAbsolute, relative, resolve } from "node:path";
-import { realpathOrSelf } from "@hands/sandbox";
+import { realpathOrSelf } from "@hands/sandbox/base";
 import { closeQuietly, openInside, readFd } from "../tools/fs/confined.js";
 import { resolveInWorkspace } from "../tools/paths.js";
 import { unifiedDiff } from "./diff.js";

@@ -3,7 +3,7 @@
 // symlinks resolved so that none of them can lead outside.
 import { realpathSync, statSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import { isInside, realPathOf } from "@hands/sandbox";
+import { isInside, realPathOf } from "@hands/sandbox/base";
 import type { ToolContext } from "./types.js";
 
 /** The `path` parameter of the tools that take one file. */
