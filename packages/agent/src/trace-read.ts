@@ -3,7 +3,8 @@
 // newer Hands), or not be a trace at all; each of those is reported as a problem next to the
 // events that could be read, never thrown.
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import type { AgentEvent, AgentEventType } from "./events.js";
+import type { AgentEvent, AgentEventType, MessageIdRanges } from "./events.js";
+import type { TraceMessage } from "./trace.js";
 
 export interface TraceProblem {
   /** 1-based line number in the file. */
@@ -14,6 +15,8 @@ export interface TraceProblem {
 
 export interface TraceRead {
   events: AgentEvent[];
+  /** The messages model requests sent, each once (model_request's `sent` refers to their ids). */
+  messages: TraceMessage[];
   problems: TraceProblem[];
   /** Bytes consumed: a follower continues from here (a torn last line is not consumed). */
   offset: number;
@@ -38,6 +41,23 @@ const REQUIRED: Record<Exclude<AgentEventType, "text_delta" | "thinking_delta">,
   result: ["status", "steps", "usage"],
 };
 
+const ROLES = new Set(["system", "user", "assistant", "tool"]);
+
+/** Checks a `message` line: a numbered message with a role and text content. */
+function checkTraceMessage(v: Record<string, unknown>): { ok: TraceMessage } | Omit<TraceProblem, "line"> {
+  const m = v.message as Record<string, unknown> | null | undefined;
+  const ok =
+    typeof v.time === "number" &&
+    Number.isInteger(v.id) &&
+    typeof m === "object" &&
+    m !== null &&
+    ROLES.has(m.role as string) &&
+    typeof m.content === "string";
+  return ok
+    ? { ok: v as unknown as TraceMessage }
+    : { kind: "missing_fields", message: "a message line without its id, role or content" };
+}
+
 /** Checks one parsed line: an event this version can show, or why not. */
 export function checkTraceEvent(value: unknown): { event: AgentEvent } | Omit<TraceProblem, "line"> {
   if (typeof value !== "object" || value === null || Array.isArray(value))
@@ -58,7 +78,35 @@ export function checkTraceEvent(value: unknown): { event: AgentEvent } | Omit<Tr
       kind: "missing_fields",
       message: `${type} without ${missing.join(", ")} (written by another version of Hands?)`,
     };
+  // What a request sent, when recorded: ranges of message ids. A malformed list is dropped, so
+  // the request shows as not recorded rather than pointing at the wrong messages.
+  if (type === "model_request" && v.sent !== undefined && !validRanges(v.sent)) {
+    const { sent: _bad, ...rest } = v;
+    return { event: rest as unknown as AgentEvent };
+  }
   return { event: v as unknown as AgentEvent };
+}
+
+function validRanges(value: unknown): value is MessageIdRanges {
+  return (
+    Array.isArray(value) &&
+    value.every(
+      (r) =>
+        Array.isArray(r) &&
+        r.length === 2 &&
+        Number.isInteger(r[0]) &&
+        Number.isInteger(r[1]) &&
+        r[0] >= 1 &&
+        r[1] >= r[0],
+    )
+  );
+}
+
+/** The message ids of `ranges`, in order; at most `max` of them. */
+export function expandRanges(ranges: MessageIdRanges, max = 100_000): number[] {
+  const ids: number[] = [];
+  for (const [a, b] of ranges) for (let id = a; id <= b && ids.length < max; id++) ids.push(id);
+  return ids;
 }
 
 /**
@@ -67,6 +115,7 @@ export function checkTraceEvent(value: unknown): { event: AgentEvent } | Omit<Tr
  */
 export function parseTrace(text: string, options: { final?: boolean; firstLine?: number } = {}): TraceRead {
   const events: AgentEvent[] = [];
+  const messages: TraceMessage[] = [];
   const problems: TraceProblem[] = [];
   let line = (options.firstLine ?? 1) - 1;
   let pos = 0;
@@ -95,11 +144,17 @@ export function parseTrace(text: string, options: { final?: boolean; firstLine?:
       );
       continue;
     }
+    if ((parsed as { type?: unknown } | null)?.type === "message") {
+      const checked = checkTraceMessage(parsed as Record<string, unknown>);
+      if ("ok" in checked) messages.push(checked.ok);
+      else problems.push({ line, ...checked });
+      continue;
+    }
     const checked = checkTraceEvent(parsed);
     if ("event" in checked) events.push(checked.event);
     else problems.push({ line, ...checked });
   }
-  return { events, problems, offset, lines: line };
+  return { events, messages, problems, offset, lines: line };
 }
 
 /** Bytes from `offset` to the end of the file at `path`, or undefined when it is not a regular file. */
@@ -155,7 +210,7 @@ export class TraceFollower {
     public offset = 0,
   ) {}
 
-  poll(): { events: AgentEvent[]; problems: TraceProblem[] } {
+  poll(): { events: AgentEvent[]; messages: TraceMessage[]; problems: TraceProblem[] } {
     const r = readFrom(this.path, this.offset, 64 * 1024 * 1024);
     if (!r) throw new NotATraceFileError(`${this.path} is not a regular file`);
     if (r.size < this.offset) {
@@ -167,6 +222,6 @@ export class TraceFollower {
     const parsed = parseTrace(r.text, { firstLine: this.lines + 1 });
     this.offset += parsed.offset;
     this.lines = parsed.lines;
-    return { events: parsed.events, problems: parsed.problems };
+    return { events: parsed.events, messages: parsed.messages, problems: parsed.problems };
   }
 }
