@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { dirname, extname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { readTrace, TraceFollower } from "@hands/agent";
+import { readTrace, TraceFollower, type TraceLiveness, traceLiveness } from "@hands/agent";
 import {
   LAYERS,
   type Layer,
@@ -19,10 +19,12 @@ import {
 import type { ContextPayload, LiveBatch, MemoryMapPayload, TracePayload } from "./api-types.js";
 import { authorize, newToken } from "./auth.js";
 import { readEvalRuns } from "./eval-log.js";
+import { parseIdList } from "./id-list.js";
 import { localSandboxes, localSandboxTrail } from "./local-sandboxes.js";
 import { MemoryFileError, MemoryFiles } from "./memory-files.js";
 import { RunIndex, tracePath } from "./runs.js";
 import { killSandbox, listSandboxes, type ServeConnection, sandboxTrail } from "./sandboxes.js";
+import { fullMessage, sentMessages } from "./sent-messages.js";
 
 export interface DashboardOptions {
   dataDir: string;
@@ -164,7 +166,14 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
     } catch (err) {
       throw new HttpError(422, `the trace ${id} cannot be read: ${(err as Error).message}`);
     }
-    return { id, events: r.events, problems: r.problems, offset: r.offset, updated: statSync(path).mtimeMs };
+    return {
+      id,
+      events: r.events,
+      problems: r.problems,
+      offset: r.offset,
+      updated: statSync(path).mtimeMs,
+      liveness: traceLiveness(path),
+    };
   };
 
   /** A tool's full output, only from the data folder's outputs (the path comes from the trace). */
@@ -292,10 +301,42 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
       streams.add(stop);
       return;
     }
-    let m = /^\/api\/runs\/([^/]+)(\/live|\/output)?$/.exec(path);
+    let m = /^\/api\/runs\/([^/]+)(\/live|\/output|\/messages|\/message)?$/.exec(path);
     if (m && req.method === "GET") {
       const id = decodeURIComponent(m[1]!);
       if (!m[2]) return json(res, 200, traceOf(id));
+      if (m[2] === "/messages" || m[2] === "/message") {
+        const file = tracePath(o.dataDir, id);
+        if (!existsSync(file)) throw new HttpError(404, `no run ${id}`);
+        const unreadable = (err: unknown) =>
+          new HttpError(422, `the trace ${id} cannot be read: ${(err as Error).message}`);
+        if (m[2] === "/messages") {
+          const ranges = parseIdList(url.searchParams.get("ids") ?? "");
+          if (!ranges) throw new HttpError(400, "ids must be a list of message ids like 1-40,43");
+          let body: ReturnType<typeof sentMessages>;
+          try {
+            body = sentMessages(file, ranges);
+          } catch (err) {
+            throw unreadable(err);
+          }
+          return json(res, 200, body);
+        }
+        const messageId = intParam(url, "id", 0)!;
+        let text: string | undefined;
+        try {
+          text = fullMessage(file, messageId);
+        } catch (err) {
+          throw unreadable(err);
+        }
+        if (text === undefined) throw new HttpError(404, "the trace has no such message");
+        res.writeHead(200, {
+          "content-type": "text/plain; charset=utf-8",
+          "cache-control": "no-store",
+          ...SECURITY_HEADERS,
+        });
+        res.end(text);
+        return;
+      }
       if (m[2] === "/output") {
         const text = fullOutput(id, url.searchParams.get("call") ?? "");
         res.writeHead(200, {
@@ -307,11 +348,16 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
         return;
       }
       const follower = new TraceFollower(tracePath(o.dataDir, id), intParam(url, "offset", 0));
+      let liveness: TraceLiveness | undefined;
       const stop = sse(req, res, pollMs, (send) => {
         if (!existsSync(follower.path)) return;
-        const batch: LiveBatch = follower.poll();
+        const { events, problems } = follower.poll();
+        const batch: LiveBatch = { events, problems };
         if (batch.events.length || batch.problems.length)
           send("events", { ...batch, offset: follower.offset });
+        // After the events: a run's result comes before its writer's mark goes.
+        const now = traceLiveness(follower.path);
+        if (now !== liveness) send("liveness", { liveness: (liveness = now) });
       });
       streams.add(stop);
       return;
