@@ -357,7 +357,10 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
           send("events", { ...batch, offset: follower.offset });
         // After the events: a run's result comes before its writer's mark goes.
         const now = traceLiveness(follower.path);
-        if (now !== liveness) send("liveness", { liveness: (liveness = now) });
+        if (now !== liveness) {
+          liveness = now;
+          send("liveness", { liveness });
+        }
       });
       streams.add(stop);
       return;
