@@ -1,7 +1,7 @@
 // What the dashboard's server sends the browser (types only: both sides import them).
 import type { AgentEvent, TraceLiveness, TraceProblem } from "@hands/agent";
 import type { ToolCall } from "@hands/llm";
-import type { MemoryMap, MoveBin, MoveRow } from "@hands/memory";
+import type { MapCell, MemoryMap, MoveBin, MoveRow, SnapshotMark } from "@hands/memory";
 import type { RunState } from "./timeline.js";
 
 export interface RunSummary {
@@ -98,6 +98,22 @@ export interface ContextPayload {
 }
 
 export type { MoveRow };
+
+export interface SnapshotsPayload {
+  /** Newest first. */
+  marks: SnapshotMark[];
+  /** The steps the scope's chunks came from (with a scope; null: none carry a step). */
+  steps?: { first: number; last: number } | null;
+}
+
+/** The map rebuilt from the log up to `seq` (memoryMapAt). */
+export interface ReplayPayload {
+  buckets: number;
+  seq: number;
+  /** The first move the log still holds. */
+  from: number;
+  cells: MapCell[];
+}
 
 export interface SandboxInfo {
   id: string;

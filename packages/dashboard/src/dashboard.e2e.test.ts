@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type ServerTurn, startScriptedServer } from "@hands/llm";
-import { SqliteStore, storedDimensions } from "@hands/memory";
+import { SqliteStore, snapshotMarks, storedDimensions } from "@hands/memory";
 import { Sandbox } from "e2b";
 import type { RunSummary } from "./api-types.js";
 import { cookieName } from "./auth.js";
@@ -415,6 +415,53 @@ describe("hands dashboard in Chromium", { timeout: 120_000 }, () => {
         .allTextContents();
       return texts.length === 1 && texts[0] === "1";
     });
+  });
+
+  test("memory snapshots: one per run's end, replayed from the log to its counts; a scope replayed to a step", async () => {
+    const { page } = browser;
+    const path = join(fx.dataDir, "memory.db");
+    const store = new SqliteStore({ path, dimensions: storedDimensions(path) ?? 256, readonly: true });
+    const marks = snapshotMarks(store);
+    store.close();
+    const fibMark = marks.find((m) => m.scope === fx.fib);
+    assert.ok(fibMark, "the fib run marked a snapshot when it ended");
+    assert.equal(fibMark.reason, "session end");
+    assert.equal(fibMark.step, 4);
+    await page.goto(`${dash.url}#/memory`);
+    await page.waitForSelector("[data-testid=snapshot-row]");
+    assert.equal(await page.locator("[data-testid=snapshot-row]").count(), marks.length);
+    // Replaying the log to a mark rebuilds the counts recorded with it, layer by layer.
+    const replayedLayers = async () => {
+      const out: Record<string, number> = { working: 0, short_term: 0, long_term: 0, archived: 0 };
+      for (const cell of await page.locator("[data-testid=replay-result] [data-testid=memory-cell]").all())
+        out[(await cell.getAttribute("data-layer"))!]! += Number(await cell.textContent());
+      return out;
+    };
+    for (const mark of [fibMark, marks.at(-1)!]) {
+      const row = page.locator(`[data-testid=snapshot-row][data-seq="${mark.seq}"]`);
+      await row.getByText("replay").click();
+      await until(`the replay to #${mark.seq}`, async () =>
+        ((await page.textContent("[data-testid=replay-caption]")) ?? "").includes(`after move #${mark.seq},`),
+      );
+      assert.deepEqual(await replayedLayers(), mark.layers);
+      assert.match((await row.textContent()) ?? "", new RegExp(`session end.*#${mark.seq}.*${mark.chunks}`));
+    }
+    // One run's scope: its steps; replayed to its last step, the map is the one its end marked.
+    await page.selectOption("select[aria-label=Scope]", fx.fib);
+    await page.waitForSelector("[data-testid=replay-step]");
+    assert.equal(await page.locator("[data-testid=snapshot-row]").count(), 1);
+    const toStep = async (n: number) => {
+      await page.fill("input[aria-label='replay to step']", String(n));
+      await page.click("[data-testid=replay-step] button[type=submit]");
+      await until(`the replay to step ${n}`, async () =>
+        ((await page.textContent("[data-testid=replay-caption]")) ?? "").includes(`stored step ${n}:`),
+      );
+      return replayedLayers();
+    };
+    assert.deepEqual(await toStep(4), fibMark.layers);
+    const first = await toStep(1);
+    const sum = (l: Record<string, number>) => Object.values(l).reduce((n, x) => n + x, 0);
+    assert.ok(sum(first) > 0 && sum(first) < fibMark.chunks, `step 1: ${sum(first)} of ${fibMark.chunks}`);
   });
 
   test("a memory file that is not a database, and a data folder with no memory: said, not a blank page", async () => {

@@ -15,8 +15,17 @@ import {
   memoryMapAt,
   memoryMoveLog,
   memoryMoves,
+  seqAfterStep,
+  snapshotMarks,
+  stepRange,
 } from "@hands/memory";
-import type { ContextPayload, LiveBatch, MemoryMapPayload, TracePayload } from "./api-types.js";
+import type {
+  ContextPayload,
+  LiveBatch,
+  MemoryMapPayload,
+  SnapshotsPayload,
+  TracePayload,
+} from "./api-types.js";
 import { authorize, newToken } from "./auth.js";
 import { readEvalRuns } from "./eval-log.js";
 import { parseIdList } from "./id-list.js";
@@ -237,8 +246,20 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
             limit: intParam(url, "limit", 200)!,
           });
         }
-        case "/api/memory/replay":
-          return memoryMapAt(store, intParam(url, "seq", 0)!, { ...(scope ? { scope } : {}), buckets });
+        case "/api/memory/replay": {
+          // To a point of the log, or to where the scope had stored a step (steps are per scope).
+          const step = intParam(url, "step");
+          if (step !== undefined && !scope) throw new HttpError(400, "replaying to a step needs a scope");
+          const seq = step !== undefined ? seqAfterStep(store, scope!, step) : intParam(url, "seq", 0)!;
+          return memoryMapAt(store, seq, { ...(scope ? { scope } : {}), buckets });
+        }
+        case "/api/memory/snapshots": {
+          const body: SnapshotsPayload = {
+            marks: snapshotMarks(store, scope ? { scope } : {}),
+            ...(scope ? { steps: stepRange(store, scope) ?? null } : {}),
+          };
+          return body;
+        }
         case "/api/memory/chunk": {
           const id = url.searchParams.get("id") ?? "";
           const c = store.get(id);

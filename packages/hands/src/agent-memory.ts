@@ -69,8 +69,10 @@ export class AgentMemory {
     // The model said its window is smaller than the budget assumed: assemble within it, so
     // memory chooses what is left out rather than the loop's last-resort cutting.
     if (info?.windowTokens) this.fitWindow(info.windowTokens);
+    const compactions = this.assembler.compactions;
     const sent = await this.assembler.assemble(history, this.stepBase + step, task);
     this.contextTokens = this.assembler.lastTokens;
+    if (this.assembler.compactions !== compactions) await this.markSnapshot("compaction point");
     return sent;
   };
 
@@ -166,9 +168,22 @@ export class AgentMemory {
     }
     if (picked.length === 0) return undefined;
     const summary = await this.memory.compress(picked.reverse(), "the user compacted the conversation");
+    await this.markSnapshot("/compact");
     // The next request starts a new history; the old one is still found by retrieval.
     this.assembler = undefined;
     return `Summary of the conversation so far (recall "${summary.id}" for all of it):\n${summary.content}`;
+  }
+
+  /** Marks this point of the memory's log as a snapshot (the dashboard lists them and replays the map to one). */
+  private async markSnapshot(reason: string): Promise<void> {
+    try {
+      const { markSnapshot, SqliteStore } = await import("@hands/memory");
+      const store = this.memory.store;
+      if (store instanceof SqliteStore)
+        markSnapshot(store, { scope: this.memory.scope, reason, step: this.stepBase + this.step });
+    } catch {
+      // A mark is for people looking back: never a reason for a step or a close to fail.
+    }
   }
 
   /** Stores what is pending, runs maintenance when due, closes the file. */
@@ -178,6 +193,7 @@ export class AgentMemory {
       // For `hands memory show`: what the last request held, and why.
       if (this.assembler) this.memory.store.saveContext(this.memory.scope, this.assembler.describe());
       maintainIfDue(this.memory, this.path, this.host.settings.maintainEveryMs);
+      if (this.assembler) await this.markSnapshot("session end");
     } finally {
       this.memory.close();
     }
