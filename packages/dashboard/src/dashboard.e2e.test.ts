@@ -36,6 +36,20 @@ const until = async (what: string, check: () => boolean | Promise<boolean>, ms =
   throw new Error(`timed out waiting for ${what}`);
 };
 
+/** A model that calls list_dir, then "thinks" about its second answer until the test releases it. */
+async function heldModel(answer: string) {
+  let release: () => void = () => {};
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  const server = await startScriptedServer(async (_req, i): Promise<ServerTurn> => {
+    if (i === 0) return { content: "", toolCalls: [{ name: "list_dir", arguments: {} }] };
+    await held;
+    return { content: answer };
+  });
+  return { server, release };
+}
+
 /** The runs list as the API gives it. */
 async function apiRuns(): Promise<RunSummary[]> {
   const r = await fetch(`${dash.url}api/runs`, {
@@ -254,16 +268,7 @@ describe("hands dashboard in Chromium", { timeout: 120_000 }, () => {
     await page.goto(`${dash.url}#/`);
     await page.waitForSelector("[data-testid=run-row]");
     const before = await page.locator("[data-testid=run-row]").count();
-    let release: (() => void) | undefined;
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    const server = await startScriptedServer(async (_req, i): Promise<ServerTurn> => {
-      if (i === 0) return { content: "", toolCalls: [{ name: "list_dir", arguments: {} }] };
-      // The model "thinks" until the test lets it answer.
-      await held;
-      return { content: "The folder is empty." };
-    });
+    const { server, release } = await heldModel("The folder is empty.");
     const run = startHands(["what is in this folder?"], {
       scratch,
       modelUrl: server.url,
@@ -304,7 +309,7 @@ describe("hands dashboard in Chromium", { timeout: 120_000 }, () => {
         "the live stream again",
         async () => (await page.textContent("[data-testid=live-indicator]")) === "following live",
       );
-      release?.();
+      release();
       await page.waitForSelector("[data-testid=run-result]");
       assert.equal(await page.textContent("[data-testid=run-status]"), "done");
       assert.match(
@@ -314,7 +319,7 @@ describe("hands dashboard in Chromium", { timeout: 120_000 }, () => {
       assert.equal(await run.done, 0, run.stderr());
       assert.ok(page.url().endsWith(`#/run/${id}`), "no reload: the page followed the trace");
     } finally {
-      release?.();
+      release();
       run.child.kill();
       await server.close();
     }
@@ -322,15 +327,7 @@ describe("hands dashboard in Chromium", { timeout: 120_000 }, () => {
 
   test("a killed run (SIGKILL while the model thinks): shown as interrupted, in the list and on its page", async () => {
     const { page } = browser;
-    let release: (() => void) | undefined;
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    const server = await startScriptedServer(async (_req, i): Promise<ServerTurn> => {
-      if (i === 0) return { content: "", toolCalls: [{ name: "list_dir", arguments: {} }] };
-      await held;
-      return { content: "never seen" };
-    });
+    const { server, release } = await heldModel("never seen");
     const run = startHands(["list this folder, slowly"], {
       scratch,
       modelUrl: server.url,
@@ -358,7 +355,7 @@ describe("hands dashboard in Chromium", { timeout: 120_000 }, () => {
       await page.waitForSelector(`[data-run="${id}"]`);
       assert.equal(await page.getAttribute(`[data-run="${id}"]`, "data-status"), "interrupted");
     } finally {
-      release?.();
+      release();
       run.child.kill();
       await server.close();
     }

@@ -92,6 +92,15 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
+function plainText(res: ServerResponse, text: string): void {
+  res.writeHead(200, {
+    "content-type": "text/plain; charset=utf-8",
+    "cache-control": "no-store",
+    ...SECURITY_HEADERS,
+  });
+  res.end(text);
+}
+
 function intParam(url: URL, name: string, fallback?: number): number | undefined {
   const raw = url.searchParams.get(name);
   if (raw === null || raw === "") return fallback;
@@ -350,24 +359,9 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
           throw unreadable(err);
         }
         if (text === undefined) throw new HttpError(404, "the trace has no such message");
-        res.writeHead(200, {
-          "content-type": "text/plain; charset=utf-8",
-          "cache-control": "no-store",
-          ...SECURITY_HEADERS,
-        });
-        res.end(text);
-        return;
+        return plainText(res, text);
       }
-      if (m[2] === "/output") {
-        const text = fullOutput(id, url.searchParams.get("call") ?? "");
-        res.writeHead(200, {
-          "content-type": "text/plain; charset=utf-8",
-          "cache-control": "no-store",
-          ...SECURITY_HEADERS,
-        });
-        res.end(text);
-        return;
-      }
+      if (m[2] === "/output") return plainText(res, fullOutput(id, url.searchParams.get("call") ?? ""));
       const follower = new TraceFollower(tracePath(o.dataDir, id), intParam(url, "offset", 0));
       let liveness: TraceLiveness | undefined;
       const stop = sse(req, res, pollMs, (send) => {
