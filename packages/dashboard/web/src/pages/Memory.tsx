@@ -386,7 +386,7 @@ function Replay({
         </p>
       ) : null}
       {snapshots?.marks.length ? (
-        <div className="scroller snapshots">
+        <div className="snapshots">
           <table className="small" data-testid="snapshot-list">
             <thead>
               <tr>
