@@ -43,19 +43,32 @@ const REQUIRED: Record<Exclude<AgentEventType, "text_delta" | "thinking_delta">,
 
 const ROLES = new Set(["system", "user", "assistant", "tool"]);
 
-/** Checks a `message` line: a numbered message with a role and text content. */
-function checkTraceMessage(v: Record<string, unknown>): { ok: TraceMessage } | Omit<TraceProblem, "line"> {
+/**
+ * Checks a `message` line: a numbered message with a role and text content — or a tool result
+ * whose text is its call's latest tool_end output (`outputs`), put back here.
+ */
+function checkTraceMessage(
+  v: Record<string, unknown>,
+  outputs: Map<string, string>,
+): { ok: TraceMessage } | Omit<TraceProblem, "line"> {
   const m = v.message as Record<string, unknown> | null | undefined;
   const ok =
     typeof v.time === "number" &&
     Number.isInteger(v.id) &&
     typeof m === "object" &&
     m !== null &&
-    ROLES.has(m.role as string) &&
-    typeof m.content === "string";
-  return ok
-    ? { ok: v as unknown as TraceMessage }
-    : { kind: "missing_fields", message: "a message line without its id, role or content" };
+    ROLES.has(m.role as string);
+  if (!ok) return { kind: "missing_fields", message: "a message line without its id or role" };
+  if (v.contentOf === "tool_end" && m.role === "tool" && typeof m.toolCallId === "string") {
+    const output = outputs.get(m.toolCallId);
+    if (output === undefined)
+      return { kind: "missing_fields", message: "a tool result whose tool_end line is missing" };
+    const { contentOf: _c, ...line } = v;
+    return { ok: { ...line, message: { ...m, content: output } } as unknown as TraceMessage };
+  }
+  if (typeof m.content !== "string")
+    return { kind: "missing_fields", message: "a message line without its content" };
+  return { ok: v as unknown as TraceMessage };
 }
 
 /** Checks one parsed line: an event this version can show, or why not. */
@@ -113,7 +126,16 @@ export function expandRanges(ranges: MessageIdRanges, max = 100_000): number[] {
  * Parses trace text. With `final` false (a file still being written) an unterminated last line
  * is left for later; with `final` true it is reported as torn.
  */
-export function parseTrace(text: string, options: { final?: boolean; firstLine?: number } = {}): TraceRead {
+export function parseTrace(
+  text: string,
+  options: {
+    final?: boolean;
+    firstLine?: number;
+    /** Each call's latest tool_end output so far (a follower passes its own to carry on). */
+    outputs?: Map<string, string>;
+  } = {},
+): TraceRead {
+  const outputs = options.outputs ?? new Map<string, string>();
   const events: AgentEvent[] = [];
   const messages: TraceMessage[] = [];
   const problems: TraceProblem[] = [];
@@ -145,14 +167,17 @@ export function parseTrace(text: string, options: { final?: boolean; firstLine?:
       continue;
     }
     if ((parsed as { type?: unknown } | null)?.type === "message") {
-      const checked = checkTraceMessage(parsed as Record<string, unknown>);
+      const checked = checkTraceMessage(parsed as Record<string, unknown>, outputs);
       if ("ok" in checked) messages.push(checked.ok);
       else problems.push({ line, ...checked });
       continue;
     }
     const checked = checkTraceEvent(parsed);
-    if ("event" in checked) events.push(checked.event);
-    else problems.push({ line, ...checked });
+    if ("event" in checked) {
+      events.push(checked.event);
+      if (checked.event.type === "tool_end" && typeof checked.event.output === "string")
+        outputs.set(checked.event.callId, checked.event.output);
+    } else problems.push({ line, ...checked });
   }
   return { events, messages, problems, offset, lines: line };
 }
@@ -205,6 +230,7 @@ export function readTrace(path: string, maxBytes = 512 * 1024 * 1024): TraceRead
  */
 export class TraceFollower {
   private lines = 0;
+  private outputs = new Map<string, string>();
   constructor(
     readonly path: string,
     public offset = 0,
@@ -217,9 +243,10 @@ export class TraceFollower {
       // Replaced by a shorter file: start over.
       this.offset = 0;
       this.lines = 0;
+      this.outputs = new Map();
       return this.poll();
     }
-    const parsed = parseTrace(r.text, { firstLine: this.lines + 1 });
+    const parsed = parseTrace(r.text, { firstLine: this.lines + 1, outputs: this.outputs });
     this.offset += parsed.offset;
     this.lines = parsed.lines;
     return { events: parsed.events, messages: parsed.messages, problems: parsed.problems };

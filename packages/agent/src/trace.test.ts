@@ -21,7 +21,7 @@ const echo = {
   description: "echoes",
   parameters: { type: "object", properties: { n: { type: "number" } } },
   readOnly: true,
-  execute: async (args: unknown) => ({ output: `echo ${JSON.stringify(args)}` }),
+  execute: async (args: unknown) => ({ output: `echoed ${(args as { n: number }).n} ${"~".repeat(40)}` }),
 };
 
 async function tracedRun(
@@ -73,9 +73,11 @@ test("without memory: each request's messages are exactly what the model got, ea
   assert.equal(r.messages.length, 2 + 29 * 2);
   // The history only grew: every request is one range, so a request line stays small.
   for (const e of r.events) if (e.type === "model_request") assert.equal(e.sent!.length, 1);
-  const requestLines = readFileSync(path, "utf8")
-    .split("\n")
-    .filter((l) => l.includes('"type":"model_request"'));
+  const text = readFileSync(path, "utf8");
+  const requestLines = text.split("\n").filter((l) => l.includes('"type":"model_request"'));
+  // A tool result's text is in the trace once (its tool_end); its message line points there.
+  assert.equal(text.split(`echoed 7 ${"~".repeat(40)}`).length - 1, 1);
+  assert.equal(r.messages.filter((m) => m.message.role === "tool").length, 29);
   assert.ok(
     requestLines.every((l) => l.length < 250),
     "a request line does not grow with the conversation",
@@ -102,6 +104,42 @@ test("a context assembled anew each step (not append-only) is recorded as it was
   assert.equal(r.messages.filter((m) => m.message.content.startsWith("Memory note")).length, 4);
   const later = r.events.filter((e) => e.type === "model_request").at(-1);
   assert.ok(later?.type === "model_request" && later.sent!.length > 1, "a gap: more than one range");
+});
+
+test("a tool result whose text differs from its tool_end is written whole; one whose tool_end is lost is a problem", async () => {
+  // The loop adds a note to a result repeated three times in a row: that text is the model's own.
+  const script: ScriptedTurn[] = [];
+  for (let i = 0; i < 4; i++) script.push({ toolCalls: [{ name: "echo", arguments: { n: 1 } }] });
+  script.push({ content: "done" });
+  const provider = new ScriptedProvider(script);
+  const path = join(dir, "repeats.jsonl");
+  const trace = new TraceWriter(path);
+  const agent = new Agent({
+    provider,
+    workspace: realpathSync(tmpdir()),
+    tools: [echo],
+    createSandbox: async () => {
+      throw new Error("no sandbox");
+    },
+  });
+  await agent.run("repeat yourself", { onEvent: trace.write });
+  trace.close();
+  const sent = sentPerRequest(path);
+  for (const [i, req] of provider.requests.entries())
+    assert.deepEqual(sent[i], JSON.parse(JSON.stringify(req.messages)), `request ${i + 1}`);
+  assert.ok(sent.at(-1)!.some((m) => m.role === "tool" && m.content.includes("same echo call 3 times")));
+  // Lose the tool_end lines (a damaged trace): the results that pointed there cannot be shown.
+  const damaged = readFileSync(path, "utf8")
+    .split("\n")
+    .filter((l) => !l.includes('"type":"tool_end"'))
+    .join("\n");
+  const r = parseTrace(damaged, { final: true });
+  const lost = r.problems.filter((p) => /tool_end line is missing/.test(p.message));
+  assert.ok(lost.length >= 2, JSON.stringify(r.problems));
+  assert.ok(
+    r.messages.some((m) => m.message.role === "tool"),
+    "the results written whole are still read",
+  );
 });
 
 test("a trace from before messages were recorded, and a malformed list, read as not recorded", () => {

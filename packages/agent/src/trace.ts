@@ -21,6 +21,16 @@ export interface TraceMessage {
   message: Message;
 }
 
+/**
+ * A message line as written: a tool result whose text is its call's `tool_end` output (nearly
+ * always) leaves the text out and says so, so the trace does not hold every output twice. The
+ * reader puts it back from the latest tool_end of that call before the line.
+ */
+export type WrittenTraceMessage = Omit<TraceMessage, "message"> & {
+  message: Message | (Omit<Message & { role: "tool" }, "content"> & { content?: undefined });
+  contentOf?: "tool_end";
+};
+
 export type TraceLine = AgentEvent | TraceMessage;
 
 /** The last request's messages, to see what the next one only appends. */
@@ -37,6 +47,8 @@ export class TraceWriter {
   private readonly ids = new WeakMap<Message, number>();
   private nextId = 1;
   private previous: Previous | undefined;
+  /** The latest tool_end output of each call, until its tool message is written. */
+  private readonly outputs = new Map<string, string>();
 
   constructor(readonly path: string) {
     // Traces hold prompts, code and command output: private to the user.
@@ -58,8 +70,23 @@ export class TraceWriter {
         return;
       }
     }
+    if (event.type === "tool_end") this.outputs.set(event.callId, event.output);
+    else if (event.type === "result") this.outputs.clear();
     writeSync(this.fd, `${JSON.stringify(event)}\n`);
   };
+
+  private messageLine(id: number, time: number, m: Message): string {
+    let line: WrittenTraceMessage = { type: "message", time, id, message: m };
+    if (m.role === "tool") {
+      const output = this.outputs.get(m.toolCallId);
+      if (output !== undefined && output === m.content) {
+        const { content: _same, ...rest } = m;
+        line = { type: "message", time, id, message: rest, contentOf: "tool_end" };
+      }
+      this.outputs.delete(m.toolCallId);
+    }
+    return `${JSON.stringify(line)}\n`;
+  }
 
   /** The ids of `sent` as ranges, and the message lines of those not written before. */
   private number(sent: readonly Message[], time: number): { lines: string; ranges: MessageIdRanges } {
@@ -84,8 +111,7 @@ export class TraceWriter {
       if (id === undefined) {
         id = this.nextId++;
         this.ids.set(m, id);
-        const line: TraceMessage = { type: "message", time, id, message: m };
-        lines += `${JSON.stringify(line)}\n`;
+        lines += this.messageLine(id, time, m);
       }
       const last = ranges[ranges.length - 1];
       if (last && last[1] + 1 === id) last[1] = id;
