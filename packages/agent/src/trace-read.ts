@@ -63,8 +63,9 @@ function checkTraceMessage(
     const output = outputs.get(m.toolCallId);
     if (output === undefined)
       return { kind: "missing_fields", message: "a tool result whose tool_end line is missing" };
-    const { contentOf: _c, ...line } = v;
-    return { ok: { ...line, message: { ...m, content: output } } as unknown as TraceMessage };
+    const { contentOf: _c, contentAfter, ...line } = v;
+    const after = typeof contentAfter === "string" ? contentAfter : "";
+    return { ok: { ...line, message: { ...m, content: output + after } } as unknown as TraceMessage };
   }
   if (typeof m.content !== "string")
     return { kind: "missing_fields", message: "a message line without its content" };

@@ -92,7 +92,11 @@ test("a context assembled anew each step (not append-only) is recorded as it was
       if (step % 3 === 1) note = { role: "user", content: `Memory note at step ${step}` };
       const recent = history.slice(2).slice(-4);
       while (recent[0]?.role === "tool") recent.shift();
-      return [history[0]!, history[1]!, note!, ...recent];
+      // Like memory's squeezed groups: a tool result shortened into a new object.
+      const squeezed = recent.map((m) =>
+        m.role === "tool" && step % 2 === 0 ? { ...m, content: `${m.content.slice(0, 9)}…` } : m,
+      );
+      return [history[0]!, history[1]!, note!, ...squeezed];
     },
   });
   const sent = sentPerRequest(path);
@@ -100,13 +104,15 @@ test("a context assembled anew each step (not append-only) is recorded as it was
   for (const [i, req] of provider.requests.entries())
     assert.deepEqual(sent[i], JSON.parse(JSON.stringify(req.messages)), `request ${i + 1}`);
   const r = readTrace(path);
+  // The squeezed copies are written whole (their text is not their tool_end's).
+  assert.ok(r.messages.some((m) => m.message.role === "tool" && m.message.content.endsWith("…")));
   // The same note object, sent at three steps, is one line; four notes in all.
   assert.equal(r.messages.filter((m) => m.message.content.startsWith("Memory note")).length, 4);
   const later = r.events.filter((e) => e.type === "model_request").at(-1);
   assert.ok(later?.type === "model_request" && later.sent!.length > 1, "a gap: more than one range");
 });
 
-test("a tool result whose text differs from its tool_end is written whole; one whose tool_end is lost is a problem", async () => {
+test("a tool result with a note after its output stores only the note; one whose tool_end is lost is a problem", async () => {
   // The loop adds a note to a result repeated three times in a row: that text is the model's own.
   const script: ScriptedTurn[] = [];
   for (let i = 0; i < 4; i++) script.push({ toolCalls: [{ name: "echo", arguments: { n: 1 } }] });
@@ -128,6 +134,10 @@ test("a tool result whose text differs from its tool_end is written whole; one w
   for (const [i, req] of provider.requests.entries())
     assert.deepEqual(sent[i], JSON.parse(JSON.stringify(req.messages)), `request ${i + 1}`);
   assert.ok(sent.at(-1)!.some((m) => m.role === "tool" && m.content.includes("same echo call 3 times")));
+  // The output is still written once (in its tool_end); the note after it in the message line.
+  const text = readFileSync(path, "utf8");
+  assert.equal(text.split(`echoed 1 ${"~".repeat(40)}`).length - 1, 4, "four calls, four tool_end lines");
+  assert.ok(text.includes('"contentAfter":"\\n\\nNOTE: this is the same echo call 3 times'));
   // Lose the tool_end lines (a damaged trace): the results that pointed there cannot be shown.
   const damaged = readFileSync(path, "utf8")
     .split("\n")
@@ -135,11 +145,8 @@ test("a tool result whose text differs from its tool_end is written whole; one w
     .join("\n");
   const r = parseTrace(damaged, { final: true });
   const lost = r.problems.filter((p) => /tool_end line is missing/.test(p.message));
-  assert.ok(lost.length >= 2, JSON.stringify(r.problems));
-  assert.ok(
-    r.messages.some((m) => m.message.role === "tool"),
-    "the results written whole are still read",
-  );
+  assert.equal(lost.length, 4, JSON.stringify(r.problems));
+  assert.equal(r.messages.filter((m) => m.message.role === "assistant").length, 4, "the rest is still read");
 });
 
 test("a trace from before messages were recorded, and a malformed list, read as not recorded", () => {

@@ -23,20 +23,22 @@ export interface TraceMessage {
 
 /**
  * A message line as written: a tool result whose text is its call's `tool_end` output (nearly
- * always) leaves the text out and says so, so the trace does not hold every output twice. The
- * reader puts it back from the latest tool_end of that call before the line.
+ * always; sometimes with a note after it) leaves that output out and says so, so the trace does
+ * not hold every output twice. The reader puts it back from the latest tool_end of that call
+ * before the line.
  */
 export type WrittenTraceMessage = Omit<TraceMessage, "message"> & {
   message: Message | (Omit<Message & { role: "tool" }, "content"> & { content?: undefined });
   contentOf?: "tool_end";
+  /** With contentOf: text the message has after the output. */
+  contentAfter?: string;
 };
-
-export type TraceLine = AgentEvent | TraceMessage;
 
 /** The last request's messages, to see what the next one only appends. */
 interface Previous {
   array: readonly Message[];
   length: number;
+  first: Message | undefined;
   last: Message | undefined;
   ranges: MessageIdRanges;
 }
@@ -79,9 +81,17 @@ export class TraceWriter {
     let line: WrittenTraceMessage = { type: "message", time, id, message: m };
     if (m.role === "tool") {
       const output = this.outputs.get(m.toolCallId);
-      if (output !== undefined && output === m.content) {
-        const { content: _same, ...rest } = m;
-        line = { type: "message", time, id, message: rest, contentOf: "tool_end" };
+      // The loop may add a note after the output (a call repeated): only the note is written.
+      if (output !== undefined && m.content.startsWith(output)) {
+        const { content, ...rest } = m;
+        line = {
+          type: "message",
+          time,
+          id,
+          message: rest,
+          contentOf: "tool_end",
+          ...(content.length > output.length ? { contentAfter: content.slice(output.length) } : {}),
+        };
       }
       this.outputs.delete(m.toolCallId);
     }
@@ -100,7 +110,7 @@ export class TraceWriter {
       p &&
       sent === p.array &&
       sent.length >= p.length &&
-      (p.length === 0 || (sent[p.length - 1] === p.last && sent[0] === p.array[0]))
+      (p.length === 0 || (sent[p.length - 1] === p.last && sent[0] === p.first))
     ) {
       ranges = p.ranges.map(([a, b]): [number, number] => [a, b]);
       from = p.length;
@@ -117,7 +127,7 @@ export class TraceWriter {
       if (last && last[1] + 1 === id) last[1] = id;
       else ranges.push([id, id]);
     }
-    this.previous = { array: sent, length: sent.length, last: sent[sent.length - 1], ranges };
+    this.previous = { array: sent, length: sent.length, first: sent[0], last: sent[sent.length - 1], ranges };
     return { lines, ranges };
   }
 
