@@ -132,11 +132,12 @@ export function parseTrace(
   options: {
     final?: boolean;
     firstLine?: number;
-    /** Each call's latest tool_end output so far (a follower passes its own to carry on). */
-    outputs?: Map<string, string>;
+    /** What the lines so far left to know (a follower passes its own to carry on). */
+    state?: TraceReadState;
   } = {},
 ): TraceRead {
-  const outputs = options.outputs ?? new Map<string, string>();
+  const state = options.state ?? newTraceReadState();
+  const outputs = state.outputs;
   const events: AgentEvent[] = [];
   const messages: TraceMessage[] = [];
   const problems: TraceProblem[] = [];
@@ -169,18 +170,51 @@ export function parseTrace(
     }
     if ((parsed as { type?: unknown } | null)?.type === "message") {
       const checked = checkTraceMessage(parsed as Record<string, unknown>, outputs);
-      if ("ok" in checked) messages.push(checked.ok);
+      if ("ok" in checked) messages.push(renumber(checked.ok, state));
       else problems.push({ line, ...checked });
       continue;
     }
     const checked = checkTraceEvent(parsed);
     if ("event" in checked) {
-      events.push(checked.event);
+      const e = checked.event;
+      if (e.type === "model_request" && e.sent && state.base > 0)
+        events.push({
+          ...e,
+          sent: e.sent.map(([a, b]): [number, number] => [a + state.base, b + state.base]),
+        });
+      else events.push(e);
       if (checked.event.type === "tool_end" && typeof checked.event.output === "string")
         outputs.set(checked.event.callId, checked.event.output);
     } else problems.push({ line, ...checked });
   }
   return { events, messages, problems, offset, lines: line };
+}
+
+/**
+ * What reading a trace carries from line to line: each call's latest tool_end output, and the
+ * message numbering. Each TraceWriter numbers from 1, and a resumed session appends a second
+ * writer's lines to the same file; its ids restart (a message id not above the previous one),
+ * so the reader shifts them past those already seen and keeps every id unique in the file.
+ */
+export interface TraceReadState {
+  outputs: Map<string, string>;
+  /** Added to the current writer's ids. */
+  base: number;
+  /** The current writer's last id as written, and the highest id given out so far. */
+  last: number;
+  max: number;
+}
+
+export function newTraceReadState(): TraceReadState {
+  return { outputs: new Map(), base: 0, last: 0, max: 0 };
+}
+
+function renumber(m: TraceMessage, state: TraceReadState): TraceMessage {
+  if (m.id <= state.last) state.base = state.max;
+  state.last = m.id;
+  const id = m.id + state.base;
+  state.max = Math.max(state.max, id);
+  return id === m.id ? m : { ...m, id };
 }
 
 /** Bytes from `offset` to the end of the file at `path`, or undefined when it is not a regular file. */
@@ -231,23 +265,39 @@ export function readTrace(path: string, maxBytes = 512 * 1024 * 1024): TraceRead
  */
 export class TraceFollower {
   private lines = 0;
-  private outputs = new Map<string, string>();
+  private state = newTraceReadState();
+  private primed: boolean;
   constructor(
     readonly path: string,
     public offset = 0,
-  ) {}
+  ) {
+    this.primed = offset === 0;
+  }
+
+  /**
+   * Starting mid-file (where a whole read stopped): the lines before `offset` are read once for
+   * what later lines refer back to (tool outputs, message numbering) and for line numbers.
+   */
+  private prime(): void {
+    this.primed = true;
+    const r = readFrom(this.path, 0, this.offset);
+    if (!r) throw new NotATraceFileError(`${this.path} is not a regular file`);
+    const before = parseTrace(r.text, { state: this.state });
+    this.lines = before.lines;
+  }
 
   poll(): { events: AgentEvent[]; messages: TraceMessage[]; problems: TraceProblem[] } {
+    if (!this.primed) this.prime();
     const r = readFrom(this.path, this.offset, 64 * 1024 * 1024);
     if (!r) throw new NotATraceFileError(`${this.path} is not a regular file`);
     if (r.size < this.offset) {
       // Replaced by a shorter file: start over.
       this.offset = 0;
       this.lines = 0;
-      this.outputs = new Map();
+      this.state = newTraceReadState();
       return this.poll();
     }
-    const parsed = parseTrace(r.text, { firstLine: this.lines + 1, outputs: this.outputs });
+    const parsed = parseTrace(r.text, { firstLine: this.lines + 1, state: this.state });
     this.offset += parsed.offset;
     this.lines = parsed.lines;
     return { events: parsed.events, messages: parsed.messages, problems: parsed.problems };

@@ -12,7 +12,7 @@ import { type Message, ScriptedProvider, type ScriptedTurn } from "@hands/llm";
 import { Agent, type AgentOptions } from "./agent.js";
 import { TraceWriter } from "./trace.js";
 import { liveMarkPath, traceLiveness } from "./trace-live.js";
-import { expandRanges, parseTrace, readTrace } from "./trace-read.js";
+import { expandRanges, parseTrace, readTrace, TraceFollower } from "./trace-read.js";
 
 const dir = mkdtempSync(join(tmpdir(), "trace-sent-"));
 
@@ -147,6 +147,54 @@ test("a tool result with a note after its output stores only the note; one whose
   const lost = r.problems.filter((p) => /tool_end line is missing/.test(p.message));
   assert.equal(lost.length, 4, JSON.stringify(r.problems));
   assert.equal(r.messages.filter((m) => m.message.role === "assistant").length, 4, "the rest is still read");
+});
+
+test("a second writer appending to the same trace (a resumed session): every request still resolves to what it sent", async () => {
+  const path = join(dir, "resumed.jsonl");
+  const providers: ScriptedProvider[] = [];
+  let firstEnds = 0;
+  for (const task of ["first process", "second process"]) {
+    if (task === "second process") firstEnds = readTrace(path).offset;
+    const provider = new ScriptedProvider([
+      { toolCalls: [{ name: "echo", arguments: { n: task.length } }] },
+      { content: `done: ${task}` },
+    ]);
+    providers.push(provider);
+    // A new process: a new writer, numbering from 1 again, appending to the file.
+    const trace = new TraceWriter(path);
+    const agent = new Agent({
+      provider,
+      workspace: realpathSync(tmpdir()),
+      tools: [echo],
+      createSandbox: async () => {
+        throw new Error("no sandbox");
+      },
+    });
+    await agent.run(task, { onEvent: trace.write });
+    trace.close();
+  }
+  const sent = sentPerRequest(path);
+  const wire = providers.flatMap((p) => p.requests.map((r) => JSON.parse(JSON.stringify(r.messages))));
+  assert.deepEqual(sent, wire);
+  // Followed from where a whole read of the first process's lines stopped (the dashboard's live
+  // view): the same ids, tool results found in tool_end lines before that point, no problems.
+  const whole = readTrace(path);
+  const polled = new TraceFollower(path, firstEnds).poll();
+  assert.deepEqual(polled.problems, []);
+  const later = whole.messages.filter((m) => m.id > whole.messages.length - polled.messages.length);
+  assert.deepEqual(polled.messages, later);
+  const requests = (events: typeof whole.events) =>
+    events.flatMap((e) => (e.type === "model_request" ? [e.sent] : []));
+  assert.deepEqual(requests(polled.events), requests(whole.events).slice(-2));
+  assert.ok(
+    polled.messages.some((m) => m.message.role === "tool"),
+    "a tool result resolved across the start",
+  );
+  assert.equal(
+    new Set(whole.messages.map((m) => m.id)).size,
+    whole.messages.length,
+    "ids unique in the file",
+  );
 });
 
 test("a trace from before messages were recorded, and a malformed list, read as not recorded", () => {
