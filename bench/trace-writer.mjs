@@ -62,7 +62,7 @@ function write(shape, path, withMessages) {
         history[0],
         history[1],
         note,
-        ...history.slice(-12).filter((m, i, a) => i > 0 || m.role !== "tool"),
+        ...history.slice(-12).filter((m, i) => i > 0 || m.role !== "tool"),
       ];
     }
     const time = Date.now();
