@@ -13,7 +13,7 @@ import {
   type Tool,
 } from "@hands/agent";
 import type { Message } from "@hands/llm";
-import type { ContextAssembler, Memory } from "@hands/memory";
+import type { ContextAssembler, Memory, SnapshotPoint } from "@hands/memory";
 import { MemoryEventBridge } from "./memory-events.js";
 import { type MemoryHost, maintainIfDue, openMemory } from "./memory-open.js";
 import { repoFacts, scanProject } from "./project-scan.js";
@@ -35,6 +35,8 @@ export class AgentMemory {
   private stepBase = 0;
   /** Estimated tokens of the latest assembled context (on the scale of the budget). */
   contextTokens = 0;
+  /** Snapshot points taken during steps, saved between requests. */
+  private readonly snapshotPoints: SnapshotPoint[] = [];
 
   private constructor(
     private readonly memory: Memory,
@@ -72,7 +74,7 @@ export class AgentMemory {
     const compactions = this.assembler.compactions;
     const sent = await this.assembler.assemble(history, this.stepBase + step, task);
     this.contextTokens = this.assembler.lastTokens;
-    if (this.assembler.compactions !== compactions) await this.markSnapshot("compaction point");
+    if (this.assembler.compactions !== compactions) await this.markSnapshot("compaction point", false);
     return sent;
   };
 
@@ -135,6 +137,7 @@ export class AgentMemory {
   /** After a task (a run, or one request of a session): its outcome, the commands that worked, repository facts. */
   async learn(task: string, result: RunResult): Promise<void> {
     await this.assembler?.flush();
+    await this.saveSnapshotPoints();
     const commands = commandsThatWorked(result.messages);
     await this.memory.learn(this.workspace, {
       task,
@@ -174,15 +177,34 @@ export class AgentMemory {
     return `Summary of the conversation so far (recall "${summary.id}" for all of it):\n${summary.content}`;
   }
 
-  /** Marks this point of the memory's log as a snapshot (the dashboard lists them and replays the map to one). */
-  private async markSnapshot(reason: string): Promise<void> {
+  /**
+   * Marks this point of the memory's log as a snapshot (the dashboard lists them and replays the
+   * map to one). In the middle of a step the point is only read (a few indexed counts) and saved
+   * with the next save, between requests: no write, and no new table, on the step's path.
+   */
+  private async markSnapshot(reason: string, save = true): Promise<void> {
     try {
-      const { markSnapshot, SqliteStore } = await import("@hands/memory");
+      const { saveSnapshotMarks, snapshotPoint, SqliteStore } = await import("@hands/memory");
       const store = this.memory.store;
-      if (store instanceof SqliteStore)
-        markSnapshot(store, { scope: this.memory.scope, reason, step: this.stepBase + this.step });
+      if (!(store instanceof SqliteStore)) return;
+      this.snapshotPoints.push(
+        snapshotPoint(store, { scope: this.memory.scope, reason, step: this.stepBase + this.step }),
+      );
+      if (save) saveSnapshotMarks(store, this.snapshotPoints.splice(0));
     } catch {
       // A mark is for people looking back: never a reason for a step or a close to fail.
+    }
+  }
+
+  /** Saves the points marked during the steps (see markSnapshot). */
+  private async saveSnapshotPoints(): Promise<void> {
+    if (this.snapshotPoints.length === 0) return;
+    try {
+      const { saveSnapshotMarks, SqliteStore } = await import("@hands/memory");
+      if (this.memory.store instanceof SqliteStore)
+        saveSnapshotMarks(this.memory.store, this.snapshotPoints.splice(0));
+    } catch {
+      // As above.
     }
   }
 
@@ -194,6 +216,7 @@ export class AgentMemory {
       if (this.assembler) this.memory.store.saveContext(this.memory.scope, this.assembler.describe());
       maintainIfDue(this.memory, this.path, this.host.settings.maintainEveryMs);
       if (this.assembler) await this.markSnapshot("session end");
+      else await this.saveSnapshotPoints();
     } finally {
       this.memory.close();
     }

@@ -9,7 +9,14 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { Memory } from "./memory.js";
 import { memoryMapAt } from "./memory-map.js";
-import { markSnapshot, seqAfterStep, snapshotMarks, stepRange } from "./snapshot-marks.js";
+import {
+  markSnapshot,
+  saveSnapshotMarks,
+  seqAfterStep,
+  snapshotMarks,
+  snapshotPoint,
+  stepRange,
+} from "./snapshot-marks.js";
 import { SqliteStore } from "./sqlite-store.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hands-snapshot-marks-"));
@@ -95,4 +102,22 @@ test("a file from before marks existed (opened read-only) has none, and says so 
   assert.deepEqual(snapshotMarks(ro), []);
   assert.equal(stepRange(ro, "any"), undefined);
   ro.close();
+});
+
+test("a point taken mid-step and saved later keeps the seq and counts of when it was taken", async () => {
+  const path = join(dir, "later.db");
+  const m = new Memory({ path, scope: "p" });
+  const store = m.store as SqliteStore;
+  await m.add({ type: "tool_result", content: "before the point" });
+  const point = snapshotPoint(store, { scope: "p", reason: "compaction point", step: 3 });
+  // Nothing written: a file that had no marks has no table yet.
+  assert.deepEqual(snapshotMarks(store), []);
+  await m.add({ type: "tool_result", content: "after the point" });
+  const [saved] = saveSnapshotMarks(store, [point]);
+  assert.equal(saved!.chunks, 1);
+  assert.equal(saved!.seq, point.seq);
+  assert.ok(saved!.seq < store.lastSeq());
+  assert.deepEqual(snapshotMarks(store, { scope: "p" }), [saved]);
+  assert.deepEqual(saveSnapshotMarks(store, []), []);
+  m.close();
 });

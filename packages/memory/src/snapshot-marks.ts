@@ -32,41 +32,63 @@ const TABLE = `CREATE TABLE IF NOT EXISTS snapshot_marks (
 
 const EMPTY_LAYERS = (): Record<Layer, number> => ({ working: 0, short_term: 0, long_term: 0, archived: 0 });
 
-/** Marks the log's current point for `scope`. One transaction: the counts and the seq agree. */
-export function markSnapshot(
+/** A point of the log taken but not saved yet (see snapshotPoint). */
+export type SnapshotPoint = Omit<SnapshotMark, "id">;
+
+/**
+ * The log's current point for `scope`, read only (the counts come from the (scope, layer) index,
+ * no chunk is read, nothing is written): cheap enough for the middle of a step. Save points with
+ * saveSnapshotMarks when the run is between steps.
+ */
+export function snapshotPoint(
   store: SqliteStore,
   mark: { scope: string; reason: string; step?: number; time?: number },
-): SnapshotMark {
-  const db = store.db;
-  return db
-    .transaction((): SnapshotMark => {
-      db.exec(TABLE);
+): SnapshotPoint {
+  return store.db
+    .transaction((): SnapshotPoint => {
       const layers = EMPTY_LAYERS();
-      // The (scope, layer) index answers this without reading a chunk.
-      const rows = db
+      const rows = store.db
         .prepare("SELECT layer, count(*) AS n FROM chunks WHERE scope = ? GROUP BY layer")
         .all(mark.scope) as { layer: Layer; n: number }[];
       for (const r of rows) layers[r.layer] = r.n;
-      const seq = store.lastSeq();
-      const time = mark.time ?? Date.now();
-      const step = mark.step !== undefined && Number.isInteger(mark.step) ? mark.step : null;
-      const info = db
-        .prepare(
-          "INSERT INTO snapshot_marks (seq, time, scope, reason, step, layers) VALUES (?, ?, ?, ?, ?, ?)",
-        )
-        .run(seq, time, mark.scope, mark.reason, step, JSON.stringify(layers));
       return {
-        id: Number(info.lastInsertRowid),
-        seq,
-        time,
+        // In the same read transaction as the counts: the two agree.
+        seq: store.lastSeq(),
+        time: mark.time ?? Date.now(),
         scope: mark.scope,
         reason: mark.reason,
-        ...(step !== null ? { step } : {}),
+        ...(mark.step !== undefined && Number.isInteger(mark.step) ? { step: mark.step } : {}),
         layers,
         chunks: rows.reduce((n, r) => n + r.n, 0),
       };
     })
+    .deferred();
+}
+
+/** Saves points as marks, in one transaction (the table is made by the first save to a file). */
+export function saveSnapshotMarks(store: SqliteStore, points: readonly SnapshotPoint[]): SnapshotMark[] {
+  if (points.length === 0) return [];
+  const db = store.db;
+  return db
+    .transaction((): SnapshotMark[] => {
+      db.exec(TABLE);
+      const insert = db.prepare(
+        "INSERT INTO snapshot_marks (seq, time, scope, reason, step, layers) VALUES (?, ?, ?, ?, ?, ?)",
+      );
+      return points.map((p) => {
+        const info = insert.run(p.seq, p.time, p.scope, p.reason, p.step ?? null, JSON.stringify(p.layers));
+        return { id: Number(info.lastInsertRowid), ...p };
+      });
+    })
     .immediate();
+}
+
+/** Marks the log's current point for `scope` now (a point saved at once). */
+export function markSnapshot(
+  store: SqliteStore,
+  mark: { scope: string; reason: string; step?: number; time?: number },
+): SnapshotMark {
+  return saveSnapshotMarks(store, [snapshotPoint(store, mark)])[0]!;
 }
 
 function hasTable(store: SqliteStore): boolean {
