@@ -24,6 +24,19 @@ const echo = {
   execute: async (args: unknown) => ({ output: `echoed ${(args as { n: number }).n} ${"~".repeat(40)}` }),
 };
 
+/** An agent with the echo tool and no sandbox. */
+function echoAgent(provider: ScriptedProvider, extra: Partial<AgentOptions> = {}): Agent {
+  return new Agent({
+    provider,
+    workspace: realpathSync(tmpdir()),
+    tools: [echo],
+    createSandbox: async () => {
+      throw new Error("no sandbox");
+    },
+    ...extra,
+  });
+}
+
 async function tracedRun(
   name: string,
   steps: number,
@@ -35,15 +48,7 @@ async function tracedRun(
   const provider = new ScriptedProvider(script);
   const path = join(dir, name);
   const trace = new TraceWriter(path);
-  const agent = new Agent({
-    provider,
-    workspace: realpathSync(tmpdir()),
-    tools: [echo],
-    createSandbox: async () => {
-      throw new Error("no sandbox");
-    },
-    ...extra,
-  });
+  const agent = echoAgent(provider, extra);
   await agent.run("count for me", { onEvent: trace.write });
   trace.close();
   return { path, provider };
@@ -120,14 +125,7 @@ test("a tool result with a note after its output stores only the note; one whose
   const provider = new ScriptedProvider(script);
   const path = join(dir, "repeats.jsonl");
   const trace = new TraceWriter(path);
-  const agent = new Agent({
-    provider,
-    workspace: realpathSync(tmpdir()),
-    tools: [echo],
-    createSandbox: async () => {
-      throw new Error("no sandbox");
-    },
-  });
+  const agent = echoAgent(provider);
   await agent.run("repeat yourself", { onEvent: trace.write });
   trace.close();
   const sent = sentPerRequest(path);
@@ -162,14 +160,7 @@ test("a second writer appending to the same trace (a resumed session): every req
     providers.push(provider);
     // A new process: a new writer, numbering from 1 again, appending to the file.
     const trace = new TraceWriter(path);
-    const agent = new Agent({
-      provider,
-      workspace: realpathSync(tmpdir()),
-      tools: [echo],
-      createSandbox: async () => {
-        throw new Error("no sandbox");
-      },
-    });
+    const agent = echoAgent(provider);
     await agent.run(task, { onEvent: trace.write });
     trace.close();
   }
