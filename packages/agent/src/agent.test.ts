@@ -356,16 +356,23 @@ describe("agent loop", () => {
       lines.map((l) => l.type),
       [
         "run_start",
+        // Each request's new messages, written once, just before the request that sent them.
+        "message",
+        "message",
         "model_request",
         "model_response",
         "tool_start",
         "tool_end",
+        "message",
+        "message",
         "model_request",
         "model_response",
         "result",
       ],
     );
-    const toolEnd = lines[4];
+    assert.deepEqual(lines[3].sent, [[1, 2]]);
+    assert.deepEqual(lines[9].sent, [[1, 4]]);
+    const toolEnd = lines[6];
     assert.equal(toolEnd.name, "echo");
     assert.equal(typeof toolEnd.durationMs, "number");
     assert.equal(lines.at(-1).status, "done");

@@ -13,7 +13,14 @@ import {
 import type { Sandbox } from "@hands/sandbox";
 import type { ApproveHook } from "./approval.js";
 import { ContextWindow, MAX_OVERFLOW_RETRIES } from "./context-window.js";
-import type { AgentEvent, AgentEventInput, AgentEventListener, RunOutcome, RunStatus } from "./events.js";
+import {
+  type AgentEvent,
+  type AgentEventInput,
+  type AgentEventListener,
+  type RunOutcome,
+  type RunStatus,
+  SENT_MESSAGES,
+} from "./events.js";
 import { buildSystemPrompt } from "./prompt.js";
 import { ToolRegistry } from "./registry.js";
 import { runToolCalls } from "./scheduler.js";
@@ -206,6 +213,7 @@ export class Agent {
             step,
             messageCount: fitted.length,
             chars: fitted === messages ? chars : fitted.reduce((n, m) => n + messageChars(m), 0),
+            [SENT_MESSAGES]: fitted,
           });
           try {
             response = await opts.provider.complete({

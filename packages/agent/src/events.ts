@@ -1,6 +1,16 @@
 // One typed event stream per run: the CLI's live view, --json output and the trace writer
 // all consume these.
-import type { FinishReason, ToolCall, Usage } from "@hands/llm";
+import type { FinishReason, Message, ToolCall, Usage } from "@hands/llm";
+
+/**
+ * On a model_request event: the messages the request sent, for listeners in the same process
+ * (the trace writer records them). A symbol key, so JSON output (--json, the dashboard's
+ * streams) leaves the array out and costs nothing.
+ */
+export const SENT_MESSAGES: unique symbol = Symbol.for("hands.sentMessages");
+
+/** Trace message ids as inclusive [first, last] ranges, in the order they were sent. */
+export type MessageIdRanges = [number, number][];
 
 export type ApprovalSource = "mode" | "policy" | "user" | "session";
 
@@ -45,7 +55,18 @@ export type AgentEvent =
       workspace: string;
       maxSteps: number;
     })
-  | (Base & { type: "model_request"; step: number; messageCount: number; chars: number })
+  | (Base & {
+      type: "model_request";
+      step: number;
+      messageCount: number;
+      chars: number;
+      /**
+       * In a trace: the messages this request sent, by the ids of the trace's message lines
+       * (each distinct message is written once). Absent in traces from before it was recorded.
+       */
+      sent?: MessageIdRanges;
+      [SENT_MESSAGES]?: readonly Message[];
+    })
   | (Base & { type: "text_delta"; step: number; text: string })
   /** A piece of the model's reasoning as it streams (live views only; the trace keeps `thinking`). */
   | (Base & { type: "thinking_delta"; step: number; text: string })

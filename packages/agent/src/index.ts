@@ -15,4 +15,5 @@ export * from "./tools/index.js";
 export * from "./tools/todo.js";
 export type * from "./tools/types.js";
 export * from "./trace.js";
+export * from "./trace-live.js";
 export * from "./trace-read.js";

@@ -1,6 +1,7 @@
 // What the dashboard's server sends the browser (types only: both sides import them).
-import type { AgentEvent, TraceProblem } from "@hands/agent";
-import type { MemoryMap, MoveBin, MoveRow } from "@hands/memory";
+import type { AgentEvent, TraceLiveness, TraceProblem } from "@hands/agent";
+import type { ToolCall } from "@hands/llm";
+import type { MapCell, MemoryMap, MoveBin, MoveRow, SnapshotMark } from "@hands/memory";
 import type { RunState } from "./timeline.js";
 
 export interface RunSummary {
@@ -34,11 +35,34 @@ export interface TracePayload {
   /** Byte offset to follow the live trace from. */
   offset: number;
   updated: number;
+  /** Whether a process is writing the trace now (its live mark and the process). */
+  liveness: TraceLiveness;
 }
 
 export interface LiveBatch {
   events: AgentEvent[];
   problems: TraceProblem[];
+}
+
+/** One message a model request sent, as the run page shows it (content capped). */
+export interface SentMessage {
+  id: number;
+  role: string;
+  /** The first CONTENT_PREVIEW characters; `chars` says how long it is in full. */
+  content: string;
+  chars: number;
+  toolCalls?: ToolCall[];
+  toolCallId?: string;
+  name?: string;
+  isError?: boolean;
+  /** The model's reasoning sent back with the message, when there was any. */
+  thinking?: string;
+}
+
+export interface SentMessagesPayload {
+  messages: SentMessage[];
+  /** Ids the request listed that the trace has no message line for (a damaged trace). */
+  missing: number[];
 }
 
 export interface MemoryFile {
@@ -74,6 +98,22 @@ export interface ContextPayload {
 }
 
 export type { MoveRow };
+
+export interface SnapshotsPayload {
+  /** Newest first. */
+  marks: SnapshotMark[];
+  /** The steps the scope's chunks came from (with a scope; null: none carry a step). */
+  steps?: { first: number; last: number } | null;
+}
+
+/** The map rebuilt from the log up to `seq` (memoryMapAt). */
+export interface ReplayPayload {
+  buckets: number;
+  seq: number;
+  /** The first move the log still holds. */
+  from: number;
+  cells: MapCell[];
+}
 
 export interface SandboxInfo {
   id: string;

@@ -3,13 +3,13 @@
 // a person would: the list filtered, a run's timeline clicked through, a live run watched as it
 // writes, the memory map drilled into, a sandbox of a real `hands serve` (bwrap) killed.
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type ServerTurn, startScriptedServer } from "@hands/llm";
-import { SqliteStore, storedDimensions } from "@hands/memory";
+import { SqliteStore, snapshotMarks, storedDimensions } from "@hands/memory";
 import { Sandbox } from "e2b";
 import type { RunSummary } from "./api-types.js";
 import { cookieName } from "./auth.js";
@@ -35,6 +35,28 @@ const until = async (what: string, check: () => boolean | Promise<boolean>, ms =
   }
   throw new Error(`timed out waiting for ${what}`);
 };
+
+/** A model that calls list_dir, then "thinks" about its second answer until the test releases it. */
+async function heldModel(answer: string) {
+  let release: () => void = () => {};
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  const server = await startScriptedServer(async (_req, i): Promise<ServerTurn> => {
+    if (i === 0) return { content: "", toolCalls: [{ name: "list_dir", arguments: {} }] };
+    await held;
+    return { content: answer };
+  });
+  return { server, release };
+}
+
+/** The runs list as the API gives it. */
+async function apiRuns(): Promise<RunSummary[]> {
+  const r = await fetch(`${dash.url}api/runs`, {
+    headers: { cookie: `${cookieName(dash.port)}=${dash.token}` },
+  });
+  return (await r.json()) as RunSummary[];
+}
 
 /** fetch() will not send another Host header; node:http will. */
 function statusWithHost(url: string, host: string, cookie: string): Promise<number> {
@@ -151,6 +173,56 @@ describe("hands dashboard in Chromium", { timeout: 120_000 }, () => {
     assert.equal(await step(1).locator("[data-testid=step-detail]").count(), 0);
   });
 
+  test("a request's messages: as the model server got them, roles, tool calls, the full text a click away", async () => {
+    const { page } = browser;
+    await page.goto(`${dash.url}#/run/${fx.fib}`);
+    const shownAt = async (n: number) => {
+      const row = page.locator(`[data-testid=step-row][data-step="${n}"]`);
+      // The page may keep a step open from before (the same run, opened by an earlier test).
+      if ((await row.locator("button.step-line").getAttribute("aria-expanded")) !== "true")
+        await row.locator("button.step-line").click();
+      await row.locator("[data-testid=show-sent]").click();
+      await row.locator("[data-testid=sent-messages]").waitFor();
+      return row.locator("[data-testid=sent-message]");
+    };
+    for (const n of [1, 3]) {
+      const wire = fx.fibRequests[n - 1]!;
+      const shown = await shownAt(n);
+      assert.equal(await shown.count(), wire.length, `request ${n}: every message the server got`);
+      assert.deepEqual(
+        await shown.evaluateAll((els) => els.map((e) => e.getAttribute("data-role"))),
+        wire.map((m) => m.role),
+      );
+      const texts = await shown.allTextContents();
+      for (const [i, m] of wire.entries()) {
+        if (m.content) assert.ok(texts[i]!.includes(m.content.slice(0, 300)), `request ${n} message ${i}`);
+        for (const c of m.tool_calls ?? []) {
+          assert.ok(texts[i]!.includes(`calls ${c.function.name}`));
+          assert.ok(texts[i]!.includes(c.function.arguments.slice(0, 100)));
+        }
+      }
+    }
+    // A capped command output as the model got it: its first part shown, all of it one click on.
+    await page.goto(`${dash.url}#/run/${fx.bigOutput}`);
+    const wire = fx.bigRequests[1]!;
+    const tool = wire.findIndex((m) => m.role === "tool");
+    assert.ok(wire[tool]!.content!.length > 2000, "longer than the preview");
+    const message = (await shownAt(2)).nth(tool);
+    assert.ok(!((await message.textContent()) ?? "").includes(wire[tool]!.content!.slice(-100)));
+    await message.getByText(/show all/).click();
+    assert.equal(await message.locator("[data-testid=full-message]").textContent(), wire[tool]!.content);
+  });
+
+  test("a trace from before the messages were recorded: said so, the rest shown", async () => {
+    const { page } = browser;
+    await page.goto(`${dash.url}#/run/${fx.old}`);
+    const step1 = page.locator('[data-testid=step-row][data-step="1"]');
+    await step1.locator("button.step-line").click();
+    assert.match((await step1.textContent()) ?? "", /2 messages[\s\S]*not recorded/);
+    assert.equal(await step1.locator("[data-testid=show-sent]").count(), 0);
+    assert.equal(await page.textContent("[data-testid=run-status]"), "done");
+  });
+
   test("a failing model: retries and the error are on the timeline", async () => {
     const { page } = browser;
     await page.goto(`${dash.url}#/run/${fx.failing}`);
@@ -196,16 +268,7 @@ describe("hands dashboard in Chromium", { timeout: 120_000 }, () => {
     await page.goto(`${dash.url}#/`);
     await page.waitForSelector("[data-testid=run-row]");
     const before = await page.locator("[data-testid=run-row]").count();
-    let release: (() => void) | undefined;
-    const held = new Promise<void>((r) => {
-      release = r;
-    });
-    const server = await startScriptedServer(async (_req, i): Promise<ServerTurn> => {
-      if (i === 0) return { content: "", toolCalls: [{ name: "list_dir", arguments: {} }] };
-      // The model "thinks" until the test lets it answer.
-      await held;
-      return { content: "The folder is empty." };
-    });
+    const { server, release } = await heldModel("The folder is empty.");
     const run = startHands(["what is in this folder?"], {
       scratch,
       modelUrl: server.url,
@@ -234,7 +297,19 @@ describe("hands dashboard in Chromium", { timeout: 120_000 }, () => {
         (await page.textContent('[data-testid=step-row][data-step="2"]')) ?? "",
         /waiting for the model/,
       );
-      release?.();
+      // A long silent wait for the model: the trace has not changed for an hour, yet its
+      // process is alive, so it is running — by the list and by the page.
+      const past = new Date(Date.now() - 3600_000);
+      utimesSync(join(fx.dataDir, "traces", `${id}.jsonl`), past, past);
+      assert.equal((await apiRuns()).find((r) => r.id === id)?.status, "running");
+      await page.reload();
+      await page.waitForSelector('[data-testid=step-row][data-step="2"]');
+      assert.equal(await page.textContent("[data-testid=run-status]"), "running");
+      await until(
+        "the live stream again",
+        async () => (await page.textContent("[data-testid=live-indicator]")) === "following live",
+      );
+      release();
       await page.waitForSelector("[data-testid=run-result]");
       assert.equal(await page.textContent("[data-testid=run-status]"), "done");
       assert.match(
@@ -244,7 +319,43 @@ describe("hands dashboard in Chromium", { timeout: 120_000 }, () => {
       assert.equal(await run.done, 0, run.stderr());
       assert.ok(page.url().endsWith(`#/run/${id}`), "no reload: the page followed the trace");
     } finally {
-      release?.();
+      release();
+      run.child.kill();
+      await server.close();
+    }
+  });
+
+  test("a killed run (SIGKILL while the model thinks): shown as interrupted, in the list and on its page", async () => {
+    const { page } = browser;
+    const { server, release } = await heldModel("never seen");
+    const run = startHands(["list this folder, slowly"], {
+      scratch,
+      modelUrl: server.url,
+      workspace: join(scratch, "ws-killed"),
+    });
+    try {
+      let id = "";
+      await until("the run to show as running", async () => {
+        const r = (await apiRuns()).find((x) => x.firstRequest === "list this folder, slowly");
+        id = r?.id ?? "";
+        return r?.status === "running" && r.steps >= 2;
+      });
+      await page.goto(`${dash.url}#/run/${id}`);
+      await page.waitForSelector('[data-testid=step-row][data-step="2"]');
+      assert.equal(await page.textContent("[data-testid=run-status]"), "running");
+      run.child.kill("SIGKILL");
+      assert.equal(await run.done, null, "killed by the signal");
+      await until(
+        "the page to say interrupted",
+        async () => (await page.textContent("[data-testid=run-status]")) === "interrupted",
+      );
+      assert.equal(await page.locator("[data-testid=run-result]").count(), 0);
+      assert.equal((await apiRuns()).find((r) => r.id === id)?.status, "interrupted");
+      await page.goto(`${dash.url}#/`);
+      await page.waitForSelector(`[data-run="${id}"]`);
+      assert.equal(await page.getAttribute(`[data-run="${id}"]`, "data-status"), "interrupted");
+    } finally {
+      release();
       run.child.kill();
       await server.close();
     }
@@ -301,6 +412,53 @@ describe("hands dashboard in Chromium", { timeout: 120_000 }, () => {
         .allTextContents();
       return texts.length === 1 && texts[0] === "1";
     });
+  });
+
+  test("memory snapshots: one per run's end, replayed from the log to its counts; a scope replayed to a step", async () => {
+    const { page } = browser;
+    const path = join(fx.dataDir, "memory.db");
+    const store = new SqliteStore({ path, dimensions: storedDimensions(path) ?? 256, readonly: true });
+    const marks = snapshotMarks(store);
+    store.close();
+    const fibMark = marks.find((m) => m.scope === fx.fib);
+    assert.ok(fibMark, "the fib run marked a snapshot when it ended");
+    assert.equal(fibMark.reason, "session end");
+    assert.equal(fibMark.step, 4);
+    await page.goto(`${dash.url}#/memory`);
+    await page.waitForSelector("[data-testid=snapshot-row]");
+    assert.equal(await page.locator("[data-testid=snapshot-row]").count(), marks.length);
+    // Replaying the log to a mark rebuilds the counts recorded with it, layer by layer.
+    const replayedLayers = async () => {
+      const out: Record<string, number> = { working: 0, short_term: 0, long_term: 0, archived: 0 };
+      for (const cell of await page.locator("[data-testid=replay-result] [data-testid=memory-cell]").all())
+        out[(await cell.getAttribute("data-layer"))!]! += Number(await cell.textContent());
+      return out;
+    };
+    for (const mark of [fibMark, marks.at(-1)!]) {
+      const row = page.locator(`[data-testid=snapshot-row][data-seq="${mark.seq}"]`);
+      await row.getByText("replay").click();
+      await until(`the replay to #${mark.seq}`, async () =>
+        ((await page.textContent("[data-testid=replay-caption]")) ?? "").includes(`after move #${mark.seq},`),
+      );
+      assert.deepEqual(await replayedLayers(), mark.layers);
+      assert.match((await row.textContent()) ?? "", new RegExp(`session end.*#${mark.seq}.*${mark.chunks}`));
+    }
+    // One run's scope: its steps; replayed to its last step, the map is the one its end marked.
+    await page.selectOption("select[aria-label=Scope]", fx.fib);
+    await page.waitForSelector("[data-testid=replay-step]");
+    assert.equal(await page.locator("[data-testid=snapshot-row]").count(), 1);
+    const toStep = async (n: number) => {
+      await page.fill("input[aria-label='replay to step']", String(n));
+      await page.click("[data-testid=replay-step] button[type=submit]");
+      await until(`the replay to step ${n}`, async () =>
+        ((await page.textContent("[data-testid=replay-caption]")) ?? "").includes(`stored step ${n}:`),
+      );
+      return replayedLayers();
+    };
+    assert.deepEqual(await toStep(4), fibMark.layers);
+    const first = await toStep(1);
+    const sum = (l: Record<string, number>) => Object.values(l).reduce((n, x) => n + x, 0);
+    assert.ok(sum(first) > 0 && sum(first) < fibMark.chunks, `step 1: ${sum(first)} of ${fibMark.chunks}`);
   });
 
   test("a memory file that is not a database, and a data folder with no memory: said, not a blank page", async () => {

@@ -3,7 +3,7 @@
 // followed: when it grows (a live run), only the new lines are read and folded in.
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { TraceFollower } from "@hands/agent";
+import { TraceFollower, type TraceLiveness, traceLiveness } from "@hands/agent";
 import type { RunSummary } from "./api-types.js";
 import { runState, Timeline, totals } from "./timeline.js";
 
@@ -37,7 +37,7 @@ export class RunIndex {
   constructor(readonly dataDir: string) {}
 
   /** Newest first. */
-  list(now = Date.now()): RunSummary[] {
+  list(): RunSummary[] {
     const dir = join(this.dataDir, "traces");
     let names: string[];
     try {
@@ -85,7 +85,7 @@ export class RunIndex {
           f.size = st.size;
           f.mtimeMs = st.mtimeMs;
         }
-        summary = summarize(id, f, now);
+        summary = summarize(id, f, traceLiveness(path));
         // Only a running run keeps its events in memory; a finished one keeps its summary.
         this.cache.set(id, {
           size: st.size,
@@ -111,10 +111,7 @@ export class RunIndex {
   }
 }
 
-/** A trace without a result that changed within this window is taken to be running. */
-export const LIVE_WINDOW_MS = 10 * 60_000;
-
-function summarize(id: string, f: Followed, now: number): RunSummary {
+function summarize(id: string, f: Followed, liveness: TraceLiveness): RunSummary {
   const t = f.timeline;
   const first = t.runs[0];
   const last = t.runs[t.runs.length - 1];
@@ -131,7 +128,7 @@ function summarize(id: string, f: Followed, now: number): RunSummary {
     steps += r.result?.steps ?? r.steps.length;
     durationMs += r.result?.durationMs ?? r.updated - r.start;
   }
-  const status = f.error || !last ? "unreadable" : runState(last, f.mtimeMs, now, LIVE_WINDOW_MS);
+  const status = f.error || !last ? "unreadable" : runState(last, liveness);
   // A last line without its newline, in a trace nobody writes any more: cut off by a crash.
   const torn = status !== "running" && f.follower.offset < f.size ? 1 : 0;
   return {

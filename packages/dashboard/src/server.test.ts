@@ -76,7 +76,8 @@ describe("the dashboard's server", () => {
     assert.match(by.get("fifo")?.error ?? "", /not a regular file/);
     assert.equal(by.get("link")?.status, "unreadable");
     assert.equal(by.get("garbage")?.status, "unreadable");
-    assert.equal(by.get("escape")?.status, "running");
+    // No result and no live mark (trace-live.ts) beside it: nobody is writing it.
+    assert.equal(by.get("escape")?.status, "unfinished");
   });
 
   test("ids that climb out of the traces folder are refused", async () => {
@@ -87,6 +88,21 @@ describe("the dashboard's server", () => {
     }
     assert.equal((await get("/api/runs/link")).status, 422);
     assert.equal((await get("/api/runs/fifo")).status, 422);
+  });
+
+  test("a request's messages: bad id lists are 400, unknown ids are reported missing, unreadable traces 422", async () => {
+    for (const ids of ["", "abc", "1-", "0-3", "5-2", "1,,2", "1-99999999", "1-20000,20002-40000"]) {
+      const r = await get(`/api/runs/escape/messages?ids=${encodeURIComponent(ids)}`);
+      assert.equal(r.status, 400, ids.slice(0, 20));
+    }
+    const r = await get("/api/runs/escape/messages?ids=1-3");
+    assert.equal(r.status, 200);
+    assert.deepEqual(await r.json(), { messages: [], missing: [1, 2, 3] });
+    assert.equal((await get("/api/runs/escape/message?id=1")).status, 404);
+    assert.equal((await get("/api/runs/escape/message?id=x")).status, 400);
+    assert.equal((await get("/api/runs/fifo/messages?ids=1")).status, 422);
+    assert.equal((await get("/api/runs/link/message?id=1")).status, 422);
+    assert.equal((await get("/api/runs/nope/messages?ids=1")).status, 404);
   });
 
   test("a full-output path outside the data folder's outputs is refused", async () => {

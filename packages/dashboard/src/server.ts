@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { dirname, extname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { readTrace, TraceFollower } from "@hands/agent";
+import { readTrace, TraceFollower, type TraceLiveness, traceLiveness } from "@hands/agent";
 import {
   LAYERS,
   type Layer,
@@ -15,14 +15,25 @@ import {
   memoryMapAt,
   memoryMoveLog,
   memoryMoves,
+  seqAfterStep,
+  snapshotMarks,
+  stepRange,
 } from "@hands/memory";
-import type { ContextPayload, LiveBatch, MemoryMapPayload, TracePayload } from "./api-types.js";
+import type {
+  ContextPayload,
+  LiveBatch,
+  MemoryMapPayload,
+  SnapshotsPayload,
+  TracePayload,
+} from "./api-types.js";
 import { authorize, newToken } from "./auth.js";
 import { readEvalRuns } from "./eval-log.js";
+import { parseIdList } from "./id-list.js";
 import { localSandboxes, localSandboxTrail } from "./local-sandboxes.js";
 import { MemoryFileError, MemoryFiles } from "./memory-files.js";
 import { RunIndex, tracePath } from "./runs.js";
 import { killSandbox, listSandboxes, type ServeConnection, sandboxTrail } from "./sandboxes.js";
+import { fullMessage, sentMessages } from "./sent-messages.js";
 
 export interface DashboardOptions {
   dataDir: string;
@@ -75,6 +86,15 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, {
     "content-type": "application/json; charset=utf-8",
     "content-length": Buffer.byteLength(text),
+    "cache-control": "no-store",
+    ...SECURITY_HEADERS,
+  });
+  res.end(text);
+}
+
+function plainText(res: ServerResponse, text: string): void {
+  res.writeHead(200, {
+    "content-type": "text/plain; charset=utf-8",
     "cache-control": "no-store",
     ...SECURITY_HEADERS,
   });
@@ -164,7 +184,14 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
     } catch (err) {
       throw new HttpError(422, `the trace ${id} cannot be read: ${(err as Error).message}`);
     }
-    return { id, events: r.events, problems: r.problems, offset: r.offset, updated: statSync(path).mtimeMs };
+    return {
+      id,
+      events: r.events,
+      problems: r.problems,
+      offset: r.offset,
+      updated: statSync(path).mtimeMs,
+      liveness: traceLiveness(path),
+    };
   };
 
   /** A tool's full output, only from the data folder's outputs (the path comes from the trace). */
@@ -228,8 +255,20 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
             limit: intParam(url, "limit", 200)!,
           });
         }
-        case "/api/memory/replay":
-          return memoryMapAt(store, intParam(url, "seq", 0)!, { ...(scope ? { scope } : {}), buckets });
+        case "/api/memory/replay": {
+          // To a point of the log, or to where the scope had stored a step (steps are per scope).
+          const step = intParam(url, "step");
+          if (step !== undefined && !scope) throw new HttpError(400, "replaying to a step needs a scope");
+          const seq = step !== undefined ? seqAfterStep(store, scope!, step) : intParam(url, "seq", 0)!;
+          return memoryMapAt(store, seq, { ...(scope ? { scope } : {}), buckets });
+        }
+        case "/api/memory/snapshots": {
+          const body: SnapshotsPayload = {
+            marks: snapshotMarks(store, scope ? { scope } : {}),
+            ...(scope ? { steps: stepRange(store, scope) ?? null } : {}),
+          };
+          return body;
+        }
         case "/api/memory/chunk": {
           const id = url.searchParams.get("id") ?? "";
           const c = store.get(id);
@@ -292,26 +331,51 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
       streams.add(stop);
       return;
     }
-    let m = /^\/api\/runs\/([^/]+)(\/live|\/output)?$/.exec(path);
+    let m = /^\/api\/runs\/([^/]+)(\/live|\/output|\/messages|\/message)?$/.exec(path);
     if (m && req.method === "GET") {
       const id = decodeURIComponent(m[1]!);
       if (!m[2]) return json(res, 200, traceOf(id));
-      if (m[2] === "/output") {
-        const text = fullOutput(id, url.searchParams.get("call") ?? "");
-        res.writeHead(200, {
-          "content-type": "text/plain; charset=utf-8",
-          "cache-control": "no-store",
-          ...SECURITY_HEADERS,
-        });
-        res.end(text);
-        return;
+      if (m[2] === "/messages" || m[2] === "/message") {
+        const file = tracePath(o.dataDir, id);
+        if (!existsSync(file)) throw new HttpError(404, `no run ${id}`);
+        const unreadable = (err: unknown) =>
+          new HttpError(422, `the trace ${id} cannot be read: ${(err as Error).message}`);
+        if (m[2] === "/messages") {
+          const ranges = parseIdList(url.searchParams.get("ids") ?? "");
+          if (!ranges) throw new HttpError(400, "ids must be a list of message ids like 1-40,43");
+          let body: ReturnType<typeof sentMessages>;
+          try {
+            body = sentMessages(file, ranges);
+          } catch (err) {
+            throw unreadable(err);
+          }
+          return json(res, 200, body);
+        }
+        const messageId = intParam(url, "id", 0)!;
+        let text: string | undefined;
+        try {
+          text = fullMessage(file, messageId);
+        } catch (err) {
+          throw unreadable(err);
+        }
+        if (text === undefined) throw new HttpError(404, "the trace has no such message");
+        return plainText(res, text);
       }
+      if (m[2] === "/output") return plainText(res, fullOutput(id, url.searchParams.get("call") ?? ""));
       const follower = new TraceFollower(tracePath(o.dataDir, id), intParam(url, "offset", 0));
+      let liveness: TraceLiveness | undefined;
       const stop = sse(req, res, pollMs, (send) => {
         if (!existsSync(follower.path)) return;
-        const batch: LiveBatch = follower.poll();
+        const { events, problems } = follower.poll();
+        const batch: LiveBatch = { events, problems };
         if (batch.events.length || batch.problems.length)
           send("events", { ...batch, offset: follower.offset });
+        // After the events: a run's result comes before its writer's mark goes.
+        const now = traceLiveness(follower.path);
+        if (now !== liveness) {
+          liveness = now;
+          send("liveness", { liveness });
+        }
       });
       streams.add(stop);
       return;

@@ -2,7 +2,7 @@
 // steps, and in each step the request, the response, the tool calls with their approvals and
 // results, memory moves, retries and corrections. Pure (no Node APIs): the server uses it for
 // the runs list and the browser for the run page, where live events are added as they come.
-import type { AgentEvent, RunOutcome } from "@hands/agent";
+import type { AgentEvent, MessageIdRanges, RunOutcome, TraceLiveness } from "@hands/agent";
 import type { ToolCall, Usage } from "@hands/llm";
 
 type Ev<T extends AgentEvent["type"]> = Extract<AgentEvent, { type: T }>;
@@ -24,6 +24,8 @@ export interface StepView {
   end?: number;
   messageCount?: number;
   chars?: number;
+  /** The ids of the messages the request sent (undefined: a trace from before they were recorded). */
+  sent?: MessageIdRanges;
   response?: {
     content: string;
     toolCalls: ToolCall[];
@@ -131,6 +133,8 @@ export class Timeline {
         s.start = e.time;
         s.messageCount = e.messageCount;
         s.chars = e.chars;
+        if (e.sent) s.sent = e.sent;
+        else delete s.sent;
         break;
       case "model_response":
         s.response = {
@@ -192,17 +196,16 @@ export class Timeline {
   }
 }
 
-export type RunState = RunOutcome["status"] | "running" | "unfinished";
+/**
+ * interrupted: the process writing the trace died before the run's result (killed, crashed);
+ * unfinished: no result and no sign of a writer (a trace from an older Hands, or a copy).
+ */
+export type RunState = RunOutcome["status"] | "running" | "interrupted" | "unfinished";
 
-/** How a run stands: its result, or running while its trace still grows, else unfinished. */
-export function runState(
-  run: RunView,
-  fileUpdated: number,
-  now: number,
-  liveWindowMs = 10 * 60_000,
-): RunState {
+/** How a run stands: its result; else whether the process writing its trace is alive (trace-live). */
+export function runState(run: RunView, liveness: TraceLiveness): RunState {
   if (run.result) return run.result.status;
-  return now - fileUpdated < liveWindowMs ? "running" : "unfinished";
+  return liveness === "running" ? "running" : liveness === "gone" ? "interrupted" : "unfinished";
 }
 
 /** Tokens in and out, cached tokens and cost over the steps (the result's usage once there). */

@@ -14,7 +14,7 @@ import {
   type Tool,
 } from "@hands/agent";
 import type { Message } from "@hands/llm";
-import type { ContextAssembler, Memory } from "@hands/memory";
+import type { ContextAssembler, Memory, SnapshotPoint } from "@hands/memory";
 import { MemoryEventBridge } from "./memory-events.js";
 import {
   hashedMemoryFile,
@@ -51,6 +51,8 @@ export class AgentMemory {
   private sentBeforeOpen: { history: Message[]; step: number; task: number } | undefined;
   /** Why a deferred memory could not be opened (then requests go out as they are). */
   private unavailable: string | undefined;
+  /** Snapshot points taken during steps, saved between requests. */
+  private readonly snapshotPoints: SnapshotPoint[] = [];
 
   private constructor(
     readonly budget: number,
@@ -136,8 +138,10 @@ export class AgentMemory {
     // The model said its window is smaller than the budget assumed: assemble within it, so
     // memory chooses what is left out rather than the loop's last-resort cutting.
     if (info?.windowTokens) this.fitWindow(info.windowTokens);
+    const compactions = this.assembler.compactions;
     const sent = await this.assembler.assemble(history, this.stepBase + step, task);
     this.contextTokens = this.assembler.lastTokens;
+    if (this.assembler.compactions !== compactions) await this.markSnapshot("compaction point", false);
     return sent;
   };
 
@@ -203,6 +207,7 @@ export class AgentMemory {
     await this.settle();
     if (this.unavailable) return;
     await this.assembler?.flush();
+    await this.saveSnapshotPoints();
     const commands = commandsThatWorked(result.messages);
     await this.memory.learn(this.workspace, {
       task,
@@ -237,9 +242,41 @@ export class AgentMemory {
     }
     if (picked.length === 0) return undefined;
     const summary = await this.memory.compress(picked.reverse(), "the user compacted the conversation");
+    await this.markSnapshot("/compact");
     // The next request starts a new history; the old one is still found by retrieval.
     this.assembler = undefined;
     return `Summary of the conversation so far (recall "${summary.id}" for all of it):\n${summary.content}`;
+  }
+
+  /**
+   * Marks this point of the memory's log as a snapshot (the dashboard lists them and replays the
+   * map to one). In the middle of a step the point is only read (a few indexed counts) and saved
+   * with the next save, between requests: no write, and no new table, on the step's path.
+   */
+  private async markSnapshot(reason: string, save = true): Promise<void> {
+    try {
+      const { saveSnapshotMarks, snapshotPoint, SqliteStore } = await import("@hands/memory");
+      const store = this.memory.store;
+      if (!(store instanceof SqliteStore)) return;
+      this.snapshotPoints.push(
+        snapshotPoint(store, { scope: this.memory.scope, reason, step: this.stepBase + this.step }),
+      );
+      if (save) saveSnapshotMarks(store, this.snapshotPoints.splice(0));
+    } catch {
+      // A mark is for people looking back: never a reason for a step or a close to fail.
+    }
+  }
+
+  /** Saves the points marked during the steps (see markSnapshot). */
+  private async saveSnapshotPoints(): Promise<void> {
+    if (this.snapshotPoints.length === 0) return;
+    try {
+      const { saveSnapshotMarks, SqliteStore } = await import("@hands/memory");
+      if (this.memory.store instanceof SqliteStore)
+        saveSnapshotMarks(this.memory.store, this.snapshotPoints.splice(0));
+    } catch {
+      // As above.
+    }
   }
 
   /** Stores what is pending, runs maintenance when due, closes the file. */
@@ -253,6 +290,8 @@ export class AgentMemory {
       // For `hands memory show`: what the last request held, and why.
       if (this.assembler) this.memory.store.saveContext(this.memory.scope, this.assembler.describe());
       maintainIfDue(this.memory, this.opened!.path, this.host.settings.maintainEveryMs);
+      if (this.assembler) await this.markSnapshot("session end");
+      else await this.saveSnapshotPoints();
     } finally {
       this.memory.close();
     }

@@ -1,9 +1,10 @@
 // @hands/sdk: Hands as a library. Start or resume a session, run tasks, stream their events,
 // answer approvals, get structured answers. See README.md ("Use Hands as a library").
-import type { AgentEvent } from "@hands/agent";
+import type { AgentEvent, WrittenTraceMessage } from "@hands/agent";
 
 // The formats on disk, for tools that read them (the dashboard): a trace file is one AgentEvent
-// per line; a session file is SessionLine per line (see @hands/agent's SessionStore).
+// or message line (the messages model requests sent, each once) per line; a session file is
+// SessionLine per line (see @hands/agent's SessionStore).
 export type {
   AgentEvent,
   AgentEventType,
@@ -32,6 +33,9 @@ export {
   type SessionOptions,
 } from "./sdk.js";
 export type { JsonSchema } from "./sdk-output.js";
-/** One line of a trace file (<data>/traces/<id>.jsonl). */
-export type TraceEvent = AgentEvent;
+/**
+ * One line of a trace file (<data>/traces/<id>.jsonl): an event, or a message a model request
+ * sent (model_request's `sent` lists their ids; a tool result's text may be left to its tool_end).
+ */
+export type TraceEvent = AgentEvent | WrittenTraceMessage;
 export { dataDir } from "./paths.js";

@@ -8,6 +8,7 @@ export * from "./relative-dates.js";
 export * from "./render.js";
 export * from "./resilient-embedder.js";
 export * from "./select.js";
+export * from "./snapshot-marks.js";
 export * from "./sqlite-store.js";
 export * from "./stand-ins.js";
 export type * from "./store.js";

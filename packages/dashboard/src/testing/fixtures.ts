@@ -18,9 +18,24 @@ export interface Fixtures {
   failing: string;
   bigOutput: string;
   damaged: string;
+  /** The fib trace as an older Hands wrote it: without the messages each request sent. */
+  old: string;
+  /** The messages of each chat request the model server got (OpenAI wire format), of fib and bigOutput. */
+  fibRequests: WireMessage[][];
+  bigRequests: WireMessage[][];
   /** Eval tasks recorded by `npm run eval` (evals/run.mjs): one passing run, then one failing. */
   evalTask: string;
 }
+
+export interface WireMessage {
+  role: string;
+  content: string | null;
+  tool_calls?: { id: string; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+}
+
+const chatRequests = (server: { requests: { path: string; body: any }[] }): WireMessage[][] =>
+  server.requests.filter((r) => r.path.endsWith("/chat/completions")).map((r) => r.body.messages);
 
 export const FIB_TASK = "create fib.py that prints fib(10), run it, tell me the output";
 
@@ -101,6 +116,7 @@ export async function makeFixtures(scratch: string): Promise<Fixtures> {
   const fib = await traced(scratch, () =>
     runHands([FIB_TASK], { scratch, modelUrl: server.url, workspace: join(scratch, "ws-fib") }),
   );
+  const fibRequests = chatRequests(server);
   await server.close();
 
   const failingServer = await startScriptedServer((_req, i) =>
@@ -129,6 +145,7 @@ export async function makeFixtures(scratch: string): Promise<Fixtures> {
       workspace: join(scratch, "ws-big"),
     }),
   );
+  const bigRequests = chatRequests(bigServer);
   await bigServer.close();
 
   // A real trace cut by a crash, with a garbage line and an event of a later version.
@@ -143,8 +160,17 @@ export async function makeFixtures(scratch: string): Promise<Fixtures> {
   // Crashed an hour ago: no longer taken for a running run.
   const past = new Date(Date.now() - 3600_000);
   utimesSync(dst, past, past);
+  // What a trace from before the messages were recorded looks like: no message lines, no `sent`.
+  const old = `${fib}-old`;
+  const oldLines = readFileSync(src, "utf8")
+    .trimEnd()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((e) => e.type !== "message")
+    .map(({ sent: _sent, ...e }) => JSON.stringify(e));
+  writeFileSync(join(dataDir, "traces", `${old}.jsonl`), `${oldLines.join("\n")}\n`);
   const evalTask = "hello";
   await runEvals(scratch, evalTask, "pass");
   await runEvals(scratch, evalTask, "fail");
-  return { scratch, dataDir, fib, failing, bigOutput, damaged, evalTask };
+  return { scratch, dataDir, fib, failing, bigOutput, damaged, old, fibRequests, bigRequests, evalTask };
 }

@@ -49,6 +49,8 @@ async function main(): Promise<void> {
     await page.goto(`${dash.url}#/run/${fx.fib}`);
     await page.waitForSelector("[data-testid=step-row]");
     await page.locator('[data-testid=step-row][data-step="2"] button.step-line').click();
+    await page.locator('[data-testid=step-row][data-step="2"] [data-testid=show-sent]').click();
+    await page.waitForSelector("[data-testid=sent-messages]");
     await shot("run");
 
     await page.goto(`${dash.url}#/compare/${fx.fib}/${fx.bigOutput}`);
@@ -60,6 +62,13 @@ async function main(): Promise<void> {
     await page.locator("[data-testid=chunk-row]").first().click();
     await page.waitForSelector("[data-testid=chunk-panel]");
     await shot("memory");
+    // The snapshot list, one replayed (the page afresh: no chunk panel open).
+    await page.reload();
+    await page.waitForSelector("[data-testid=snapshot-row]");
+    await page.locator(`[data-testid=snapshot-row]`).last().getByText("replay").click();
+    await page.waitForSelector("[data-testid=replay-result]");
+    await page.locator("[data-testid=memory-replay]").scrollIntoViewIfNeeded();
+    await shot("memory-snapshots");
 
     await page.goto(`${dash.url}#/sandboxes`);
     await page.waitForSelector("[data-testid=sandbox-cpu]");

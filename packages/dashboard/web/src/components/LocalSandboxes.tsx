@@ -7,6 +7,7 @@ import { getJson } from "../api.js";
 import { fmtMs, fmtTime } from "../format.js";
 import { ErrorBox } from "./Problems.js";
 import { SandboxTrail } from "./SandboxTrail.js";
+import { EmptyRow, ToggleRow } from "./ToggleRow.js";
 
 type Trail = SandboxTrailEntry[];
 
@@ -51,21 +52,14 @@ export function LocalSandboxes() {
         </thead>
         <tbody>
           {data.sandboxes.map((s) => (
-            <tr
+            <ToggleRow
               key={s.session}
-              data-testid="local-sandbox"
-              data-session={s.session}
-              className={open === s.session ? "picked" : ""}
+              id={s.session}
+              open={open}
+              onToggle={setOpen}
+              testId="local-sandbox"
+              data={{ "data-session": s.session }}
             >
-              <td>
-                <button
-                  type="button"
-                  className="link mono"
-                  onClick={() => setOpen(open === s.session ? undefined : s.session)}
-                >
-                  {s.session}
-                </button>
-              </td>
               <td>{s.kind}</td>
               <td>
                 <span className={`status status-${s.state}`}>{s.state}</span>
@@ -77,14 +71,10 @@ export function LocalSandboxes() {
               <td className="num">{s.failedExecs}</td>
               <td className="num">{fmtMs(s.execMs)}</td>
               <td className="muted ellipsis">{s.workspace}</td>
-            </tr>
+            </ToggleRow>
           ))}
           {data.sandboxes.length === 0 ? (
-            <tr>
-              <td colSpan={9} className="muted">
-                No sandbox has been used by a run on this machine yet.
-              </td>
-            </tr>
+            <EmptyRow columns={9}>No sandbox has been used by a run on this machine yet.</EmptyRow>
           ) : null}
         </tbody>
       </table>

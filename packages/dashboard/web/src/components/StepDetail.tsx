@@ -1,8 +1,10 @@
 // Everything one step holds: the request, the model's reasoning, text and tool calls, each call's
 // approval, result and timing, memory moves, retries, notices and corrections.
 import { useState } from "react";
+import type { SentMessage, SentMessagesPayload } from "../../../src/api-types.js";
+import { formatIdList } from "../../../src/id-list.js";
 import type { StepView, ToolView } from "../../../src/timeline.js";
-import { getText } from "../api.js";
+import { getJson, getText } from "../api.js";
 import { fmtCost, fmtInt, fmtMs, pretty } from "../format.js";
 
 function FullOutput({ runId, tool }: { runId: string; tool: ToolView }) {
@@ -73,6 +75,101 @@ function Tool({ runId, tool }: { runId: string; tool: ToolView }) {
   );
 }
 
+function FullMessage({ runId, message }: { runId: string; message: SentMessage }) {
+  const [text, setText] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  if (text !== null) return <pre data-testid="full-message">{text}</pre>;
+  return (
+    <>
+      <pre>{message.content}</pre>
+      {message.chars > message.content.length ? (
+        <button
+          type="button"
+          className="link"
+          onClick={() =>
+            getText(`/api/runs/${encodeURIComponent(runId)}/message?id=${message.id}`).then(
+              setText,
+              (e: Error) => setError(e.message),
+            )
+          }
+        >
+          show all {fmtInt(message.chars)} characters
+        </button>
+      ) : null}
+      {error ? <span className="error-inline">{error}</span> : null}
+    </>
+  );
+}
+
+/** The messages a request sent: fetched from the trace when asked for (a request may send hundreds). */
+function SentMessages({ runId, step }: { runId: string; step: StepView }) {
+  const [sent, setSent] = useState<SentMessagesPayload | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  if (!step.sent)
+    return step.messageCount !== undefined ? (
+      <span className="muted" data-testid="sent-not-recorded">
+        {" "}
+        · the messages were not recorded (a trace from an older version)
+      </span>
+    ) : null;
+  if (!sent)
+    return (
+      <>
+        {" "}
+        <button
+          type="button"
+          className="link"
+          data-testid="show-sent"
+          onClick={() =>
+            getJson<SentMessagesPayload>(
+              `/api/runs/${encodeURIComponent(runId)}/messages?ids=${formatIdList(step.sent!)}`,
+            ).then(setSent, (e: Error) => setError(e.message))
+          }
+        >
+          show the messages sent
+        </button>
+        {error ? <span className="error-inline">{error}</span> : null}
+      </>
+    );
+  return (
+    <div className="sent-messages" data-testid="sent-messages">
+      {sent.missing.length ? (
+        <div className="warning">
+          {sent.missing.length} of the messages are not in the trace (a damaged trace): ids{" "}
+          {sent.missing.slice(0, 20).join(", ")}
+        </div>
+      ) : null}
+      {sent.messages.map((m, i) => (
+        <div
+          // biome-ignore lint/suspicious/noArrayIndexKey: a message may be sent twice in one request
+          key={`${m.id}-${i}`}
+          className={`sent-message role-${m.role}`}
+          data-testid="sent-message"
+          data-role={m.role}
+        >
+          <div className="label">
+            {m.role}
+            {m.name ? ` · ${m.name}` : ""}
+            {m.isError ? " · error" : ""} · {fmtInt(m.chars)} characters
+          </div>
+          {m.thinking ? (
+            <details>
+              <summary>reasoning sent back</summary>
+              <pre className="thinking">{m.thinking}</pre>
+            </details>
+          ) : null}
+          <FullMessage runId={runId} message={m} />
+          {m.toolCalls?.map((c) => (
+            <div key={c.id} className="muted" data-testid="sent-tool-call">
+              calls <strong>{c.name}</strong> <code>{c.arguments.slice(0, 400)}</code>
+            </div>
+          ))}
+        </div>
+      ))}
+    </div>
+  );
+}
+
 export function StepDetail({ runId, step }: { runId: string; step: StepView }) {
   const r = step.response;
   return (
@@ -83,6 +180,7 @@ export function StepDetail({ runId, step }: { runId: string; step: StepView }) {
           {step.messageCount !== undefined
             ? `${step.messageCount} messages, ${fmtInt(step.chars ?? 0)} characters`
             : "–"}
+          <SentMessages runId={runId} step={step} />
         </dd>
         {r ? (
           <>

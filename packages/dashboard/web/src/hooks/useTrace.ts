@@ -1,6 +1,6 @@
 // One run's trace as a Timeline, kept up to date while the run writes it (server-sent events
 // from the byte where the first read stopped, so nothing is read twice or missed).
-import type { TraceProblem } from "@hands/agent";
+import type { TraceLiveness, TraceProblem } from "@hands/agent";
 import { useEffect, useState } from "react";
 import type { LiveBatch, TracePayload } from "../../../src/api-types.js";
 import { Timeline } from "../../../src/timeline.js";
@@ -13,26 +13,41 @@ export interface TraceState {
   live: boolean;
   /** Changes whenever the timeline does. */
   version: number;
-  /** When the trace file last changed (a run without a result is running while this is recent). */
+  /** When the trace file last changed. */
   updated: number;
+  /** Whether a process is writing the trace (a run without a result: running or interrupted). */
+  liveness: TraceLiveness;
 }
 
+const EMPTY: TraceState = { problems: [], live: false, version: 0, updated: 0, liveness: "none" };
+
 export function useTrace(id: string): TraceState {
-  const [state, setState] = useState<TraceState>({ problems: [], live: false, version: 0, updated: 0 });
+  const [state, setState] = useState<TraceState>(EMPTY);
   useEffect(() => {
     let source: EventSource | undefined;
     let stopped = false;
-    setState({ problems: [], live: false, version: 0, updated: 0 });
+    setState(EMPTY);
     getJson<TracePayload>(`/api/runs/${encodeURIComponent(id)}`).then(
       (t) => {
         if (stopped) return;
         const timeline = new Timeline(t.events);
         const problems = [...t.problems];
-        setState({ timeline, problems, live: false, version: timeline.version, updated: t.updated });
+        setState({
+          timeline,
+          problems,
+          live: false,
+          version: timeline.version,
+          updated: t.updated,
+          liveness: t.liveness,
+        });
         // Follow the file: a running run, or a session that takes another request.
         source = new EventSource(`/api/runs/${encodeURIComponent(id)}/live?offset=${t.offset}`);
         source.addEventListener("open", () => setState((s) => ({ ...s, live: true })));
         source.addEventListener("error", () => setState((s) => ({ ...s, live: false })));
+        source.addEventListener("liveness", (m) => {
+          const { liveness } = JSON.parse((m as MessageEvent<string>).data) as { liveness: TraceLiveness };
+          setState((s) => ({ ...s, liveness }));
+        });
         source.addEventListener("events", (m) => {
           const batch = JSON.parse((m as MessageEvent<string>).data) as LiveBatch;
           for (const e of batch.events) timeline.add(e);
@@ -45,8 +60,7 @@ export function useTrace(id: string): TraceState {
           }));
         });
       },
-      (e: Error) =>
-        !stopped && setState({ problems: [], live: false, version: 0, updated: 0, error: e.message }),
+      (e: Error) => !stopped && setState({ ...EMPTY, error: e.message }),
     );
     return () => {
       stopped = true;

@@ -5,7 +5,13 @@ import type { Chunk, Layer, MapCell, MoveRow } from "@hands/memory";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useEffect, useMemo, useRef, useState } from "react";
 import uPlot from "uplot";
-import type { ContextPayload, MemoryMapPayload, MovesPayload } from "../../../src/api-types.js";
+import type {
+  ContextPayload,
+  MemoryMapPayload,
+  MovesPayload,
+  ReplayPayload,
+  SnapshotsPayload,
+} from "../../../src/api-types.js";
 import { getJson, query } from "../api.js";
 import { Chart } from "../components/Chart.js";
 import { ErrorBox } from "../components/Problems.js";
@@ -318,6 +324,8 @@ function MovesChart({ base }: { base: Record<string, string | undefined> }) {
   return <Chart options={options} data={data} label="memory moves over time" height={180} />;
 }
 
+type ReplayTo = { seq: number; scope?: string } | { step: number };
+
 function Replay({
   base,
   lastSeq,
@@ -327,54 +335,166 @@ function Replay({
   lastSeq: number;
   buckets: number;
 }) {
-  // Replaying a large log takes a while: only once someone moves the slider.
-  const [seq, setSeq] = useState<number | undefined>();
-  const [cells, setCells] = useState<{ cells: MapCell[]; from: number } | null>(null);
+  // Replaying a large log takes a while: only once someone picks a point.
+  const [to, setTo] = useState<ReplayTo | undefined>();
+  // The result with the point it was asked for: the caption never describes a newer request.
+  const [replay, setReplay] = useState<(ReplayPayload & { to: ReplayTo }) | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [snapshots, setSnapshots] = useState<SnapshotsPayload | null>(null);
+  const [stepText, setStepText] = useState("");
   useEffect(() => {
-    if (seq === undefined) return;
+    setTo(undefined);
+    setReplay(null);
+    getJson<SnapshotsPayload>(`/api/memory/snapshots${query(base)}`).then(setSnapshots, (e: Error) =>
+      setError(e.message),
+    );
+  }, [base]);
+  useEffect(() => {
+    if (to === undefined) return;
     const ctl = new AbortController();
+    const params =
+      "step" in to
+        ? { ...base, step: to.step, buckets }
+        : { ...base, ...(to.scope ? { scope: to.scope } : {}), seq: to.seq, buckets };
     const timer = setTimeout(
       () =>
-        getJson<{ cells: MapCell[]; from: number }>(
-          `/api/memory/replay${query({ ...base, seq, buckets })}`,
-          ctl.signal,
-        ).then(setCells, (e: Error) => {
-          if (e.name !== "AbortError") setError(e.message);
-        }),
+        getJson<ReplayPayload>(`/api/memory/replay${query(params)}`, ctl.signal).then(
+          (r) => {
+            setError(null);
+            setReplay({ ...r, to });
+          },
+          (e: Error) => {
+            if (e.name !== "AbortError") setError(e.message);
+          },
+        ),
       150,
     );
     return () => {
       clearTimeout(timer);
       ctl.abort();
     };
-  }, [seq, base, buckets]);
+  }, [to, base, buckets]);
+  const seq = to && "seq" in to ? to.seq : replay?.seq;
+  const steps = snapshots?.steps;
   return (
     <div className="replay" data-testid="memory-replay">
+      <h3>Snapshots</h3>
+      {snapshots && snapshots.marks.length === 0 ? (
+        <p className="muted" data-testid="no-snapshots">
+          No snapshots marked{base.scope ? " in this scope" : ""} (a run with memory marks one at each
+          compaction point and when it ends).
+        </p>
+      ) : null}
+      {snapshots?.marks.length ? (
+        <div className="snapshots">
+          <table className="small" data-testid="snapshot-list">
+            <thead>
+              <tr>
+                <th>when</th>
+                <th>why</th>
+                <th>scope</th>
+                <th>step</th>
+                <th>move</th>
+                {LAYERS.map((l) => (
+                  <th key={l}>{l}</th>
+                ))}
+                <th>chunks</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {snapshots.marks.map((m) => (
+                <tr
+                  key={m.id}
+                  data-testid="snapshot-row"
+                  data-seq={m.seq}
+                  className={to && "seq" in to && to.seq === m.seq ? "picked" : ""}
+                >
+                  <td>{fmtTime(m.time)}</td>
+                  <td>{m.reason}</td>
+                  <td className="mono ellipsis">{m.scope}</td>
+                  <td>{m.step ?? "–"}</td>
+                  <td>#{m.seq}</td>
+                  {LAYERS.map((l) => (
+                    <td key={l} className="num" data-layer={l}>
+                      {fmtInt(m.layers[l])}
+                    </td>
+                  ))}
+                  <td className="num" data-testid="snapshot-chunks">
+                    {fmtInt(m.chunks)}
+                  </td>
+                  <td>
+                    <button
+                      type="button"
+                      className="link"
+                      onClick={() => setTo({ seq: m.seq, scope: m.scope })}
+                    >
+                      replay
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      <h3>Replay the log</h3>
       <label>
-        replay the log to move #{seq} of {lastSeq}{" "}
+        to move #{seq ?? "–"} of {lastSeq}{" "}
         <input
           type="range"
           min={1}
           max={Math.max(1, lastSeq)}
           value={seq}
-          onChange={(e) => setSeq(Number(e.target.value))}
+          onChange={(e) => setTo({ seq: Number(e.target.value) })}
           aria-label="replay to move"
         />
-      </label>
+      </label>{" "}
+      {base.scope && steps ? (
+        <form
+          className="inline"
+          data-testid="replay-step"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const n = Number(stepText);
+            if (Number.isInteger(n) && n >= 0) setTo({ step: n });
+          }}
+        >
+          <label>
+            or to step{" "}
+            <input
+              type="number"
+              min={0}
+              max={steps.last}
+              value={stepText}
+              placeholder={`${steps.first}–${steps.last}`}
+              onChange={(e) => setStepText(e.target.value)}
+              aria-label="replay to step"
+            />
+          </label>{" "}
+          <button type="submit">replay</button>
+        </form>
+      ) : base.scope ? null : (
+        <span className="muted">(pick a scope to replay to one of its steps)</span>
+      )}
       {error ? <ErrorBox message={error} /> : null}
-      {seq === undefined ? (
-        <p className="muted">Move the slider to see the map as it was after that move.</p>
+      {to === undefined ? (
+        <p className="muted">Pick a snapshot, a move or a step to see the map as it was then.</p>
       ) : null}
-      {cells ? (
-        <>
-          {cells.from > 1 ? (
+      {replay ? (
+        <div data-testid="replay-result">
+          <p className="muted" data-testid="replay-caption">
+            {"step" in replay.to ? `The map once memory had stored step ${replay.to.step}: ` : ""}
+            after move #{replay.seq}, {fmtInt(replay.cells.reduce((n, c) => n + c.chunks, 0))} chunks
+            {"scope" in replay.to && replay.to.scope ? ` of ${replay.to.scope}` : ""}
+          </p>
+          {replay.from > 1 ? (
             <div className="warning">
-              The log starts at move #{cells.from} (a snapshot was loaded): earlier states are not kept.
+              The log starts at move #{replay.from} (a snapshot was loaded): earlier states are not kept.
             </div>
           ) : null}
-          <Grid cells={cells.cells} buckets={buckets} />
-        </>
+          <Grid cells={replay.cells} buckets={buckets} />
+        </div>
       ) : null}
     </div>
   );
@@ -502,7 +622,7 @@ export function MemoryPage() {
           <LastContext base={base} />
           <h2>Moves over time</h2>
           <MovesChart base={base} />
-          <h2>Replay</h2>
+          <h2>Snapshots and replay</h2>
           {map.lastSeq ? (
             <Replay base={base} lastSeq={map.lastSeq} buckets={map.buckets} />
           ) : (

@@ -1,5 +1,6 @@
 // One run: what it was asked and how it ended, a chart of context size and cost per step, and a
 // virtualised timeline of its steps (a 2,000-step trace renders only the rows on screen).
+import type { TraceLiveness } from "@hands/agent";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { useMemo, useRef, useState } from "react";
 import type uPlot from "uplot";
@@ -38,9 +39,9 @@ function stepSummary(s: StepView, ended: boolean): string {
   return ended ? "no response (the run ended first)" : "waiting for the model…";
 }
 
-export function RunHeader({ run, updated }: { run: RunView; updated: number }) {
+export function RunHeader({ run, liveness }: { run: RunView; liveness: TraceLiveness }) {
   const t = totals(run);
-  const state = runState(run, updated, Date.now());
+  const state = runState(run, liveness);
   return (
     <div className="run-head" data-testid="run-head">
       <div className="run-task">{run.task}</div>
@@ -122,7 +123,7 @@ export function RunPage({ id }: { id: string }) {
       </header>
       <Problems problems={trace.problems} orphans={tl.orphans} />
       {last ? (
-        <RunHeader run={last} updated={trace.updated} />
+        <RunHeader run={last} liveness={trace.liveness} />
       ) : (
         <ErrorBox message="This trace has no run in it (no run_start event): not a Hands trace, or cut at its head." />
       )}

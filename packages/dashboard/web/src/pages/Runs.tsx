@@ -15,6 +15,7 @@ const STATUSES = [
   "max_steps",
   "token_budget",
   "aborted",
+  "interrupted",
   "unfinished",
   "unreadable",
 ];

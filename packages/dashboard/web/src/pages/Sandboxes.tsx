@@ -7,6 +7,7 @@ import { getJson, post } from "../api.js";
 import { LocalSandboxes } from "../components/LocalSandboxes.js";
 import { ErrorBox } from "../components/Problems.js";
 import { SandboxTrail } from "../components/SandboxTrail.js";
+import { EmptyRow, ToggleRow } from "../components/ToggleRow.js";
 import { fmtBytes, fmtMs } from "../format.js";
 
 function Usage({ s }: { s: SandboxInfo }) {
@@ -104,22 +105,15 @@ export function SandboxesPage() {
             </thead>
             <tbody>
               {data.sandboxes.map((s) => (
-                <tr
+                <ToggleRow
                   key={s.id}
-                  data-testid="sandbox-row"
-                  data-sandbox={s.id}
-                  className={open === s.id ? "picked" : ""}
+                  id={s.id}
+                  open={open}
+                  onToggle={setOpen}
+                  testId="sandbox-row"
+                  data={{ "data-sandbox": s.id }}
+                  title="audit trail"
                 >
-                  <td>
-                    <button
-                      type="button"
-                      className="link mono"
-                      title="audit trail"
-                      onClick={() => setOpen(open === s.id ? undefined : s.id)}
-                    >
-                      {s.id}
-                    </button>
-                  </td>
                   <td>
                     <span className={`status status-${s.state}`}>{s.state}</span>
                   </td>
@@ -139,15 +133,9 @@ export function SandboxesPage() {
                       kill
                     </button>
                   </td>
-                </tr>
+                </ToggleRow>
               ))}
-              {data.sandboxes.length === 0 ? (
-                <tr>
-                  <td colSpan={12} className="muted">
-                    No live sandboxes.
-                  </td>
-                </tr>
-              ) : null}
+              {data.sandboxes.length === 0 ? <EmptyRow columns={12}>No live sandboxes.</EmptyRow> : null}
             </tbody>
           </table>
           {open && trail ? (
