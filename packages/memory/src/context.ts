@@ -281,9 +281,7 @@ export class ContextAssembler {
     if (out !== composed) this.lastTokens = out.reduce((n, m) => n + messageTokens(m), 0);
     for (const p of pending) this.inContext.add(p.id);
     if (this.options.cacheAware !== false) {
-      // Message by message: one message's words at a time, not the whole context's at once.
-      this.contextWords = new Set();
-      for (const m of out) for (const w of this.wordsOf(m)) this.contextWords.add(w);
+      this.contextWords = this.wordsOfContext(out);
       this.recentWords = new Map();
       this.frozen = { sent: out, tokens: this.lastTokens, next: history.length };
       this.compactions++;
@@ -361,6 +359,30 @@ export class ContextAssembler {
     return words;
   }
 
+  // The word loops below are functions of their own: they are what runs hot, and V8's
+  // optimizing compiler then compiles them alone instead of the large async functions around
+  // them (assemble, recallHint) with everything those inline — measured with --trace-opt, that
+  // was ~70 ms of compiler time on V8's threads in a 200-step run.
+
+  /** The content words of a context, message by message (not one array of the whole context). */
+  private wordsOfContext(out: readonly Message[]): Set<string> {
+    const words = new Set<string>();
+    for (const m of out) for (const w of this.wordsOf(m)) words.add(w);
+    return words;
+  }
+
+  /** Words of the new messages the context does not hold yet; they are added to it. */
+  private freshWords(added: readonly Message[]): string[] {
+    const fresh: string[] = [];
+    for (const m of added)
+      for (const w of this.wordsOf(m)) {
+        if (this.contextWords.has(w)) continue;
+        this.contextWords.add(w);
+        fresh.push(w);
+      }
+    return fresh;
+  }
+
   /** The request while no compaction is due: the history itself, or the last compaction point's context plus what came after it. */
   private async appendOnly(history: readonly Message[]): Promise<Message[] | undefined> {
     if (!this.frozen) {
@@ -408,13 +430,7 @@ export class ContextAssembler {
     const budget = Math.min(room, Math.max(250, Math.floor(this.budget * 0.01)));
     // What the step brings up that the context does not hold yet is what may need recalling:
     // a step that only repeats known words costs no retrieval at all.
-    const fresh: string[] = [];
-    for (const m of added)
-      for (const w of this.wordsOf(m)) {
-        if (this.contextWords.has(w)) continue;
-        this.contextWords.add(w);
-        fresh.push(w);
-      }
+    const fresh = this.freshWords(added);
     if (budget < 60 || fresh.length === 0) return undefined;
     // A short query of the most specific of them: a few FTS terms, not 30.
     const query = specificWords(fresh.join(" "), 12).join(" ");
