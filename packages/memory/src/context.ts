@@ -39,6 +39,8 @@ export interface ContextOptions {
 interface Frozen {
   sent: Message[];
   tokens: number;
+  /** Characters of `sent`'s text (for sentChars, without measuring every message again). */
+  chars: number;
   /** Index in the history of the first message not in `sent`. */
   next: number;
 }
@@ -145,6 +147,8 @@ export class ContextAssembler {
   private frozen: Frozen | undefined;
   /** Estimated tokens of the whole history seen so far. */
   private historyTokens = 0;
+  /** Characters of the history's text (and the preamble's): what a request of the whole history sends. */
+  private historyChars = 0;
   /**
    * Steps staged but not stored yet (cache-aware): while requests only append, nothing is
    * retrieved from the store, so a step's messages wait and are stored in one batch at the
@@ -240,6 +244,10 @@ export class ContextAssembler {
       this.seen = 2;
       this.historyTokens = messageTokens(history[0]!) + messageTokens(history[1]!);
       if (this.options.preamble) this.historyTokens += estimateTokens(this.options.preamble) + 4;
+      this.historyChars =
+        messageText(history[0]!).length +
+        messageText(history[1]!).length +
+        (this.options.preamble?.length ?? 0);
     }
     if (task !== this.task && history[task]) {
       this.task = task;
@@ -283,7 +291,7 @@ export class ContextAssembler {
     if (this.options.cacheAware !== false) {
       this.contextWords = this.wordsOfContext(out);
       this.recentWords = new Map();
-      this.frozen = { sent: out, tokens: this.lastTokens, next: history.length };
+      this.frozen = { sent: out, tokens: this.lastTokens, chars: this.charsOf(out), next: history.length };
       this.compactions++;
     }
     this.storeLater(pending, shownBefore);
@@ -394,7 +402,7 @@ export class ContextAssembler {
       const out = this.preambleMessage
         ? [history[0]!, history[1]!, this.preambleMessage, ...history.slice(2)]
         : history.slice();
-      this.sentChars += this.charsOf(out);
+      this.sentChars += this.historyChars;
       return out;
     }
     const added = history.slice(this.frozen.next);
@@ -414,10 +422,12 @@ export class ContextAssembler {
       sent.push(hint);
       tokens += messageTokens(hint);
     }
+    // Only the new messages are measured: the rest is the last request's.
+    const chars = this.frozen.chars + this.charsOf(added) + (hint ? hint.content.length : 0);
     // The next request repeats this one: the hint stays where it was shown.
-    this.frozen = { sent, tokens, next: history.length };
+    this.frozen = { sent, tokens, chars, next: history.length };
     this.lastTokens = tokens;
-    this.sentChars += this.charsOf(sent);
+    this.sentChars += chars;
     return sent;
   }
 
@@ -737,7 +747,9 @@ export class ContextAssembler {
     const pending: Pending[] = [];
     for (let k = this.seen; k < history.length; k++) {
       const m = history[k]!;
-      const text = messageText(m) || "(empty)";
+      const raw = messageText(m);
+      const text = raw || "(empty)";
+      this.historyChars += raw.length;
       // A message whose text memory already holds (a file read again, the same command
       // re-run with the same output) is the same chunk: stored once, one id for both.
       const key = createHash("sha1")
