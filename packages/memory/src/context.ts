@@ -268,12 +268,7 @@ export class ContextAssembler {
         for (const p of pending) this.inContext.add(p.id);
         this.backlog.push({ pending, shownBefore });
         // Everything recent is shown as it is: the newest steps are what feedback judges.
-        if (this.options.feedback) {
-          const recent = new Map<number, Message[]>();
-          for (let gi = this.groups.length - 1; gi >= 0 && gi >= this.groups.length - MAX_JUDGED; gi--)
-            recent.set(gi, this.groups[gi]!.messages);
-          this.view = this.stepView(fits, recent, []);
-        } else this.view = undefined;
+        this.view = this.options.feedback ? this.recentView(fits) : undefined;
         return this.withoutOldThinking(fits);
       }
     }
@@ -695,12 +690,35 @@ export class ContextAssembler {
   private stepView(out: Message[], chosen: Map<number, Message[]>, shown: ShownChunk[]): StepView {
     const groups = [...chosen.keys()].sort((a, b) => b - a);
     for (const gi of groups) {
-      const ids = this.groups[gi]!.chunkIds;
-      for (const [j, m] of chosen.get(gi)!.entries())
-        if (m.role === "tool" || m.role === "user")
-          shown.push({ id: ids[j]!, text: m.content, retrieved: false });
+      this.pushShown(gi, chosen.get(gi)!, shown);
       if (shown.length >= MAX_JUDGED) break;
     }
+    return this.viewOf(out, shown);
+  }
+
+  /**
+   * stepView of a request that shows every recent step as it is (between compaction points):
+   * the newest MAX_JUDGED groups, newest first, without a map of them to sort each step.
+   */
+  private recentView(out: Message[]): StepView {
+    const shown: ShownChunk[] = [];
+    const oldest = Math.max(0, this.groups.length - MAX_JUDGED);
+    for (let gi = this.groups.length - 1; gi >= oldest && shown.length < MAX_JUDGED; gi--)
+      this.pushShown(gi, this.groups[gi]!.messages, shown);
+    return this.viewOf(out, shown);
+  }
+
+  /** User input and tool results of group `gi` as sent (`messages`), for feedback. */
+  private pushShown(gi: number, messages: readonly Message[], shown: ShownChunk[]): void {
+    const ids = this.groups[gi]!.chunkIds;
+    for (let j = 0; j < messages.length; j++) {
+      const m = messages[j]!;
+      if (m.role === "tool" || m.role === "user")
+        shown.push({ id: ids[j]!, text: m.content, retrieved: false });
+    }
+  }
+
+  private viewOf(out: Message[], shown: ShownChunk[]): StepView {
     const fixed = out.slice(0, 2).map((m) => m.content);
     if (this.options.preamble) fixed.push(this.options.preamble);
     return { shown: shown.slice(0, MAX_JUDGED), fixed };
