@@ -31,6 +31,7 @@ async function runOnce(bin, steps, extra) {
     wallMs: run.wallMs,
     cpuMs: run.cpuMs,
     sysMs: run.sysMs,
+    mainMs: run.mainMs,
     rss: run.rss,
     firstMs: run.firstRequestMs,
   };
@@ -60,6 +61,8 @@ for (const c of configs) {
     cpuPerStepMs: per("cpuMs"),
     /** Of which in the kernel (file writes, memory maps). */
     sysPerStepMs: per("sysMs"),
+    /** The main thread's share (10 ms ticks: ±0.06 ms a step); the rest ran on V8's helper threads. */
+    mainPerStepMs: s[200][0]?.mainMs === undefined ? undefined : per("mainMs"),
     cpu200Ms: +median(s[200].map((x) => x.cpuMs)).toFixed(0),
     peakRssMb200: +(median(s[200].map((x) => x.rss)) / 2 ** 20).toFixed(1),
     /** Launch → first model request, over all runs of this configuration. */

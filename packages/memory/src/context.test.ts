@@ -107,8 +107,16 @@ test("cache-aware: the history goes as it is while it fits, then each request ex
   let prev: Message[] | undefined;
   let extended = 0;
   let compactions = 0;
+  // sentChars is counted incrementally: it must equal the text of every request measured whole.
+  const textOf = (m: Message) =>
+    m.role === "assistant" && m.toolCalls?.length
+      ? [m.content, ...m.toolCalls.map((c) => `${c.name}(${c.arguments})`)].filter(Boolean).join("\n")
+      : m.content;
+  let chars = 0;
   for (let n = 4; n <= history.length; n += 2) {
     const sent = await asm.assemble(history.slice(0, n), n / 2);
+    chars += sent.reduce((k, m) => k + textOf(m).length, 0);
+    assert.equal(asm.sentChars, chars, `step ${n / 2}: characters sent`);
     assert.ok(tokensOf(sent) <= 3000 * 1.05, `step ${n / 2}: ${tokensOf(sent)} tokens`);
     if (asm.compactions === 0) assert.deepEqual(sent, history.slice(0, n), "whole history while it fits");
     if (prev && asm.compactions === compactions) {

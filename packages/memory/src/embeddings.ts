@@ -39,53 +39,62 @@ const WORD = fnv(FNV_OFFSET, "w:");
 const TRIGRAM = fnv(FNV_OFFSET, "c:");
 const BIGRAM = fnv(FNV_OFFSET, "b:");
 
+/**
+ * Adds `weight` to the coordinate `hash` picks. `hash` is a signed 32-bit integer (Math.imul);
+ * the top bit picks the sign, so collisions cancel out on average. A power-of-two size takes
+ * the low bits (the same as % on the unsigned hash, without a floating-point remainder: an
+ * unsigned 32-bit hash is not a small integer to V8).
+ */
+function addFeature(v: Float32Array, hash: number, weight: number): void {
+  const dims = v.length;
+  v[(dims & (dims - 1)) === 0 ? hash & (dims - 1) : (hash >>> 0) % dims]! += hash < 0 ? -weight : weight;
+}
+
+/** The features of an ASCII text, hashed from spans of it (see ascii-words.ts). */
+function asciiFeatures(text: string, v: Float32Array): void {
+  const n = asciiContentWords(text, spanBuffer);
+  const spans = spanBuffer.spans;
+  for (let k = 0; k < n; k++) {
+    const from = spans[2 * k]!;
+    const to = spans[2 * k + 1]!;
+    addFeature(v, fnvLower(WORD, text, from, to), 1);
+    // Trigrams of "<word>": "<" and ">" stand at positions from - 1 and to.
+    for (let i = from - 1; i + 3 <= to + 1; i++) {
+      let h = TRIGRAM;
+      for (let j = i; j < i + 3; j++) {
+        h ^= j < from ? 60 : j >= to ? 62 : lowerCode(text.charCodeAt(j));
+        h = Math.imul(h, 0x01000193);
+      }
+      addFeature(v, h, 0.35);
+    }
+  }
+  for (let k = 0; k + 1 < n; k++) {
+    const h = fnvLower(BIGRAM, text, spans[2 * k]!, spans[2 * k + 1]!);
+    addFeature(v, fnvLower(fnv(h, " "), text, spans[2 * k + 2]!, spans[2 * k + 3]!), 0.5);
+  }
+}
+
+/** The same features of any text's words, from the strings. */
+function wordFeatures(ws: string[], v: Float32Array): void {
+  for (const w of ws) {
+    addFeature(v, fnv(WORD, w), 1);
+    const padded = `<${w}>`;
+    for (let i = 0; i + 3 <= padded.length; i++) addFeature(v, fnv(TRIGRAM, padded, i, i + 3), 0.35);
+  }
+  for (let i = 0; i + 1 < ws.length; i++) addFeature(v, fnv(fnv(fnv(BIGRAM, ws[i]!), " "), ws[i + 1]!), 0.5);
+}
+
 export class HashEmbedder implements Embedder {
   readonly name = "hash";
   constructor(readonly dimensions = 256) {}
 
   embedSync(text: string): Float32Array {
     const v = new Float32Array(this.dimensions);
-    // Features: "w:<word>", "c:<trigram of <word>>", "b:<word> <next word>".
-    const dims = this.dimensions;
-    // A power of two takes the low bits (the same as % on the unsigned hash, without a
-    // floating-point remainder: an unsigned 32-bit hash is not a small integer to V8).
-    const mask = (dims & (dims - 1)) === 0 ? dims - 1 : -1;
-    const add = (hash: number, weight: number) => {
-      // `hash` is a signed 32-bit integer (Math.imul); the top bit picks the sign, so
-      // collisions cancel out on average.
-      v[mask >= 0 ? hash & mask : (hash >>> 0) % dims]! += hash < 0 ? -weight : weight;
-    };
-    if (isAscii(text)) {
-      // The same features in the same order, hashed from spans of the text (see ascii-words.ts).
-      const n = asciiContentWords(text, spanBuffer);
-      const spans = spanBuffer.spans;
-      for (let k = 0; k < n; k++) {
-        const from = spans[2 * k]!;
-        const to = spans[2 * k + 1]!;
-        add(fnvLower(WORD, text, from, to), 1);
-        // Trigrams of "<word>": "<" and ">" stand at positions from - 1 and to.
-        for (let i = from - 1; i + 3 <= to + 1; i++) {
-          let h = TRIGRAM;
-          for (let j = i; j < i + 3; j++) {
-            h ^= j < from ? 60 : j >= to ? 62 : lowerCode(text.charCodeAt(j));
-            h = Math.imul(h, 0x01000193);
-          }
-          add(h, 0.35);
-        }
-      }
-      for (let k = 0; k + 1 < n; k++) {
-        const h = fnvLower(BIGRAM, text, spans[2 * k]!, spans[2 * k + 1]!);
-        add(fnvLower(fnv(h, " "), text, spans[2 * k + 2]!, spans[2 * k + 3]!), 0.5);
-      }
-      return normalize(v);
-    }
-    const ws = contentWords(text);
-    for (const w of ws) {
-      add(fnv(WORD, w), 1);
-      const padded = `<${w}>`;
-      for (let i = 0; i + 3 <= padded.length; i++) add(fnv(TRIGRAM, padded, i, i + 3), 0.35);
-    }
-    for (let i = 0; i + 1 < ws.length; i++) add(fnv(fnv(fnv(BIGRAM, ws[i]!), " "), ws[i + 1]!), 0.5);
+    // Features: "w:<word>", "c:<trigram of <word>>", "b:<word> <next word>". The two paths are
+    // functions of their own: each is optimized for its kind of text, and a first non-ASCII
+    // text does not throw away the compiled ASCII path (V8 deoptimized it then).
+    if (isAscii(text)) asciiFeatures(text, v);
+    else wordFeatures(contentWords(text), v);
     return normalize(v);
   }
 
