@@ -309,6 +309,8 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
     report("warning", line, "trust");
 
   const provider = await resolveProvider(settings, (t) => report("info", t, "model"));
+  // The SDK's chunk is read while the sandbox, memory and MCP set-up below run.
+  provider.prepare?.();
   const box = await prepareSandbox(
     {
       kind: settings.sandbox,

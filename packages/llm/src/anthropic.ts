@@ -70,6 +70,10 @@ export class AnthropicProvider implements Provider {
     this.baseURL = (options.baseURL ?? "https://api.anthropic.com").replace(/\/+$/, "").replace(/\/v1$/, "");
   }
 
+  prepare(): void {
+    this.getClient().catch(() => {}); // the first request awaits the same promise and reports it
+  }
+
   private getClient(): Promise<Anthropic> {
     this.client ??= import("@anthropic-ai/sdk").then(
       ({ default: Client }) =>

@@ -99,6 +99,10 @@ export class OpenAIProvider implements Provider {
     this.baseURL = (options.baseURL ?? "https://api.openai.com/v1").replace(/\/+$/, "");
   }
 
+  prepare(): void {
+    this.getClient().catch(() => {}); // the first request awaits the same promise and reports it
+  }
+
   private getClient(): Promise<OpenAI> {
     // Loaded on first use: importing the SDK costs ~60 ms that a CLI start should not pay.
     this.client ??= import("openai").then(({ default: Client }) => {

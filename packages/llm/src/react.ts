@@ -162,6 +162,10 @@ export class ReactProvider implements Provider {
     return this.inner.model;
   }
 
+  prepare(): void {
+    this.inner.prepare?.();
+  }
+
   async complete(request: ModelRequest): Promise<ModelResponse> {
     const stop = [...(request.stop ?? []), OBSERVATION_STOP];
     const messages = renderReactHistory(request.messages, request.tools, this.notes);

@@ -132,6 +132,11 @@ export interface Provider {
   readonly name: string;
   readonly model: string;
   complete(request: ModelRequest): Promise<ModelResponse>;
+  /**
+   * Starts loading what the first request needs (an SDK client) without waiting for it, so the
+   * loading overlaps the caller's other start-up work; a failure shows at the first request.
+   */
+  prepare?(): void;
 }
 
 /** Thrown when a model call fails for good (after retries), with a message fit for users. */

@@ -12,6 +12,7 @@ import {
 import { closeQuietly, openInside, readFd, SpecialFileError } from "./fs/confined.js";
 import { readableRoots } from "./fs/errors.js";
 import { resolveInWorkspace } from "./paths.js";
+import { codeOutlineSpec } from "./specs.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 
 /** Files larger than this are refused (2 MB). */
@@ -86,27 +87,7 @@ async function readSource(
 }
 
 export const codeOutlineTool: Tool<{ path: string }> = {
-  name: "code_outline",
-  description:
-    "Show the structure of a source file without reading all of it: its classes, functions, methods, " +
-    "interfaces, structs, enums, traits/impls, type aliases and exported constants, each with a short " +
-    "signature and its line range [start-end], nested symbols indented under their parent. Use it first " +
-    "on a file you have not seen (especially a long one) to find where things are, then call read_file " +
-    "with offset/limit on just the lines you need. Built on a real parser, so it is reliable even for " +
-    "files with syntax errors (it then says so). Languages: Python, JavaScript, TypeScript/TSX, Go, Rust, " +
-    "Java, C, C++ (chosen by file extension).",
-  parameters: {
-    type: "object",
-    properties: {
-      path: {
-        type: "string",
-        description: "Path of the source file, relative to the workspace root (or absolute inside it).",
-      },
-    },
-    required: ["path"],
-    additionalProperties: false,
-  },
-  readOnly: true,
+  ...codeOutlineSpec,
 
   async execute(args, ctx) {
     const userPath = args.path;

@@ -20,7 +20,8 @@ import {
   numbered,
   splitLines,
 } from "./fs/text.js";
-import { displayPath, FILE_PATH_PARAM } from "./paths.js";
+import { displayPath } from "./paths.js";
+import { editFileSpec } from "./specs.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 
 export type EditFileArgs = {
@@ -195,33 +196,7 @@ async function writeNew(
 }
 
 export const editFileTool: Tool<EditFileArgs> = {
-  name: "edit_file",
-  description: [
-    "Edit a file by replacing an exact piece of text: `old_string` must appear in the file exactly as written (same whitespace, indentation and line breaks) and is replaced by `new_string`.",
-    "Read the file first and copy old_string from it, without read_file's line-number prefixes.",
-    "By default old_string must occur exactly once — include enough surrounding lines to make it unique; set replace_all=true to replace every occurrence (e.g. renaming a variable).",
-    "If there is no exact match, the error shows the most similar lines so you can correct old_string.",
-    "To create a new file, pass an empty old_string with the full content as new_string (or use write_file).",
-    "The write is atomic. After editing code, run it or its tests to verify the change.",
-  ].join(" "),
-  parameters: {
-    type: "object",
-    properties: {
-      path: FILE_PATH_PARAM,
-      old_string: {
-        type: "string",
-        description: "The exact text to replace (empty only to create a new file or fill an empty one).",
-      },
-      new_string: { type: "string", description: "The replacement text (must differ from old_string)." },
-      replace_all: {
-        type: "boolean",
-        description: "Replace every occurrence instead of requiring exactly one (default false).",
-      },
-    },
-    required: ["path", "old_string", "new_string"],
-    additionalProperties: false,
-  },
-  readOnly: false,
+  ...editFileSpec,
   async execute(args: EditFileArgs, ctx: ToolContext): Promise<ToolResult> {
     const { old_string: oldStr, new_string: newStr } = args;
     if (typeof oldStr !== "string" || typeof newStr !== "string") {

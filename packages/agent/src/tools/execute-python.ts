@@ -1,11 +1,7 @@
 // execute_python: run a Python 3 snippet in the task's sandbox (code passed on stdin).
 import { errorResult } from "./fs/errors.js";
-import {
-  EXEC_DEFAULT_TIMEOUT_S,
-  EXEC_MAX_TIMEOUT_S,
-  runInSandbox,
-  timeoutSeconds,
-} from "./fs/exec-format.js";
+import { runInSandbox, timeoutSeconds } from "./fs/exec-format.js";
+import { executePythonSpec } from "./specs.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 
 export type ExecutePythonArgs = {
@@ -20,28 +16,7 @@ export type ExecutePythonArgs = {
 export const PYTHON_COMMAND = "python3 -";
 
 export const executePythonTool: Tool<ExecutePythonArgs> = {
-  name: "execute_python",
-  description: [
-    "Run a Python 3 program and get its exit code, stdout and stderr (tracebacks included).",
-    "The code runs as a fresh script with the workspace root as the current directory, so it can read and write project files; nothing persists between calls — print() whatever you need to see.",
-    "Good for quick calculations, data inspection, and checking that code you wrote actually works (import it and call it).",
-    `Timeout: \`timeout\` seconds (default ${EXEC_DEFAULT_TIMEOUT_S}, max ${EXEC_MAX_TIMEOUT_S}). stdin is not available to the program (input() fails).`,
-  ].join(" "),
-  parameters: {
-    type: "object",
-    properties: {
-      code: { type: "string", description: "Complete Python 3 source code to run." },
-      timeout: {
-        type: "number",
-        minimum: 1,
-        maximum: EXEC_MAX_TIMEOUT_S,
-        description: `Timeout in seconds (default ${EXEC_DEFAULT_TIMEOUT_S}).`,
-      },
-    },
-    required: ["code"],
-    additionalProperties: false,
-  },
-  readOnly: false,
+  ...executePythonSpec,
   async execute(args: ExecutePythonArgs, ctx: ToolContext): Promise<ToolResult> {
     if (typeof args.code !== "string" || args.code.trim() === "") {
       return errorResult("code must be a non-empty string of Python source.");

@@ -12,14 +12,16 @@ import {
 import { fmtInt } from "./fs/text.js";
 import { walkFiles } from "./fs/walk.js";
 import { displayPath } from "./paths.js";
+import { GLOB_MAX_RESULTS, globSpec } from "./specs.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
+
+export { GLOB_MAX_RESULTS };
 
 export type GlobArgs = {
   pattern: string;
   path?: string;
 };
 
-export const GLOB_MAX_RESULTS = 1000;
 /** Files examined at most (protects against enormous trees). */
 export const GLOB_MAX_SCANNED = 200_000;
 
@@ -29,27 +31,7 @@ export function mentionsNodeModules(pattern: string): boolean {
 }
 
 export const globTool: Tool<GlobArgs> = {
-  name: "glob",
-  description: [
-    "Find files by name with a glob pattern (picomatch syntax: `*` within one folder level, `**` across levels, `{a,b}` alternatives), matched against paths relative to `path` (default: the workspace root).",
-    "Examples: `**/*.ts` (all TypeScript files), `src/**/*.test.ts`, `*.json` (top level only — a pattern without `/` does not search subfolders; use `**/` for that), `**/{package,tsconfig}.json`.",
-    "Respects .gitignore files (root and nested), never looks inside .git, and skips node_modules unless the pattern names it.",
-    `Returns matching file paths relative to the workspace root (ready for read_file), newest modification first, at most ${fmtInt(GLOB_MAX_RESULTS)}.`,
-    "Use grep to search file contents.",
-  ].join(" "),
-  parameters: {
-    type: "object",
-    properties: {
-      pattern: { type: "string", description: "Glob pattern, e.g. `**/*.py` or `src/**/index.{ts,js}`." },
-      path: {
-        type: "string",
-        description: "Folder to search in, relative to the workspace root (default: the workspace root).",
-      },
-    },
-    required: ["pattern"],
-    additionalProperties: false,
-  },
-  readOnly: true,
+  ...globSpec,
   async execute(args: GlobArgs, ctx: ToolContext): Promise<ToolResult> {
     const pattern = typeof args.pattern === "string" ? args.pattern.trim() : "";
     if (pattern === "") return errorResult("pattern must be a non-empty glob pattern such as **/*.ts");

@@ -12,7 +12,10 @@ import { fmtInt, looksBinary } from "./fs/text.js";
 import { walkFiles } from "./fs/walk.js";
 import { mentionsNodeModules } from "./glob.js";
 import { displayPath } from "./paths.js";
+import { GREP_MAX_FILE_BYTES, GREP_MAX_MATCHES, grepSpec } from "./specs.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
+
+export { GREP_MAX_FILE_BYTES, GREP_MAX_MATCHES };
 
 export type GrepArgs = {
   pattern: string;
@@ -21,9 +24,6 @@ export type GrepArgs = {
   ignore_case?: boolean;
 };
 
-export const GREP_MAX_MATCHES = 200;
-/** Files larger than this are skipped. */
-export const GREP_MAX_FILE_BYTES = 4 * 1024 * 1024;
 /** Longest line text shown per match. */
 export const GREP_MAX_LINE_CHARS = 300;
 /** Matches counted at most (the count beyond the shown ones stops here). */
@@ -79,33 +79,7 @@ export function matchLines(text: string, re: RegExp, max: number): { matches: Li
 }
 
 export const grepTool: Tool<GrepArgs> = {
-  name: "grep",
-  description: [
-    'Search the contents of files in the workspace with a JavaScript regular expression (e.g. `function\\s+load`, `TODO|FIXME`, `import .* from "react"`). Escape regex characters for literal text (`\\(`, `\\.`).',
-    "Output: one line per matching line, as `path:line:text` (paths relative to the workspace root; long lines are clipped around the match).",
-    `Searches \`path\` (a folder or one file; default the whole workspace), respects .gitignore, skips .git, node_modules, binary files and files over ${GREP_MAX_FILE_BYTES / (1024 * 1024)} MB.`,
-    "`glob` filters which files are searched: `*.ts` matches by file name at any depth, a pattern with `/` (e.g. `src/**/*.py`) matches paths relative to `path`.",
-    `At most ${GREP_MAX_MATCHES} matches are shown. Use it to find definitions and usages, then read_file around the line numbers.`,
-  ].join(" "),
-  parameters: {
-    type: "object",
-    properties: {
-      pattern: { type: "string", description: "JavaScript regular expression (without slashes or flags)." },
-      path: {
-        type: "string",
-        description:
-          "Folder or file to search, relative to the workspace root (default: the workspace root).",
-      },
-      glob: {
-        type: "string",
-        description: "Only search files matching this glob, e.g. `*.ts` or `src/**/*.{js,jsx}`.",
-      },
-      ignore_case: { type: "boolean", description: "Case-insensitive search (default false)." },
-    },
-    required: ["pattern"],
-    additionalProperties: false,
-  },
-  readOnly: true,
+  ...grepSpec,
   async execute(args: GrepArgs, ctx: ToolContext): Promise<ToolResult> {
     if (typeof args.pattern !== "string" || args.pattern === "") {
       return errorResult("pattern must be a non-empty regular expression.");

@@ -1,17 +1,69 @@
-// The built-in tool set, in the order the model sees them.
-import { codeOutlineTool } from "./code-outline.js";
-import { editFileTool } from "./edit-file.js";
-import { executePythonTool } from "./execute-python.js";
-import { globTool } from "./glob.js";
-import { grepTool } from "./grep.js";
-import { listDirTool } from "./list-dir.js";
-import { readFileTool } from "./read-file.js";
+// The built-in tool set, in the order the model sees them. Each tool's name, description and
+// schema (specs.ts) are all a request needs; its implementation, with the libraries it uses
+// (picomatch, ignore, tree-sitter's outline code, the atomic writer…), is imported on its
+// first call, so start-up does not read or compile code a run may never call.
+import {
+  codeOutlineSpec,
+  editFileSpec,
+  executePythonSpec,
+  globSpec,
+  grepSpec,
+  listDirSpec,
+  readFileSpec,
+  runCommandSpec,
+  type ToolSpec,
+  writeFileSpec,
+} from "./specs.js";
+import type { Tool } from "./types.js";
 
 export { type RecallSource, recallTool } from "./recall.js";
+export type { ToolSpec } from "./specs.js";
 
-import { runCommandTool } from "./run-command.js";
-import type { Tool } from "./types.js";
-import { writeFileTool } from "./write-file.js";
+/** `spec` with an `execute` that imports the implementation once, on the first call. */
+function lazyTool(spec: ToolSpec, load: () => Promise<Tool>): Tool {
+  let impl: Promise<Tool> | undefined;
+  return {
+    ...spec,
+    async execute(args, ctx) {
+      impl ??= load().catch((err: unknown) => {
+        impl = undefined; // a failed import is tried again on the next call
+        throw err;
+      });
+      return (await impl).execute(args, ctx);
+    },
+  };
+}
+
+export const readFileTool = lazyTool(
+  readFileSpec,
+  async () => (await import("./read-file.js")).readFileTool as Tool,
+);
+export const writeFileTool = lazyTool(
+  writeFileSpec,
+  async () => (await import("./write-file.js")).writeFileTool as Tool,
+);
+export const editFileTool = lazyTool(
+  editFileSpec,
+  async () => (await import("./edit-file.js")).editFileTool as Tool,
+);
+export const listDirTool = lazyTool(
+  listDirSpec,
+  async () => (await import("./list-dir.js")).listDirTool as Tool,
+);
+export const globTool = lazyTool(globSpec, async () => (await import("./glob.js")).globTool as Tool);
+export const grepTool = lazyTool(grepSpec, async () => (await import("./grep.js")).grepTool as Tool);
+export const runCommandTool = lazyTool(
+  runCommandSpec,
+  async () => (await import("./run-command.js")).runCommandTool as Tool,
+);
+export const executePythonTool = lazyTool(
+  executePythonSpec,
+  async () => (await import("./execute-python.js")).executePythonTool as Tool,
+);
+export const codeOutlineTool = lazyTool(
+  codeOutlineSpec,
+  async () => (await import("./code-outline.js")).codeOutlineTool as Tool,
+);
 
 export function builtinTools(): Tool[] {
   return [
@@ -24,17 +76,5 @@ export function builtinTools(): Tool[] {
     runCommandTool,
     executePythonTool,
     codeOutlineTool,
-  ] as Tool[];
+  ];
 }
-
-export {
-  codeOutlineTool,
-  editFileTool,
-  executePythonTool,
-  globTool,
-  grepTool,
-  listDirTool,
-  readFileTool,
-  runCommandTool,
-  writeFileTool,
-};

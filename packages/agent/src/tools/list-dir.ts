@@ -5,15 +5,15 @@ import { closeQuietly, type Opened, openAt, viaFd } from "./fs/confined.js";
 import { errorResult, exceptionResult, openOrError, resolveOrError } from "./fs/errors.js";
 import { fmtInt, humanSize } from "./fs/text.js";
 import { displayPath } from "./paths.js";
+import { LIST_MAX_DEPTH, LIST_MAX_ENTRIES, listDirSpec } from "./specs.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
+
+export { LIST_MAX_DEPTH, LIST_MAX_ENTRIES };
 
 export type ListDirArgs = {
   path?: string;
 };
 
-export const LIST_MAX_ENTRIES = 500;
-/** Deepest level shown (1 = only the folder's own entries); reduced when the tree is too big. */
-export const LIST_MAX_DEPTH = 3;
 /** Folders that are shown but never expanded. */
 export const NOISE_DIRS = new Set([
   "node_modules",
@@ -142,24 +142,7 @@ async function buildTree(
 }
 
 export const listDirTool: Tool<ListDirArgs> = {
-  name: "list_dir",
-  description: [
-    "List a folder of the workspace as a tree: folders first (marked with a trailing /), then files with their sizes; symbolic links are shown as `name -> target`.",
-    `Shows up to ${LIST_MAX_DEPTH} levels when the tree is small, fewer when it is large (folders not expanded show their entry count), at most ${LIST_MAX_ENTRIES} entries.`,
-    "Heavy folders such as node_modules and .git are shown but not expanded.",
-    "Use it to get oriented in a project; use glob to find files by name pattern and grep to search their contents.",
-  ].join(" "),
-  parameters: {
-    type: "object",
-    properties: {
-      path: {
-        type: "string",
-        description: "Folder to list, relative to the workspace root (default: the workspace root).",
-      },
-    },
-    additionalProperties: false,
-  },
-  readOnly: true,
+  ...listDirSpec,
   async execute(args: ListDirArgs, ctx: ToolContext): Promise<ToolResult> {
     const userPath = args.path ?? ".";
     const abs = await resolveOrError(ctx, userPath);

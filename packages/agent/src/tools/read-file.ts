@@ -3,12 +3,12 @@ import { StringDecoder } from "node:string_decoder";
 import { chunksOf, closeQuietly } from "./fs/confined.js";
 import { errorResult, exceptionResult, openOrError, resolveOrError } from "./fs/errors.js";
 import { BINARY_SNIFF_BYTES, clipLine, fmtInt, humanSize, looksBinary, numbered } from "./fs/text.js";
-import { displayPath, FILE_PATH_PARAM } from "./paths.js";
+import { displayPath } from "./paths.js";
+import { READ_DEFAULT_LIMIT, READ_MAX_LIMIT, READ_MAX_LINE_CHARS, readFileSpec } from "./specs.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 
-export const READ_DEFAULT_LIMIT = 2000;
-export const READ_MAX_LIMIT = 10_000;
-export const READ_MAX_LINE_CHARS = 2000;
+export { READ_DEFAULT_LIMIT, READ_MAX_LIMIT, READ_MAX_LINE_CHARS };
+
 /** Files up to this size are read in one call; larger ones are streamed. */
 const WHOLE_READ_BYTES = 1024 * 1024;
 /**
@@ -139,36 +139,7 @@ function readStart(fd: number, max: number): Buffer {
 }
 
 export const readFileTool: Tool<ReadFileArgs> = {
-  name: "read_file",
-  description: [
-    "Read a text file from the workspace. Returns numbered lines like `cat -n` (line number, tab, text).",
-    "The numbers are for reference only — they are not part of the file; never copy them into edit_file's old_string.",
-    `Reads up to ${fmtInt(READ_DEFAULT_LIMIT)} lines by default. For large files, page with \`offset\` (1-based line to start at) and \`limit\`; the output ends with the exact call that reads on when lines remain.`,
-    `Lines longer than ${fmtInt(READ_MAX_LINE_CHARS)} characters are clipped.`,
-    "Always read a file (or the relevant part of it) before editing it. Use list_dir/glob to find files and grep to locate code, then read the lines you need.",
-    "Binary files and folders cannot be read with this tool.",
-  ].join(" "),
-  parameters: {
-    type: "object",
-    properties: {
-      path: FILE_PATH_PARAM,
-      offset: {
-        type: "integer",
-        minimum: 1,
-        description:
-          "1-based line number to start reading at (default 1). Use the value suggested at the end of a previous read to continue.",
-      },
-      limit: {
-        type: "integer",
-        minimum: 1,
-        maximum: READ_MAX_LIMIT,
-        description: `Maximum number of lines to return (default ${READ_DEFAULT_LIMIT}).`,
-      },
-    },
-    required: ["path"],
-    additionalProperties: false,
-  },
-  readOnly: true,
+  ...readFileSpec,
   async execute(args: ReadFileArgs, ctx: ToolContext): Promise<ToolResult> {
     const abs = await resolveOrError(ctx, args.path);
     if (typeof abs !== "string") return abs;

@@ -4,7 +4,8 @@ import { closeQuietly, openParentInside } from "./fs/confined.js";
 import { errorResult, exceptionResult, workspaceRoot, writeTargetOrError } from "./fs/errors.js";
 import { capForData, snapshotAt } from "./fs/snapshot.js";
 import { countLines, fmtInt } from "./fs/text.js";
-import { displayPath, FILE_PATH_PARAM } from "./paths.js";
+import { displayPath } from "./paths.js";
+import { writeFileSpec } from "./specs.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 
 export type WriteFileArgs = {
@@ -13,24 +14,7 @@ export type WriteFileArgs = {
 };
 
 export const writeFileTool: Tool<WriteFileArgs> = {
-  name: "write_file",
-  description: [
-    "Create a new file, or replace the entire content of an existing file, in the workspace. Parent folders are created as needed.",
-    "The write is atomic: the file is either fully written or left as it was.",
-    "Write the complete file content — nothing is merged. To change part of an existing file, prefer edit_file (smaller, safer); if you must overwrite an existing file, read it first.",
-    "After writing code, run it or its tests (run_command / execute_python) to verify it works.",
-    "Files inside .git/ cannot be written.",
-  ].join(" "),
-  parameters: {
-    type: "object",
-    properties: {
-      path: FILE_PATH_PARAM,
-      content: { type: "string", description: "The complete new content of the file." },
-    },
-    required: ["path", "content"],
-    additionalProperties: false,
-  },
-  readOnly: false,
+  ...writeFileSpec,
   async execute(args: WriteFileArgs, ctx: ToolContext): Promise<ToolResult> {
     if (typeof args.content !== "string") return errorResult("content must be a string");
     const abs = await writeTargetOrError(ctx, args.path, "write");

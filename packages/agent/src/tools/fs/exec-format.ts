@@ -1,11 +1,12 @@
 // Shared by run_command and execute_python: run through the sandbox and format the result.
 import type { ExecResult } from "@hands/sandbox";
+import { EXEC_DEFAULT_TIMEOUT_S, EXEC_MAX_TIMEOUT_S } from "../specs.js";
 import type { ToolContext, ToolResult } from "../types.js";
 import { errorResult } from "./errors.js";
 import { humanSize } from "./text.js";
 
-export const EXEC_DEFAULT_TIMEOUT_S = 60;
-export const EXEC_MAX_TIMEOUT_S = 600;
+export { EXEC_DEFAULT_TIMEOUT_S, EXEC_MAX_TIMEOUT_S };
+
 /** Bytes kept per stream (head + tail) for the model; the loop caps the text further. */
 export const EXEC_MAX_OUTPUT_BYTES = 512 * 1024;
 
