@@ -2,9 +2,9 @@
 // expected problems (configuration, model errors): a clear message and an exit code instead.
 import { dataDir, secureDataDir } from "@hands/sdk/root";
 import { runCli } from "./run.js";
-import { keepYoungGenerationSmall } from "./young-generation.js";
+import { tuneV8AfterFirstRequest } from "./v8-tuning.js";
 
-keepYoungGenerationSmall();
+tuneV8AfterFirstRequest();
 const argv = process.argv.slice(2);
 // Before anything writes there: the data folder is the user's alone (0700, files 0600).
 try {

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import { promisify } from "node:util";
 
 const run = promisify(execFile);
-const moduleUrl = new URL("./young-generation.js", import.meta.url).href;
+const moduleUrl = new URL("./v8-tuning.js", import.meta.url).href;
 
 /**
  * A node process that (optionally) keeps its young generation small, sends one request to a
@@ -15,7 +15,7 @@ async function youngGenerationAfterWork(keep: boolean): Promise<{ mb: number }> 
   const code = `
     const { createServer, request } = await import("node:http");
     const v8 = await import("node:v8");
-    ${keep ? `(await import(${JSON.stringify(moduleUrl)})).keepYoungGenerationSmall();` : ""}
+    ${keep ? `(await import(${JSON.stringify(moduleUrl)})).tuneV8AfterFirstRequest();` : ""}
     const server = createServer((q, s) => s.end("ok")).listen(0, "127.0.0.1");
     await new Promise((r) => server.once("listening", r));
     await new Promise((r, j) => {
