@@ -3,6 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { isatty } from "node:tty";
 import type { AgentEvent, RunStatus } from "@hands/agent";
 import { openSession } from "@hands/sdk/root";
 import { HELP, parseCliArgs, UsageError } from "./args.js";
@@ -54,7 +55,9 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     return 0;
   }
   // --plan opens a session where someone can accept the plan; otherwise (a pipe, --json) it runs through.
-  const attended = Boolean(process.stdin.isTTY) && !args.json;
+  // isatty(0), not process.stdin.isTTY: the stdin stream costs ~2 ms to set up, at every start.
+  const stdinIsTerminal = isatty(0);
+  const attended = stdinIsTerminal && !args.json;
   if (
     args.interactive ||
     (args.plan && attended) ||
@@ -65,10 +68,11 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     const { runInteractive } = await import("./interactive/session.js");
     return runInteractive(args, err);
   }
-  const task = args.task ?? (process.stdin.isTTY ? undefined : await readStdin());
+  const task = args.task ?? (stdinIsTerminal ? undefined : await readStdin());
   if (!task) throw new UsageError(`no task given.\n\n${HELP}`);
 
-  const useColor = args.color ?? (process.stderr.isTTY && !process.env.NO_COLOR);
+  // isatty(2): the stderr stream is set up only when something is written to it.
+  const useColor = args.color ?? (isatty(2) && !process.env.NO_COLOR);
   const style = useColor ? COLOR : PLAIN;
   const runId = `${new Date().toISOString().replace(/[:.]/g, "-")}-${randomUUID().slice(0, 8)}`;
   const session = await openSession({
@@ -92,14 +96,18 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
   const view = new LiveView(err, style, { plan: args.plan });
   const listeners: ((e: AgentEvent) => void)[] = [];
   // A reader that goes away (`hands --json … | head -1`) must not crash the run.
-  let stdoutOpen = true;
+  // The stdout stream is set up at the first write (often after the first request has left).
+  let stdoutOpen: boolean | undefined;
   const jsonLines = new JsonLines((text) => {
+    if (stdoutOpen === undefined) {
+      stdoutOpen = true;
+      process.stdout.on("error", () => {
+        stdoutOpen = false;
+      });
+    }
     if (stdoutOpen) process.stdout.write(text);
   });
   if (args.json) {
-    process.stdout.on("error", () => {
-      stdoutOpen = false;
-    });
     // A second Ctrl-C exits at once: what is queued still goes out.
     process.once("exit", jsonLines.flush);
     listeners.push(jsonLines.write);

@@ -12,7 +12,10 @@ import type { ContextRecord, Hit, ListOptions, MemoryStore } from "./store.js";
 import { TextSearch } from "./text-search.js";
 import type { Chunk, ChunkFilter, MemoryEvent, MemoryEventInput, Snapshot } from "./types.js";
 
-const require = createRequire(import.meta.url);
+// Made on first use: in the bundled bin, a module-level createRequire resolves this package's
+// location when the module is imported (~2 ms of start-up).
+let localRequire: NodeJS.Require | undefined;
+const require = (id: string): unknown => (localRequire ??= createRequire(import.meta.url))(id);
 
 export interface SqliteStoreOptions {
   /** File path, or ":memory:". */

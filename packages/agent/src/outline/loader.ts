@@ -7,7 +7,10 @@ import { languageInfo } from "./languages.js";
 
 type TreeSitterModule = typeof import("web-tree-sitter");
 
-const require = createRequire(import.meta.url);
+// Made on first use: in the bundled bin, a module-level createRequire resolves this package's
+// location at import, ~2 ms of every start-up (the policy's shell parser imports this module).
+let localRequire: NodeJS.Require | undefined;
+const resolveHere = (id: string) => (localRequire ??= createRequire(import.meta.url)).resolve(id);
 
 let runtime: Promise<TreeSitterModule> | undefined;
 /** One parser per grammar .wasm path. */
@@ -41,7 +44,7 @@ async function compiledOnBaseline<T>(compile: () => Promise<T>): Promise<T> {
 function loadRuntime(): Promise<TreeSitterModule> {
   runtime ??= (async () => {
     const mod = await import("web-tree-sitter");
-    const wasmPath = require.resolve("web-tree-sitter/tree-sitter.wasm");
+    const wasmPath = resolveHere("web-tree-sitter/tree-sitter.wasm");
     await compiledOnBaseline(() => mod.Parser.init({ locateFile: () => wasmPath }));
     return mod;
   })().catch((err: unknown) => {
@@ -55,7 +58,7 @@ function loadRuntime(): Promise<TreeSitterModule> {
 export function grammarWasmPath(language: string): string {
   const info = languageInfo(language);
   if (!info) throw new Error(`unsupported language: ${language}`);
-  return require.resolve(`${info.grammarPackage}/${info.wasmFile}`);
+  return resolveHere(`${info.grammarPackage}/${info.wasmFile}`);
 }
 
 /** The cached parser of a language, loading the runtime and grammar on first use. */
