@@ -15,7 +15,10 @@ import type { Chunk, ChunkFilter, MemoryEvent, MemoryEventInput, Snapshot } from
 // Made on first use: in the bundled bin, a module-level createRequire resolves this package's
 // location when the module is imported (~2 ms of start-up).
 let localRequire: NodeJS.Require | undefined;
-const require = (id: string): unknown => (localRequire ??= createRequire(import.meta.url))(id);
+function require(id: string): unknown {
+  localRequire ??= createRequire(import.meta.url);
+  return localRequire(id);
+}
 
 export interface SqliteStoreOptions {
   /** File path, or ":memory:". */

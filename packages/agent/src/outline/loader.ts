@@ -10,7 +10,10 @@ type TreeSitterModule = typeof import("web-tree-sitter");
 // Made on first use: in the bundled bin, a module-level createRequire resolves this package's
 // location at import, ~2 ms of every start-up (the policy's shell parser imports this module).
 let localRequire: NodeJS.Require | undefined;
-const resolveHere = (id: string) => (localRequire ??= createRequire(import.meta.url)).resolve(id);
+function resolveHere(id: string): string {
+  localRequire ??= createRequire(import.meta.url);
+  return localRequire.resolve(id);
+}
 
 let runtime: Promise<TreeSitterModule> | undefined;
 /** One parser per grammar .wasm path. */
