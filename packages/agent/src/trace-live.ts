@@ -45,7 +45,8 @@ function procStat(pid: number | "self"): { state: string; ticks: number } | unde
 let ownTicks: number | undefined | null = null;
 
 export function writeLiveMark(tracePath: string): void {
-  ownTicks ??= procStat("self")?.ticks;
+  // Read once (null: not yet); undefined where /proc has no answer, and not asked again.
+  if (ownTicks === null) ownTicks = procStat("self")?.ticks;
   const mark: LiveMark = {
     pid: process.pid,
     ...(ownTicks !== undefined ? { startTicks: ownTicks } : {}),

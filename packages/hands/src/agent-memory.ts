@@ -255,16 +255,16 @@ export class AgentMemory {
    */
   private async markSnapshot(reason: string, save = true): Promise<void> {
     try {
-      const { saveSnapshotMarks, snapshotPoint, SqliteStore } = await import("@hands/memory");
+      const { snapshotPoint, SqliteStore } = await import("@hands/memory");
       const store = this.memory.store;
       if (!(store instanceof SqliteStore)) return;
       this.snapshotPoints.push(
         snapshotPoint(store, { scope: this.memory.scope, reason, step: this.stepBase + this.step }),
       );
-      if (save) saveSnapshotMarks(store, this.snapshotPoints.splice(0));
     } catch {
       // A mark is for people looking back: never a reason for a step or a close to fail.
     }
+    if (save) await this.saveSnapshotPoints();
   }
 
   /** Saves the points marked during the steps (see markSnapshot). */
