@@ -7,6 +7,7 @@ import { type StepView, stepSeries, type Timeline, totals } from "../../../src/t
 import { Chart } from "../components/Chart.js";
 import { ErrorBox } from "../components/Problems.js";
 import { stepChartOptions } from "../components/stepChart.js";
+import { virtualRowStyle } from "../components/virtualRow.js";
 import { fmtCost, fmtMs, fmtTokens } from "../format.js";
 import { useTrace } from "../hooks/useTrace.js";
 import { href } from "../route.js";
@@ -104,18 +105,7 @@ export function ComparePage({ a, b }: { a: string; b: string }) {
       <div className="scroller" ref={scroller}>
         <div style={{ height: virtual.getTotalSize(), position: "relative" }}>
           {virtual.getVirtualItems().map((v) => (
-            <div
-              key={v.key}
-              className="row compare-grid"
-              style={{
-                position: "absolute",
-                top: 0,
-                left: 0,
-                right: 0,
-                height: v.size,
-                transform: `translateY(${v.start}px)`,
-              }}
-            >
+            <div key={v.key} className="row compare-grid" style={virtualRowStyle(v)}>
               <span className="step-no">#{v.index + 1}</span>
               <span className="ellipsis">{line(stepsA[v.index])}</span>
               <span className="ellipsis">{line(stepsB[v.index])}</span>

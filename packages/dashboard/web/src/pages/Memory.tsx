@@ -15,6 +15,7 @@ import type {
 import { getJson, query } from "../api.js";
 import { Chart } from "../components/Chart.js";
 import { ErrorBox } from "../components/Problems.js";
+import { virtualRowStyle } from "../components/virtualRow.js";
 import { fmtInt, fmtTime, fmtTokens } from "../format.js";
 
 const LAYERS: Layer[] = ["working", "short_term", "long_term", "archived"];
@@ -155,14 +156,7 @@ function CellList({
                 className="chunk-row"
                 data-testid="chunk-row"
                 onClick={() => onChunk(c.id)}
-                style={{
-                  position: "absolute",
-                  top: 0,
-                  left: 0,
-                  right: 0,
-                  height: v.size,
-                  transform: `translateY(${v.start}px)`,
-                }}
+                style={virtualRowStyle(v)}
               >
                 <span className="mono">{c.id}</span> <span className="tag">{c.type}</span>{" "}
                 {c.importance.toFixed(2)} · {c.tokens} t · {c.accessCount} accesses

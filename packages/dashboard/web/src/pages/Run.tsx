@@ -10,6 +10,7 @@ import { Chart } from "../components/Chart.js";
 import { ErrorBox, Problems } from "../components/Problems.js";
 import { StepDetail } from "../components/StepDetail.js";
 import { stepChartOptions } from "../components/stepChart.js";
+import { virtualRowStyle } from "../components/virtualRow.js";
 import { fmtCost, fmtMs, fmtTime, fmtTokens } from "../format.js";
 import { useTrace } from "../hooks/useTrace.js";
 import { href } from "../route.js";
@@ -143,13 +144,7 @@ export function RunPage({ id }: { id: string }) {
                 key={key}
                 data-index={v.index}
                 ref={virtual.measureElement}
-                style={{
-                  position: "absolute",
-                  top: 0,
-                  left: 0,
-                  right: 0,
-                  transform: `translateY(${v.start}px)`,
-                }}
+                style={virtualRowStyle(v, true)}
               >
                 {r.kind === "run" ? (
                   <div className="run-divider">

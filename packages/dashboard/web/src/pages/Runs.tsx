@@ -5,6 +5,7 @@ import { useEffect, useMemo, useRef, useState } from "react";
 import type { RunSummary } from "../../../src/api-types.js";
 import { getJson } from "../api.js";
 import { ErrorBox } from "../components/Problems.js";
+import { virtualRowStyle } from "../components/virtualRow.js";
 import { fmtCost, fmtMs, fmtTime, fmtTokens } from "../format.js";
 import { href } from "../route.js";
 
@@ -133,14 +134,7 @@ export function RunsPage() {
                 data-testid="run-row"
                 data-run={r.id}
                 data-status={r.status}
-                style={{
-                  position: "absolute",
-                  top: 0,
-                  left: 0,
-                  right: 0,
-                  transform: `translateY(${v.start}px)`,
-                  height: v.size,
-                }}
+                style={virtualRowStyle(v)}
               >
                 <input
                   type="checkbox"
