@@ -35,7 +35,9 @@ export async function runMemoryCommand(argv: string[], out: (s: string) => void)
   const path = flags.get("db") ?? configured.path;
   if (!existsSync(path))
     throw new UsageError(`no memory file at ${path} (a run with memory on, the default, makes it)`);
-  const { Memory, SqliteStore, HashEmbedder, storedDimensions } = await import("@hands/memory");
+  const { Memory, SqliteStore, HashEmbedder, lastContextChunks, storedDimensions } = await import(
+    "@hands/memory"
+  );
   // A file made with another embedding model (--db) opens with its own vector size; only
   // search needs the embedder that made it.
   const dims = storedDimensions(path) ?? configured.embedder?.dimensions ?? 256;
@@ -80,7 +82,7 @@ export async function runMemoryCommand(argv: string[], out: (s: string) => void)
       }
       case "show": {
         const id = positional[0];
-        if (!id) return showLastContext(store, scope, out);
+        if (!id) return showLastContext(lastContextChunks(store, scope), scope, out);
         const c = store.get(id);
         if (!c) {
           out(`no chunk ${id}\n`);
@@ -130,28 +132,20 @@ export async function runMemoryCommand(argv: string[], out: (s: string) => void)
 
 /** The last context a run sent (of --scope, or the newest): one line per item. */
 function showLastContext(
-  store: import("@hands/memory").SqliteStore,
+  last: ReturnType<typeof import("@hands/memory").lastContextChunks>,
   scope: string | undefined,
   out: (s: string) => void,
 ): number {
-  const ctx = store.lastContext(scope);
-  if (!ctx) {
+  if (!last) {
     out(
       `no context recorded${scope ? ` for scope ${scope}` : ""} yet (one is kept when a run with memory ends)\n`,
     );
     return 1;
   }
+  const { context: ctx, chunks } = last;
   out(`last context: scope ${ctx.scope}, ${new Date(ctx.time).toISOString()}, ${ctx.mode}\n`);
   out(
     `${"id".padEnd(12)} ${"layer".padEnd(10)} ${"imp.".padEnd(5)} ${"form".padEnd(8)} ${"pointer".padEnd(28)} why\n`,
-  );
-  const chunks = new Map(
-    store
-      .getMany(
-        ctx.items.map((i) => i.id),
-        { content: false },
-      )
-      .map((c) => [c.id, c]),
   );
   for (const item of ctx.items) {
     const c = chunks.get(item.id);

@@ -10,6 +10,7 @@ import { readTrace, TraceFollower, type TraceLiveness, traceLiveness } from "@ha
 import {
   LAYERS,
   type Layer,
+  lastContextChunks,
   memoryCell,
   memoryMap,
   memoryMapAt,
@@ -280,16 +281,9 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
           };
         }
         case "/api/memory/context": {
-          const ctx = store.lastContext(scope);
-          if (!ctx) return null;
-          const chunks = new Map(
-            store
-              .getMany(
-                ctx.items.map((i) => i.id),
-                { content: false },
-              )
-              .map((c) => [c.id, c]),
-          );
+          const last = lastContextChunks(store, scope);
+          if (!last) return null;
+          const { context: ctx, chunks } = last;
           const body: ContextPayload = {
             scope: ctx.scope,
             time: ctx.time,

@@ -252,3 +252,15 @@ export function memoryMapAt(
   }
   return { buckets, seq, from, cells: [...cells.values()] };
 }
+
+/** What the last assembled context of `scope` (or the newest) held, with its chunks' metadata by id. */
+export function lastContextChunks(
+  store: SqliteStore,
+  scope?: string,
+): { context: NonNullable<ReturnType<SqliteStore["lastContext"]>>; chunks: Map<string, Chunk> } | undefined {
+  const context = store.lastContext(scope);
+  if (!context) return undefined;
+  const ids = context.items.map((i) => i.id);
+  const chunks = new Map(store.getMany(ids, { content: false }).map((c) => [c.id, c]));
+  return { context, chunks };
+}
