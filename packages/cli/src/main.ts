@@ -4,8 +4,10 @@ import { dataDir, secureDataDir } from "@hands/sdk/root";
 import { runCli } from "./run.js";
 import { tuneV8AfterFirstRequest } from "./v8-tuning.js";
 
-tuneV8AfterFirstRequest();
 const argv = process.argv.slice(2);
+// For agent runs: the long-lived services (`hands serve`, `hands dashboard`), which make client
+// requests of their own, keep V8's defaults.
+if (argv[0] !== "serve" && argv[0] !== "dashboard") tuneV8AfterFirstRequest();
 // Before anything writes there: the data folder is the user's alone (0700, files 0600).
 try {
   const { skipped } = secureDataDir(dataDir());
