@@ -1,9 +1,16 @@
 #!/usr/bin/env node
-// Bundles the `hands` command (packages/cli/dist/main.js, tsc's output) into a few ES module files
-// in packages/cli/bundle/, which is what the bin runs. Node then reads and compiles a handful
-// of files at start-up instead of ~400 modules (the openai SDK alone is 154); every part loaded
+// Bundles the `hands` command (packages/cli/dist/main.js, tsc's output) into a few files in
+// packages/cli/bundle/, which is what the bin runs. Node then reads and compiles a handful of
+// files at start-up instead of ~400 modules (the openai SDK alone is 154); every part loaded
 // with `import()` (interactive UI, MCP, memory, the SDKs, docker, subcommands) becomes a chunk of
 // its own, loaded only when used. Driven by the entry file: whatever main.js reaches is bundled.
+//
+// esbuild splits the code into ES module chunks; each is then turned into a CommonJS function
+// body, which the bin (packages/cli/bin/hands.js) compiles with node:vm and a V8 code cache:
+// Node 20 has no compile cache for ES modules, and compiling the start-up chunks from source
+// was a third of the time to the first request. The chunks' `import()` calls are renamed
+// `__handsImport(`, which the bin gives them: a chunk by its path, anything else by node's own
+// import() (code compiled by node:vm has no working `import()` once a code cache is used).
 //
 // What stays outside, loaded from its installed package: native addons and packages that find
 // files next to themselves (better-sqlite3, sqlite-vec, web-tree-sitter and the grammars' .wasm
@@ -18,7 +25,8 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { init as initLexer, parse as parseImports } from "es-module-lexer";
+import { build, transform } from "esbuild";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const CLI = join(ROOT, "packages", "cli");
@@ -106,27 +114,17 @@ const sdkHeaders = {
   },
 };
 
-// Every chunk gets `require` (bundled CommonJS dependencies call it for node's built-ins) and
-// the URL helper (tiny; unused chunks do not pay for more than its definition). Each package is
+// Every chunk gets the URL helper (tiny; unused chunks do not pay for more than its definition).
+// `require` is the one the bin hands every chunk (made for the bundle folder). Each package is
 // resolved once per process (a resolve reads package.json files: ~1 ms), shared by all chunks.
-// The chunk's real require is made on its first call: most chunks never call it, and making one
-// per chunk at load (a file URL turned into a path, a Module object) cost ~1.5 ms of start-up
-// over the ~16 chunks loaded before the first request.
-const banner = `import { createRequire as __handsCreateRequire } from "node:module";
-import { pathToFileURL as __handsPathToFileURL } from "node:url";
-let __handsRequire;
-function require(id) {
-  return (__handsRequire ??= __handsCreateRequire(import.meta.url))(id);
-}
-require.resolve = (id, options) => (__handsRequire ??= __handsCreateRequire(import.meta.url)).resolve(id, options);
-function __handsFileUrl(pkg, main, file) {
+const banner = `function __handsFileUrl(pkg, main, file) {
   const roots = (globalThis[Symbol.for("hands.packageRoots")] ??= new Map());
   let root = roots.get(pkg);
   if (root === undefined) {
     const path = require.resolve(pkg);
     roots.set(pkg, (root = path.slice(0, path.length - main.length)));
   }
-  return __handsPathToFileURL(root + file).href;
+  return require("node:url").pathToFileURL(root + file).href;
 }`;
 
 rmSync(OUT, { recursive: true, force: true });
@@ -184,6 +182,43 @@ if (problems.length) {
 // --metafile PATH: esbuild's account of what went where (for `npx esbuild --analyze`-style looks).
 const metaAt = process.argv.indexOf("--metafile");
 if (metaAt > 0) writeFileSync(process.argv[metaAt + 1], JSON.stringify(result.metafile));
+await toFunctionBodies(Object.keys(result.metafile.outputs).map((f) => join(ROOT, f)));
+
+/**
+ * Turns each ES module chunk into CommonJS (esbuild's own conversion: imports become require()
+ * calls whose bindings stay live), its `import()` calls renamed `__handsImport(` first (found by
+ * es-module-lexer, so an "import(" inside a string is left alone). A chunk that still mentions
+ * import.meta, or that esbuild warns about, fails the build.
+ */
+async function toFunctionBodies(files) {
+  await initLexer;
+  for (const file of files) {
+    let text = readFileSync(file, "utf8");
+    const [imports] = parseImports(text);
+    for (const im of imports.filter((i) => i.type === "dynamic").reverse()) {
+      if (text.slice(im.importStart, im.importStart + 6) !== "import")
+        problems.push(`${relative(ROOT, file)}: no import() at ${im.importStart}`);
+      text = `${text.slice(0, im.importStart)}__handsImport${text.slice(im.importStart + 6)}`;
+    }
+    if (imports.some((i) => i.type === "import-meta"))
+      problems.push(`${relative(ROOT, file)} uses import.meta`);
+    const out = await transform(text, {
+      format: "cjs",
+      platform: "node",
+      target: "node20",
+      minifyWhitespace: true,
+      minifySyntax: true,
+      logLevel: "silent",
+    });
+    for (const w of out.warnings) problems.push(`${relative(ROOT, file)}: ${w.text}`);
+    writeFileSync(file, out.code);
+  }
+  if (problems.length) {
+    for (const p of new Set(problems)) console.error(`bundle: ${p}`);
+    process.exit(1);
+  }
+}
+
 const outputs = Object.entries(result.metafile.outputs);
 const bytes = outputs.reduce((n, [, o]) => n + o.bytes, 0);
 if (process.argv.includes("--verbose"))

@@ -1,16 +1,30 @@
 // The bin runs the bundle that `npm run build` makes (scripts/bundle.mjs): what it loads before
-// the first model request leaves, and the files its rewritten `import.meta.url`s point at.
+// the first model request leaves, the files its rewritten `import.meta.url`s point at, and the
+// V8 code cache it keeps for the chunks (bin/hands.js).
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { startScriptedServer } from "@hands/llm";
-import { BIN, cleanEnv, runHands, scriptedRunArgs } from "./testing/cli-process.js";
+import { BIN, type CliRun, cleanEnv, runHands, scriptedRunArgs } from "./testing/cli-process.js";
 
 const BUNDLE = fileURLToPath(new URL("../bundle/", import.meta.url));
+const CLI_ROOT = fileURLToPath(new URL("../", import.meta.url));
 
 // Preloaded into the bin: when the first HTTP request leaves, lists node's internal modules.
 const PROBE = `import http from "node:http";
@@ -29,7 +43,7 @@ syncBuiltinESMExports();
 `;
 
 test("the bin runs the bundle; undici, https and tls are not loaded when the first request leaves", async () => {
-  assert.match(readFileSync(BIN, "utf8"), /^import "\.\.\/bundle\/hands\.js";$/m);
+  assert.match(readFileSync(BIN, "utf8"), /^const ENTRY = "\.\.\/bundle\/hands\.js";$/m);
   const scratch = mkdtempSync(join(tmpdir(), "hands-bundle-"));
   const probe = join(scratch, "probe.mjs");
   const loadedFile = join(scratch, "loaded.json");
@@ -70,5 +84,141 @@ test("every rewritten import.meta.url in the bundle names the file it came from,
     assert.ok(resolved.endsWith(main), `${pkg} resolves to ${resolved}, not …/${main}`);
     const path = resolved.slice(0, resolved.length - main.length) + file;
     assert.ok(existsSync(path), `${pkg}: ${file} does not exist (${path})`);
+  }
+});
+
+/** A private copy of the bin and the bundle (no code cache yet), inside @hands/cli so packages resolve. */
+function copyOfBin(): { root: string; bin: string; cache: string } {
+  const root = mkdtempSync(join(CLI_ROOT, ".test-bin-"));
+  cpSync(join(CLI_ROOT, "bin"), join(root, "bin"), { recursive: true });
+  cpSync(BUNDLE, join(root, "bundle"), { recursive: true, filter: (f) => !f.includes(".v8-cache") });
+  return { root, bin: join(root, "bin", "hands.js"), cache: join(root, "bundle", ".v8-cache") };
+}
+
+function runBin(bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<CliRun> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const PY =
+  "class Greeter:\n    def hello(self, name):\n        return f'hi {name}'\n\ndef main():\n    print(Greeter().hello('x'))\n";
+
+/**
+ * One task that calls code_outline on a Python file: its implementation and web-tree-sitter are
+ * loaded with import() from inside the chunks, so a broken import() in cached code shows here.
+ * Returns the outline the tool gave and the final answer.
+ */
+async function outlineRun(
+  bin: string,
+  env: Record<string, string> = {},
+): Promise<{ outline: string; answer: string }> {
+  const ws = mkdtempSync(join(tmpdir(), "hands-cache-ws-"));
+  writeFileSync(join(ws, "greet.py"), PY);
+  const model = await startScriptedServer([
+    { content: "", toolCalls: [{ name: "code_outline", arguments: { path: "greet.py" } }] },
+    { content: "done" },
+  ]);
+  try {
+    const r = await runBin(
+      bin,
+      [...scriptedRunArgs(model.url, ws), "outline greet.py"],
+      cleanEnv(ws, env),
+      ws,
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const events = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const end = events.find((e) => e.type === "tool_end");
+    assert.ok(end, r.stdout);
+    return { outline: String(end.output), answer: events.at(-1).answer };
+  } finally {
+    await model.close();
+    rmSync(ws, { recursive: true, force: true });
+  }
+}
+
+function cacheFiles(dir: string): Map<string, Buffer> {
+  return new Map(readdirSync(dir).map((f) => [f, readFileSync(join(dir, f))]));
+}
+
+test("code cache: made by the first run, used unchanged by the next, same results; damaged or planted files are remade", async () => {
+  const copy = copyOfBin();
+  try {
+    const first = await outlineRun(copy.bin);
+    assert.match(first.outline, /class Greeter/);
+    assert.match(first.outline, /def hello\(self, name\)/);
+    assert.match(first.outline, /def main\(\)/);
+    assert.equal(first.answer, "done");
+    const made = cacheFiles(copy.cache);
+    const entry = [...made.keys()].find((f) => f.startsWith("hands.js."));
+    assert.ok(entry, `the entry chunk's code is saved: ${[...made.keys()]}`);
+    assert.ok(made.size >= 5, `the start-up chunks' code is saved: ${[...made.keys()]}`);
+    for (const [f, bytes] of made) assert.ok(bytes.length > 100, `${f}: ${bytes.length} bytes`);
+    assert.ok(![...made.keys()].some((f) => f.endsWith(".tmp")), "no temporary files left");
+
+    // Accepted by V8: nothing is written again, and the run gives what the first gave.
+    const second = await outlineRun(copy.bin);
+    assert.deepEqual(second, first);
+    assert.deepEqual(cacheFiles(copy.cache), made);
+
+    // Garbage, a truncated file and a symlink to a file elsewhere, at three caches' names.
+    const others = [...made.keys()].filter((f) => f !== entry);
+    const [garbage, truncated, planted] = [entry, others[0] ?? "", others[1] ?? ""];
+    writeFileSync(join(copy.cache, garbage), Buffer.alloc(made.get(garbage)!.length, 0x5a));
+    writeFileSync(join(copy.cache, truncated), made.get(truncated)!.subarray(0, 10));
+    const victim = join(copy.root, "victim.txt");
+    writeFileSync(victim, "not a cache");
+    rmSync(join(copy.cache, planted));
+    symlinkSync(victim, join(copy.cache, planted));
+    const third = await outlineRun(copy.bin);
+    assert.deepEqual(third, first);
+    const remade = cacheFiles(copy.cache);
+    assert.ok(
+      remade.get(garbage)!.length > 100 && remade.get(garbage)![0] !== 0x5a,
+      "the garbage file is remade",
+    );
+    assert.ok(remade.get(truncated)!.length > 10, "the truncated file is remade");
+    assert.ok(!lstatSync(join(copy.cache, planted)).isSymbolicLink(), "the symlink is replaced");
+    assert.equal(readFileSync(victim, "utf8"), "not a cache", "the symlink's target is untouched");
+  } finally {
+    rmSync(copy.root, { recursive: true, force: true });
+  }
+});
+
+test("code cache: other V8 flags get files of their own; HANDS_NO_CODE_CACHE=1 and an unwritable cache folder run without one", async () => {
+  const run = promisify(execFile);
+  const tagOf = async (flags: string[]) =>
+    (
+      await run(process.execPath, [...flags, "-p", "require('node:v8').cachedDataVersionTag()"])
+    ).stdout.trim();
+  const flag = "--max-old-space-size=300";
+  assert.notEqual(await tagOf([flag]), await tagOf([]), "the flag changes V8's tag");
+
+  const copy = copyOfBin();
+  try {
+    const plain = await outlineRun(copy.bin);
+    const before = cacheFiles(copy.cache);
+    const flagged = await outlineRun(copy.bin, { NODE_OPTIONS: flag });
+    assert.deepEqual(flagged, plain);
+    const after = cacheFiles(copy.cache);
+    for (const [f, bytes] of before) assert.deepEqual(after.get(f), bytes, `${f} is left as it was`);
+    assert.ok(after.size >= before.size * 2, "the flagged run saved files of its own");
+
+    rmSync(copy.cache, { recursive: true });
+    assert.deepEqual(await outlineRun(copy.bin, { HANDS_NO_CODE_CACHE: "1" }), plain);
+    assert.ok(!existsSync(copy.cache), "nothing saved with HANDS_NO_CODE_CACHE=1");
+
+    writeFileSync(copy.cache, "a file where the folder would be");
+    assert.deepEqual(await outlineRun(copy.bin), plain);
+  } finally {
+    rmSync(copy.root, { recursive: true, force: true });
   }
 });

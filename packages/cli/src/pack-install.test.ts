@@ -58,7 +58,7 @@ function entryPoints(pkg: Record<string, any>): string[] {
 // `new URL("./x.js", import.meta.url)` (a worker or child process started from a file).
 // In an HTML page (a web front end's), the scripts and styles it loads: src= and href=.
 const SPECIFIER =
-  /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|new URL\(\s*|\b(?:src|href)=)["'](\.{1,2}\/[^"']+)["']/g;
+  /(?:\bfrom\s*|\b(?:import|require|__handsImport)\s*\(\s*|\bimport\s+|new URL\(\s*|\b(?:src|href)=|\bENTRY = )["'](\.{1,2}\/[^"']+)["']/g;
 
 /** What is wrong with one package's file list (empty when it ships only what runs). */
 function packProblems(ws: Workspace, files: string[]): string[] {
