@@ -7,7 +7,9 @@
 // ratio hands / pi. Run by `npm run bench` (after the step figures) and `npm run bench:startup`
 // (--runs N, --no-pi, --hands PATH for another tree's bin, --cpu for the CPU time instead).
 // "hands" runs in a fresh data folder, as a first run does; "hands, 2nd run" (--no-second to
-// leave it out) in one where a task ran before, so memory has a file to open and read first.
+// leave it out) in one where a task ran before, so memory has a file to open and read first;
+// "hands, no code cache" (--no-uncached to leave it out) with HANDS_NO_CODE_CACHE=1, as the
+// first run after a build starts (the bin compiles the bundle from source and saves V8's code).
 //
 // pi is installed on first use into bench/.peers/ (gitignored, never committed) with npm, and
 // configured the way its docs/models.md says: a provider entry in the models.json of its
@@ -79,7 +81,7 @@ async function launch({ label, command, args, env = {}, cwd, model, check }) {
  * unmeasured run there, so the memory file exists and holds what that task taught (a user's
  * second run: memory is opened and read before the first request).
  */
-async function handsRun(bin, { cpu, earlier }) {
+async function handsRun(bin, { cpu, earlier, env: extraEnv = {} }) {
   const ws = mkdtempSync(join(tmpdir(), "hands-startup-"));
   const cpuFile = join(ws, ".cpu-at-request");
   const probe = cpu
@@ -95,7 +97,7 @@ async function handsRun(bin, { cpu, earlier }) {
         label: "hands",
         command: bin,
         args: [...handsFlags(model.url, ws), "say done"],
-        env: { HANDS_DATA_DIR: join(ws, ".data"), ...env },
+        env: { HANDS_DATA_DIR: join(ws, ".data"), ...extraEnv, ...env },
         cwd: ws,
         model,
         check: (out) => JSON.parse(out.trim().split("\n").at(-1)).status === "done",
@@ -114,7 +116,7 @@ async function handsRun(bin, { cpu, earlier }) {
 }
 
 /** The programs compared; `hands` entries may name other bins (an older tree) to compare. */
-function programs({ pi, handsBins, cpu, second }) {
+function programs({ pi, handsBins, cpu, second, uncached }) {
   const hands = handsBins.map((bin, i) => ({
     name: i === 0 ? "hands" : `hands (${bin})`,
     run: () => handsRun(bin, { cpu, earlier: false }),
@@ -123,6 +125,12 @@ function programs({ pi, handsBins, cpu, second }) {
     hands.splice(1, 0, {
       name: "hands, 2nd run",
       run: () => handsRun(handsBins[0], { cpu, earlier: true }),
+    });
+  // As a first run after `npm run build` starts: the chunks compiled from source (bin/hands.js).
+  if (uncached)
+    hands.splice(1, 0, {
+      name: "hands, no code cache",
+      run: () => handsRun(handsBins[0], { cpu, earlier: false, env: { HANDS_NO_CODE_CACHE: "1" } }),
     });
   const piRun = pi && {
     name: "pi",
@@ -177,8 +185,9 @@ export async function measureStartup({
   handsBins = [HANDS_BIN],
   cpu = false,
   second = true,
+  uncached = true,
 } = {}) {
-  const list = programs({ pi: pi && !cpu ? installPi() : undefined, handsBins, cpu, second }).filter(
+  const list = programs({ pi: pi && !cpu ? installPi() : undefined, handsBins, cpu, second, uncached }).filter(
     (p) => !cpu || p.name.startsWith("hands"),
   );
   const samples = new Map(list.map((p) => [p.name, []]));
@@ -217,6 +226,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     handsBins: [HANDS_BIN, ...others],
     cpu: argv.includes("--cpu"),
     second: !argv.includes("--no-second"),
+    uncached: !argv.includes("--no-uncached"),
   });
   if (argv.includes("--json")) console.log(JSON.stringify(r));
   else printStartup(r);

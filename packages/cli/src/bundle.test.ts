@@ -4,19 +4,22 @@
 import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import {
+  chmodSync,
   cpSync,
   existsSync,
   lstatSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -87,12 +90,28 @@ test("every rewritten import.meta.url in the bundle names the file it came from,
   }
 });
 
-/** A private copy of the bin and the bundle (no code cache yet), inside @hands/cli so packages resolve. */
-function copyOfBin(): { root: string; bin: string; cache: string } {
+/**
+ * A private copy of the bin and the bundle (no code cache yet), inside @hands/cli so packages
+ * resolve; `userCache` is its XDG_CACHE_HOME.
+ */
+function copyOfBin(): { root: string; bin: string; cache: string; userCache: string } {
   const root = mkdtempSync(join(CLI_ROOT, ".test-bin-"));
   cpSync(join(CLI_ROOT, "bin"), join(root, "bin"), { recursive: true });
   cpSync(BUNDLE, join(root, "bundle"), { recursive: true, filter: (f) => !f.includes(".v8-cache") });
-  return { root, bin: join(root, "bin", "hands.js"), cache: join(root, "bundle", ".v8-cache") };
+  return {
+    root,
+    bin: join(root, "bin", "hands.js"),
+    cache: join(root, "bundle", ".v8-cache"),
+    userCache: join(root, "xdg-cache"),
+  };
+}
+
+/** The one build folder under a code cache folder. */
+function buildFolder(cache: string): string {
+  const builds = readdirSync(cache);
+  assert.equal(builds.length, 1, `one build's folder: ${builds}`);
+  assert.match(builds[0]!, /^[0-9a-f]{16}$/);
+  return join(cache, builds[0]!);
 }
 
 function runBin(bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<CliRun> {
@@ -115,7 +134,7 @@ const PY =
  * Returns the outline the tool gave and the final answer.
  */
 async function outlineRun(
-  bin: string,
+  copy: { bin: string; userCache: string },
   env: Record<string, string> = {},
 ): Promise<{ outline: string; answer: string }> {
   const ws = mkdtempSync(join(tmpdir(), "hands-cache-ws-"));
@@ -126,9 +145,9 @@ async function outlineRun(
   ]);
   try {
     const r = await runBin(
-      bin,
+      copy.bin,
       [...scriptedRunArgs(model.url, ws), "outline greet.py"],
-      cleanEnv(ws, env),
+      cleanEnv(ws, { XDG_CACHE_HOME: copy.userCache, ...env }),
       ws,
     );
     assert.equal(r.code, 0, r.stderr);
@@ -152,12 +171,13 @@ function cacheFiles(dir: string): Map<string, Buffer> {
 test("code cache: made by the first run, used unchanged by the next, same results; damaged or planted files are remade", async () => {
   const copy = copyOfBin();
   try {
-    const first = await outlineRun(copy.bin);
+    const first = await outlineRun(copy);
     assert.match(first.outline, /class Greeter/);
     assert.match(first.outline, /def hello\(self, name\)/);
     assert.match(first.outline, /def main\(\)/);
     assert.equal(first.answer, "done");
-    const made = cacheFiles(copy.cache);
+    const folder = buildFolder(copy.cache);
+    const made = cacheFiles(folder);
     const entry = [...made.keys()].find((f) => f.startsWith("hands.js."));
     assert.ok(entry, `the entry chunk's code is saved: ${[...made.keys()]}`);
     assert.ok(made.size >= 5, `the start-up chunks' code is saved: ${[...made.keys()]}`);
@@ -165,35 +185,36 @@ test("code cache: made by the first run, used unchanged by the next, same result
     assert.ok(![...made.keys()].some((f) => f.endsWith(".tmp")), "no temporary files left");
 
     // Accepted by V8: nothing is written again, and the run gives what the first gave.
-    const second = await outlineRun(copy.bin);
+    const second = await outlineRun(copy);
     assert.deepEqual(second, first);
-    assert.deepEqual(cacheFiles(copy.cache), made);
+    assert.deepEqual(cacheFiles(folder), made);
 
     // Garbage, a truncated file and a symlink to a file elsewhere, at three caches' names.
     const others = [...made.keys()].filter((f) => f !== entry);
     const [garbage, truncated, planted] = [entry, others[0] ?? "", others[1] ?? ""];
-    writeFileSync(join(copy.cache, garbage), Buffer.alloc(made.get(garbage)!.length, 0x5a));
-    writeFileSync(join(copy.cache, truncated), made.get(truncated)!.subarray(0, 10));
+    writeFileSync(join(folder, garbage), Buffer.alloc(made.get(garbage)!.length, 0x5a));
+    writeFileSync(join(folder, truncated), made.get(truncated)!.subarray(0, 10));
     const victim = join(copy.root, "victim.txt");
     writeFileSync(victim, "not a cache");
-    rmSync(join(copy.cache, planted));
-    symlinkSync(victim, join(copy.cache, planted));
-    const third = await outlineRun(copy.bin);
+    rmSync(join(folder, planted));
+    symlinkSync(victim, join(folder, planted));
+    const third = await outlineRun(copy);
     assert.deepEqual(third, first);
-    const remade = cacheFiles(copy.cache);
+    const remade = cacheFiles(folder);
     assert.ok(
       remade.get(garbage)!.length > 100 && remade.get(garbage)![0] !== 0x5a,
       "the garbage file is remade",
     );
     assert.ok(remade.get(truncated)!.length > 10, "the truncated file is remade");
-    assert.ok(!lstatSync(join(copy.cache, planted)).isSymbolicLink(), "the symlink is replaced");
+    assert.ok(!lstatSync(join(folder, planted)).isSymbolicLink(), "the symlink is replaced");
+    assert.ok(!existsSync(copy.userCache), "nothing in the user's cache folder");
     assert.equal(readFileSync(victim, "utf8"), "not a cache", "the symlink's target is untouched");
   } finally {
     rmSync(copy.root, { recursive: true, force: true });
   }
 });
 
-test("code cache: other V8 flags get files of their own; HANDS_NO_CODE_CACHE=1 and an unwritable cache folder run without one", async () => {
+test("code cache: other V8 flags get files of their own; HANDS_NO_CODE_CACHE=1 saves none", async () => {
   const run = promisify(execFile);
   const tagOf = async (flags: string[]) =>
     (
@@ -204,20 +225,62 @@ test("code cache: other V8 flags get files of their own; HANDS_NO_CODE_CACHE=1 a
 
   const copy = copyOfBin();
   try {
-    const plain = await outlineRun(copy.bin);
-    const before = cacheFiles(copy.cache);
-    const flagged = await outlineRun(copy.bin, { NODE_OPTIONS: flag });
+    const plain = await outlineRun(copy);
+    const folder = buildFolder(copy.cache);
+    const before = cacheFiles(folder);
+    const flagged = await outlineRun(copy, { NODE_OPTIONS: flag });
     assert.deepEqual(flagged, plain);
-    const after = cacheFiles(copy.cache);
+    const after = cacheFiles(folder);
     for (const [f, bytes] of before) assert.deepEqual(after.get(f), bytes, `${f} is left as it was`);
     assert.ok(after.size >= before.size * 2, "the flagged run saved files of its own");
 
     rmSync(copy.cache, { recursive: true });
-    assert.deepEqual(await outlineRun(copy.bin, { HANDS_NO_CODE_CACHE: "1" }), plain);
-    assert.ok(!existsSync(copy.cache), "nothing saved with HANDS_NO_CODE_CACHE=1");
+    assert.deepEqual(await outlineRun(copy, { HANDS_NO_CODE_CACHE: "1" }), plain);
+    assert.ok(
+      !existsSync(copy.cache) && !existsSync(copy.userCache),
+      "nothing saved with HANDS_NO_CODE_CACHE=1",
+    );
+  } finally {
+    rmSync(copy.root, { recursive: true, force: true });
+  }
+});
 
+test("code cache: where the bundle's folder cannot be written, the user's private cache folder is used; a shared one is not", async () => {
+  const copy = copyOfBin();
+  try {
     writeFileSync(copy.cache, "a file where the folder would be");
-    assert.deepEqual(await outlineRun(copy.bin), plain);
+    const first = await outlineRun(copy);
+    assert.match(first.outline, /def main\(\)/);
+    const base = join(copy.userCache, "hands", "v8-cache");
+    const folder = buildFolder(base);
+    assert.equal(lstatSync(folder).mode & 0o777, 0o700, "a private folder");
+    const made = cacheFiles(folder);
+    assert.ok(made.size >= 5, `saved: ${[...made.keys()]}`);
+    assert.deepEqual(await outlineRun(copy), first);
+    assert.deepEqual(cacheFiles(folder), made, "used, not made again");
+
+    // A folder others can write to is neither read nor written.
+    chmodSync(folder, 0o777);
+    for (const f of made.keys()) writeFileSync(join(folder, f), "planted by someone else");
+    assert.deepEqual(await outlineRun(copy), first);
+    for (const f of made.keys())
+      assert.equal(readFileSync(join(folder, f), "utf8"), "planted by someone else");
+
+    // Old builds' folders beyond the three newest are removed when a new build's is made.
+    chmodSync(folder, 0o700);
+    rmSync(folder, { recursive: true });
+    const old = ["0000000000000001", "0000000000000002", "0000000000000003", "0000000000000004"];
+    for (const [i, b] of old.entries()) {
+      mkdirSync(join(base, b), { recursive: true });
+      utimesSync(join(base, b), 1000 + i, 1000 + i);
+    }
+    mkdirSync(join(base, "not-a-build"));
+    await outlineRun(copy);
+    assert.deepEqual(
+      readdirSync(base).sort(),
+      [...old.slice(1), basename(folder), "not-a-build"].sort(),
+      "the oldest build's folder is gone, others are kept",
+    );
   } finally {
     rmSync(copy.root, { recursive: true, force: true });
   }

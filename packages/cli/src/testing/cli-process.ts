@@ -12,7 +12,7 @@ export interface CliRun {
   stderr: string;
 }
 
-/** The process environment without OPENAI_/ANTHROPIC_/HANDS_ settings; data and config under `scratch`. */
+/** The process environment without OPENAI_/ANTHROPIC_/HANDS_ settings; data, config and cache under `scratch`. */
 export function cleanEnv(scratch: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!/^(OPENAI_|ANTHROPIC_|HANDS_)/.test(k)) env[k] = v;
@@ -20,6 +20,7 @@ export function cleanEnv(scratch: string, extra: Record<string, string> = {}): N
     ...env,
     HANDS_DATA_DIR: join(scratch, "data"),
     XDG_CONFIG_HOME: join(scratch, "config"),
+    XDG_CACHE_HOME: join(scratch, "cache"),
     NO_COLOR: "1",
     ...extra,
   };

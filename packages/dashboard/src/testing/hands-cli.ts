@@ -17,6 +17,7 @@ export function handsEnv(scratch: string, extra: Record<string, string> = {}): N
     ...env,
     HANDS_DATA_DIR: join(scratch, "data"),
     XDG_CONFIG_HOME: join(scratch, "config"),
+    XDG_CACHE_HOME: join(scratch, "cache"),
     NO_COLOR: "1",
     ...extra,
   };
