@@ -187,9 +187,13 @@ export async function measureStartup({
   second = true,
   uncached = true,
 } = {}) {
-  const list = programs({ pi: pi && !cpu ? installPi() : undefined, handsBins, cpu, second, uncached }).filter(
-    (p) => !cpu || p.name.startsWith("hands"),
-  );
+  const list = programs({
+    pi: pi && !cpu ? installPi() : undefined,
+    handsBins,
+    cpu,
+    second,
+    uncached,
+  }).filter((p) => !cpu || p.name.startsWith("hands"));
   const samples = new Map(list.map((p) => [p.name, []]));
   const loadAtStart = loadavg()[0];
   for (const p of list) await p.run(); // warm the file cache once; not counted
