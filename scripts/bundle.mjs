@@ -22,7 +22,7 @@
 // so it is replaced by the file's own URL inside its installed package (resolved at run time
 // from @hands/cli, which depends on every such package): `createRequire(import.meta.url)` then
 // finds that package's dependencies, `new URL("../package.json", import.meta.url)` its files.
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { init as initLexer, parse as parseImports } from "es-module-lexer";
@@ -174,10 +174,7 @@ if (patchedSdkFiles.size !== 4)
   problems.push(
     `expected each SDK's internal/headers.mjs and internal/utils/log.mjs, patched ${[...patchedSdkFiles]}`,
   );
-if (problems.length) {
-  for (const p of new Set(problems)) console.error(`bundle: ${p}`);
-  process.exit(1);
-}
+stopOnProblems();
 
 // --metafile PATH: esbuild's account of what went where (for `npx esbuild --analyze`-style looks).
 const metaAt = process.argv.indexOf("--metafile");
@@ -196,8 +193,10 @@ async function toFunctionBodies(files) {
     let text = readFileSync(file, "utf8");
     const [imports] = parseImports(text);
     for (const im of imports.filter((i) => i.type === "dynamic").reverse()) {
-      if (text.slice(im.importStart, im.importStart + 6) !== "import")
+      if (text.slice(im.importStart, im.importStart + 6) !== "import") {
         problems.push(`${relative(ROOT, file)}: no import() at ${im.importStart}`);
+        continue;
+      }
       text = `${text.slice(0, im.importStart)}__handsImport${text.slice(im.importStart + 6)}`;
     }
     if (imports.some((i) => i.type === "import-meta"))
@@ -213,14 +212,17 @@ async function toFunctionBodies(files) {
     for (const w of out.warnings) problems.push(`${relative(ROOT, file)}: ${w.text}`);
     writeFileSync(file, out.code);
   }
-  if (problems.length) {
-    for (const p of new Set(problems)) console.error(`bundle: ${p}`);
-    process.exit(1);
-  }
+  stopOnProblems();
 }
 
-const outputs = Object.entries(result.metafile.outputs);
-const bytes = outputs.reduce((n, [, o]) => n + o.bytes, 0);
+function stopOnProblems() {
+  if (problems.length === 0) return;
+  for (const p of new Set(problems)) console.error(`bundle: ${p}`);
+  process.exit(1);
+}
+
+const outputs = Object.entries(result.metafile.outputs).map(([f, o]) => [f, statSync(join(ROOT, f)).size, o]);
+const bytes = outputs.reduce((n, [, size]) => n + size, 0);
 if (process.argv.includes("--verbose"))
-  for (const [f, o] of outputs) console.log(`${relative(ROOT, f)}  ${o.bytes}  ${o.entryPoint ?? ""}`);
+  for (const [f, size, o] of outputs) console.log(`${relative(ROOT, f)}  ${size}  ${o.entryPoint ?? ""}`);
 console.log(`bundle: ${relative(ROOT, OUT)}/ — ${outputs.length} files, ${(bytes / 1024).toFixed(0)} KB`);

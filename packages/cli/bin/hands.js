@@ -49,7 +49,8 @@ function cacheFolders() {
   const folders = [path.join(BUNDLE, ".v8-cache", build)];
   const xdg = process.env.XDG_CACHE_HOME;
   const home = xdg && path.isAbsolute(xdg) ? xdg : path.join(require("node:os").homedir(), ".cache");
-  folders.push(path.join(home, "hands", "v8-cache", build));
+  // Never a relative path: that would be the working directory, a workspace that may be hostile.
+  if (path.isAbsolute(home)) folders.push(path.join(home, "hands", "v8-cache", build));
   return folders;
 }
 

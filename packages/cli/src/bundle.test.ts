@@ -136,9 +136,11 @@ const PY =
 async function outlineRun(
   copy: { bin: string; userCache: string },
   env: Record<string, string> = {},
+  workspace: { prepare?: (ws: string) => void; check?: (ws: string) => void } = {},
 ): Promise<{ outline: string; answer: string }> {
   const ws = mkdtempSync(join(tmpdir(), "hands-cache-ws-"));
   writeFileSync(join(ws, "greet.py"), PY);
+  workspace.prepare?.(ws);
   const model = await startScriptedServer([
     { content: "", toolCalls: [{ name: "code_outline", arguments: { path: "greet.py" } }] },
     { content: "done" },
@@ -157,6 +159,7 @@ async function outlineRun(
       .map((l) => JSON.parse(l));
     const end = events.find((e) => e.type === "tool_end");
     assert.ok(end, r.stdout);
+    workspace.check?.(ws);
     return { outline: String(end.output), answer: events.at(-1).answer };
   } finally {
     await model.close();
@@ -266,8 +269,30 @@ test("code cache: where the bundle's folder cannot be written, the user's privat
     for (const f of made.keys())
       assert.equal(readFileSync(join(folder, f), "utf8"), "planted by someone else");
 
-    // Old builds' folders beyond the three newest are removed when a new build's is made.
+    // With a relative home (HOME=".", no XDG_CACHE_HOME) the fallback would be the working
+    // directory, a workspace that may be hostile: code planted there is not read, none is saved.
     chmodSync(folder, 0o700);
+    const planted = join(".cache", "hands", "v8-cache", basename(folder));
+    const noHome = { HOME: ".", XDG_CACHE_HOME: "" };
+    assert.deepEqual(
+      await outlineRun(copy, noHome, {
+        prepare: (ws) => {
+          mkdirSync(join(ws, planted), { recursive: true, mode: 0o700 });
+          for (const f of made.keys()) writeFileSync(join(ws, planted, f), "planted by the workspace");
+        },
+        check: (ws) => {
+          assert.deepEqual(readdirSync(join(ws, planted)).sort(), [...made.keys()].sort());
+          for (const f of made.keys())
+            assert.equal(readFileSync(join(ws, planted, f), "utf8"), "planted by the workspace");
+        },
+      }),
+      first,
+    );
+    await outlineRun(copy, noHome, {
+      check: (ws) => assert.ok(!existsSync(join(ws, ".cache")), "nothing saved in the workspace"),
+    });
+
+    // Old builds' folders beyond the three newest are removed when a new build's is made.
     rmSync(folder, { recursive: true });
     const old = ["0000000000000001", "0000000000000002", "0000000000000003", "0000000000000004"];
     for (const [i, b] of old.entries()) {
