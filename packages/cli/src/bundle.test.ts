@@ -2,7 +2,7 @@
 // the first model request leaves, the files its rewritten `import.meta.url`s point at, and the
 // V8 code cache it keeps for the chunks (bin/hands.js).
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import {
   chmodSync,
   cpSync,
@@ -24,7 +24,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { startScriptedServer } from "@hands/llm";
-import { BIN, type CliRun, cleanEnv, runHands, scriptedRunArgs } from "./testing/cli-process.js";
+import { BIN, cleanEnv, runBin, runHands, scriptedRunArgs } from "./testing/cli-process.js";
 
 const BUNDLE = fileURLToPath(new URL("../bundle/", import.meta.url));
 const CLI_ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -112,17 +112,6 @@ function buildFolder(cache: string): string {
   assert.equal(builds.length, 1, `one build's folder: ${builds}`);
   assert.match(builds[0]!, /^[0-9a-f]{16}$/);
   return join(cache, builds[0]!);
-}
-
-function runBin(bin: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<CliRun> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 const PY =

@@ -38,8 +38,19 @@ export function runHands(
   cwd?: string,
   input?: string,
 ): Promise<CliRun> {
+  return runBin(BIN, args, env, cwd, input);
+}
+
+/** The same with another copy of the bin (e.g. one with a bundle of its own). */
+export function runBin(
+  bin: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+  input?: string,
+): Promise<CliRun> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(process.execPath, [bin, ...args], {
       env,
       cwd,
       stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
