@@ -471,7 +471,7 @@ describe("OpenAIProvider failures", () => {
       await assert.rejects(provider().complete({ messages: USER, tools: [], signal: controller.signal }), {
         name: "AbortError",
       });
-      assert.ok(performance.now() - started < 1000);
+      assert.ok(performance.now() - started < 2500, "well before the 5 s reply");
     });
   });
 
@@ -511,7 +511,7 @@ describe("OpenAIProvider failures", () => {
         },
       });
       await assert.rejects(pending, { name: "AbortError" });
-      assert.ok(performance.now() - started < 1000);
+      assert.ok(performance.now() - started < 2500, "well before the 20 s backoff");
       assert.equal(requests.length, 1);
     });
   });
