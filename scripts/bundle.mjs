@@ -13,16 +13,18 @@
 // import() (code compiled by node:vm has no working `import()` once a code cache is used).
 //
 // What stays outside, loaded from its installed package: native addons and packages that find
-// files next to themselves (better-sqlite3, sqlite-vec, web-tree-sitter and the grammars' .wasm
+// files next to themselves (sqlite-vec, web-tree-sitter and the grammars' .wasm
 // files, dockerode/ssh2), the e2b SDK (loaded only by --sandbox e2b; bundled, its module
 // namespace came out without `Sandbox`), `hands serve` (@hands/serve) and `hands dashboard` (@hands/dashboard, whose front end sits
-// next to its server): servers, not on the start-up path.
+// next to its server): servers, not on the start-up path. better-sqlite3's JavaScript is bundled;
+// memory gives it its addon's path (packages/memory/src/sqlite-store.ts).
 //
 // `import.meta.url` in a workspace package's file would name the bundle instead of that file,
 // so it is replaced by the file's own URL inside its installed package (resolved at run time
 // from @hands/cli, which depends on every such package): `createRequire(import.meta.url)` then
 // finds that package's dependencies, `new URL("../package.json", import.meta.url)` its files.
 import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { init as initLexer, parse as parseImports } from "es-module-lexer";
@@ -33,15 +35,7 @@ const CLI = join(ROOT, "packages", "cli");
 const OUT = join(CLI, "bundle");
 
 /** Loaded from their packages at run time (see above). */
-const EXTERNAL = [
-  "better-sqlite3",
-  "sqlite-vec",
-  "web-tree-sitter",
-  "dockerode",
-  "e2b",
-  "@hands/serve",
-  "@hands/dashboard",
-];
+const EXTERNAL = ["sqlite-vec", "web-tree-sitter", "dockerode", "e2b", "@hands/serve", "@hands/dashboard"];
 
 const readJson = (file) => JSON.parse(readFileSync(file, "utf8"));
 const cliPkg = readJson(join(CLI, "package.json"));
@@ -167,6 +161,19 @@ for (const file of Object.keys(result.metafile.inputs)) {
     if (want && have && want !== have)
       problems.push(`${dep}: ${ws.pkg.name} wants ${want}, ${cliPkg.name} has ${have}`);
   }
+}
+// better-sqlite3's JavaScript is bundled from here, its addon loaded from @hands/memory's
+// install: the two must be one version, so memory's dependency is pinned to the one bundled.
+{
+  const memoryPkg = readJson(join(ROOT, "packages", "memory", "package.json"));
+  const bundled = readJson(
+    createRequire(join(ROOT, "packages", "memory", "package.json")).resolve("better-sqlite3/package.json"),
+  );
+  const want = memoryPkg.dependencies?.["better-sqlite3"];
+  if (want !== bundled.version)
+    problems.push(
+      `better-sqlite3: ${bundled.version} is bundled, but ${memoryPkg.name} installs ${want} (pin it to the bundled version)`,
+    );
 }
 // Both SDKs are reachable (llm loads them on first use): a moved file would silently bring
 // undici back onto the first request's path.

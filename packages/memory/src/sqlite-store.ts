@@ -1,9 +1,12 @@
 // The default store: one SQLite file (WAL, one transaction per batch of events), FTS5 for
 // BM25 full-text search, and sqlite-vec for the first, bit-quantized pass of vector search.
-import { closeSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname } from "node:path";
-import type BetterSqlite3 from "better-sqlite3";
+import { dirname, join } from "node:path";
+// Imported, not required at first use: the bin's bundle then holds better-sqlite3's JavaScript
+// (compiled from its code cache) instead of resolving and compiling its dozen files when memory
+// opens (~4 ms of a second run's start-up). Its native part is loaded by path (addonOptions).
+import Database from "better-sqlite3";
 import { BitIndex } from "./bit-index.js";
 import { where } from "./chunk-filter-sql.js";
 import { toBits } from "./embeddings.js";
@@ -18,6 +21,29 @@ let localRequire: NodeJS.Require | undefined;
 function require(id: string): unknown {
   localRequire ??= createRequire(import.meta.url);
   return localRequire(id);
+}
+
+/**
+ * better-sqlite3's addon, given to it by path. Left to itself it finds the file with the
+ * `bindings` package, which searches from the calling file's folder — in the bin's bundle, not
+ * better-sqlite3's — at ~1 ms of stack walking and file checks. Where its build does not put the
+ * file in build/Release, that search runs from better-sqlite3's own folder.
+ */
+let addon: { nativeBinding: string } | undefined;
+function addonOptions(): { nativeBinding: string } {
+  if (!addon) {
+    localRequire ??= createRequire(import.meta.url);
+    const pkg = localRequire.resolve("better-sqlite3/package.json");
+    const file = join(dirname(pkg), "build", "Release", "better_sqlite3.node");
+    const find = () =>
+      (createRequire(pkg)("bindings") as (o: object) => string)({
+        bindings: "better_sqlite3.node",
+        module_root: dirname(pkg),
+        path: true,
+      });
+    addon = { nativeBinding: existsSync(file) ? file : find() };
+  }
+  return addon;
 }
 
 export interface SqliteStoreOptions {
@@ -117,17 +143,19 @@ function toChunk(r: Row): Chunk {
 }
 
 export class SqliteStore implements MemoryStore {
-  readonly db: BetterSqlite3.Database;
+  readonly db: Database.Database;
   private readonly stmts;
 
   constructor(readonly options: SqliteStoreOptions) {
-    const Database = require("better-sqlite3") as typeof BetterSqlite3;
     if (!options.readonly && options.path !== ":memory:" && options.path !== "") {
       mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
       // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the same mode.
       closeSync(openSync(options.path, "a", 0o600));
     }
-    this.db = new Database(options.path, options.readonly ? { readonly: true, fileMustExist: true } : {});
+    this.db = new Database(options.path, {
+      ...addonOptions(),
+      ...(options.readonly ? { readonly: true, fileMustExist: true } : {}),
+    });
     (require("sqlite-vec") as { load(db: unknown): void }).load(this.db);
     if (!options.readonly) {
       this.db.pragma("journal_mode = WAL");
@@ -165,9 +193,9 @@ export class SqliteStore implements MemoryStore {
     };
   }
 
-  private readonly cache = new Map<string, BetterSqlite3.Statement>();
+  private readonly cache = new Map<string, Database.Statement>();
   /** Prepared statements are reused: compiling one costs more than running it. */
-  private prep(sql: string): BetterSqlite3.Statement {
+  private prep(sql: string): Database.Statement {
     let st = this.cache.get(sql);
     if (!st) {
       st = this.db.prepare(sql);
@@ -730,8 +758,7 @@ const MAP_ABOVE_BYTES = 8 * 1024 * 1024;
 
 /** The size of the vectors a memory file was made with (undefined: not a memory file yet). */
 export function storedDimensions(path: string): number | undefined {
-  const Database = require("better-sqlite3") as typeof BetterSqlite3;
-  const db = new Database(path, { readonly: true, fileMustExist: true });
+  const db = new Database(path, { ...addonOptions(), readonly: true, fileMustExist: true });
   try {
     const row = db.prepare("SELECT value FROM meta WHERE key = 'dimensions'").get() as
       | { value: string }
