@@ -7,7 +7,7 @@
 // ratio hands / pi. Run by `npm run bench` (after the step figures) and `npm run bench:startup`
 // (--runs N, --no-pi, --hands PATH for another tree's bin, --cpu for the CPU time instead).
 // "hands" runs in a fresh data folder, as a first run does; "hands, 2nd run" (--no-second to
-// leave it out) in one where a task ran before, so memory has a file to open and read first;
+// leave it out; one for each --hands bin too) in one where a task ran before, so memory has a file to open and read first;
 // "hands, no code cache" (--no-uncached to leave it out) with HANDS_NO_CODE_CACHE=1, as the
 // first run after a build starts (the bin compiles the bundle from source and saves V8's code).
 //
@@ -121,11 +121,16 @@ function programs({ pi, handsBins, cpu, second, uncached }) {
     name: i === 0 ? "hands" : `hands (${bin})`,
     run: () => handsRun(bin, { cpu, earlier: false }),
   }));
+  // After the others' first runs, each bin's second run (another tree's named by its bin).
   if (second)
-    hands.splice(1, 0, {
-      name: "hands, 2nd run",
-      run: () => handsRun(handsBins[0], { cpu, earlier: true }),
-    });
+    hands.splice(
+      handsBins.length,
+      0,
+      ...handsBins.map((bin, i) => ({
+        name: i === 0 ? "hands, 2nd run" : `hands (${bin}), 2nd run`,
+        run: () => handsRun(bin, { cpu, earlier: true }),
+      })),
+    );
   // As a first run after `npm run build` starts: the chunks compiled from source (bin/hands.js).
   if (uncached)
     hands.splice(1, 0, {
