@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, test } from "node:test";
 import { HashEmbedder } from "./embeddings.js";
-import { SqliteStore } from "./sqlite-store.js";
+import { betterSqliteAddon, SqliteStore } from "./sqlite-store.js";
 import type { Chunk, MemoryEventInput } from "./types.js";
 
 const dir = mkdtempSync(join(tmpdir(), "hands-store-test-"));
@@ -153,4 +154,41 @@ test("compact merges the full-text index's segments, and every search finds what
     before,
   );
   store.close();
+});
+
+test("better-sqlite3's addon is found in its package: build/Release, else by its own search from there", () => {
+  const here = createRequire(import.meta.url);
+  const real = here.resolve("better-sqlite3/package.json");
+  assert.equal(betterSqliteAddon(real), join(dirname(real), "build", "Release", "better_sqlite3.node"));
+  /** A copy of the package (and of `bindings`, its own dependency), its addon in `addonDir`. */
+  const layout = (name: string, addonDir?: string) => {
+    const modules = join(dir, name, "node_modules");
+    const pkg = join(modules, "better-sqlite3");
+    mkdirSync(pkg, { recursive: true });
+    copyFileSync(real, join(pkg, "package.json"));
+    if (addonDir) {
+      mkdirSync(join(pkg, addonDir), { recursive: true });
+      copyFileSync(
+        join(dirname(real), "build", "Release", "better_sqlite3.node"),
+        join(pkg, addonDir, "better_sqlite3.node"),
+      );
+    }
+    for (const dep of ["bindings", "file-uri-to-path"])
+      cpSync(dirname(createRequire(real).resolve(`${dep}/package.json`)), join(modules, dep), {
+        recursive: true,
+      });
+    return pkg;
+  };
+  // Its build put the addon in out/Release: found there, from better-sqlite3's folder; it loads.
+  const pkg = layout("other-build", join("out", "Release"));
+  const found = betterSqliteAddon(join(pkg, "package.json"));
+  assert.equal(found, join(pkg, "out", "Release", "better_sqlite3.node"));
+  const Database = here("better-sqlite3") as typeof import("better-sqlite3");
+  const db = new Database(":memory:", { nativeBinding: found });
+  assert.deepEqual(db.prepare("SELECT 6 * 7 AS n").get(), { n: 42 });
+  db.close();
+  // Nowhere to be found: better-sqlite3's own error, naming the places it looked.
+  // (A folder of its own: node remembers the paths it has resolved.)
+  const none = layout("no-build");
+  assert.throws(() => betterSqliteAddon(join(none, "package.json")), /Could not locate the bindings file/);
 });

@@ -29,20 +29,18 @@ function require(id: string): unknown {
  * better-sqlite3's — at ~1 ms of stack walking and file checks. Where its build does not put the
  * file in build/Release, that search runs from better-sqlite3's own folder.
  */
+export function betterSqliteAddon(packageJson: string): string {
+  const root = dirname(packageJson);
+  const file = join(root, "build", "Release", "better_sqlite3.node");
+  if (existsSync(file)) return file;
+  const bindings = createRequire(packageJson)("bindings") as (o: object) => string;
+  return bindings({ bindings: "better_sqlite3.node", module_root: root, path: true });
+}
+
 let addon: { nativeBinding: string } | undefined;
 function addonOptions(): { nativeBinding: string } {
-  if (!addon) {
-    localRequire ??= createRequire(import.meta.url);
-    const pkg = localRequire.resolve("better-sqlite3/package.json");
-    const file = join(dirname(pkg), "build", "Release", "better_sqlite3.node");
-    const find = () =>
-      (createRequire(pkg)("bindings") as (o: object) => string)({
-        bindings: "better_sqlite3.node",
-        module_root: dirname(pkg),
-        path: true,
-      });
-    addon = { nativeBinding: existsSync(file) ? file : find() };
-  }
+  localRequire ??= createRequire(import.meta.url);
+  addon ??= { nativeBinding: betterSqliteAddon(localRequire.resolve("better-sqlite3/package.json")) };
   return addon;
 }
 
