@@ -130,8 +130,24 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
       const was = (await sb.exec(`export SURVIVES=yes; ${count}`)).stdout.split("\n");
       const base = Number(was[0]);
       const start = Date.now();
-      const b = await sb.exec("spawn() { spawn | spawn & }; spawn; sleep 1", { timeoutMs: 10_000 });
-      assert.ok((b.background?.length ?? 0) + (b.backgroundMore ?? 0) > 10, JSON.stringify(b).slice(0, 400));
+      // The command waits 1 s with a builtin on a pipe made before the bomb: with the PID limit
+      // reached, `sleep 1` itself could not fork (bash retries with back-off) and, on a loaded
+      // machine, ran into the timeout, whose kill took the bomb with it (nothing left behind).
+      const b = await sb.exec("exec {w}<> <(:); spawn() { spawn | spawn & }; spawn; read -t 1 -u $w; true", {
+        timeoutMs: 10_000,
+      });
+      const { exitCode, timedOut, durationMs, background, backgroundMore } = b;
+      assert.ok(
+        (background?.length ?? 0) + (backgroundMore ?? 0) > 10,
+        JSON.stringify({
+          exitCode,
+          timedOut,
+          durationMs,
+          background,
+          backgroundMore,
+          stderr: b.stderr.slice(-200),
+        }),
+      );
       const r = await sb.exec("echo $SURVIVES", { timeoutMs: 15_000 });
       assert.equal(r.exitCode, 0, JSON.stringify(r));
       assert.equal(r.stdout, "yes\n", "the session was restarted");
