@@ -216,9 +216,10 @@ export async function measureStartup({
 
 export function printStartup(r) {
   console.log(`start-up, median of ${r.runs} interleaved launches (${r.measure}):`);
+  const width = Math.max(24, ...Object.keys(r.medianMs).map((n) => n.length + 2));
   for (const [name, ms] of Object.entries(r.medianMs))
     console.log(
-      `  ${name.padEnd(24)}${String(ms).padStart(8)} ms${name === "node -e 0" ? "   (launch → exit)" : ""}`,
+      `  ${name.padEnd(width)}${String(ms).padStart(8)} ms${name === "node -e 0" ? "   (launch → exit)" : ""}`,
     );
   if (r.handsOverPi !== undefined) console.log(`  hands / pi:             ${r.handsOverPi}   (goal ≤ 0.12)`);
   console.log(`  load average, start/end: ${r.loadAverage.join(" / ")}`);
