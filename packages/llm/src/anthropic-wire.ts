@@ -6,7 +6,7 @@ import type {
   TextBlockParam,
   Tool,
 } from "@anthropic-ai/sdk/resources/messages/messages";
-import type { FinishReason, Message, ReasoningLevel, ThinkingBlock, ToolSchema, Usage } from "./types.js";
+import type { FinishReason, Message, ThinkingBlock, ToolSchema, Usage } from "./types.js";
 
 /** Anthropic only accepts [a-zA-Z0-9_-] in tool_use ids; ids from other providers may differ. */
 export function anthropicId(id: string): string {
@@ -81,13 +81,6 @@ function toThinkingParam(b: ThinkingBlock): ContentBlockParam {
     ? { type: "thinking", thinking: b.thinking, signature: b.signature }
     : { type: "redacted_thinking", data: b.data };
 }
-
-/** Token budgets of `thinking.budget_tokens` per level (the API's minimum is 1,024). */
-export const THINKING_BUDGET: Record<Exclude<ReasoningLevel, "off">, number> = {
-  low: 2048,
-  medium: 8192,
-  high: 24576,
-};
 
 /**
  * Prompt-cache breakpoints. Anthropic caches a request's prefix only up to a block marked

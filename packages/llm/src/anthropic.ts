@@ -6,27 +6,34 @@ import type {
   RawMessageStreamEvent,
 } from "@anthropic-ai/sdk/resources/messages/messages";
 import {
+  refusesThinkingForm,
+  type ThinkingMode,
+  thinkingModeFor,
+  thinkingParams,
+} from "./anthropic-thinking.js";
+import {
   fromAnthropicStop,
   fromAnthropicUsage,
-  THINKING_BUDGET,
   toAnthropic,
   toAnthropicTools,
   withCacheBreakpoints,
 } from "./anthropic-wire.js";
+import { ContextOverflowError } from "./context-overflow.js";
 import type { IdleWatch } from "./idle.js";
 import { type ModelPrice, withCost } from "./pricing.js";
 import { type CallContext, protocolError, summarize, withRetry } from "./retry.js";
 import { retryOptions, type SdkProviderOptions, sdkClientOptions, withIdleTimeout } from "./sdk-common.js";
 import { readJsonEvents, streamError } from "./sse.js";
-import type {
-  ModelRequest,
-  ModelResponse,
-  Provider,
-  ReasoningLevel,
-  Thinking,
-  ThinkingBlock,
-  ToolCall,
-  Usage,
+import {
+  ModelError,
+  type ModelRequest,
+  type ModelResponse,
+  type Provider,
+  type ReasoningLevel,
+  type Thinking,
+  type ThinkingBlock,
+  type ToolCall,
+  type Usage,
 } from "./types.js";
 
 export interface AnthropicProviderOptions extends SdkProviderOptions {
@@ -64,6 +71,8 @@ export class AnthropicProvider implements Provider {
   readonly model: string;
   readonly baseURL: string;
   private client?: Promise<Anthropic>;
+  /** The thinking form the server accepted after refusing the one the model's name suggested. */
+  private thinkingMode?: ThinkingMode;
 
   constructor(private readonly options: AnthropicProviderOptions) {
     this.model = options.model;
@@ -93,25 +102,22 @@ export class AnthropicProvider implements Provider {
     const client = await this.getClient();
     const { system, messages } = withCacheBreakpoints(toAnthropic(request.messages));
     const level = request.reasoning ?? this.options.reasoning;
-    const budget = level && level !== "off" ? THINKING_BUDGET[level] : undefined;
+    const thinkingLevel = level && level !== "off" ? level : undefined;
     const answerTokens = request.maxTokens ?? this.options.maxTokens ?? 8192;
-    // budget_tokens must be below max_tokens, which counts thinking and answer together; and
-    // thinking does not go with a changed temperature (docs.anthropic.com, "Extended thinking").
-    if (budget !== undefined && request.temperature !== undefined) {
+    // Thinking does not go with a changed temperature (docs.anthropic.com, "Extended thinking").
+    if (thinkingLevel && request.temperature !== undefined) {
       request.onEvent?.({ type: "notice", message: "extended thinking ignores the temperature setting" });
     }
-    const params: MessageCreateParamsBase = {
+    const paramsFor = (mode: ThinkingMode): MessageCreateParamsBase => ({
       model: this.model,
-      max_tokens: budget !== undefined ? budget + answerTokens : answerTokens,
+      max_tokens: answerTokens,
       messages,
       ...(system ? { system } : {}),
       ...(request.tools.length ? { tools: toAnthropicTools(request.tools) } : {}),
-      ...(request.temperature !== undefined && budget === undefined
-        ? { temperature: request.temperature }
-        : {}),
+      ...(request.temperature !== undefined && !thinkingLevel ? { temperature: request.temperature } : {}),
       ...(request.stop?.length ? { stop_sequences: request.stop } : {}),
-      ...(budget !== undefined ? { thinking: { type: "enabled", budget_tokens: budget } } : {}),
-    };
+      ...(thinkingLevel ? thinkingParams(mode, thinkingLevel, answerTokens) : {}),
+    });
     const context: CallContext = {
       provider: this.name,
       endpoint: `${this.baseURL}/v1/messages`,
@@ -119,17 +125,36 @@ export class AnthropicProvider implements Provider {
       model: this.model,
     };
     const streaming = this.options.stream ?? true;
-    const raw = await withRetry(
-      // Each attempt, the answer's first byte and every later chunk, within the idle timeout
-      // (the SDK's own stops at the headers).
-      () =>
-        withIdleTimeout(this.options, request.signal, (watch) =>
-          streaming
-            ? this.readStream(client, params, request, watch)
-            : this.readJson(client, params, request, watch),
-        ),
-      retryOptions(this.options, request, context),
-    );
+    const attempt = (params: MessageCreateParamsBase) =>
+      withRetry(
+        // Each attempt, the answer's first byte and every later chunk, within the idle timeout
+        // (the SDK's own stops at the headers).
+        () =>
+          withIdleTimeout(this.options, request.signal, (watch) =>
+            streaming
+              ? this.readStream(client, params, request, watch)
+              : this.readJson(client, params, request, watch),
+          ),
+        retryOptions(this.options, request, context),
+      );
+    const mode = this.thinkingMode ?? thinkingModeFor(this.model);
+    let raw: RawResult;
+    try {
+      raw = await attempt(paramsFor(mode));
+    } catch (err) {
+      // Refused the thinking form the name suggested (a model this does not know, a server of
+      // its own): the other form, once, and from then on.
+      if (!thinkingLevel || this.thinkingMode || !(err instanceof ModelError)) throw err;
+      if (err instanceof ContextOverflowError || err.status !== 400 || !refusesThinkingForm(err.message))
+        throw err;
+      const other: ThinkingMode = mode === "adaptive" ? "budget" : "adaptive";
+      this.thinkingMode = other;
+      request.onEvent?.({
+        type: "notice",
+        message: `--reasoning ${thinkingLevel}: the server refused ${mode === "adaptive" ? "adaptive thinking" : "a thinking budget"}; sent with ${other === "adaptive" ? "adaptive thinking" : "a thinking budget"} instead (${summarize(err.message.replace(/^.*?HTTP 400: /, ""), 160)})`,
+      });
+      raw = await attempt(paramsFor(other));
+    }
     let finishReason = fromAnthropicStop(raw.stop);
     if (raw.toolCalls.length > 0 && finishReason === "stop") finishReason = "tool_calls";
     const thinking = thinkingOf(raw.thinking);

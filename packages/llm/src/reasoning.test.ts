@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { AnthropicProvider } from "./anthropic.js";
+import { thinkingModeFor } from "./anthropic-thinking.js";
 import { OpenAIProvider, type OpenAIProviderOptions } from "./openai.js";
 import { ReactProvider } from "./react.js";
 import { reasoningParams, splitUnopenedThink, ThinkTagSplitter } from "./reasoning.js";
@@ -421,6 +422,173 @@ describe("Anthropic extended thinking over HTTP", () => {
           (e: unknown) =>
             e instanceof ModelError && e.status === 400 && /Invalid `signature`/.test(e.message),
         );
+      },
+    );
+  });
+
+  test("the thinking form by model: adaptive from Claude 4.6 on, a budget before and for other names", () => {
+    const adaptive = [
+      "claude-opus-4-6",
+      "claude-sonnet-4-6",
+      "claude-opus-4-7",
+      "claude-opus-4-8",
+      "claude-sonnet-5",
+      "claude-opus-5-5",
+      "claude-haiku-5-5-20261001",
+      "claude-fable-5",
+      "claude-mythos-preview",
+      "anthropic.claude-opus-4-7-v1:0",
+      "claude-opus-4-6@20260205",
+    ];
+    const budget = [
+      "claude-3-7-sonnet-latest",
+      "claude-3-5-sonnet-20241022",
+      "us.anthropic.claude-3-5-sonnet-20241022-v2:0",
+      "claude-sonnet-4-20250514",
+      "claude-opus-4-1",
+      "claude-sonnet-4-5",
+      "claude-haiku-4-5-20251001",
+      "claude-opus-4-5",
+      "house-model",
+      "claude",
+    ];
+    for (const m of adaptive) assert.equal(thinkingModeFor(m), "adaptive", m);
+    for (const m of budget) assert.equal(thinkingModeFor(m), "budget", m);
+  });
+
+  for (const stream of [true, false]) {
+    test(`adaptive thinking for a model that takes nothing else: effort, summarized text, signatures back (${stream ? "stream" : "json"})`, async () => {
+      await withServer(script, async (server) => {
+        const provider = new AnthropicProvider({
+          baseURL: server.origin,
+          apiKey: "k",
+          model: "claude-opus-4-8",
+          retry: FAST,
+          maxRetries: 0,
+          reasoning: "medium",
+          stream,
+          maxTokens: 4000,
+        });
+        const events: StreamEvent[] = [];
+        const history: Message[] = [{ role: "user", content: "files?" }];
+        const first = await provider.complete({
+          messages: history,
+          tools: TOOLS,
+          temperature: 0.2,
+          onEvent: (e) => events.push(e),
+        });
+        const req = server.requests[0]!.body;
+        assert.deepEqual(req.thinking, { type: "adaptive", display: "summarized" });
+        assert.deepEqual(req.output_config, { effort: "medium" });
+        assert.equal(req.max_tokens, 8192 + 4000, "room for thinking on top of the answer");
+        assert.equal(req.temperature, undefined);
+        assert.equal(events.filter((e) => e.type === "notice").length, 1, "only the temperature notice");
+        // Without "summarized" this model's thinking comes back without its text.
+        assert.equal(joined(events, "thinking_delta"), "I need the listing first.");
+        assert.equal(first.message.thinking?.blocks?.length, 2);
+        history.push(first.message, {
+          role: "tool",
+          toolCallId: first.message.toolCalls![0]!.id,
+          name: "run_command",
+          content: "a b",
+        });
+        const second = await provider.complete({ messages: history, tools: TOOLS });
+        assert.equal(second.message.content, "Two files.");
+        assert.equal(server.requests[1]!.body.thinking.type, "adaptive");
+        assert.deepEqual(
+          server.requests[1]!.body.messages[1].content.map((b: { type: string }) => b.type),
+          ["thinking", "redacted_thinking", "text", "tool_use"],
+        );
+      });
+    });
+  }
+
+  test("a server that refuses the form the name suggested gets the other, once, and from then on", async () => {
+    // A model of an Anthropic-compatible server that thinks only adaptively (a budget is sent first).
+    await withServer(
+      [{ content: "refused, not answered" }, { content: "one" }, { content: "two" }],
+      async (server) => {
+        const provider = new AnthropicProvider({
+          baseURL: server.origin,
+          apiKey: "k",
+          model: "house-model",
+          retry: FAST,
+          maxRetries: 0,
+          reasoning: "high",
+        });
+        const events: StreamEvent[] = [];
+        const r = await provider.complete({
+          messages: [{ role: "user", content: "x" }],
+          tools: [],
+          onEvent: (e) => events.push(e),
+        });
+        assert.equal(r.message.content, "one");
+        assert.equal(server.requests[0]!.body.thinking.type, "enabled");
+        assert.deepEqual(server.requests[1]!.body.thinking, { type: "adaptive", display: "summarized" });
+        assert.deepEqual(server.requests[1]!.body.output_config, { effort: "high" });
+        const notice = events.find((e) => e.type === "notice");
+        assert.match(
+          notice?.type === "notice" ? notice.message : "",
+          /^--reasoning high: the server refused a thinking budget; sent with adaptive thinking instead \(.*thinking\.type\.enabled is not supported/,
+        );
+        await provider.complete({ messages: [{ role: "user", content: "y" }], tools: [] });
+        assert.equal(server.requests.length, 3);
+        assert.equal(server.requests[2]!.body.thinking.type, "adaptive", "straight to the form that worked");
+      },
+      { thinkingForms: { "house-model": "adaptive" } },
+    );
+    // A Claude name this places as adaptive, served by a server that knows only budgets.
+    await withServer(
+      [{ content: "refused" }, { content: "fine" }],
+      async (server) => {
+        const provider = new AnthropicProvider({
+          baseURL: server.origin,
+          apiKey: "k",
+          model: "claude-sonnet-9",
+          retry: FAST,
+          maxRetries: 0,
+          reasoning: "high",
+        });
+        const r = await provider.complete({ messages: [{ role: "user", content: "x" }], tools: [] });
+        assert.equal(r.message.content, "fine");
+        assert.equal(server.requests[0]!.body.thinking.type, "adaptive");
+        assert.equal(server.requests[1]!.body.thinking.type, "enabled");
+        assert.equal(server.requests[1]!.body.output_config, undefined, "no effort with a budget");
+      },
+      { thinkingForms: { "claude-sonnet-9": "budget" } },
+    );
+  });
+
+  test("refused in both forms, or refused for something else: the error, after at most two requests", async () => {
+    const refusal = {
+      status: 400,
+      errorMessage: "thinking.budget_tokens: this server takes no thinking at all",
+    };
+    await withServer(
+      [refusal, { ...refusal, errorMessage: "adaptive thinking: no" }, { content: "never" }],
+      async (server) => {
+        await assert.rejects(
+          anthropic(server.origin, "high").complete({
+            messages: [{ role: "user", content: "x" }],
+            tools: [],
+          }),
+          (e: unknown) =>
+            e instanceof ModelError && e.status === 400 && /adaptive thinking: no/.test(e.message),
+        );
+        assert.equal(server.requests.length, 2);
+      },
+    );
+    await withServer(
+      [{ status: 400, errorMessage: "messages.0: bad content" }, { content: "never" }],
+      async (server) => {
+        await assert.rejects(
+          anthropic(server.origin, "high").complete({
+            messages: [{ role: "user", content: "x" }],
+            tools: [],
+          }),
+          /bad content/,
+        );
+        assert.equal(server.requests.length, 1, "not retried in the other form");
       },
     );
   });

@@ -98,6 +98,8 @@ export interface ScriptedServerOptions {
    * mode); "rejected" answers 400 to any reasoning_content in the input (deepseek-reasoner).
    */
   reasoningEcho?: "required" | "rejected";
+  /** Anthropic: the thinking forms of models not in THINKING_FORMS (by default: both). */
+  thinkingForms?: Record<string, ThinkingForms>;
 }
 
 export type OverflowWording = "openai" | "anthropic" | "llamacpp" | "lmstudio" | "ollama";
@@ -414,21 +416,84 @@ function anthropicEvents(
   return events;
 }
 
+export type ThinkingForms = "adaptive" | "budget" | "both";
+
 /**
- * What Anthropic's API enforces when a request turns thinking on: a budget of at least 1,024
- * tokens below max_tokens, no temperature, and — in a tool-use loop — the last assistant turn
- * starting with its thinking blocks exactly as they were sent (signatures verified).
+ * The thinking forms Anthropic's API takes per model, written out from its documentation (not
+ * derived by a rule, so a client that places a model wrongly is refused as the API would refuse
+ * it): a token budget only before Claude 4.6, both on the 4.6 models, adaptive only from Opus 4.7
+ * on. Dated ids count as their model.
+ */
+const THINKING_FORMS: Record<string, ThinkingForms> = {
+  "claude-3-7-sonnet": "budget",
+  "claude-sonnet-4": "budget",
+  "claude-opus-4": "budget",
+  "claude-opus-4-1": "budget",
+  "claude-sonnet-4-5": "budget",
+  "claude-haiku-4-5": "budget",
+  "claude-opus-4-5": "budget",
+  "claude-opus-4-6": "both",
+  "claude-sonnet-4-6": "both",
+  "claude-opus-4-7": "adaptive",
+  "claude-opus-4-8": "adaptive",
+  "claude-mythos-preview": "adaptive",
+  "claude-sonnet-5": "adaptive",
+  "claude-opus-5": "adaptive",
+  "claude-fable-5": "adaptive",
+  "claude-mythos-5": "adaptive",
+  "claude-haiku-5-5": "adaptive",
+  "claude-sonnet-5-5": "adaptive",
+  "claude-opus-5-5": "adaptive",
+};
+
+function thinkingFormsOf(model: unknown, extra: Record<string, ThinkingForms> = {}): ThinkingForms {
+  const name = String(model)
+    .replace(/-\d{8}$/, "")
+    .replace(/-latest$/, "");
+  return extra[name] ?? THINKING_FORMS[name] ?? "both";
+}
+
+const EFFORTS = ["low", "medium", "high", "xhigh", "max"];
+
+/**
+ * What Anthropic's API enforces when a request turns thinking on: the form the model takes; a
+ * budget of at least 1,024 tokens below max_tokens, or adaptive thinking with no budget (and
+ * effort only where adaptive thinking exists); no temperature; and — in a tool-use loop — the
+ * last assistant turn starting with its thinking blocks exactly as they were sent (signatures
+ * verified).
  */
 function anthropicThinkingError(
   body: any,
   verify: (b: Record<string, unknown>) => boolean,
+  extraForms?: Record<string, ThinkingForms>,
 ): string | undefined {
-  if (body?.thinking?.type !== "enabled") return undefined;
-  const budget = body.thinking.budget_tokens;
-  if (typeof budget !== "number" || budget < 1024)
-    return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024";
-  if (typeof body.max_tokens !== "number" || body.max_tokens <= budget)
-    return "`max_tokens` must be greater than `thinking.budget_tokens`";
+  const forms = thinkingFormsOf(body?.model, extraForms);
+  const effort = body?.output_config?.effort;
+  if (effort !== undefined && !EFFORTS.includes(effort))
+    return `output_config.effort: Input should be ${EFFORTS.map((e) => `'${e}'`).join(", ")}`;
+  if (effort !== undefined && forms === "budget")
+    return `output_config.effort: the effort parameter is not supported by ${body.model}`;
+  const type = body?.thinking?.type;
+  if (type === undefined || type === "disabled") return undefined;
+  if (type === "enabled" && forms === "adaptive")
+    return `thinking.type.enabled is not supported for ${body.model}; use thinking.type.adaptive and output_config.effort`;
+  if (type === "adaptive" && forms === "budget")
+    return `thinking.type.adaptive: adaptive thinking is not supported for ${body.model}`;
+  if (type === "adaptive") {
+    if ("budget_tokens" in body.thinking)
+      return "thinking.adaptive.budget_tokens: Extra inputs are not permitted";
+    const display = body.thinking.display;
+    if (display !== undefined && display !== null && display !== "summarized" && display !== "omitted")
+      return "thinking.adaptive.display: Input should be 'summarized' or 'omitted'";
+  } else if (type === "enabled") {
+    const budget = body.thinking.budget_tokens;
+    if (typeof budget !== "number" || budget < 1024)
+      return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024";
+    if (typeof body.max_tokens !== "number" || body.max_tokens <= budget)
+      return "`max_tokens` must be greater than `thinking.budget_tokens`";
+  } else {
+    return `thinking.type: Input tag '${type}' found using 'type' does not match any of the expected tags: 'enabled', 'disabled', 'adaptive'`;
+  }
   if (body.temperature !== undefined && body.temperature !== 1)
     return "`temperature` may only be set to 1 when thinking is enabled";
   const messages: any[] = Array.isArray(body.messages) ? body.messages : [];
@@ -616,14 +681,24 @@ export async function startScriptedServer(
     if (turn.neverAnswer) return;
     const rule =
       protocol === "anthropic"
-        ? anthropicThinkingError(record.body, verifyThinking)
+        ? anthropicThinkingError(record.body, verifyThinking, options.thinkingForms)
         : options.reasoningEcho && reasoningEchoError(record.body, options.reasoningEcho, reasoningSent);
     if (rule) return send(res, 400, errorBody(protocol, 400, rule));
     const id = `${protocol === "openai" ? "chatcmpl" : "msg"}_${++ids}`;
     const usage = usageOf(turn, rawLength);
     const thinking: AnthropicThinking[] = [];
+    // Adaptive thinking on the models that only think adaptively shows no text unless asked
+    // ("summarized"); the signature still carries the turn.
+    const asked = (record.body as any)?.thinking;
+    const omitted =
+      protocol === "anthropic" &&
+      asked?.type === "adaptive" &&
+      (asked.display === "omitted" ||
+        (asked.display !== "summarized" &&
+          thinkingFormsOf((record.body as any)?.model, options.thinkingForms) === "adaptive"));
+    const reasoning = omitted ? "" : turn.reasoning;
     if (turn.reasoning)
-      thinking.push({ type: "thinking", thinking: turn.reasoning, signature: sign(`t:${turn.reasoning}`) });
+      thinking.push({ type: "thinking", thinking: reasoning ?? "", signature: sign(`t:${reasoning}`) });
     if (turn.redactedThinking) {
       const nonce = randomBytes(12).toString("base64url");
       thinking.push({ type: "redacted_thinking", data: `${nonce}.${sign(`r:${nonce}`)}` });
