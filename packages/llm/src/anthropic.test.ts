@@ -148,6 +148,42 @@ describe("AnthropicProvider over HTTP", () => {
     );
   });
 
+  test("sent with the SDK's headers; a deprecated model is named once, and nothing is printed", async () => {
+    await withServer([{ content: "a" }, { content: "b" }, { content: "c" }], async (provider, requests) => {
+      const printed: unknown[] = [];
+      const warn = console.warn;
+      console.warn = (...args: unknown[]) => printed.push(args);
+      try {
+        const p = provider({ model: "claude-sonnet-4-5-20250929" });
+        const events: StreamEvent[] = [];
+        for (const stream of [true, true, false])
+          await (stream ? p : provider({ model: "claude-sonnet-4-5", stream: false })).complete({
+            messages: [{ role: "user", content: "x" }],
+            tools: [],
+            onEvent: (e) => events.push(e),
+          });
+        const notices = events.flatMap((e) => (e.type === "notice" ? [e.message] : []));
+        // One per provider (a run has one): two here, for the two providers.
+        assert.deepEqual(notices, [
+          "claude-sonnet-4-5-20250929 is deprecated and reaches its end of life on November 30th, 2026 (docs.anthropic.com/en/docs/resources/model-deprecations)",
+          "claude-sonnet-4-5 is deprecated and reaches its end of life on November 30th, 2026 (docs.anthropic.com/en/docs/resources/model-deprecations)",
+        ]);
+        assert.deepEqual(printed, [], "the SDK's own warning at every request");
+      } finally {
+        console.warn = warn;
+      }
+      for (const r of requests) {
+        assert.equal(r.headers["x-api-key"], "sk-ant-test");
+        assert.match(String(r.headers["anthropic-version"]), /^\d{4}-\d{2}-\d{2}$/);
+        assert.match(String(r.headers["content-type"]), /^application\/json/);
+      }
+      assert.deepEqual(
+        requests.map((r) => r.body.stream),
+        [true, true, false],
+      );
+    });
+  });
+
   test("non-streaming mode, no tools key when none, maxTokens and stop forwarded", async () => {
     await withServer(
       [{ content: "Final words.", usage: { inputTokens: 10, outputTokens: 2 } }],

@@ -1,5 +1,8 @@
 // Anthropic's messages API with tool use and streaming. The SDK is imported on first use:
-// it takes ~120 ms to load and most runs never touch it.
+// it takes ~120 ms to load and most runs never touch it. It says where a request goes and with
+// which headers (once per client), and what a failure is; the request itself is sent by
+// stream-post.ts (streamed) or the client's plain `post` (not), not by `messages.create`, whose
+// machinery cost ~0.6 ms a request and which prints a deprecation warning at every request.
 import type Anthropic from "@anthropic-ai/sdk";
 import type {
   MessageCreateParamsBase,
@@ -25,6 +28,13 @@ import { type CallContext, protocolError, summarize, withRetry } from "./retry.j
 import { retryOptions, type SdkProviderOptions, sdkClientOptions, withIdleTimeout } from "./sdk-common.js";
 import { readJsonEvents, streamError } from "./sse.js";
 import {
+  postForStream,
+  type SdkErrors,
+  type StreamTarget,
+  settleReply,
+  streamTarget,
+} from "./stream-post.js";
+import {
   ModelError,
   type ModelRequest,
   type ModelResponse,
@@ -35,6 +45,14 @@ import {
   type ToolCall,
   type Usage,
 } from "./types.js";
+
+const JSON_HEADERS = { "content-type": "application/json" };
+
+/**
+ * Models Anthropic has announced the end of (the SDK's `messages.create` warns at every request;
+ * here a run is told once). Dated ids count as their model.
+ */
+const DEPRECATED: Record<string, string> = { "claude-sonnet-4-5": "November 30th, 2026" };
 
 export interface AnthropicProviderOptions extends SdkProviderOptions {
   model: string;
@@ -71,6 +89,12 @@ export class AnthropicProvider implements Provider {
   readonly model: string;
   readonly baseURL: string;
   private client?: Promise<Anthropic>;
+  /** The SDK's error classes, loaded with the client. */
+  private errors?: SdkErrors;
+  /** Where and with which headers the SDK sends a messages request (built once, stream-post.ts). */
+  private target?: Promise<StreamTarget>;
+  /** Whether this run was told its model is deprecated (once, not at every request). */
+  private toldDeprecated = false;
   /** The thinking form the server accepted after refusing the one the model's name suggested. */
   private thinkingMode?: ThinkingMode;
 
@@ -84,22 +108,30 @@ export class AnthropicProvider implements Provider {
   }
 
   private getClient(): Promise<Anthropic> {
-    this.client ??= import("@anthropic-ai/sdk").then(
-      ({ default: Client }) =>
-        new Client(
-          sdkClientOptions(
-            this.baseURL,
-            this.options.apiKey ?? process.env.ANTHROPIC_API_KEY ?? "no-key",
-            this.options,
-          ),
+    this.client ??= import("@anthropic-ai/sdk").then(({ default: Client }) => {
+      this.errors = Client;
+      return new Client(
+        sdkClientOptions(
+          this.baseURL,
+          this.options.apiKey ?? process.env.ANTHROPIC_API_KEY ?? "no-key",
+          this.options,
         ),
-    );
+      );
+    });
     return this.client;
   }
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
     const started = performance.now();
     const client = await this.getClient();
+    const retiring = DEPRECATED[this.model.replace(/-\d{8}$/, "")];
+    if (retiring && !this.toldDeprecated) {
+      this.toldDeprecated = true;
+      request.onEvent?.({
+        type: "notice",
+        message: `${this.model} is deprecated and reaches its end of life on ${retiring} (docs.anthropic.com/en/docs/resources/model-deprecations)`,
+      });
+    }
     const { system, messages } = withCacheBreakpoints(toAnthropic(request.messages));
     const level = request.reasoning ?? this.options.reasoning;
     const thinkingLevel = level && level !== "off" ? level : undefined;
@@ -177,10 +209,10 @@ export class AnthropicProvider implements Provider {
     request: ModelRequest,
     watch: IdleWatch,
   ): Promise<RawResult> {
-    const message: unknown = await client.messages.create(
-      { ...params, stream: false },
-      { signal: watch.signal },
-    );
+    const message: unknown = await client.post("/v1/messages", {
+      body: { ...params, stream: false },
+      signal: watch.signal,
+    });
     const blocks = (message as { content?: unknown } | null)?.content;
     if (!message || typeof message !== "object" || !Array.isArray(blocks)) {
       const shown = typeof message === "string" ? message : JSON.stringify(message) || "(empty)";
@@ -211,11 +243,15 @@ export class AnthropicProvider implements Provider {
     request: ModelRequest,
     watch: IdleWatch,
   ): Promise<RawResult> {
-    // The raw response, read by our own SSE decoder (linear in the body's size).
-    const response = await client.messages
-      .create({ ...params, stream: true }, { signal: watch.signal })
-      .asResponse();
-    if (!response.body) throw protocolError("the server answered 200 but the event stream held no data");
+    // Sent as the SDK would send it, read by our own SSE decoder (linear in the body's size).
+    this.target ??= streamTarget(client, "/v1/messages", JSON_HEADERS);
+    const stream = await postForStream(
+      await this.target,
+      Buffer.from(JSON.stringify({ ...params, stream: true })),
+      watch.signal,
+      this.errors!,
+    );
+    if (!stream) throw protocolError("the server answered 200 but the event stream held no data");
     const emit = request.onEvent;
     let content = "";
     let stop: string | null = null;
@@ -233,67 +269,76 @@ export class AnthropicProvider implements Provider {
     const thinking: ThinkingBlock[] = [];
     // Content block index -> its thinking block, filled by thinking_delta and signature_delta.
     const thinkingIndex = new Map<number, ThinkingBlock & { type: "thinking" }>();
-    for await (const { value } of readJsonEvents(response.body, watch.touch)) {
-      const event = value as RawMessageStreamEvent | { type: "error"; error: unknown };
-      switch (event.type) {
-        case "error":
-          throw streamError(event);
-        case "message_start":
-          started = true;
-          mergeUsage(event.message.usage);
-          break;
-        case "content_block_start":
-          if (event.content_block.type === "tool_use") {
-            const { id, name } = event.content_block;
-            toolIndex.set(event.index, calls.length);
-            emit?.({ type: "tool_call_delta", index: calls.length, id, name });
-            calls.push({ id, name, arguments: "" });
-          } else if (event.content_block.type === "text" && event.content_block.text) {
-            content += event.content_block.text;
-            emit?.({ type: "text_delta", text: event.content_block.text });
-          } else if (event.content_block.type === "thinking") {
-            const block = {
-              type: "thinking" as const,
-              thinking: event.content_block.thinking ?? "",
-              signature: event.content_block.signature ?? "",
-            };
-            thinkingIndex.set(event.index, block);
-            thinking.push(block);
-            if (block.thinking) emit?.({ type: "thinking_delta", text: block.thinking });
-          } else if (event.content_block.type === "redacted_thinking") {
-            thinking.push({ type: "redacted_thinking", data: event.content_block.data });
-          }
-          break;
-        case "content_block_delta":
-          if (event.delta.type === "text_delta") {
-            content += event.delta.text;
-            emit?.({ type: "text_delta", text: event.delta.text });
-          } else if (event.delta.type === "thinking_delta") {
-            const block = thinkingIndex.get(event.index);
-            if (block) {
-              block.thinking += event.delta.thinking;
-              emit?.({ type: "thinking_delta", text: event.delta.thinking });
+    let complete = false;
+    try {
+      for await (const { value } of readJsonEvents(
+        stream.iterator({ destroyOnReturn: false }),
+        watch.touch,
+      )) {
+        const event = value as RawMessageStreamEvent | { type: "error"; error: unknown };
+        switch (event.type) {
+          case "error":
+            throw streamError(event);
+          case "message_start":
+            started = true;
+            mergeUsage(event.message.usage);
+            break;
+          case "content_block_start":
+            if (event.content_block.type === "tool_use") {
+              const { id, name } = event.content_block;
+              toolIndex.set(event.index, calls.length);
+              emit?.({ type: "tool_call_delta", index: calls.length, id, name });
+              calls.push({ id, name, arguments: "" });
+            } else if (event.content_block.type === "text" && event.content_block.text) {
+              content += event.content_block.text;
+              emit?.({ type: "text_delta", text: event.content_block.text });
+            } else if (event.content_block.type === "thinking") {
+              const block = {
+                type: "thinking" as const,
+                thinking: event.content_block.thinking ?? "",
+                signature: event.content_block.signature ?? "",
+              };
+              thinkingIndex.set(event.index, block);
+              thinking.push(block);
+              if (block.thinking) emit?.({ type: "thinking_delta", text: block.thinking });
+            } else if (event.content_block.type === "redacted_thinking") {
+              thinking.push({ type: "redacted_thinking", data: event.content_block.data });
             }
-          } else if (event.delta.type === "signature_delta") {
-            const block = thinkingIndex.get(event.index);
-            if (block) block.signature += event.delta.signature;
-          } else if (event.delta.type === "input_json_delta") {
-            const index = toolIndex.get(event.index);
-            const call = index === undefined ? undefined : calls[index];
-            if (call && index !== undefined) {
-              call.arguments += event.delta.partial_json;
-              emit?.({ type: "tool_call_delta", index, argumentsDelta: event.delta.partial_json });
+            break;
+          case "content_block_delta":
+            if (event.delta.type === "text_delta") {
+              content += event.delta.text;
+              emit?.({ type: "text_delta", text: event.delta.text });
+            } else if (event.delta.type === "thinking_delta") {
+              const block = thinkingIndex.get(event.index);
+              if (block) {
+                block.thinking += event.delta.thinking;
+                emit?.({ type: "thinking_delta", text: event.delta.thinking });
+              }
+            } else if (event.delta.type === "signature_delta") {
+              const block = thinkingIndex.get(event.index);
+              if (block) block.signature += event.delta.signature;
+            } else if (event.delta.type === "input_json_delta") {
+              const index = toolIndex.get(event.index);
+              const call = index === undefined ? undefined : calls[index];
+              if (call && index !== undefined) {
+                call.arguments += event.delta.partial_json;
+                emit?.({ type: "tool_call_delta", index, argumentsDelta: event.delta.partial_json });
+              }
             }
-          }
-          break;
-        case "message_delta":
-          stop = event.delta.stop_reason ?? stop;
-          mergeUsage(event.usage);
-          break;
-        case "message_stop":
-          stopped = true;
-          break;
+            break;
+          case "message_delta":
+            stop = event.delta.stop_reason ?? stop;
+            mergeUsage(event.usage);
+            break;
+          case "message_stop":
+            stopped = true;
+            break;
+        }
       }
+      complete = true;
+    } finally {
+      await settleReply(stream, complete);
     }
     if (watch.expired) throw new Error("idle timeout");
     if (!started) throw protocolError("the server answered 200 but the event stream held no data");
