@@ -24,8 +24,8 @@ import {
 import { ContextOverflowError } from "./context-overflow.js";
 import type { IdleWatch } from "./idle.js";
 import { type ModelPrice, withCost } from "./pricing.js";
-import { type CallContext, protocolError, summarize, withRetry } from "./retry.js";
-import { retryOptions, type SdkProviderOptions, sdkClientOptions, withIdleTimeout } from "./sdk-common.js";
+import { type CallContext, protocolError, summarize } from "./retry.js";
+import { type SdkProviderOptions, sdkClientOptions, withAttempts } from "./sdk-common.js";
 import { readJsonEvents, streamError } from "./sse.js";
 import {
   postForStream,
@@ -158,16 +158,10 @@ export class AnthropicProvider implements Provider {
     };
     const streaming = this.options.stream ?? true;
     const attempt = (params: MessageCreateParamsBase) =>
-      withRetry(
-        // Each attempt, the answer's first byte and every later chunk, within the idle timeout
-        // (the SDK's own stops at the headers).
-        () =>
-          withIdleTimeout(this.options, request.signal, (watch) =>
-            streaming
-              ? this.readStream(client, params, request, watch)
-              : this.readJson(client, params, request, watch),
-          ),
-        retryOptions(this.options, request, context),
+      withAttempts(this.options, request, context, (watch) =>
+        streaming
+          ? this.readStream(client, params, request, watch)
+          : this.readJson(client, params, request, watch),
       );
     const mode = this.thinkingMode ?? thinkingModeFor(this.model);
     let raw: RawResult;

@@ -22,8 +22,8 @@ import {
   turnHasToolCalls,
 } from "./reasoning.js";
 import { RequestBodyEncoder } from "./request-body.js";
-import { type CallContext, protocolError, summarize, withRetry } from "./retry.js";
-import { retryOptions, type SdkProviderOptions, sdkClientOptions, withIdleTimeout } from "./sdk-common.js";
+import { type CallContext, protocolError, summarize } from "./retry.js";
+import { type SdkProviderOptions, sdkClientOptions, withAttempts } from "./sdk-common.js";
 import { readJsonEvents, streamError } from "./sse.js";
 import {
   postForStream,
@@ -153,25 +153,20 @@ export class OpenAIProvider implements Provider {
     };
     const streaming = this.options.stream ?? true;
     const attempt = () =>
-      withRetry(
-        () =>
-          // Each attempt, the answer's first byte and every later chunk, within the idle timeout
-          // (the SDK's own stops at the headers).
-          withIdleTimeout(this.options, request.signal, (watch) =>
-            streaming
-              ? this.readStream(client, body, request, watch)
-              : this.readJson(client, body, request, watch),
-          ).then(
-            (r) => {
-              done(true);
-              return r;
-            },
-            (e: unknown) => {
-              done(false);
-              throw e;
-            },
-          ),
-        retryOptions(this.options, request, context),
+      withAttempts(this.options, request, context, (watch) =>
+        (streaming
+          ? this.readStream(client, body, request, watch)
+          : this.readJson(client, body, request, watch)
+        ).then(
+          (r) => {
+            done(true);
+            return r;
+          },
+          (e: unknown) => {
+            done(false);
+            throw e;
+          },
+        ),
       );
     let raw: RawResult;
     try {

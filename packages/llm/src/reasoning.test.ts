@@ -330,55 +330,81 @@ describe("Anthropic extended thinking over HTTP", () => {
     { content: "Two files." },
   ];
 
-  for (const stream of [true, false]) {
-    test(`thinking blocks come back unmodified with their signatures (${stream ? "stream" : "json"})`, async () => {
-      await withServer(script, async (server) => {
-        const provider = new AnthropicProvider({
-          baseURL: server.origin,
-          apiKey: "k",
-          model: "claude-sonnet-4-5",
-          retry: FAST,
-          maxRetries: 0,
-          reasoning: "high",
-          stream,
-          maxTokens: 4000,
-        });
-        const events: StreamEvent[] = [];
-        const history: Message[] = [{ role: "user", content: "files?" }];
-        const first = await provider.complete({
-          messages: history,
-          tools: TOOLS,
-          temperature: 0.2,
-          onEvent: (e) => events.push(e),
-        });
-        const req = server.requests[0]!.body;
+  // The two forms: a budget (claude-sonnet-4-5), adaptive thinking (claude-opus-4-8, which takes
+  // nothing else and shows no thinking text unless asked for it summarized).
+  const forms = [
+    {
+      model: "claude-sonnet-4-5",
+      reasoning: "high" as const,
+      sent(req: any) {
         assert.equal(req.thinking.type, "enabled");
-        assert.ok(req.max_tokens > req.thinking.budget_tokens, "max_tokens raised to fit the budget");
-        assert.equal(req.max_tokens - req.thinking.budget_tokens, 4000);
-        assert.equal(req.temperature, undefined);
-        assert.ok(events.some((e) => e.type === "notice"));
-        assert.equal(joined(events, "thinking_delta"), "I need the listing first.");
-        assert.equal(first.message.content, "Listing.");
-        const t = first.message.thinking;
-        assert.equal(t?.blocks?.length, 2);
-        assert.equal(t?.blocks?.[1]?.type, "redacted_thinking");
-        assert.match(t?.text ?? "", /I need the listing first\.\n\n\[redacted thinking\]/);
-        history.push(first.message, {
-          role: "tool",
-          toolCallId: first.message.toolCalls![0]!.id,
-          name: "run_command",
-          content: "a b",
-        });
-        const second = await provider.complete({ messages: history, tools: TOOLS });
-        assert.equal(second.message.content, "Two files.");
-        const back = server.requests[1]!.body.messages[1].content;
-        assert.deepEqual(
-          back.map((b: { type: string }) => b.type),
-          ["thinking", "redacted_thinking", "text", "tool_use"],
+        assert.equal(
+          req.max_tokens - req.thinking.budget_tokens,
+          4000,
+          "max_tokens raised to fit the budget",
         );
+        assert.equal(req.output_config, undefined);
+      },
+    },
+    {
+      model: "claude-opus-4-8",
+      reasoning: "medium" as const,
+      sent(req: any) {
+        assert.deepEqual(req.thinking, { type: "adaptive", display: "summarized" });
+        assert.deepEqual(req.output_config, { effort: "medium" });
+        assert.equal(req.max_tokens, 8192 + 4000, "room for thinking on top of the answer");
+      },
+    },
+  ];
+  for (const form of forms)
+    for (const stream of [true, false]) {
+      test(`${form.model}: thinking shown, its blocks back unmodified with their signatures (${stream ? "stream" : "json"})`, async () => {
+        await withServer(script, async (server) => {
+          const provider = new AnthropicProvider({
+            baseURL: server.origin,
+            apiKey: "k",
+            model: form.model,
+            retry: FAST,
+            maxRetries: 0,
+            reasoning: form.reasoning,
+            stream,
+            maxTokens: 4000,
+          });
+          const events: StreamEvent[] = [];
+          const history: Message[] = [{ role: "user", content: "files?" }];
+          const first = await provider.complete({
+            messages: history,
+            tools: TOOLS,
+            temperature: 0.2,
+            onEvent: (e) => events.push(e),
+          });
+          const req = server.requests[0]!.body;
+          form.sent(req);
+          assert.equal(req.temperature, undefined);
+          assert.ok(events.some((e) => e.type === "notice" && /ignores the temperature/.test(e.message)));
+          assert.equal(joined(events, "thinking_delta"), "I need the listing first.");
+          assert.equal(first.message.content, "Listing.");
+          const t = first.message.thinking;
+          assert.equal(t?.blocks?.length, 2);
+          assert.equal(t?.blocks?.[1]?.type, "redacted_thinking");
+          assert.match(t?.text ?? "", /I need the listing first\.\n\n\[redacted thinking\]/);
+          history.push(first.message, {
+            role: "tool",
+            toolCallId: first.message.toolCalls![0]!.id,
+            name: "run_command",
+            content: "a b",
+          });
+          const second = await provider.complete({ messages: history, tools: TOOLS });
+          assert.equal(second.message.content, "Two files.");
+          form.sent(server.requests[1]!.body);
+          const back = server.requests[1]!.body.messages[1].content;
+          assert.deepEqual(
+            back.map((b: { type: string }) => b.type),
+            ["thinking", "redacted_thinking", "text", "tool_use"],
+          );
+        });
       });
-    });
-  }
+    }
 
   test("the API's checks: missing or altered thinking in the tool loop is a 400", async () => {
     await withServer(
@@ -455,53 +481,6 @@ describe("Anthropic extended thinking over HTTP", () => {
     for (const m of adaptive) assert.equal(thinkingModeFor(m), "adaptive", m);
     for (const m of budget) assert.equal(thinkingModeFor(m), "budget", m);
   });
-
-  for (const stream of [true, false]) {
-    test(`adaptive thinking for a model that takes nothing else: effort, summarized text, signatures back (${stream ? "stream" : "json"})`, async () => {
-      await withServer(script, async (server) => {
-        const provider = new AnthropicProvider({
-          baseURL: server.origin,
-          apiKey: "k",
-          model: "claude-opus-4-8",
-          retry: FAST,
-          maxRetries: 0,
-          reasoning: "medium",
-          stream,
-          maxTokens: 4000,
-        });
-        const events: StreamEvent[] = [];
-        const history: Message[] = [{ role: "user", content: "files?" }];
-        const first = await provider.complete({
-          messages: history,
-          tools: TOOLS,
-          temperature: 0.2,
-          onEvent: (e) => events.push(e),
-        });
-        const req = server.requests[0]!.body;
-        assert.deepEqual(req.thinking, { type: "adaptive", display: "summarized" });
-        assert.deepEqual(req.output_config, { effort: "medium" });
-        assert.equal(req.max_tokens, 8192 + 4000, "room for thinking on top of the answer");
-        assert.equal(req.temperature, undefined);
-        assert.equal(events.filter((e) => e.type === "notice").length, 1, "only the temperature notice");
-        // Without "summarized" this model's thinking comes back without its text.
-        assert.equal(joined(events, "thinking_delta"), "I need the listing first.");
-        assert.equal(first.message.thinking?.blocks?.length, 2);
-        history.push(first.message, {
-          role: "tool",
-          toolCallId: first.message.toolCalls![0]!.id,
-          name: "run_command",
-          content: "a b",
-        });
-        const second = await provider.complete({ messages: history, tools: TOOLS });
-        assert.equal(second.message.content, "Two files.");
-        assert.equal(server.requests[1]!.body.thinking.type, "adaptive");
-        assert.deepEqual(
-          server.requests[1]!.body.messages[1].content.map((b: { type: string }) => b.type),
-          ["thinking", "redacted_thinking", "text", "tool_use"],
-        );
-      });
-    });
-  }
 
   test("a server that refuses the form the name suggested gets the other, once, and from then on", async () => {
     // A model of an Anthropic-compatible server that thinks only adaptively (a budget is sent first).

@@ -2,7 +2,7 @@
 // timeout around a streamed response.
 import { nodeFetch } from "./http-fetch.js";
 import { type IdleWatch, idleWatch } from "./idle.js";
-import { type CallContext, protocolError, type RetryOptions } from "./retry.js";
+import { type CallContext, protocolError, type RetryOptions, withRetry } from "./retry.js";
 import type { ModelRequest } from "./types.js";
 
 /** The idle timeout: the longest wait for the first byte of a response and between its chunks. */
@@ -46,6 +46,23 @@ export function retryOptions(
     onRetry: (info) => request.onEvent?.({ type: "retry", ...info }),
     context,
   };
+}
+
+/**
+ * One model call: each attempt runs `read` under the idle watch (the answer's first byte and
+ * every later chunk within the idle timeout; the SDKs' own timeout stops at the headers), and
+ * failed attempts are retried as configured, each retry an event.
+ */
+export function withAttempts<T>(
+  options: SdkProviderOptions,
+  request: ModelRequest,
+  context: CallContext,
+  read: (watch: IdleWatch) => Promise<T>,
+): Promise<T> {
+  return withRetry(
+    () => withIdleTimeout(options, request.signal, read),
+    retryOptions(options, request, context),
+  );
 }
 
 /** Runs `read` under an idle watch: no chunk for `timeoutMs` aborts it as a retryable timeout. */
