@@ -5,6 +5,8 @@ import type {
   StopReason,
   TextBlockParam,
   Tool,
+  ToolResultBlockParam,
+  ToolUseBlockParam,
 } from "@anthropic-ai/sdk/resources/messages/messages";
 import type { FinishReason, Message, ThinkingBlock, ToolSchema, Usage } from "./types.js";
 
@@ -25,6 +27,41 @@ function parseInput(args: string): Record<string, unknown> {
   }
 }
 
+/** A non-system message as Anthropic content blocks, and the role of the turn they go in. */
+export function turnOf(m: Exclude<Message, { role: "system" }>): {
+  role: "user" | "assistant";
+  blocks: ContentBlockParam[];
+} {
+  if (m.role === "user") return { role: "user", blocks: [{ type: "text", text: m.content }] };
+  if (m.role === "tool") {
+    return {
+      role: "user",
+      blocks: [
+        {
+          type: "tool_result",
+          tool_use_id: anthropicId(m.toolCallId),
+          content: m.content,
+          ...(m.isError ? { is_error: true } : {}),
+        },
+      ],
+    };
+  }
+  // Thinking blocks go back first and unmodified: with thinking on, the API rejects a
+  // tool_result turn whose assistant turn lacks them or alters them (the signature is
+  // checked) — docs.anthropic.com, "Extended thinking", "Preserving thinking blocks".
+  const blocks: ContentBlockParam[] = [...(m.thinking?.blocks ?? []).map(toThinkingParam)];
+  if (m.content.trim()) blocks.push({ type: "text", text: m.content });
+  for (const call of m.toolCalls ?? []) {
+    blocks.push({
+      type: "tool_use",
+      id: anthropicId(call.id),
+      name: call.name,
+      input: parseInput(call.arguments),
+    });
+  }
+  return { role: "assistant", blocks };
+}
+
 /**
  * Splits out the system prompt and converts the rest. Tool results go into user turns as
  * tool_result blocks; consecutive same-role turns merge, as the API expects alternation.
@@ -32,40 +69,16 @@ function parseInput(args: string): Record<string, unknown> {
 export function toAnthropic(messages: readonly Message[]): { system: string; messages: MessageParam[] } {
   const system: string[] = [];
   const out: { role: "user" | "assistant"; content: ContentBlockParam[] }[] = [];
-  const push = (role: "user" | "assistant", blocks: ContentBlockParam[]) => {
-    if (blocks.length === 0) return;
+  for (const m of messages) {
+    if (m.role === "system") {
+      system.push(m.content);
+      continue;
+    }
+    const { role, blocks } = turnOf(m);
+    if (blocks.length === 0) continue;
     const last = out[out.length - 1];
     if (last && last.role === role) last.content.push(...blocks);
     else out.push({ role, content: blocks });
-  };
-  for (const m of messages) {
-    if (m.role === "system") system.push(m.content);
-    else if (m.role === "user") push("user", [{ type: "text", text: m.content }]);
-    else if (m.role === "tool") {
-      push("user", [
-        {
-          type: "tool_result",
-          tool_use_id: anthropicId(m.toolCallId),
-          content: m.content,
-          ...(m.isError ? { is_error: true } : {}),
-        },
-      ]);
-    } else {
-      // Thinking blocks go back first and unmodified: with thinking on, the API rejects a
-      // tool_result turn whose assistant turn lacks them or alters them (the signature is
-      // checked) — docs.anthropic.com, "Extended thinking", "Preserving thinking blocks".
-      const blocks: ContentBlockParam[] = [...(m.thinking?.blocks ?? []).map(toThinkingParam)];
-      if (m.content.trim()) blocks.push({ type: "text", text: m.content });
-      for (const call of m.toolCalls ?? []) {
-        blocks.push({
-          type: "tool_use",
-          id: anthropicId(call.id),
-          name: call.name,
-          input: parseInput(call.arguments),
-        });
-      }
-      push("assistant", blocks);
-    }
   }
   // tool_result blocks must come first in their user turn.
   for (const turn of out) {
@@ -89,6 +102,13 @@ function toThinkingParam(b: ThinkingBlock): ContentBlockParam {
  * request is this one plus new messages, so it reads all of this one from the cache). Two of
  * the four breakpoints allowed; a prefix under the model's minimum is simply not cached.
  */
+/** The blocks a cache breakpoint may be put on (thinking blocks take none). */
+export function takesCacheControl(
+  block: ContentBlockParam,
+): block is TextBlockParam | ToolResultBlockParam | ToolUseBlockParam {
+  return block.type === "text" || block.type === "tool_result" || block.type === "tool_use";
+}
+
 export function withCacheBreakpoints(wire: { system: string; messages: MessageParam[] }): {
   system?: TextBlockParam[];
   messages: MessageParam[];
@@ -98,8 +118,7 @@ export function withCacheBreakpoints(wire: { system: string; messages: MessagePa
   if (last && Array.isArray(last.content) && last.content.length > 0) {
     const blocks = last.content as ContentBlockParam[];
     const end = blocks[blocks.length - 1]!;
-    if (end.type === "text" || end.type === "tool_result" || end.type === "tool_use")
-      blocks[blocks.length - 1] = { ...end, cache_control: ephemeral };
+    if (takesCacheControl(end)) blocks[blocks.length - 1] = { ...end, cache_control: ephemeral };
   }
   return {
     ...(wire.system ? { system: [{ type: "text", text: wire.system, cache_control: ephemeral }] } : {}),

@@ -8,6 +8,7 @@ import type {
   MessageCreateParamsBase,
   RawMessageStreamEvent,
 } from "@anthropic-ai/sdk/resources/messages/messages";
+import { AnthropicBodyEncoder } from "./anthropic-body.js";
 import {
   refusesThinkingForm,
   type ThinkingMode,
@@ -47,6 +48,19 @@ import {
 } from "./types.js";
 
 const JSON_HEADERS = { "content-type": "application/json" };
+
+/** A request's parameters but the conversation and the tools. */
+type RequestFields = Omit<MessageCreateParamsBase, "messages" | "system" | "tools">;
+
+/** The conversation and the tools of a request, converted whole (non-streamed requests). */
+function wireOf(request: ModelRequest): Pick<MessageCreateParamsBase, "messages" | "system" | "tools"> {
+  const { system, messages } = withCacheBreakpoints(toAnthropic(request.messages));
+  return {
+    messages,
+    ...(system ? { system } : {}),
+    ...(request.tools.length ? { tools: toAnthropicTools(request.tools) } : {}),
+  };
+}
 
 /**
  * Models Anthropic has announced the end of (the SDK's `messages.create` warns at every request;
@@ -93,6 +107,8 @@ export class AnthropicProvider implements Provider {
   private errors?: SdkErrors;
   /** Where and with which headers the SDK sends a messages request (built once, stream-post.ts). */
   private target?: Promise<StreamTarget>;
+  /** A streamed request's body, each message encoded once (anthropic-body.ts). */
+  private readonly encoder = new AnthropicBodyEncoder();
   /** Whether this run was told its model is deprecated (once, not at every request). */
   private toldDeprecated = false;
   /** The thinking form the server accepted after refusing the one the model's name suggested. */
@@ -132,7 +148,6 @@ export class AnthropicProvider implements Provider {
         message: `${this.model} is deprecated and reaches its end of life on ${retiring} (docs.anthropic.com/en/docs/resources/model-deprecations)`,
       });
     }
-    const { system, messages } = withCacheBreakpoints(toAnthropic(request.messages));
     const level = request.reasoning ?? this.options.reasoning;
     const thinkingLevel = level && level !== "off" ? level : undefined;
     const answerTokens = request.maxTokens ?? this.options.maxTokens ?? 8192;
@@ -140,12 +155,10 @@ export class AnthropicProvider implements Provider {
     if (thinkingLevel && request.temperature !== undefined) {
       request.onEvent?.({ type: "notice", message: "extended thinking ignores the temperature setting" });
     }
-    const paramsFor = (mode: ThinkingMode): MessageCreateParamsBase => ({
+    // Everything but the conversation and the tools (which the body encoder keeps encoded).
+    const fieldsFor = (mode: ThinkingMode): RequestFields => ({
       model: this.model,
       max_tokens: answerTokens,
-      messages,
-      ...(system ? { system } : {}),
-      ...(request.tools.length ? { tools: toAnthropicTools(request.tools) } : {}),
       ...(request.temperature !== undefined && !thinkingLevel ? { temperature: request.temperature } : {}),
       ...(request.stop?.length ? { stop_sequences: request.stop } : {}),
       ...(thinkingLevel ? thinkingParams(mode, thinkingLevel, answerTokens) : {}),
@@ -157,16 +170,16 @@ export class AnthropicProvider implements Provider {
       model: this.model,
     };
     const streaming = this.options.stream ?? true;
-    const attempt = (params: MessageCreateParamsBase) =>
+    const attempt = (fields: RequestFields) =>
       withAttempts(this.options, request, context, (watch) =>
         streaming
-          ? this.readStream(client, params, request, watch)
-          : this.readJson(client, params, request, watch),
+          ? this.readStream(client, fields, request, watch)
+          : this.readJson(client, fields, request, watch),
       );
     const mode = this.thinkingMode ?? thinkingModeFor(this.model);
     let raw: RawResult;
     try {
-      raw = await attempt(paramsFor(mode));
+      raw = await attempt(fieldsFor(mode));
     } catch (err) {
       // Refused the thinking form the name suggested (a model this does not know, a server of
       // its own): the other form, once, and from then on.
@@ -179,7 +192,7 @@ export class AnthropicProvider implements Provider {
         type: "notice",
         message: `--reasoning ${thinkingLevel}: the server refused ${mode === "adaptive" ? "adaptive thinking" : "a thinking budget"}; sent with ${other === "adaptive" ? "adaptive thinking" : "a thinking budget"} instead (${summarize(err.message.replace(/^.*?HTTP 400: /, ""), 160)})`,
       });
-      raw = await attempt(paramsFor(other));
+      raw = await attempt(fieldsFor(other));
     }
     let finishReason = fromAnthropicStop(raw.stop);
     if (raw.toolCalls.length > 0 && finishReason === "stop") finishReason = "tool_calls";
@@ -199,12 +212,12 @@ export class AnthropicProvider implements Provider {
 
   private async readJson(
     client: Anthropic,
-    params: MessageCreateParamsBase,
+    fields: RequestFields,
     request: ModelRequest,
     watch: IdleWatch,
   ): Promise<RawResult> {
     const message: unknown = await client.post("/v1/messages", {
-      body: { ...params, stream: false },
+      body: { ...fields, ...wireOf(request), stream: false },
       signal: watch.signal,
     });
     const blocks = (message as { content?: unknown } | null)?.content;
@@ -233,7 +246,7 @@ export class AnthropicProvider implements Provider {
 
   private async readStream(
     client: Anthropic,
-    params: MessageCreateParamsBase,
+    fields: RequestFields,
     request: ModelRequest,
     watch: IdleWatch,
   ): Promise<RawResult> {
@@ -241,7 +254,13 @@ export class AnthropicProvider implements Provider {
     this.target ??= streamTarget(client, "/v1/messages", JSON_HEADERS);
     const stream = await postForStream(
       await this.target,
-      Buffer.from(JSON.stringify({ ...params, stream: true })),
+      this.encoder.encode(
+        { ...fields, stream: true },
+        request.messages,
+        request.tools.length
+          ? { key: request.tools, wire: () => toAnthropicTools(request.tools) }
+          : undefined,
+      ),
       watch.signal,
       this.errors!,
     );
