@@ -7,7 +7,7 @@
 // (anthropic-body.property.test.ts). At the end of a 600-step session this is ~0.2 ms a request
 // where JSON.stringify and Buffer.from of the whole body took ~2 ms.
 import type { ContentBlockParam } from "@anthropic-ai/sdk/resources/messages/messages";
-import { takesCacheControl, turnOf } from "./anthropic-wire.js";
+import { blocksOf, takesCacheControl, turnsOf } from "./anthropic-wire.js";
 import type { Message } from "./types.js";
 
 interface EncodedBlock {
@@ -38,20 +38,11 @@ export class AnthropicBodyEncoder {
     messages: readonly Message[],
     tools?: { key: unknown; wire: () => unknown },
   ): Buffer {
-    const system: string[] = [];
-    const turns: { role: "user" | "assistant"; blocks: EncodedBlock[] }[] = [];
-    for (const m of messages) {
-      if (m.role === "system") {
-        system.push(m.content);
-        continue;
-      }
-      const encoded = this.encoded(m);
-      if (encoded.length === 0) continue;
-      const role = m.role === "assistant" ? "assistant" : "user";
-      const last = turns[turns.length - 1];
-      if (last && last.role === role) for (const b of encoded) last.blocks.push(b);
-      else turns.push({ role, blocks: encoded.slice() });
-    }
+    const { system, turns } = turnsOf(
+      messages,
+      (m) => this.encoded(m),
+      (b) => b.toolResult,
+    );
     const fieldsJson = JSON.stringify(fields);
     const systemText = system.join("\n\n");
     const head =
@@ -61,16 +52,9 @@ export class AnthropicBodyEncoder {
         : "") +
       '"messages":[';
     const pieces: Buffer[] = [Buffer.from(head)];
-    for (const [t, turn] of turns.entries()) {
-      // tool_result blocks must come first in their user turn (in order, as a stable sort would).
-      const blocks =
-        turn.role === "user" &&
-        turn.blocks.some((b) => !b.toolResult) &&
-        turn.blocks.some((b) => b.toolResult)
-          ? [...turn.blocks.filter((b) => b.toolResult), ...turn.blocks.filter((b) => !b.toolResult)]
-          : turn.blocks;
+    for (const [t, { role, blocks }] of turns.entries()) {
       if (t > 0) pieces.push(COMMA);
-      pieces.push(TURN[turn.role]);
+      pieces.push(TURN[role]);
       const lastTurn = t === turns.length - 1;
       for (const [i, b] of blocks.entries()) {
         if (i > 0) pieces.push(COMMA);
@@ -97,7 +81,7 @@ export class AnthropicBodyEncoder {
   private encoded(m: Exclude<Message, { role: "system" }>): EncodedBlock[] {
     let list = this.blocks.get(m);
     if (!list) {
-      list = turnOf(m).blocks.map((block) => ({
+      list = blocksOf(m).map((block) => ({
         block,
         bytes: Buffer.from(JSON.stringify(block)),
         toolResult: block.type === "tool_result",

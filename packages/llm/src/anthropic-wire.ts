@@ -27,24 +27,18 @@ function parseInput(args: string): Record<string, unknown> {
   }
 }
 
-/** A non-system message as Anthropic content blocks, and the role of the turn they go in. */
-export function turnOf(m: Exclude<Message, { role: "system" }>): {
-  role: "user" | "assistant";
-  blocks: ContentBlockParam[];
-} {
-  if (m.role === "user") return { role: "user", blocks: [{ type: "text", text: m.content }] };
+/** A non-system message as Anthropic content blocks. */
+export function blocksOf(m: Exclude<Message, { role: "system" }>): ContentBlockParam[] {
+  if (m.role === "user") return [{ type: "text", text: m.content }];
   if (m.role === "tool") {
-    return {
-      role: "user",
-      blocks: [
-        {
-          type: "tool_result",
-          tool_use_id: anthropicId(m.toolCallId),
-          content: m.content,
-          ...(m.isError ? { is_error: true } : {}),
-        },
-      ],
-    };
+    return [
+      {
+        type: "tool_result",
+        tool_use_id: anthropicId(m.toolCallId),
+        content: m.content,
+        ...(m.isError ? { is_error: true } : {}),
+      },
+    ];
   }
   // Thinking blocks go back first and unmodified: with thinking on, the API rejects a
   // tool_result turn whose assistant turn lacks them or alters them (the signature is
@@ -59,40 +53,57 @@ export function turnOf(m: Exclude<Message, { role: "system" }>): {
       input: parseInput(call.arguments),
     });
   }
-  return { role: "assistant", blocks };
+  return blocks;
 }
 
 /**
- * Splits out the system prompt and converts the rest. Tool results go into user turns as
- * tool_result blocks; consecutive same-role turns merge, as the API expects alternation.
+ * The system prompts, and the other messages as turns: consecutive messages of one role merge
+ * (the API expects alternation), and in a user turn tool_result blocks come first (in order).
+ * `blocksOfMessage` gives a message's blocks (`isResult` tells a tool_result); shared by
+ * toAnthropic and the streamed body's encoder (anthropic-body.ts), which gives them encoded.
  */
-export function toAnthropic(messages: readonly Message[]): { system: string; messages: MessageParam[] } {
+export function turnsOf<B>(
+  messages: readonly Message[],
+  blocksOfMessage: (m: Exclude<Message, { role: "system" }>) => B[],
+  isResult: (b: B) => boolean,
+): { system: string[]; turns: { role: "user" | "assistant"; blocks: B[] }[] } {
   const system: string[] = [];
-  const out: { role: "user" | "assistant"; content: ContentBlockParam[] }[] = [];
+  const turns: { role: "user" | "assistant"; blocks: B[] }[] = [];
   for (const m of messages) {
     if (m.role === "system") {
       system.push(m.content);
       continue;
     }
-    const { role, blocks } = turnOf(m);
+    const blocks = blocksOfMessage(m);
     if (blocks.length === 0) continue;
-    const last = out[out.length - 1];
-    if (last && last.role === role) last.content.push(...blocks);
-    else out.push({ role, content: blocks });
+    const role = m.role === "assistant" ? "assistant" : "user";
+    const last = turns[turns.length - 1];
+    if (last && last.role === role) for (const b of blocks) last.blocks.push(b);
+    else turns.push({ role, blocks: blocks.slice() });
   }
-  // tool_result blocks must come first in their user turn.
-  for (const turn of out) {
-    if (turn.role === "user") {
-      turn.content.sort((a, b) => Number(b.type === "tool_result") - Number(a.type === "tool_result"));
-    }
-  }
-  return { system: system.join("\n\n"), messages: out };
+  for (const turn of turns)
+    if (turn.role === "user" && turn.blocks.some(isResult) && !turn.blocks.every(isResult))
+      turn.blocks = [...turn.blocks.filter(isResult), ...turn.blocks.filter((b) => !isResult(b))];
+  return { system, turns };
+}
+
+/** Splits out the system prompt and converts the rest (see turnsOf). */
+export function toAnthropic(messages: readonly Message[]): { system: string; messages: MessageParam[] } {
+  const { system, turns } = turnsOf(messages, blocksOf, (b) => b.type === "tool_result");
+  return { system: system.join("\n\n"), messages: turns.map((t) => ({ role: t.role, content: t.blocks })) };
 }
 
 function toThinkingParam(b: ThinkingBlock): ContentBlockParam {
   return b.type === "thinking"
     ? { type: "thinking", thinking: b.thinking, signature: b.signature }
     : { type: "redacted_thinking", data: b.data };
+}
+
+/** The blocks a cache breakpoint may be put on (thinking blocks take none). */
+export function takesCacheControl(
+  block: ContentBlockParam,
+): block is TextBlockParam | ToolResultBlockParam | ToolUseBlockParam {
+  return block.type === "text" || block.type === "tool_result" || block.type === "tool_use";
 }
 
 /**
@@ -102,13 +113,6 @@ function toThinkingParam(b: ThinkingBlock): ContentBlockParam {
  * request is this one plus new messages, so it reads all of this one from the cache). Two of
  * the four breakpoints allowed; a prefix under the model's minimum is simply not cached.
  */
-/** The blocks a cache breakpoint may be put on (thinking blocks take none). */
-export function takesCacheControl(
-  block: ContentBlockParam,
-): block is TextBlockParam | ToolResultBlockParam | ToolUseBlockParam {
-  return block.type === "text" || block.type === "tool_result" || block.type === "tool_use";
-}
-
 export function withCacheBreakpoints(wire: { system: string; messages: MessageParam[] }): {
   system?: TextBlockParam[];
   messages: MessageParam[];
