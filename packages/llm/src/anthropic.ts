@@ -22,29 +22,21 @@ import {
   toAnthropicTools,
   withCacheBreakpoints,
 } from "./anthropic-wire.js";
-import { ContextOverflowError } from "./context-overflow.js";
 import type { IdleWatch } from "./idle.js";
 import { type ModelPrice, withCost } from "./pricing.js";
-import { type CallContext, protocolError, summarize } from "./retry.js";
-import { type SdkProviderOptions, sdkClientOptions, withAttempts } from "./sdk-common.js";
-import { readJsonEvents, streamError } from "./sse.js";
-import {
-  postForStream,
-  type SdkErrors,
-  type StreamTarget,
-  settleReply,
-  streamTarget,
-} from "./stream-post.js";
-import {
-  ModelError,
-  type ModelRequest,
-  type ModelResponse,
-  type Provider,
-  type ReasoningLevel,
-  type Thinking,
-  type ThinkingBlock,
-  type ToolCall,
-  type Usage,
+import { type CallContext, isRefusal, protocolError, summarize } from "./retry.js";
+import { type SdkProviderOptions, sdkClient, withAttempts } from "./sdk-common.js";
+import { streamError } from "./sse.js";
+import { postedEvents, type SdkErrors, type StreamTarget, streamTarget } from "./stream-post.js";
+import type {
+  ModelRequest,
+  ModelResponse,
+  Provider,
+  ReasoningLevel,
+  Thinking,
+  ThinkingBlock,
+  ToolCall,
+  Usage,
 } from "./types.js";
 
 const JSON_HEADERS = { "content-type": "application/json" };
@@ -102,9 +94,7 @@ export class AnthropicProvider implements Provider {
   readonly name = "anthropic";
   readonly model: string;
   readonly baseURL: string;
-  private client?: Promise<Anthropic>;
-  /** The SDK's error classes, loaded with the client. */
-  private errors?: SdkErrors;
+  private sdk?: Promise<{ client: Anthropic; errors: SdkErrors }>;
   /** Where and with which headers the SDK sends a messages request (built once, stream-post.ts). */
   private target?: Promise<StreamTarget>;
   /** A streamed request's body, each message encoded once (anthropic-body.ts). */
@@ -120,26 +110,22 @@ export class AnthropicProvider implements Provider {
   }
 
   prepare(): void {
-    this.getClient().catch(() => {}); // the first request awaits the same promise and reports it
+    this.loadSdk().catch(() => {}); // the first request awaits the same promise and reports it
   }
 
-  private getClient(): Promise<Anthropic> {
-    this.client ??= import("@anthropic-ai/sdk").then(({ default: Client }) => {
-      this.errors = Client;
-      return new Client(
-        sdkClientOptions(
-          this.baseURL,
-          this.options.apiKey ?? process.env.ANTHROPIC_API_KEY ?? "no-key",
-          this.options,
-        ),
-      );
-    });
-    return this.client;
+  private loadSdk(): Promise<{ client: Anthropic; errors: SdkErrors }> {
+    this.sdk ??= sdkClient(
+      import("@anthropic-ai/sdk"),
+      this.baseURL,
+      this.options.apiKey ?? process.env.ANTHROPIC_API_KEY ?? "no-key",
+      this.options,
+    );
+    return this.sdk;
   }
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
     const started = performance.now();
-    const client = await this.getClient();
+    const sdk = await this.loadSdk();
     const retiring = DEPRECATED[this.model.replace(/-\d{8}$/, "")];
     if (retiring && !this.toldDeprecated) {
       this.toldDeprecated = true;
@@ -173,8 +159,8 @@ export class AnthropicProvider implements Provider {
     const attempt = (fields: RequestFields) =>
       withAttempts(this.options, request, context, (watch) =>
         streaming
-          ? this.readStream(client, fields, request, watch)
-          : this.readJson(client, fields, request, watch),
+          ? this.readStream(sdk, fields, request, watch)
+          : this.readJson(sdk.client, fields, request, watch),
       );
     const mode = this.thinkingMode ?? thinkingModeFor(this.model);
     let raw: RawResult;
@@ -183,8 +169,7 @@ export class AnthropicProvider implements Provider {
     } catch (err) {
       // Refused the thinking form the name suggested (a model this does not know, a server of
       // its own): the other form, once, and from then on.
-      if (!thinkingLevel || this.thinkingMode || !(err instanceof ModelError)) throw err;
-      if (err instanceof ContextOverflowError || err.status !== 400 || !refusesThinkingForm(err.message))
+      if (!thinkingLevel || this.thinkingMode || !isRefusal(err) || !refusesThinkingForm(err.message))
         throw err;
       const other: ThinkingMode = mode === "adaptive" ? "budget" : "adaptive";
       this.thinkingMode = other;
@@ -245,14 +230,14 @@ export class AnthropicProvider implements Provider {
   }
 
   private async readStream(
-    client: Anthropic,
+    { client, errors }: { client: Anthropic; errors: SdkErrors },
     fields: RequestFields,
     request: ModelRequest,
     watch: IdleWatch,
   ): Promise<RawResult> {
     // Sent as the SDK would send it, read by our own SSE decoder (linear in the body's size).
     this.target ??= streamTarget(client, "/v1/messages", JSON_HEADERS);
-    const stream = await postForStream(
+    const events = postedEvents(
       await this.target,
       this.encoder.encode(
         { ...fields, stream: true },
@@ -262,9 +247,9 @@ export class AnthropicProvider implements Provider {
           : undefined,
       ),
       watch.signal,
-      this.errors!,
+      errors,
+      watch.touch,
     );
-    if (!stream) throw protocolError("the server answered 200 but the event stream held no data");
     const emit = request.onEvent;
     let content = "";
     let stop: string | null = null;
@@ -282,76 +267,67 @@ export class AnthropicProvider implements Provider {
     const thinking: ThinkingBlock[] = [];
     // Content block index -> its thinking block, filled by thinking_delta and signature_delta.
     const thinkingIndex = new Map<number, ThinkingBlock & { type: "thinking" }>();
-    let complete = false;
-    try {
-      for await (const { value } of readJsonEvents(
-        stream.iterator({ destroyOnReturn: false }),
-        watch.touch,
-      )) {
-        const event = value as RawMessageStreamEvent | { type: "error"; error: unknown };
-        switch (event.type) {
-          case "error":
-            throw streamError(event);
-          case "message_start":
-            started = true;
-            mergeUsage(event.message.usage);
-            break;
-          case "content_block_start":
-            if (event.content_block.type === "tool_use") {
-              const { id, name } = event.content_block;
-              toolIndex.set(event.index, calls.length);
-              emit?.({ type: "tool_call_delta", index: calls.length, id, name });
-              calls.push({ id, name, arguments: "" });
-            } else if (event.content_block.type === "text" && event.content_block.text) {
-              content += event.content_block.text;
-              emit?.({ type: "text_delta", text: event.content_block.text });
-            } else if (event.content_block.type === "thinking") {
-              const block = {
-                type: "thinking" as const,
-                thinking: event.content_block.thinking ?? "",
-                signature: event.content_block.signature ?? "",
-              };
-              thinkingIndex.set(event.index, block);
-              thinking.push(block);
-              if (block.thinking) emit?.({ type: "thinking_delta", text: block.thinking });
-            } else if (event.content_block.type === "redacted_thinking") {
-              thinking.push({ type: "redacted_thinking", data: event.content_block.data });
+    for await (const { value } of events) {
+      const event = value as RawMessageStreamEvent | { type: "error"; error: unknown };
+      switch (event.type) {
+        case "error":
+          throw streamError(event);
+        case "message_start":
+          started = true;
+          mergeUsage(event.message.usage);
+          break;
+        case "content_block_start":
+          if (event.content_block.type === "tool_use") {
+            const { id, name } = event.content_block;
+            toolIndex.set(event.index, calls.length);
+            emit?.({ type: "tool_call_delta", index: calls.length, id, name });
+            calls.push({ id, name, arguments: "" });
+          } else if (event.content_block.type === "text" && event.content_block.text) {
+            content += event.content_block.text;
+            emit?.({ type: "text_delta", text: event.content_block.text });
+          } else if (event.content_block.type === "thinking") {
+            const block = {
+              type: "thinking" as const,
+              thinking: event.content_block.thinking ?? "",
+              signature: event.content_block.signature ?? "",
+            };
+            thinkingIndex.set(event.index, block);
+            thinking.push(block);
+            if (block.thinking) emit?.({ type: "thinking_delta", text: block.thinking });
+          } else if (event.content_block.type === "redacted_thinking") {
+            thinking.push({ type: "redacted_thinking", data: event.content_block.data });
+          }
+          break;
+        case "content_block_delta":
+          if (event.delta.type === "text_delta") {
+            content += event.delta.text;
+            emit?.({ type: "text_delta", text: event.delta.text });
+          } else if (event.delta.type === "thinking_delta") {
+            const block = thinkingIndex.get(event.index);
+            if (block) {
+              block.thinking += event.delta.thinking;
+              emit?.({ type: "thinking_delta", text: event.delta.thinking });
             }
-            break;
-          case "content_block_delta":
-            if (event.delta.type === "text_delta") {
-              content += event.delta.text;
-              emit?.({ type: "text_delta", text: event.delta.text });
-            } else if (event.delta.type === "thinking_delta") {
-              const block = thinkingIndex.get(event.index);
-              if (block) {
-                block.thinking += event.delta.thinking;
-                emit?.({ type: "thinking_delta", text: event.delta.thinking });
-              }
-            } else if (event.delta.type === "signature_delta") {
-              const block = thinkingIndex.get(event.index);
-              if (block) block.signature += event.delta.signature;
-            } else if (event.delta.type === "input_json_delta") {
-              const index = toolIndex.get(event.index);
-              const call = index === undefined ? undefined : calls[index];
-              if (call && index !== undefined) {
-                call.arguments += event.delta.partial_json;
-                emit?.({ type: "tool_call_delta", index, argumentsDelta: event.delta.partial_json });
-              }
+          } else if (event.delta.type === "signature_delta") {
+            const block = thinkingIndex.get(event.index);
+            if (block) block.signature += event.delta.signature;
+          } else if (event.delta.type === "input_json_delta") {
+            const index = toolIndex.get(event.index);
+            const call = index === undefined ? undefined : calls[index];
+            if (call && index !== undefined) {
+              call.arguments += event.delta.partial_json;
+              emit?.({ type: "tool_call_delta", index, argumentsDelta: event.delta.partial_json });
             }
-            break;
-          case "message_delta":
-            stop = event.delta.stop_reason ?? stop;
-            mergeUsage(event.usage);
-            break;
-          case "message_stop":
-            stopped = true;
-            break;
-        }
+          }
+          break;
+        case "message_delta":
+          stop = event.delta.stop_reason ?? stop;
+          mergeUsage(event.usage);
+          break;
+        case "message_stop":
+          stopped = true;
+          break;
       }
-      complete = true;
-    } finally {
-      await settleReply(stream, complete);
     }
     if (watch.expired) throw new Error("idle timeout");
     if (!started) throw protocolError("the server answered 200 but the event stream held no data");

@@ -3,7 +3,6 @@
 // that local models print as text.
 import type OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
-import { ContextOverflowError } from "./context-overflow.js";
 import type { IdleWatch } from "./idle.js";
 import {
   fromOpenAIFinish,
@@ -22,27 +21,20 @@ import {
   turnHasToolCalls,
 } from "./reasoning.js";
 import { RequestBodyEncoder } from "./request-body.js";
-import { type CallContext, protocolError, summarize } from "./retry.js";
-import { type SdkProviderOptions, sdkClientOptions, withAttempts } from "./sdk-common.js";
-import { readJsonEvents, streamError } from "./sse.js";
-import {
-  postForStream,
-  type SdkErrors,
-  type StreamTarget,
-  settleReply,
-  streamTarget,
-} from "./stream-post.js";
+import { type CallContext, isRefusal, protocolError, summarize } from "./retry.js";
+import { type SdkProviderOptions, sdkClient, withAttempts } from "./sdk-common.js";
+import { streamError } from "./sse.js";
+import { postedEvents, type SdkErrors, type StreamTarget, streamTarget } from "./stream-post.js";
 import { extractTextToolCallsWithRest } from "./text-tool-calls.js";
-import {
-  type FinishReason,
-  ModelError,
-  type ModelRequest,
-  type ModelResponse,
-  type Provider,
-  type ReasoningLevel,
-  type Thinking,
-  type ToolCall,
-  type Usage,
+import type {
+  FinishReason,
+  ModelRequest,
+  ModelResponse,
+  Provider,
+  ReasoningLevel,
+  Thinking,
+  ToolCall,
+  Usage,
 } from "./types.js";
 
 /** Builds the request body (a JSON buffer) with the given extra top-level fields. */
@@ -85,9 +77,7 @@ export class OpenAIProvider implements Provider {
   readonly name = "openai";
   readonly model: string;
   readonly baseURL: string;
-  private client?: Promise<OpenAI>;
-  /** The SDK's error classes, loaded with the client. */
-  private errors?: SdkErrors;
+  private sdk?: Promise<{ client: OpenAI; errors: SdkErrors }>;
   /** Where and with which headers the SDK sends a chat request (built once, stream-post.ts). */
   private target?: Promise<StreamTarget>;
   private readonly encoder = new RequestBodyEncoder(toOpenAIMessage);
@@ -100,27 +90,23 @@ export class OpenAIProvider implements Provider {
   }
 
   prepare(): void {
-    this.getClient().catch(() => {}); // the first request awaits the same promise and reports it
+    this.loadSdk().catch(() => {}); // the first request awaits the same promise and reports it
   }
 
-  private getClient(): Promise<OpenAI> {
+  private loadSdk(): Promise<{ client: OpenAI; errors: SdkErrors }> {
     // Loaded on first use: importing the SDK costs ~60 ms that a CLI start should not pay.
-    this.client ??= import("openai").then(({ default: Client }) => {
-      this.errors = Client;
-      return new Client(
-        sdkClientOptions(
-          this.baseURL,
-          this.options.apiKey ?? process.env.OPENAI_API_KEY ?? "no-key",
-          this.options,
-        ),
-      );
-    });
-    return this.client;
+    this.sdk ??= sdkClient(
+      import("openai"),
+      this.baseURL,
+      this.options.apiKey ?? process.env.OPENAI_API_KEY ?? "no-key",
+      this.options,
+    );
+    return this.sdk;
   }
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
     const started = performance.now();
-    const client = await this.getClient();
+    const sdk = await this.loadSdk();
     const maxTokens = request.maxTokens ?? this.options.maxTokens;
     const level = request.reasoning ?? this.options.reasoning;
     const thinking =
@@ -155,8 +141,8 @@ export class OpenAIProvider implements Provider {
     const attempt = () =>
       withAttempts(this.options, request, context, (watch) =>
         (streaming
-          ? this.readStream(client, body, request, watch)
-          : this.readJson(client, body, request, watch)
+          ? this.readStream(sdk, body, request, watch)
+          : this.readJson(sdk.client, body, request, watch)
         ).then(
           (r) => {
             done(true);
@@ -174,8 +160,7 @@ export class OpenAIProvider implements Provider {
     } catch (err) {
       // A server that does not know a reasoning switch may refuse the request: say so, drop it.
       const added = Object.keys(thinking?.fields ?? {});
-      if (!(err instanceof ModelError) || err instanceof ContextOverflowError) throw err;
-      if (err.status !== 400 || added.length === 0 || !rejectsReasoningField(err.message, added)) throw err;
+      if (!isRefusal(err) || added.length === 0 || !rejectsReasoningField(err.message, added)) throw err;
       this.reasoningRefused = true;
       for (const f of added) delete fields[f];
       request.onEvent?.({
@@ -271,20 +256,20 @@ export class OpenAIProvider implements Provider {
   }
 
   private async readStream(
-    client: OpenAI,
+    { client, errors }: { client: OpenAI; errors: SdkErrors },
     body: BodyOf,
     request: ModelRequest,
     watch: IdleWatch,
   ): Promise<RawResult> {
     // Sent as the SDK would send it, read by our own SSE decoder (linear in the body's size).
     this.target ??= streamTarget(client, "/chat/completions", JSON_HEADERS);
-    const stream = await postForStream(
+    const events = postedEvents(
       await this.target,
       body({ stream: true, stream_options: { include_usage: true } }),
       watch.signal,
-      this.errors!,
+      errors,
+      watch.touch,
     );
-    if (!stream) throw protocolError("the server answered 200 but the event stream held no data");
     const emit = request.onEvent;
     let content = "";
     let finish: string | null = null;
@@ -305,45 +290,36 @@ export class OpenAIProvider implements Provider {
     };
     // Parallel tool calls arrive interleaved by index; names and ids come once, arguments in pieces.
     const calls = new Map<number, { id: string; name: string; arguments: string }>();
-    let complete = false;
-    try {
-      for await (const { value } of readJsonEvents(
-        stream.iterator({ destroyOnReturn: false }),
-        watch.touch,
-      )) {
-        if (value && typeof value === "object" && "error" in value) throw streamError(value);
-        const chunk = value as ChatCompletionChunk;
-        chunks++;
-        if (chunk.usage) usage = chunk.usage;
-        const choice = chunk.choices?.[0];
-        if (!choice) continue;
-        const delta = choice.delta;
-        const thought = reasoning.read(delta as Record<string, unknown> | undefined);
-        if (thought) emit?.({ type: "thinking_delta", text: thought });
-        if (delta?.content) onContent(splitter.push(delta.content));
-        for (const tc of delta?.tool_calls ?? []) {
-          const index = tc.index ?? 0;
-          let entry = calls.get(index);
-          if (!entry) {
-            entry = { id: "", name: "", arguments: "" };
-            calls.set(index, entry);
-          }
-          if (tc.id && !entry.id) entry.id = tc.id;
-          if (tc.function?.name && !entry.name) entry.name = tc.function.name;
-          if (tc.function?.arguments) entry.arguments += tc.function.arguments;
-          emit?.({
-            type: "tool_call_delta",
-            index,
-            ...(tc.id ? { id: tc.id } : {}),
-            ...(tc.function?.name ? { name: tc.function.name } : {}),
-            ...(tc.function?.arguments ? { argumentsDelta: tc.function.arguments } : {}),
-          });
+    for await (const { value } of events) {
+      if (value && typeof value === "object" && "error" in value) throw streamError(value);
+      const chunk = value as ChatCompletionChunk;
+      chunks++;
+      if (chunk.usage) usage = chunk.usage;
+      const choice = chunk.choices?.[0];
+      if (!choice) continue;
+      const delta = choice.delta;
+      const thought = reasoning.read(delta as Record<string, unknown> | undefined);
+      if (thought) emit?.({ type: "thinking_delta", text: thought });
+      if (delta?.content) onContent(splitter.push(delta.content));
+      for (const tc of delta?.tool_calls ?? []) {
+        const index = tc.index ?? 0;
+        let entry = calls.get(index);
+        if (!entry) {
+          entry = { id: "", name: "", arguments: "" };
+          calls.set(index, entry);
         }
-        if (choice.finish_reason) finish = choice.finish_reason;
+        if (tc.id && !entry.id) entry.id = tc.id;
+        if (tc.function?.name && !entry.name) entry.name = tc.function.name;
+        if (tc.function?.arguments) entry.arguments += tc.function.arguments;
+        emit?.({
+          type: "tool_call_delta",
+          index,
+          ...(tc.id ? { id: tc.id } : {}),
+          ...(tc.function?.name ? { name: tc.function.name } : {}),
+          ...(tc.function?.arguments ? { argumentsDelta: tc.function.arguments } : {}),
+        });
       }
-      complete = true;
-    } finally {
-      await settleReply(stream, complete);
+      if (choice.finish_reason) finish = choice.finish_reason;
     }
     if (watch.expired) throw new Error("idle timeout");
     onContent(splitter.end());

@@ -13,8 +13,8 @@ const request: ModelRequest = {
   tools: [{ name: "read_file", description: "r", parameters: { type: "object" } }],
 };
 
-/** The client promise a provider holds (private; what prepare() must have started). */
-const clientOf = (p: Provider) => (p as unknown as { client?: Promise<unknown> }).client;
+/** The SDK client promise a provider holds (private; what prepare() must have started). */
+const clientOf = (p: Provider) => (p as unknown as { sdk?: Promise<unknown> }).sdk;
 
 test("prepare() starts the SDK client; the first request is the one sent without it", async () => {
   const server = await startScriptedServer([{ content: "one" }, { content: "two" }]);

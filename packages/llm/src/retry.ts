@@ -57,6 +57,14 @@ const RETRYABLE_CODES = new Set([
 ]);
 
 /** A ModelError for a response we could not use (garbage body, stream cut short, …). */
+/**
+ * Whether a failed call was the server refusing the request itself (HTTP 400, not for its
+ * length): a provider may then send it again without a parameter the server does not take.
+ */
+export function isRefusal(err: unknown): err is ModelError {
+  return err instanceof ModelError && !(err instanceof ContextOverflowError) && err.status === 400;
+}
+
 export function protocolError(message: string, retryable = false, kind: ErrorKind = "malformed"): ModelError {
   const error = new ModelError(message, undefined, retryable);
   (error as { kind?: ErrorKind }).kind = kind;

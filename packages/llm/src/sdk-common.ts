@@ -3,6 +3,7 @@
 import { nodeFetch } from "./http-fetch.js";
 import { type IdleWatch, idleWatch } from "./idle.js";
 import { type CallContext, protocolError, type RetryOptions, withRetry } from "./retry.js";
+import type { SdkErrors } from "./stream-post.js";
 import type { ModelRequest } from "./types.js";
 
 /** The idle timeout: the longest wait for the first byte of a response and between its chunks. */
@@ -19,6 +20,20 @@ export interface SdkProviderOptions {
   extraHeaders?: Record<string, string>;
   /** Backoff tuning (tests make it instant). */
   retry?: Pick<RetryOptions, "baseDelayMs" | "maxDelayMs" | "sleep" | "random">;
+}
+
+/** An SDK's client class: what makes a client, and the error classes stream-post.ts raises. */
+type SdkClass<C> = SdkErrors & (new (options: ReturnType<typeof sdkClientOptions>) => C);
+
+/** An SDK's client for these settings, and its error classes, once its module has loaded. */
+export async function sdkClient<C>(
+  sdk: Promise<{ default: SdkClass<C> }>,
+  baseURL: string,
+  apiKey: string,
+  options: SdkProviderOptions,
+): Promise<{ client: C; errors: SdkErrors }> {
+  const { default: Client } = await sdk;
+  return { client: new Client(sdkClientOptions(baseURL, apiKey, options)), errors: Client };
 }
 
 /** Options for either SDK's client: its own retries off (ours are visible as events). */

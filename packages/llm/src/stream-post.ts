@@ -7,6 +7,8 @@
 // the same); node:http sends the body and the event stream is read as node gives it.
 import type { Readable } from "node:stream";
 import { headerRecord, type NodeReply, nodeRequest, toHeaders } from "./http-fetch.js";
+import { protocolError } from "./retry.js";
+import { readJsonEvents } from "./sse.js";
 
 /** The error classes both SDKs export under these names. */
 export interface SdkErrors {
@@ -79,6 +81,29 @@ export async function postForStream(
   }
   const json = parseOrUndefined(text);
   throw errors.APIError.generate(reply.status, json, json ? undefined : text, toHeaders(reply.headers));
+}
+
+/**
+ * POSTs `body` (postForStream) and yields the reply's events as they arrive (readJsonEvents;
+ * `onChunk` at every piece of it); the reply is settled when they end (settleReply): drained
+ * when read to its end, destroyed when the reader stops early or fails.
+ */
+export async function* postedEvents(
+  target: StreamTarget,
+  body: Uint8Array,
+  signal: AbortSignal,
+  errors: SdkErrors,
+  onChunk: () => void,
+): AsyncGenerator<{ event?: string; value: unknown }> {
+  const stream = await postForStream(target, body, signal, errors);
+  if (!stream) throw protocolError("the server answered 200 but the event stream held no data");
+  let complete = false;
+  try {
+    yield* readJsonEvents(stream.iterator({ destroyOnReturn: false }), onChunk);
+    complete = true;
+  } finally {
+    await settleReply(stream, complete);
+  }
 }
 
 /** How long the rest of a reply after its last event may take to arrive before it is cut. */
