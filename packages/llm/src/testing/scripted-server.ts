@@ -465,9 +465,8 @@ const EFFORTS = ["low", "medium", "high", "xhigh", "max"];
 function anthropicThinkingError(
   body: any,
   verify: (b: Record<string, unknown>) => boolean,
-  extraForms?: Record<string, ThinkingForms>,
+  forms: ThinkingForms,
 ): string | undefined {
-  const forms = thinkingFormsOf(body?.model, extraForms);
   const effort = body?.output_config?.effort;
   if (effort !== undefined && !EFFORTS.includes(effort))
     return `output_config.effort: Input should be ${EFFORTS.map((e) => `'${e}'`).join(", ")}`;
@@ -679,9 +678,10 @@ export async function startScriptedServer(
       );
     }
     if (turn.neverAnswer) return;
+    const forms = thinkingFormsOf((record.body as any)?.model, options.thinkingForms);
     const rule =
       protocol === "anthropic"
-        ? anthropicThinkingError(record.body, verifyThinking, options.thinkingForms)
+        ? anthropicThinkingError(record.body, verifyThinking, forms)
         : options.reasoningEcho && reasoningEchoError(record.body, options.reasoningEcho, reasoningSent);
     if (rule) return send(res, 400, errorBody(protocol, 400, rule));
     const id = `${protocol === "openai" ? "chatcmpl" : "msg"}_${++ids}`;
@@ -693,12 +693,11 @@ export async function startScriptedServer(
     const omitted =
       protocol === "anthropic" &&
       asked?.type === "adaptive" &&
-      (asked.display === "omitted" ||
-        (asked.display !== "summarized" &&
-          thinkingFormsOf((record.body as any)?.model, options.thinkingForms) === "adaptive"));
-    const reasoning = omitted ? "" : turn.reasoning;
-    if (turn.reasoning)
-      thinking.push({ type: "thinking", thinking: reasoning ?? "", signature: sign(`t:${reasoning}`) });
+      (asked.display === "omitted" || (asked.display !== "summarized" && forms === "adaptive"));
+    if (turn.reasoning) {
+      const shown = omitted ? "" : turn.reasoning;
+      thinking.push({ type: "thinking", thinking: shown, signature: sign(`t:${shown}`) });
+    }
     if (turn.redactedThinking) {
       const nonce = randomBytes(12).toString("base64url");
       thinking.push({ type: "redacted_thinking", data: `${nonce}.${sign(`r:${nonce}`)}` });
