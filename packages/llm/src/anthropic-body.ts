@@ -19,6 +19,7 @@ interface EncodedBlock {
 }
 
 type Turn = { role: "user" | "assistant"; blocks: EncodedBlock[] };
+type Said = Exclude<Message, { role: "system" }>;
 
 const EPHEMERAL = { type: "ephemeral" as const };
 const COMMA = Buffer.from(",");
@@ -31,7 +32,7 @@ const TURN = {
 export class AnthropicBodyEncoder {
   private readonly blocks = new WeakMap<Message, EncodedBlock[]>();
   /** The non-system messages whose turns are in `prefix`, in order. */
-  private kept: Message[] = [];
+  private kept: Said[] = [];
   /** Their turns, encoded and joined by commas: bytes [0, prefixLength) of `prefix`. */
   private prefix = Buffer.alloc(0);
   private prefixLength = 0;
@@ -48,7 +49,7 @@ export class AnthropicBodyEncoder {
     tools?: { key: unknown; wire: () => unknown },
   ): Buffer {
     const system: string[] = [];
-    const rest: Message[] = [];
+    const rest: Said[] = [];
     for (const m of messages) {
       if (m.role === "system") system.push(m.content);
       else rest.push(m);
@@ -103,24 +104,23 @@ export class AnthropicBodyEncoder {
   }
 
   /** Whether `rest` starts with the kept messages (compared by identity). */
-  private extends(rest: readonly Message[]): boolean {
+  private extends(rest: readonly Said[]): boolean {
     if (rest.length < this.kept.length) return false;
     for (let i = 0; i < this.kept.length; i++) if (rest[i] !== this.kept[i]) return false;
     return true;
   }
 
   /** Marks as kept the messages after the kept ones whose blocks make `blocks` blocks. */
-  private keep(rest: readonly Message[], blocks: number): void {
+  private keep(rest: readonly Said[], blocks: number): void {
     let i = this.kept.length;
     while (blocks > 0 && i < rest.length) {
       const m = rest[i++]!;
-      blocks -= this.encoded(m as Exclude<Message, { role: "system" }>).length;
+      blocks -= this.encoded(m).length;
       this.kept.push(m);
     }
     // Messages without blocks (an empty reply) directly after are part of no turn: keep them too,
     // or the next request would start over.
-    while (i < rest.length && this.encoded(rest[i] as Exclude<Message, { role: "system" }>).length === 0)
-      this.kept.push(rest[i++]!);
+    while (i < rest.length && this.encoded(rest[i]!).length === 0) this.kept.push(rest[i++]!);
   }
 
   private append(bytes: Buffer): void {
@@ -134,7 +134,7 @@ export class AnthropicBodyEncoder {
     this.prefixLength = need;
   }
 
-  private encoded(m: Exclude<Message, { role: "system" }>): EncodedBlock[] {
+  private encoded(m: Said): EncodedBlock[] {
     let list = this.blocks.get(m);
     if (!list) {
       list = blocksOf(m).map((block) => ({
