@@ -18,10 +18,7 @@ import type { Chunk, ChunkFilter, MemoryEvent, MemoryEventInput, Snapshot } from
 // Made on first use: in the bundled bin, a module-level createRequire resolves this package's
 // location when the module is imported (~2 ms of start-up).
 let localRequire: NodeJS.Require | undefined;
-function require(id: string): unknown {
-  localRequire ??= createRequire(import.meta.url);
-  return localRequire(id);
-}
+const packageRequire = (): NodeJS.Require => (localRequire ??= createRequire(import.meta.url));
 
 /**
  * better-sqlite3's addon, given to it by path. Left to itself it finds the file with the
@@ -39,8 +36,7 @@ export function betterSqliteAddon(packageJson: string): string {
 
 let addon: { nativeBinding: string } | undefined;
 function addonOptions(): { nativeBinding: string } {
-  localRequire ??= createRequire(import.meta.url);
-  addon ??= { nativeBinding: betterSqliteAddon(localRequire.resolve("better-sqlite3/package.json")) };
+  addon ??= { nativeBinding: betterSqliteAddon(packageRequire().resolve("better-sqlite3/package.json")) };
   return addon;
 }
 
@@ -154,7 +150,7 @@ export class SqliteStore implements MemoryStore {
       ...addonOptions(),
       ...(options.readonly ? { readonly: true, fileMustExist: true } : {}),
     });
-    (require("sqlite-vec") as { load(db: unknown): void }).load(this.db);
+    (packageRequire()("sqlite-vec") as { load(db: unknown): void }).load(this.db);
     if (!options.readonly) {
       this.db.pragma("journal_mode = WAL");
       // WAL + NORMAL: a commit survives a killed process; only an OS crash may lose the last ones.
