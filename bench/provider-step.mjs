@@ -7,6 +7,7 @@
 // (--llm: another tree's packages/llm/dist, to compare).
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { median } from "./harness-run.mjs";
 
 const argv = process.argv.slice(2);
 const opt = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
@@ -72,7 +73,6 @@ async function round(lib, kind) {
   return { wall: wall / STEPS, cpu: (cpu.user + cpu.system) / 1000 / STEPS };
 }
 
-const median = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
 const libs = await Promise.all(dists.map(load));
 const samples = new Map();
 for (let r = 0; r < ROUNDS + 1; r++)
