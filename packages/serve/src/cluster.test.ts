@@ -308,6 +308,17 @@ describe("several nodes sharing PostgreSQL", { skip, timeout: 180_000 }, () => {
         5000,
       ),
     );
+    // Back in the registry at its next heartbeat (its reaper, a timer of its own, may stop the
+    // lost sandbox first: then A still reads B as dead and a forwarded request gets a 502).
+    const store = await PostgresStore.connect(db.url);
+    try {
+      assert.ok(
+        await until(async () => (await store.nodes()).find((n) => n.name === "b")?.state === "up", 5000),
+        "B never rejoined",
+      );
+    } finally {
+      await store.close();
+    }
     // And serves again, forwarded to as before.
     const fresh = await Sandbox.create(b.opts(key));
     const freshViaA = await Sandbox.connect(fresh.sandboxId, a.opts(key));
