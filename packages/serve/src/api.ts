@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { BodyError, readJsonObject } from "./body.js";
 import type { Cluster } from "./cluster.js";
+import { trafficTokenOf } from "./envd/access.js";
 import { FORWARDED_HEADER, forward } from "./forward.js";
 import type { Keys } from "./keys.js";
 import type { ServeMetrics } from "./metrics.js";
@@ -54,6 +55,8 @@ function sandboxBody(row: SandboxRow): Record<string, unknown> {
     clientID: "hands",
     envdVersion: ENVD_VERSION,
     envdAccessToken: row.token,
+    // Every sandbox is created without public traffic: its other ports need this token.
+    trafficAccessToken: trafficTokenOf(row.token),
     domain: null,
   };
 }
@@ -86,8 +89,10 @@ function detail(row: SandboxRow, tenant: Tenant): Record<string, unknown> {
   return {
     ...listed(row, tenant),
     envdAccessToken: row.token,
+    trafficAccessToken: trafficTokenOf(row.token),
     domain: null,
     allowInternetAccess: row.internet,
+    network: { allowPublicTraffic: false },
     lifecycle: { onTimeout: row.autoPause ? "pause" : "kill", autoResume: false },
   };
 }

@@ -125,8 +125,8 @@ describe("several nodes sharing PostgreSQL", { skip, timeout: 180_000 }, () => {
     const before = await forwardedCount();
     const health = (headers: Record<string, string>) =>
       raw(`${b.sandboxUrl}/health`, { headers: { "e2b-sandbox-id": onA.sandboxId, ...headers } });
-    assert.equal((await health({ "x-access-token": "x".repeat(32) })).status, 502);
-    assert.equal((await health({})).status, 502);
+    assert.equal((await health({ "x-access-token": "x".repeat(32) })).status, 403);
+    assert.equal((await health({})).status, 401);
     const detail = (
       await raw(`${b.apiUrl}/sandboxes/${onA.sandboxId}`, { headers: { "x-api-key": key } })
     ).json();

@@ -47,6 +47,31 @@ export interface CreateRequest {
   envVars?: unknown;
   allow_internet_access?: unknown;
   autoPause?: unknown;
+  secure?: unknown;
+  network?: unknown;
+}
+
+/**
+ * Every sandbox is secured (its envd needs envdAccessToken) and closed to public traffic (its
+ * other ports need trafficAccessToken): a create that asks for less is refused, not downgraded.
+ */
+function checkAccessRequest(body: CreateRequest): void {
+  if (body.secure !== undefined && body.secure !== null && body.secure !== true)
+    throw new ApiError(
+      400,
+      "secure must be true: every sandbox of hands serve needs its envdAccessToken (X-Access-Token) on the data plane",
+    );
+  const n = body.network;
+  if (n === undefined || n === null) return;
+  if (typeof n !== "object" || Array.isArray(n)) throw new ApiError(400, "network must be an object");
+  const pub = (n as Record<string, unknown>).allowPublicTraffic;
+  if (pub === undefined || pub === null || pub === false) return;
+  if (pub === true)
+    throw new ApiError(
+      400,
+      "network.allowPublicTraffic: true is not supported: every port of a sandbox needs its trafficAccessToken (e2b-traffic-access-token header)",
+    );
+  throw new ApiError(400, "network.allowPublicTraffic must be a boolean");
 }
 
 export interface ServiceOptions {
@@ -253,6 +278,7 @@ export class SandboxService {
     const envs = stringMap(body.envVars, "envVars");
     if (body.allow_internet_access !== undefined && typeof body.allow_internet_access !== "boolean")
       throw new ApiError(400, "allow_internet_access must be a boolean");
+    checkAccessRequest(body);
     await this.checkQuota(tenant, spec);
     await this.acquire(tenant, signal);
     const warm = body.allow_internet_access === true ? undefined : this.pool.take(name);

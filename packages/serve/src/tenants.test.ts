@@ -44,13 +44,13 @@ describe("tenants and quotas", { skip, timeout: 120_000 }, () => {
         headers: h,
         body: "{}",
       });
-      assert.equal(noToken.status, 502);
+      assert.equal(noToken.status, 401);
       const wrong = await raw(`${s.sandboxUrl}/process.Process/List`, {
         method: "POST",
         headers: { ...h, "x-access-token": "x".repeat(32) },
         body: "{}",
       });
-      assert.equal(wrong.status, 502);
+      assert.equal(wrong.status, 403);
       assert.equal(await a.isRunning(), true, "A's sandbox is untouched");
       assert.equal((await a.commands.run("echo still-mine")).stdout, "still-mine\n");
     } finally {

@@ -1,9 +1,9 @@
 // The sandbox address (E2B_SANDBOX_URL): every data-plane request names its sandbox and port in
 // the E2b-Sandbox-Id / E2b-Sandbox-Port headers (or a `PORT-ID.domain` Host with wildcard DNS)
-// and carries the sandbox's access token. A sandbox that is not running here, or a token that
-// does not match, gets the same answer as a dead sandbox (502), so nothing tells a tenant that
-// another tenant's sandbox exists.
-import { timingSafeEqual } from "node:crypto";
+// and carries the sandbox's access token for that port (access.ts). No token: 401; a token
+// that is not the sandbox's — or a sandbox that does not exist — 403, so the answer never tells
+// whether another tenant's sandbox exists. With the right token, a sandbox that is not running
+// here gets the answer of a dead sandbox (502).
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Cluster } from "../cluster.js";
 import {
@@ -21,13 +21,13 @@ import { interpreterHandler } from "../interpreter/service.js";
 import type { ServeMetrics } from "../metrics.js";
 import type { SandboxService } from "../service.js";
 import type { SandboxRow } from "../store.js";
+import { ENVD_PORT, INTERPRETER_PORT, missingTokenMessage, offeredTokens, tokenAdmits } from "./access.js";
 import type { EnvdContext } from "./context.js";
 import { download, HttpError, httpErrorOf, sendJsonError, upload } from "./files.js";
 import * as fsService from "./filesystem.js";
 import * as processService from "./process.js";
 
-export const ENVD_PORT = 49983;
-export const INTERPRETER_PORT = 49999;
+export { ENVD_PORT, INTERPRETER_PORT };
 
 export interface SandboxRouterOptions {
   service: SandboxService;
@@ -93,40 +93,29 @@ async function forwardToOwner(
   return false;
 }
 
+/** The port a request is for: the E2b-Sandbox-Port header, else a `PORT-ID.domain` Host, else envd's. */
+function portOf(req: IncomingMessage): number {
+  const h = req.headers["e2b-sandbox-port"];
+  if (typeof h === "string" && h !== "") return Number(h);
+  const m = /^(\d+)-[a-z0-9]+\./.exec(String(req.headers.host ?? ""));
+  return m ? Number(m[1]) : ENVD_PORT;
+}
+
 /**
- * The sandbox and port a request is for: the E2b-Sandbox-Id / -Port headers, else a
- * `PORT-ID.domain` Host, else the access token alone (SDKs before 2.25 send no sandbox headers
- * with /files and /health; the token is unique to its sandbox).
+ * The sandbox a request is for: the E2b-Sandbox-Id header, else a `PORT-ID.domain` Host, else
+ * the access token alone (SDKs before 2.25 send no sandbox headers with /files and /health; the
+ * token is unique to its sandbox).
  */
 async function target(
   req: IncomingMessage,
   byToken: (t: string) => Promise<string | undefined>,
-): Promise<{ id: string; port: number } | undefined> {
+): Promise<string | undefined> {
   const id = req.headers["e2b-sandbox-id"];
-  const portHeader = req.headers["e2b-sandbox-port"];
-  const port = typeof portHeader === "string" ? Number(portHeader) : ENVD_PORT;
-  if (typeof id === "string" && id !== "") return { id, port };
-  const m = /^(\d+)-([a-z0-9]+)\./.exec(String(req.headers.host ?? ""));
-  if (m) return { id: m[2] as string, port: Number(m[1]) };
+  if (typeof id === "string" && id !== "") return id;
+  const m = /^\d+-([a-z0-9]+)\./.exec(String(req.headers.host ?? ""));
+  if (m) return m[1] as string;
   const token = req.headers["x-access-token"];
-  const found = typeof token === "string" && token.length >= 16 ? await byToken(token) : undefined;
-  return found ? { id: found, port } : undefined;
-}
-
-/**
- * @e2b/code-interpreter sends no access token with its context calls (only with /execute):
- * those are accepted on the sandbox id alone — ids are 20 random characters, shown only to the
- * sandbox's tenant — and can start, list, restart or remove kernels, not run code.
- */
-function tokenless(port: number, req: IncomingMessage): boolean {
-  return port === INTERPRETER_PORT && /^\/contexts(\/|$)/.test(new URL(req.url ?? "/", "http://x").pathname);
-}
-
-function tokenMatches(given: unknown, expected: string): boolean {
-  if (typeof given !== "string") return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return typeof token === "string" && token.length >= 16 ? await byToken(token) : undefined;
 }
 
 /** E2B's user from `Authorization: Basic base64(user:)`; the default user otherwise. */
@@ -153,19 +142,25 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
 
   const notFound = (res: ServerResponse) => {
     metrics.errors.inc({ api: "sandbox", code: "502" });
-    sendJsonError(
-      res,
-      new HttpError(502, "The sandbox was not found: it is not running or the access token is wrong"),
-    );
+    sendJsonError(res, new HttpError(502, "The sandbox was not found: it is not running"));
   };
 
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const store = service.store;
-    let t: Awaited<ReturnType<typeof target>>;
+    // A request without a token for its port is refused before anything is looked up.
+    const port = portOf(req);
+    const offered = offeredTokens(req, port);
+    if (offered.length === 0) {
+      req.resume();
+      metrics.errors.inc({ api: "sandbox", code: "401" });
+      sendJsonError(res, new HttpError(401, missingTokenMessage(port)));
+      return;
+    }
+    let id: string | undefined;
     let row: SandboxRow | undefined;
     try {
-      t = await target(req, async (token) => (await store.sandboxByToken(token))?.id);
-      row = t ? (service.liveRow(t.id) ?? remote.get(t.id) ?? (await store.sandbox(t.id))) : undefined;
+      id = await target(req, async (token) => (await store.sandboxByToken(token))?.id);
+      row = id ? (service.liveRow(id) ?? remote.get(id) ?? (await store.sandbox(id))) : undefined;
     } catch (e) {
       // The state (a database) does not answer: an error in the usual shape, not a hang or a 500.
       req.resume();
@@ -177,12 +172,13 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
       );
       return;
     }
-    if (
-      !t ||
-      !row ||
-      (row.state !== "running" && row.state !== "lost") ||
-      (!tokenMatches(req.headers["x-access-token"], row.token) && !tokenless(t.port, req))
-    ) {
+    if (!id || !row || !tokenAdmits(offered, port, row.token)) {
+      req.resume();
+      metrics.errors.inc({ api: "sandbox", code: "403" });
+      sendJsonError(res, new HttpError(403, "the access token is not valid for this sandbox"));
+      return;
+    }
+    if (row.state !== "running" && row.state !== "lost") {
       req.resume();
       notFound(res);
       return;
@@ -199,7 +195,7 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
       if (!(await forwardToOwner(o.cluster, row.node, req, res, metrics))) remote.forget(row.id);
       return;
     }
-    const rt = service.runtime(t.id);
+    const rt = service.runtime(row.id);
     if (!rt?.alive) {
       req.resume();
       notFound(res);
@@ -216,11 +212,11 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
           .audit({ tenant: row.tenantId, sandbox: row.id, event, ...(detail ? { detail } : {}) })
           .catch(() => {}),
     };
-    if (t.port !== ENVD_PORT) {
-      const handler = t.port === INTERPRETER_PORT ? interpreterHandler : undefined;
+    if (port !== ENVD_PORT) {
+      const handler = port === INTERPRETER_PORT ? interpreterHandler : undefined;
       if (!handler) {
         req.resume();
-        sendJsonError(res, new HttpError(502, `nothing is listening on port ${t.port} in the sandbox`));
+        sendJsonError(res, new HttpError(502, `nothing is listening on port ${port} in the sandbox`));
         return;
       }
       await handler(ctx, url, req, res).catch((e) => sendJsonError(res, httpErrorOf(e)));

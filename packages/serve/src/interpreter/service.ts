@@ -28,12 +28,28 @@ interface Kernel {
   exited: boolean;
 }
 
-const kernels = new WeakMap<SandboxRuntime, Map<string, Kernel>>();
+/** Contexts a sandbox may have at once (each is a Python process): past it, a create is refused. */
+export const MAX_CONTEXTS = 16;
+
+interface Contexts {
+  kernels: Map<string, Kernel>;
+  /** Kernels being started, by context id: a second start of the same context waits for it. */
+  starting: Map<string, Promise<Kernel>>;
+}
+
+const contexts = new WeakMap<SandboxRuntime, Contexts>();
+
+function contextsOf(rt: SandboxRuntime): Contexts {
+  let c = contexts.get(rt);
+  if (!c) {
+    c = { kernels: new Map(), starting: new Map() };
+    contexts.set(rt, c);
+  }
+  return c;
+}
 
 function kernelsOf(rt: SandboxRuntime): Map<string, Kernel> {
-  const m = kernels.get(rt) ?? new Map<string, Kernel>();
-  kernels.set(rt, m);
-  return m;
+  return contextsOf(rt).kernels;
 }
 
 async function body(req: IncomingMessage): Promise<Record<string, unknown>> {
@@ -45,12 +61,42 @@ async function body(req: IncomingMessage): Promise<Record<string, unknown>> {
   }
 }
 
-/** Starts a context's kernel; a restart keeps the context's queue of cells (`queue`). */
-async function startKernel(
+/**
+ * Starts a context's kernel (a restart, or a kernel that died, keeps the context's queue of
+ * cells: `queue`). A new context is refused past MAX_CONTEXTS, counting those still starting, so
+ * parallel creates cannot overshoot; a context already starting is not started twice.
+ */
+function startKernel(
   ctx: EnvdContext,
   id: string,
   cwd: string,
   queue: Promise<unknown> = Promise.resolve(),
+): Promise<Kernel> {
+  const c = contextsOf(ctx.runtime);
+  const pending = c.starting.get(id);
+  if (pending) return pending;
+  if (!c.kernels.has(id)) {
+    let count = c.kernels.size;
+    for (const s of c.starting.keys()) if (!c.kernels.has(s)) count++;
+    if (count >= MAX_CONTEXTS)
+      return Promise.reject(
+        new HttpError(
+          429,
+          `the sandbox already has ${MAX_CONTEXTS} code contexts, the most it may have: remove one (DELETE /contexts/{id}) first`,
+        ),
+      );
+  }
+  const p = spawnKernel(ctx, id, cwd, queue, c.kernels.has(id)).finally(() => c.starting.delete(id));
+  c.starting.set(id, p);
+  return p;
+}
+
+async function spawnKernel(
+  ctx: EnvdContext,
+  id: string,
+  cwd: string,
+  queue: Promise<unknown>,
+  replacing: boolean,
 ): Promise<Kernel> {
   const k: Kernel = {
     id,
@@ -88,7 +134,13 @@ async function startKernel(
     { stdin: true, user: ctx.user, tag: `interpreter-${id}` },
     listener,
   );
-  kernelsOf(ctx.runtime).set(id, k);
+  const all = kernelsOf(ctx.runtime);
+  if (replacing && !all.has(id)) {
+    // Removed while its new kernel started: the kernel goes too.
+    await killKernel(ctx, k);
+    throw new HttpError(404, `context ${id} not found`);
+  }
+  all.set(id, k);
   return k;
 }
 
@@ -101,9 +153,13 @@ function language(v: unknown): string {
   throw new HttpError(400, `language '${String(v)}' is not supported (only python)`);
 }
 
+async function killKernel(ctx: EnvdContext, k: Kernel): Promise<void> {
+  if (!k.exited) await ctx.runtime.agent.call("signal", { pid: k.entry.pid, signal: 9 }).catch(() => {});
+}
+
 async function stopKernel(ctx: EnvdContext, k: Kernel): Promise<void> {
   kernelsOf(ctx.runtime).delete(k.id);
-  if (!k.exited) await ctx.runtime.agent.call("signal", { pid: k.entry.pid, signal: 9 }).catch(() => {});
+  await killKernel(ctx, k);
 }
 
 function send(res: ServerResponse, status: number, v?: unknown): void {
@@ -130,7 +186,11 @@ async function execute(ctx: EnvdContext, req: IncomingMessage, res: ServerRespon
     k = all.get(b.context_id);
     if (!k) throw new HttpError(404, `context ${b.context_id} not found`);
   } else {
-    k = all.get("default") ?? (await startKernel(ctx, "default", ctx.runtime.home));
+    k = all.get("default");
+    if (!k) {
+      k = await startKernel(ctx, "default", ctx.runtime.home);
+      ctx.audit("context", { op: "create", context: k.id, language: k.language, cwd: k.cwd });
+    }
   }
   const id = k.id;
   const code = b.code;
@@ -203,12 +263,15 @@ export async function interpreterHandler(
     const b = await body(req);
     language(b.language);
     const cwd = typeof b.cwd === "string" && b.cwd ? b.cwd : ctx.runtime.home;
-    send(res, 200, info(await startKernel(ctx, randomUUID(), cwd)));
+    const k = await startKernel(ctx, randomUUID(), cwd);
+    ctx.audit("context", { op: "create", context: k.id, language: k.language, cwd: k.cwd });
+    send(res, 200, info(k));
     return;
   }
   if (path === "/contexts" && req.method === "GET") {
     req.resume();
-    send(res, 200, [...kernelsOf(ctx.runtime).values()].filter((k) => !k.exited).map(info));
+    // Every context, also one whose kernel died (its next cell starts a fresh one).
+    send(res, 200, [...kernelsOf(ctx.runtime).values()].map(info));
     return;
   }
   const m = /^\/contexts\/([A-Za-z0-9-]{1,64})(\/restart)?$/.exec(path);
@@ -217,13 +280,16 @@ export async function interpreterHandler(
     const k = kernelsOf(ctx.runtime).get(m[1] as string);
     if (!k) throw new HttpError(404, `context ${m[1]} not found`);
     if (m[2] && req.method === "POST") {
-      await stopKernel(ctx, k);
+      // The context keeps its slot while its kernel is replaced.
+      await killKernel(ctx, k);
       await startKernel(ctx, k.id, k.cwd);
+      ctx.audit("context", { op: "restart", context: k.id });
       send(res, 204);
       return;
     }
     if (!m[2] && req.method === "DELETE") {
       await stopKernel(ctx, k);
+      ctx.audit("context", { op: "remove", context: k.id });
       send(res, 204);
       return;
     }
