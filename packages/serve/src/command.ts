@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Keys } from "./keys.js";
 import { startServe } from "./server.js";
+import type { TenantLimits } from "./store.js";
 import { openStore } from "./store-open.js";
 
 export const SERVE_HELP = `Usage: hands serve [options]            run the E2B-compatible sandbox service
@@ -12,6 +13,8 @@ export const SERVE_HELP = `Usage: hands serve [options]            run the E2B-c
                         [--max-memory-mb N] [--max-lifetime SECONDS]
        hands serve keys list
        hands serve keys revoke KEY_ID
+       hands serve tenants set TENANT [--max-sandboxes N] [--max-cpus N]
+                        [--max-memory-mb N] [--max-lifetime SECONDS]
        hands serve audit [--limit N] [--sandbox ID]
 
 Options:
@@ -59,28 +62,75 @@ function databaseOf(values: Values): string | undefined {
   return values.database ?? (process.env.HANDS_SERVE_DATABASE || undefined);
 }
 
+function limitsOf(values: Values): Partial<TenantLimits> {
+  const n = (flag: "max-sandboxes" | "max-cpus" | "max-memory-mb" | "max-lifetime") =>
+    wholeNumber(values[flag], `--${flag}`);
+  const out: Partial<TenantLimits> = {};
+  const sandboxes = n("max-sandboxes");
+  const cpus = n("max-cpus");
+  const memory = n("max-memory-mb");
+  const lifetime = n("max-lifetime");
+  if (sandboxes !== undefined) out.maxSandboxes = sandboxes;
+  if (cpus !== undefined) out.maxCpus = cpus;
+  if (memory !== undefined) out.maxMemoryMB = memory;
+  if (lifetime !== undefined) out.maxLifetimeSec = lifetime;
+  return out;
+}
+
+/** A change every node applies at once: say which nodes did not confirm it in time. */
+function warnUnconfirmed(keys: Keys, out: Out): void {
+  if (keys.unconfirmed.length > 0)
+    out(
+      `# warning: node(s) ${keys.unconfirmed.join(", ")} did not confirm the change in time (they do once they hear it; a node that cannot hear changes reads every key from the database)\n`,
+    );
+}
+
+async function tenantsCommand(
+  positionals: string[],
+  values: Values,
+  data: string,
+  out: Out,
+): Promise<number> {
+  const [sub, name] = positionals;
+  if (sub !== "set" || !name) {
+    out(`${SERVE_HELP}\n`);
+    return 2;
+  }
+  const limits = limitsOf(values);
+  if (Object.keys(limits).length === 0) {
+    out(
+      "hands serve: tenants set needs at least one of --max-sandboxes, --max-cpus, --max-memory-mb, --max-lifetime\n",
+    );
+    return 2;
+  }
+  const store = await openStore({ dataDir: data, database: databaseOf(values) });
+  try {
+    const keys = new Keys(store);
+    const t = await keys.setLimits(name, limits);
+    if (!t) {
+      out(`hands serve: no tenant ${name}\n`);
+      return 1;
+    }
+    out(
+      `tenant ${t.name}: ${t.maxSandboxes} sandboxes, ${t.maxCpus} CPUs, ${t.maxMemoryMB} MB, ${t.maxLifetimeSec} s lifetime (in force on every node now; running sandboxes are not stopped)\n`,
+    );
+    warnUnconfirmed(keys, out);
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
 async function keysCommand(positionals: string[], values: Values, data: string, out: Out): Promise<number> {
   const store = await openStore({ dataDir: data, database: databaseOf(values) });
   try {
     const keys = new Keys(store);
     const [sub, arg] = positionals;
     if (sub === "create" && arg) {
-      const limits = {
-        ...(wholeNumber(values["max-sandboxes"], "--max-sandboxes") !== undefined
-          ? { maxSandboxes: Number(values["max-sandboxes"]) }
-          : {}),
-        ...(wholeNumber(values["max-cpus"], "--max-cpus") !== undefined
-          ? { maxCpus: Number(values["max-cpus"]) }
-          : {}),
-        ...(wholeNumber(values["max-memory-mb"], "--max-memory-mb") !== undefined
-          ? { maxMemoryMB: Number(values["max-memory-mb"]) }
-          : {}),
-        ...(wholeNumber(values["max-lifetime"], "--max-lifetime") !== undefined
-          ? { maxLifetimeSec: Number(values["max-lifetime"]) }
-          : {}),
-      };
+      const limits = limitsOf(values);
       const k = await keys.create(arg, values.name ?? "default", limits);
       out(`${k.key}\n`);
+      warnUnconfirmed(keys, out);
       out(
         `# key ${k.id} for tenant ${k.tenant.name}: ${k.tenant.maxSandboxes} sandboxes, ${k.tenant.maxCpus} CPUs, ${k.tenant.maxMemoryMB} MB, ${k.tenant.maxLifetimeSec} s lifetime (shown once; only its hash is kept)\n`,
       );
@@ -99,6 +149,7 @@ async function keysCommand(positionals: string[], values: Values, data: string, 
         return 1;
       }
       out(`revoked ${arg}\n`);
+      warnUnconfirmed(keys, out);
       return 0;
     }
     out(`${SERVE_HELP}\n`);
@@ -164,6 +215,7 @@ export async function runServeCommand(
     }
     if (positionals[0] === "keys") return await keysCommand(positionals.slice(1), values, data, out);
     if (positionals[0] === "audit") return await auditCommand(values, data, out);
+    if (positionals[0] === "tenants") return await tenantsCommand(positionals.slice(1), values, data, out);
     if (positionals.length > 0) {
       err(`hands serve: unknown command: ${positionals[0]}\n${SERVE_HELP}\n`);
       return 2;

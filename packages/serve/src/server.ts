@@ -123,17 +123,19 @@ export async function startServe(o: ServeOptions): Promise<RunningServe> {
     await store.close();
     throw new Error("a shared database needs a node name for each node (--node NAME)");
   }
-  const keys = new Keys(store);
+  const node = o.node ?? "local";
+  const keys = new Keys(store, store.shared ? { node } : {});
   let service: SandboxService | undefined;
   const metrics = createMetrics({
     countByState: () => store.countByState(),
     queueLength: () => service?.queue.waiting ?? 0,
     slotsInUse: () => service?.queue.used ?? 0,
   });
-  const node = o.node ?? "local";
   const servers: Server[] = [];
   let cluster: Cluster | undefined;
   try {
+    // Hearing changes of keys and limits starts before this node registers (and serves).
+    await keys.start();
     const headersTimeout = o.headersTimeoutMs ?? 10_000;
     // Both addresses are bound before the node registers (what it advertises must answer); until
     // the routers exist, requests get a 503.
@@ -190,6 +192,7 @@ export async function startServe(o: ServeOptions): Promise<RunningServe> {
         await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
         await svc.close();
         await c?.leave().catch(() => {});
+        await keys.close();
         await store.close();
       },
     };
@@ -197,6 +200,7 @@ export async function startServe(o: ServeOptions): Promise<RunningServe> {
     for (const s of servers) s.close();
     await service?.close();
     await cluster?.leave().catch(() => {});
+    await keys.close();
     await store.close();
     throw e;
   }

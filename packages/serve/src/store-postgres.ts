@@ -6,6 +6,7 @@ import pg from "pg";
 import {
   type AuditEntry,
   type AuditRecord,
+  type AuthWatcher,
   type KeyListing,
   type KeyRow,
   type NodeInfo,
@@ -58,7 +59,19 @@ CREATE INDEX IF NOT EXISTS audit_sandbox ON audit(sandbox, seq);
 CREATE TABLE IF NOT EXISTS nodes (
   name TEXT PRIMARY KEY, instance TEXT NOT NULL, api_url TEXT NOT NULL, sandbox_url TEXT NOT NULL,
   state TEXT NOT NULL, started_at BIGINT NOT NULL, heartbeat_at BIGINT NOT NULL);
+ALTER TABLE nodes ADD COLUMN IF NOT EXISTS auth_generation BIGINT NOT NULL DEFAULT 0;
+CREATE TABLE IF NOT EXISTS auth_state (id INTEGER PRIMARY KEY CHECK (id = 1), generation BIGINT NOT NULL);
+INSERT INTO auth_state (id, generation) VALUES (1, 0) ON CONFLICT DO NOTHING;
 `;
+
+/** The channel on which a change of a key's or a tenant's standing is announced to the nodes. */
+const AUTH_CHANNEL = "hands_serve_auth";
+/** The application_name of the connection that listens on it (to tell it apart in pg_stat_activity). */
+export const AUTH_LISTENER = "hands-serve-auth-listener";
+
+/** Bumps the auth generation and announces it (delivered when the transaction commits). */
+const BUMP_AUTH = `WITH g AS (UPDATE auth_state SET generation = generation + 1 WHERE id = 1 RETURNING generation)
+  SELECT pg_notify('${AUTH_CHANNEL}', generation::text) FROM g`;
 
 /** Any number for the advisory lock that serialises schema set-up of nodes starting together. */
 const SCHEMA_LOCK = 0x68616e64;
@@ -78,7 +91,10 @@ type Query = (text: string, values?: unknown[]) => Promise<pg.QueryResult>;
 export class PostgresStore implements Store {
   readonly shared = true;
 
-  private constructor(private readonly pool: pg.Pool) {}
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly url: string,
+  ) {}
 
   /** Connects and creates the tables if they are missing. */
   static async connect(url: string, o: { max?: number } = {}): Promise<PostgresStore> {
@@ -92,7 +108,7 @@ export class PostgresStore implements Store {
     // An idle client whose server went away must not take the process down; the next query
     // gets a fresh connection (or the error, where someone is waiting for it).
     pool.on("error", () => {});
-    const store = new PostgresStore(pool);
+    const store = new PostgresStore(pool, url);
     try {
       await store.tx(async (q) => {
         await q("SELECT pg_advisory_xact_lock($1)", [SCHEMA_LOCK]);
@@ -130,15 +146,26 @@ export class PostgresStore implements Store {
   // --- tenants and keys ---
 
   async upsertTenant(id: string, name: string, limits: TenantLimits): Promise<Tenant> {
-    const r = await this.q(
-      `INSERT INTO tenants (id, name, created_at, max_sandboxes, max_cpus, max_memory_mb, max_lifetime_s)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (id) DO UPDATE SET max_sandboxes = excluded.max_sandboxes, max_cpus = excluded.max_cpus,
-         max_memory_mb = excluded.max_memory_mb, max_lifetime_s = excluded.max_lifetime_s
-       RETURNING *`,
-      [id, name, Date.now(), limits.maxSandboxes, limits.maxCpus, limits.maxMemoryMB, limits.maxLifetimeSec],
-    );
-    return tenantOf(r.rows[0] as RawTenant);
+    return this.tx(async (q) => {
+      const r = await q(
+        `INSERT INTO tenants (id, name, created_at, max_sandboxes, max_cpus, max_memory_mb, max_lifetime_s)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (id) DO UPDATE SET max_sandboxes = excluded.max_sandboxes, max_cpus = excluded.max_cpus,
+           max_memory_mb = excluded.max_memory_mb, max_lifetime_s = excluded.max_lifetime_s
+         RETURNING *`,
+        [
+          id,
+          name,
+          Date.now(),
+          limits.maxSandboxes,
+          limits.maxCpus,
+          limits.maxMemoryMB,
+          limits.maxLifetimeSec,
+        ],
+      );
+      await q(BUMP_AUTH);
+      return tenantOf(r.rows[0] as RawTenant);
+    });
   }
 
   async tenant(id: string): Promise<Tenant | undefined> {
@@ -168,11 +195,86 @@ export class PostgresStore implements Store {
   }
 
   async revokeKey(id: string): Promise<boolean> {
-    const r = await this.q("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL", [
-      Date.now(),
-      id,
+    return this.tx(async (q) => {
+      const r = await q("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL", [
+        Date.now(),
+        id,
+      ]);
+      if ((r.rowCount ?? 0) === 0) return false;
+      await q(BUMP_AUTH);
+      return true;
+    });
+  }
+
+  async authGeneration(): Promise<number> {
+    return Number((await this.q("SELECT generation FROM auth_state WHERE id = 1")).rows[0]?.generation ?? 0);
+  }
+
+  /**
+   * A connection of its own that LISTENs for auth changes. A lost connection is reported and
+   * made again (after a second, until closed); each (re)connection is reported with the
+   * generation current once it listens, so nothing announced in between is missed.
+   */
+  async watchAuth(w: AuthWatcher): Promise<{ close(): Promise<void> }> {
+    let closed = false;
+    let client: pg.Client | undefined;
+    let retry: NodeJS.Timeout | undefined;
+    const connect = async (): Promise<void> => {
+      const c = new pg.Client({
+        connectionString: this.url,
+        connectionTimeoutMillis: 5000,
+        types,
+        application_name: AUTH_LISTENER,
+      });
+      client = c;
+      let lost = false;
+      const onLost = () => {
+        if (lost) return;
+        lost = true;
+        c.end().catch(() => {});
+        if (closed) return;
+        w.onLost();
+        retry = setTimeout(() => void connect().catch(() => {}), 1000);
+        retry.unref();
+      };
+      c.on("error", onLost);
+      c.on("end", onLost);
+      c.on("notification", (n) => {
+        if (n.channel === AUTH_CHANNEL) w.onChange(Number(n.payload));
+      });
+      try {
+        await c.connect();
+        await c.query(`LISTEN ${AUTH_CHANNEL}`);
+        const r = await c.query("SELECT generation FROM auth_state WHERE id = 1");
+        if (!closed && !lost) w.onListening(Number(r.rows[0]?.generation ?? 0));
+      } catch (e) {
+        onLost();
+        throw e;
+      }
+    };
+    await connect();
+    return {
+      close: async () => {
+        closed = true;
+        if (retry) clearTimeout(retry);
+        await client?.end().catch(() => {});
+      },
+    };
+  }
+
+  async ackAuth(node: string, generation: number): Promise<void> {
+    await this.q("UPDATE nodes SET auth_generation = GREATEST(auth_generation, $2) WHERE name = $1", [
+      node,
+      generation,
     ]);
-    return (r.rowCount ?? 0) > 0;
+  }
+
+  async authLaggards(generation: number): Promise<string[]> {
+    const r = await this.q(
+      "SELECT name FROM nodes WHERE state = 'up' AND auth_generation < $1 ORDER BY name",
+      [generation],
+    );
+    return r.rows.map((x: { name: string }) => x.name);
   }
 
   // --- sandboxes ---
@@ -310,11 +412,11 @@ export class PostgresStore implements Store {
 
   async registerNode(n: NodeInfo, staleAfterMs: number): Promise<void> {
     const r = await this.q(
-      `INSERT INTO nodes (name, instance, api_url, sandbox_url, state, started_at, heartbeat_at)
-       VALUES ($1, $2, $3, $4, 'up', ${DB_NOW}, ${DB_NOW})
+      `INSERT INTO nodes (name, instance, api_url, sandbox_url, state, started_at, heartbeat_at, auth_generation)
+       VALUES ($1, $2, $3, $4, 'up', ${DB_NOW}, ${DB_NOW}, (SELECT generation FROM auth_state WHERE id = 1))
        ON CONFLICT (name) DO UPDATE SET instance = excluded.instance, api_url = excluded.api_url,
          sandbox_url = excluded.sandbox_url, state = 'up', started_at = excluded.started_at,
-         heartbeat_at = excluded.heartbeat_at
+         heartbeat_at = excluded.heartbeat_at, auth_generation = excluded.auth_generation
        WHERE nodes.state <> 'up' OR nodes.heartbeat_at < ${DB_NOW} - $5 OR nodes.instance = excluded.instance`,
       [n.name, n.instance, n.apiUrl, n.sandboxUrl, staleAfterMs],
     );

@@ -57,11 +57,16 @@ CREATE TABLE IF NOT EXISTS audit (
 CREATE TABLE IF NOT EXISTS nodes (
   name TEXT PRIMARY KEY, instance TEXT NOT NULL, api_url TEXT NOT NULL, sandbox_url TEXT NOT NULL,
   state TEXT NOT NULL, started_at INTEGER NOT NULL, heartbeat_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS auth_state (id INTEGER PRIMARY KEY CHECK (id = 1), generation INTEGER NOT NULL);
+INSERT OR IGNORE INTO auth_state (id, generation) VALUES (1, 0);
 `;
+
+const BUMP_AUTH = "UPDATE auth_state SET generation = generation + 1 WHERE id = 1";
 
 export class SqliteStore implements Store {
   readonly shared = false;
   readonly db: Database.Database;
+  private readonly generationQuery: Database.Statement;
 
   constructor(path: string) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
@@ -72,6 +77,7 @@ export class SqliteStore implements Store {
     this.db.pragma("synchronous = NORMAL");
     this.db.pragma("busy_timeout = 5000");
     this.db.exec(SCHEMA);
+    this.generationQuery = this.db.prepare("SELECT generation FROM auth_state WHERE id = 1");
   }
 
   async close(): Promise<void> {
@@ -81,22 +87,25 @@ export class SqliteStore implements Store {
   // --- tenants and keys ---
 
   async upsertTenant(id: string, name: string, limits: TenantLimits): Promise<Tenant> {
-    this.db
-      .prepare(
-        `INSERT INTO tenants (id, name, created_at, max_sandboxes, max_cpus, max_memory_mb, max_lifetime_s)
-         VALUES (?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT(id) DO UPDATE SET max_sandboxes = excluded.max_sandboxes, max_cpus = excluded.max_cpus,
-           max_memory_mb = excluded.max_memory_mb, max_lifetime_s = excluded.max_lifetime_s`,
-      )
-      .run(
-        id,
-        name,
-        Date.now(),
-        limits.maxSandboxes,
-        limits.maxCpus,
-        limits.maxMemoryMB,
-        limits.maxLifetimeSec,
-      );
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `INSERT INTO tenants (id, name, created_at, max_sandboxes, max_cpus, max_memory_mb, max_lifetime_s)
+           VALUES (?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT(id) DO UPDATE SET max_sandboxes = excluded.max_sandboxes, max_cpus = excluded.max_cpus,
+             max_memory_mb = excluded.max_memory_mb, max_lifetime_s = excluded.max_lifetime_s`,
+        )
+        .run(
+          id,
+          name,
+          Date.now(),
+          limits.maxSandboxes,
+          limits.maxCpus,
+          limits.maxMemoryMB,
+          limits.maxLifetimeSec,
+        );
+      this.db.prepare(BUMP_AUTH).run();
+    })();
     return this.tenantNow(id) as Tenant;
   }
 
@@ -130,11 +139,19 @@ export class SqliteStore implements Store {
   }
 
   async revokeKey(id: string): Promise<boolean> {
-    return (
-      this.db
-        .prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL")
-        .run(Date.now(), id).changes > 0
-    );
+    return this.db.transaction(() => {
+      const changed =
+        this.db
+          .prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL")
+          .run(Date.now(), id).changes > 0;
+      if (changed) this.db.prepare(BUMP_AUTH).run();
+      return changed;
+    })();
+  }
+
+  async authGeneration(): Promise<number> {
+    // Read on every request's key check: prepared once, a read of one row of the local file.
+    return Number((this.generationQuery.get() as { generation: number } | undefined)?.generation ?? 0);
   }
 
   // --- sandboxes ---

@@ -116,18 +116,41 @@ export function quotaRefusal(
   return undefined;
 }
 
+/** Told of changes of keys' and tenants' standing made anywhere (PostgreSQL's LISTEN). */
+export interface AuthWatcher {
+  /** Listening (again), with the generation current from then on: caches made before are stale. */
+  onListening(generation: number): void;
+  /** A change was committed: the new generation. */
+  onChange(generation: number): void;
+  /** The connection is gone: nothing is heard until onListening again. */
+  onLost(): void;
+}
+
 export interface Store {
   /** True when several nodes share this state (they then forward to each other). */
   readonly shared: boolean;
   close(): Promise<void>;
 
+  /** Creates a tenant or sets its limits; bumps the auth generation in the same transaction. */
   upsertTenant(id: string, name: string, limits: TenantLimits): Promise<Tenant>;
   tenant(id: string): Promise<Tenant | undefined>;
   tenantByName(name: string): Promise<Tenant | undefined>;
   insertKey(k: Omit<KeyRow, "revokedAt">): Promise<void>;
   key(id: string): Promise<KeyRow | undefined>;
   listKeys(): Promise<KeyListing[]>;
+  /** Revokes a key (false: no such active key); bumps the auth generation in the same transaction. */
   revokeKey(id: string): Promise<boolean>;
+  /**
+   * A counter bumped, in the same transaction, by every change of a key's or a tenant's
+   * standing (a revoke, a tenant's limits): caches of verified keys are good while it stands.
+   */
+  authGeneration(): Promise<number>;
+  /** Shared stores: announces each bump to every node as it commits. */
+  watchAuth?(w: AuthWatcher): Promise<{ close(): Promise<void> }>;
+  /** Shared stores: node `node` has dropped what it cached before `generation`. */
+  ackAuth?(node: string, generation: number): Promise<void>;
+  /** Shared stores: the nodes that are up and have not confirmed `generation` yet. */
+  authLaggards?(generation: number): Promise<string[]>;
 
   /**
    * Inserts a running sandbox if its tenant's limits allow one more (checked and written in one
