@@ -252,7 +252,14 @@ export class PostgresStore implements Store {
         throw e;
       }
     };
-    await connect();
+    try {
+      await connect();
+    } catch (e) {
+      // The first connection is the caller's to retry: nothing keeps trying behind its back.
+      closed = true;
+      if (retry) clearTimeout(retry);
+      throw e;
+    }
     return {
       close: async () => {
         closed = true;

@@ -117,6 +117,47 @@ for (const [kind, make] of [
       assert.equal(typeof (await a.key("k1"))?.revokedAt, "number");
     });
 
+    it("bumps the auth generation with every revoke and limits change, seen by the other handle", async () => {
+      const heard: number[] = [];
+      let listening: (g: number) => void = () => {};
+      const ready = new Promise<number>((r) => {
+        listening = r;
+      });
+      const watch = await b.watchAuth?.({
+        onListening: (g) => listening(g),
+        onChange: (g) => heard.push(g),
+        onLost: () => {},
+      });
+      try {
+        if (watch) await ready;
+        const g0 = await b.authGeneration();
+        await a.upsertTenant("t-gen", "gen", LIMITS);
+        const g1 = await b.authGeneration();
+        assert.ok(g1 > g0, "a tenant's limits bump it");
+        await a.insertKey({
+          id: "k-gen",
+          tenantId: "t-gen",
+          name: "x",
+          salt: randomBytes(16),
+          hash: randomBytes(32),
+          createdAt: 1,
+        });
+        assert.equal(await b.authGeneration(), g1, "a new key changes nobody's standing");
+        assert.equal(await a.revokeKey("k-gen"), true);
+        const g2 = await b.authGeneration();
+        assert.ok(g2 > g1, "a revoke bumps it");
+        assert.equal(await a.revokeKey("k-gen"), false);
+        assert.equal(await b.authGeneration(), g2, "a revoke that changes nothing does not");
+        if (watch) {
+          // PostgreSQL: each committed bump is announced to the listening handle.
+          for (let i = 0; i < 100 && !heard.includes(g2); i++) await sleep(10);
+          assert.deepEqual(heard, [g1, g2]);
+        } else assert.equal(kind, "sqlite", "only SQLite (one node) has no announcements");
+      } finally {
+        await watch?.close();
+      }
+    });
+
     it("stores sandboxes as given and pages them newest first", async () => {
       await a.upsertTenant("t-list", "list", { ...LIMITS, maxSandboxes: 100 });
       const rows = Array.from({ length: 7 }, () => row("t-list"));
@@ -305,6 +346,42 @@ for (const [kind, make] of [
         undefined,
         "a node that left is not dead",
       );
+    });
+
+    it("tells which nodes that are up have not confirmed an auth generation", async () => {
+      if (!a.authLaggards || !b.ackAuth) {
+        assert.equal(kind, "sqlite");
+        return;
+      }
+      const g = await a.authGeneration();
+      await a.registerNode(
+        { name: "ack-1", instance: "i1", apiUrl: "http://x", sandboxUrl: "http://y" },
+        5000,
+      );
+      await a.registerNode(
+        { name: "ack-2", instance: "i2", apiUrl: "http://x", sandboxUrl: "http://y" },
+        5000,
+      );
+      assert.deepEqual(await a.authLaggards(g), [], "a node registers at the current generation");
+      await a.upsertTenant("t-ack", "ack", LIMITS);
+      const g2 = await a.authGeneration();
+      assert.deepEqual(
+        (await a.authLaggards(g2)).filter((n) => n.startsWith("ack-")),
+        ["ack-1", "ack-2"],
+      );
+      await b.ackAuth("ack-1", g2);
+      await b.ackAuth("ack-2", g);
+      assert.deepEqual(
+        (await a.authLaggards(g2)).filter((n) => n.startsWith("ack-")),
+        ["ack-2"],
+      );
+      await a.leaveNode("ack-2", "i2");
+      assert.deepEqual(
+        (await a.authLaggards(g2)).filter((n) => n.startsWith("ack-")),
+        [],
+        "only nodes that are up",
+      );
+      await a.leaveNode("ack-1", "i1");
     });
   });
 }
