@@ -141,6 +141,8 @@ async function spawnKernel(
     throw new HttpError(404, `context ${id} not found`);
   }
   all.set(id, k);
+  // A new context (also the default one a cell starts) is audited once, where it is started.
+  if (!replacing) ctx.audit("context", { op: "create", context: id, language: k.language, cwd });
   return k;
 }
 
@@ -186,11 +188,7 @@ async function execute(ctx: EnvdContext, req: IncomingMessage, res: ServerRespon
     k = all.get(b.context_id);
     if (!k) throw new HttpError(404, `context ${b.context_id} not found`);
   } else {
-    k = all.get("default");
-    if (!k) {
-      k = await startKernel(ctx, "default", ctx.runtime.home);
-      ctx.audit("context", { op: "create", context: k.id, language: k.language, cwd: k.cwd });
-    }
+    k = all.get("default") ?? (await startKernel(ctx, "default", ctx.runtime.home));
   }
   const id = k.id;
   const code = b.code;
@@ -263,9 +261,7 @@ export async function interpreterHandler(
     const b = await body(req);
     language(b.language);
     const cwd = typeof b.cwd === "string" && b.cwd ? b.cwd : ctx.runtime.home;
-    const k = await startKernel(ctx, randomUUID(), cwd);
-    ctx.audit("context", { op: "create", context: k.id, language: k.language, cwd: k.cwd });
-    send(res, 200, info(k));
+    send(res, 200, info(await startKernel(ctx, randomUUID(), cwd)));
     return;
   }
   if (path === "/contexts" && req.method === "GET") {

@@ -176,6 +176,21 @@ describe("code interpreter port: access tokens, bounds, audit", { skip, timeout:
       ["create", "restart", "remove"],
     );
     assert.equal(log[0]?.detail?.cwd, "/tmp");
+    // Cells racing to start the default context start one kernel, audited once.
+    const before = await kernels(victim);
+    const cells = await Promise.all([1, 2, 3].map((n) => victim.runCode(`${n} * 2`)));
+    assert.deepEqual(
+      cells.map((c) => c.text),
+      ["2", "4", "6"],
+    );
+    assert.equal(await kernels(victim), before + 1);
+    const defaults = (await s.store.auditLog(500, victim.sandboxId)).filter(
+      (e) => e.event === "context" && e.detail?.context === "default",
+    );
+    assert.deepEqual(
+      defaults.map((e) => e.detail?.op),
+      ["create"],
+    );
     // The tenant reads the same trail through the API.
     const trail = (
       await raw(`${s.apiUrl}/hands/v1/sandboxes/${victim.sandboxId}/audit`, {
