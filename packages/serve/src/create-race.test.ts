@@ -28,7 +28,8 @@ async function check(s: TestServe): Promise<void> {
   const tenant = await s.store.tenantByName("tenant-a");
   assert.ok(tenant);
   const seen = reapBetweenInsertAndStart(s);
-  const timeoutS = 2;
+  // Long enough that a loaded machine cannot pass it before the checks below (they reap with explicit clocks).
+  const timeoutS = 30;
   const row = await s.service.create(tenant, { timeout: timeoutS });
   const created = Date.now();
   assert.deepEqual(seen.reaped, [[]], "the reaper skipped the sandbox while it was being created");
