@@ -92,7 +92,7 @@ describe("built-in defaults", () => {
     for (const [cmd, want] of cases) assert.equal(policy.evaluate(cmd)?.action, want, cmd);
   });
 
-  test("files come between built-in denials and built-in asks", () => {
+  test("file rules cannot outrank a built-in denial or confirmation, but may be stricter", () => {
     const project = join(dir, "policy.json");
     writeFileSync(
       project,
@@ -102,7 +102,7 @@ describe("built-in defaults", () => {
             prefix: "git push",
             action: "allow",
             reason: "our CI protects main",
-            examples: { match: ["git push -f"] },
+            examples: { match: ["git push -f", "git push origin main"] },
           },
           { glob: "rm -rf *", action: "allow", examples: { match: ["rm -rf /"] } },
           { prefix: "npm publish", action: "deny", reason: "releases go through CI" },
@@ -110,7 +110,8 @@ describe("built-in defaults", () => {
       }),
     );
     const policy = loadCommandPolicy({ project });
-    assert.equal(policy.evaluate("git push --force")?.action, "allow");
+    assert.equal(policy.evaluate("git push origin main")?.action, "allow");
+    assert.equal(policy.evaluate("git push --force")?.action, "ask", "an allow does not lift the built-in ask");
     assert.equal(policy.evaluate("rm -rf /")?.action, "deny", "a file cannot lift a built-in denial");
     const d = policy.evaluate("npm publish --access public");
     assert.equal(d?.action, "deny");

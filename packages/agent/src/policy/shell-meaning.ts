@@ -1,8 +1,22 @@
 // What a command line runs, by meaning: each simple command (shell-parse.ts) with its wrappers
-// taken off (sudo, env, nice, timeout, xargs, command, exec, … and `bash -c "…"`, `sh -c`,
-// `eval`, `su -c`, whose strings are parsed in turn), its program named without its folder
-// (/bin/rm is rm), and helpers that normalise paths (//, /./, .., trailing slashes, ~, $HOME).
-import { parseShell, type Redirect, type ShellCommand, type ShellWord, UNKNOWN } from "./shell-parse.js";
+// taken off (sudo, env, nice, timeout, taskset, flock, script -c, watch, xargs, busybox, …),
+// the code strings shells run parsed in turn (`bash -c`, `fish -c`, `eval`, `su -c`, `trap`,
+// here-documents and here-strings fed to a shell), the commands known programs' options run
+// (programs.ts: `find -exec`, `git -c core.pager=…`, `awk system()`, …) as invocations of their
+// own, its program named without its folder (/bin/rm is rm), and the files it deletes or
+// writes. What cannot be read from the line is recorded as "opaque" (the policy asks).
+import { DANGEROUS_HEADS, type Effect, type Knowledge, knowledgeOf, type Run } from "./programs.js";
+import {
+  type Assignment,
+  joinPath,
+  parseShell,
+  type Redirect,
+  type ShellCommand,
+  type ShellWord,
+  UNKNOWN,
+} from "./shell-parse.js";
+
+export type { Effect } from "./programs.js";
 
 export interface Invocation {
   /** The program without its folder (/bin/rm → rm); "" when it is only known at run time. */
@@ -11,7 +25,7 @@ export interface Invocation {
   written: string;
   /** The arguments as the program receives them (UNKNOWN marks run-time parts). */
   args: string[];
-  /** Wrappers it runs under, outermost first: "sudo", "env", "xargs", "bash -c"… */
+  /** Wrappers it runs under, outermost first: "sudo", "env", "xargs", "bash -c", "find -exec"… */
   via: string[];
   redirects: Redirect[];
   pipeline?: { id: number; stage: number };
@@ -22,6 +36,20 @@ export interface Invocation {
   feeds: Invocation[];
   /** `written` and the arguments as one line, for prefix and glob rules. */
   text: string;
+  /** The folder it runs in ("." = the session's folder; see ShellCommand.cwd). */
+  cwd: string;
+  /** Variables set for it alone (`PAGER=… git log`). */
+  assignments: Assignment[];
+  /** What a here-document or here-string feeds it. */
+  stdin?: string;
+  /** Files it deletes, writes or changes the mode of (its options and its redirections). */
+  effects: Effect[];
+  /** Why it runs code the policy cannot read from the line (the policy asks). */
+  opaque: string[];
+  /** Options that make it more than the plain form an allow rule names (no allow covers it). */
+  risky: string[];
+  /** Found among an unknown program's arguments (it may run them): judged, never needed for an allow. */
+  guessed: boolean;
 }
 
 export interface CommandMeaning {
@@ -29,14 +57,42 @@ export interface CommandMeaning {
   text: string;
   invocations: Invocation[];
   functions: string[];
-  /** False when the line (or a `bash -c` string in it) has a syntax error. */
+  /** False when the line (or a code string in it) has a syntax error. */
   parsed: boolean;
+  /** The folder the line leaves the session in. */
+  cwd: string;
+  /** The workspace's absolute paths as commands see it. */
+  workspaces: readonly string[];
 }
 
-/** How deep `bash -c "bash -c '…'"` strings are followed. */
-const MAX_DEPTH = 4;
+export interface Context {
+  /** The session's folder before the line runs (as a previous line left it); default ".". */
+  cwd?: string;
+  /** Absolute paths of the workspace (default: /workspace, where the sandboxes mount it). */
+  workspaces?: readonly string[];
+}
 
-const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "busybox-sh"]);
+/** How deep code strings in code strings (`bash -c "find -exec sh -c '…'"`) are followed. */
+const MAX_DEPTH = 6;
+
+const SHELLS = new Set([
+  "sh",
+  "bash",
+  "dash",
+  "zsh",
+  "ksh",
+  "ash",
+  "mksh",
+  "yash",
+  "busybox-sh",
+  "fish",
+  "tcsh",
+  "csh",
+  "rbash",
+  "elvish",
+  "xonsh",
+  "nu",
+]);
 
 interface Wrapper {
   /** Short options that take a value (-u root, -uroot). */
@@ -66,6 +122,7 @@ const WRAPPERS: Record<string, Wrapper> = {
     ],
   },
   doas: { short: "uC" },
+  pkexec: { long: ["user"] },
   env: { short: "uCS", long: ["unset", "chdir", "split-string"] },
   nice: { short: "n", long: ["adjustment"] },
   nohup: {},
@@ -77,6 +134,52 @@ const WRAPPERS: Record<string, Wrapper> = {
   exec: { short: "a" },
   command: {},
   builtin: {},
+  busybox: {},
+  toybox: {},
+  chroot: { long: ["userspec", "groups"], operands: 1 },
+  unbuffer: {},
+  taskset: { operands: 1 },
+  chrt: { short: "TPD", operands: 1 },
+  numactl: { short: "NmCpiPb", long: ["cpunodebind", "membind", "physcpubind", "preferred", "interleave"] },
+  prlimit: { short: "p", long: ["pid"] },
+  unshare: { short: "SGRw", long: ["setuid", "setgid", "root", "wd"] },
+  nsenter: { short: "tSGrw", long: ["target", "setuid", "setgid", "root", "wd"] },
+  runuser: { short: "ugG", long: ["user", "group", "supp-group"] },
+  flock: { short: "wE", long: ["timeout", "conflict-exit-code"], operands: 1 },
+  strace: { short: "oepsuEIPabX" },
+  ltrace: { short: "oepsuEnA" },
+  valgrind: {},
+  "xvfb-run": { short: "snfewp", long: ["server-args", "server-num", "auth-file", "error-file", "wait"] },
+  "dbus-run-session": {},
+  "ssh-agent": { short: "aEPt" },
+  fakeroot: { short: "is" },
+  eatmydata: {},
+  nocache: {},
+  torsocks: {},
+  proxychains: { short: "f" },
+  proxychains4: { short: "f" },
+  caffeinate: { short: "tw" },
+  catchsegv: {},
+  "systemd-run": { short: "pEuMH", long: ["property", "setenv", "unit", "machine", "host", "working-directory"] },
+  firejail: {},
+  proot: { short: "rbwq" },
+  faketime: { short: "f", operands: 1 },
+  setarch: { operands: 1 },
+  linux32: {},
+  linux64: {},
+  entr: {},
+  cgexec: { short: "g" },
+  chpst: { short: "uUenl" },
+  setpriv: {},
+  gosu: { operands: 1 },
+  "su-exec": { operands: 1 },
+  runcon: { short: "turl" },
+  screen: { short: "SceptT" },
+  npx: { short: "p", long: ["package"] },
+  bunx: {},
+  pnpx: {},
+  "cross-env": {},
+  dotenv: { short: "ec" },
   xargs: {
     short: "adEIiLlnPs",
     long: [
@@ -91,10 +194,35 @@ const WRAPPERS: Record<string, Wrapper> = {
       "process-slot-var",
     ],
   },
-  busybox: {},
-  chroot: { long: ["userspec", "groups"], operands: 1 },
-  unbuffer: {},
 };
+
+/** `npm exec X`, `poetry run X`, …: a program and a subcommand that run the rest. */
+const RUNNER_SUBCOMMANDS: Record<string, RegExp> = {
+  npm: /^(exec|x)$/,
+  pnpm: /^(exec|dlx)$/,
+  yarn: /^(exec|dlx)$/,
+  bun: /^x$/,
+  uv: /^run$/,
+  poetry: /^run$/,
+  pipenv: /^run$/,
+  pdm: /^run$/,
+  pipx: /^run$/,
+  bundle: /^exec$/,
+  conda: /^run$/,
+  mamba: /^run$/,
+  rye: /^run$/,
+  hatch: /^run$/,
+};
+
+/** Variables whose value is a command some program runs. */
+const CODE_VARS =
+  /^(PAGER|GIT_PAGER|MANPAGER|SYSTEMD_PAGER|BROWSER|EDITOR|VISUAL|GIT_EDITOR|GIT_SEQUENCE_EDITOR|SUDO_EDITOR|FCEDIT|GIT_SSH_COMMAND|GIT_SSH|GIT_EXTERNAL_DIFF|GIT_ASKPASS|SSH_ASKPASS|SUDO_ASKPASS|PROMPT_COMMAND|LESSOPEN|LESSCLOSE|RSYNC_RSH|GIT_PROXY_COMMAND)$/;
+/** Variables that make programs load code from elsewhere: the policy cannot judge that. */
+const LOADER_VARS =
+  /^(LD_PRELOAD|LD_AUDIT|BASH_ENV|ENV|GIT_EXEC_PATH|GIT_CONFIG_PARAMETERS|GIT_CONFIG_COUNT|GIT_CONFIG_KEY_\d+|GIT_CONFIG_VALUE_\d+|GIT_TEMPLATE_DIR|GIT_CONFIG_GLOBAL|GIT_CONFIG_SYSTEM|DYLD_INSERT_LIBRARIES)$/;
+/** Variables that change what a program does or which program runs (no allow covers the form). */
+const RISKY_VARS =
+  /^(PATH|NODE_OPTIONS|PERL5OPT|PERL5LIB|RUBYOPT|RUBYLIB|PYTHONPATH|PYTHONSTARTUP|PYTHONHOME|LD_LIBRARY_PATH|MAKEFLAGS|MFLAGS|GIT_DIR|GIT_WORK_TREE|GIT_INDEX_FILE|IFS|CDPATH|SHELLOPTS|BASHOPTS)$/;
 
 /** The program name of a command word: its last path component; "" when not known. */
 export function programName(word: string): string {
@@ -164,105 +292,508 @@ function shortFlags(args: string[], end: number): string {
   return out;
 }
 
+type Base = Omit<Invocation, "name" | "written" | "args" | "text" | "effects" | "opaque" | "risky" | "guessed">;
+
+const WRITE_OPS = /^(>|>>|&>|&>>|>\||<>|>&|&>\|)$/;
+
+/** Inline interpreter code: the option that carries it, per interpreter family. */
+const INLINE: [RegExp, RegExp][] = [
+  [/^(python[0-9.]*|pypy[0-9.]*)$/, /^-[a-zA-Z]*c$/],
+  [/^(node|nodejs|bun)$/, /^(-[a-zA-Z]*[ep]|--eval|--print)$/],
+  [/^perl$/, /^-[a-zA-Z]*[eE]$/],
+  [/^ruby$/, /^-[a-zA-Z]*e$/],
+  [/^php$/, /^-[a-zA-Z]*r$/],
+  [/^lua[0-9.]*$/, /^-e$/],
+  [/^osascript$/, /^-e$/],
+];
+/** Calls in inline code that start programs (their string arguments are shell code or argv). */
+const SPAWNS =
+  /\b(os\.system|os\.popen|os\.exec\w*|os\.spawn\w*|subprocess\.\w+|pty\.spawn|commands\.getoutput|child_process|execSync|execFileSync|execFile|spawnSync|spawn|exec|system|shell_exec|passthru|popen|proc_open|IO\.popen|Open3\.\w+|Kernel\.\w+|os\.execute|io\.popen|Deno\.Command|Deno\.run|Bun\.spawn|do shell script|qx)\b\s*(\(|\s)/g;
+/** Calls in inline code that delete files or folders. */
+const DELETES =
+  /\b(shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|\.unlink|rmSync|rmdirSync|unlinkSync|fs\.rm|fs\.promises\.rm|rimraf|FileUtils\.rm\w*|File\.delete|Dir\.delete|unlink|rmdir|Deno\.remove)\b\s*\(/g;
+const STRING_LIT = /"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'/;
+
 class Understanding {
   parsed = true;
   readonly functions: string[] = [];
+  private stages = new Map<string, Invocation>();
+  private pathChanged = false;
+  /** The folder the top-level line leaves the shell in. */
+  endCwd = ".";
 
-  /** The invocations of a command line, at `depth` levels of `bash -c` strings. */
+  constructor(private readonly workspaceCwd: string) {}
+
+  /** The invocations of a command line, at `depth` levels of code strings. */
   line(text: string, depth: number, outer?: Partial<Invocation>): Invocation[] {
     const parsed = parseShell(text);
     if (!parsed.parsed) this.parsed = false;
+    if (depth === 0) this.endCwd = parsed.cwd;
     this.functions.push(...parsed.functions);
-    return parsed.commands.flatMap((c) => this.command(c, depth, outer));
+    const saved = this.stages;
+    this.stages = new Map();
+    const out: Invocation[] = [];
+    const cwd = outer?.cwd ?? this.workspaceCwd;
+    for (const a of parsed.assignments) {
+      if (a.name === "PATH") this.pathChanged = true;
+      out.push(...this.assignment(a, depth, { ...(outer ?? {}), cwd }));
+    }
+    for (const c of parsed.commands) {
+      const invs = this.command(c, depth, outer);
+      if (c.pipeline && invs[0]) this.stages.set(`${c.pipeline.id}:${c.pipeline.stage}`, invs[0]);
+      out.push(...invs);
+    }
+    this.stages = saved;
+    if (this.pathChanged) for (const inv of out) inv.risky.push("the line changes PATH");
+    return out;
+  }
+
+  /** A variable whose value is a command, or that loads code, wherever it is set. */
+  private assignment(a: Assignment, depth: number, outer: Partial<Invocation>): Invocation[] {
+    if (CODE_VARS.test(a.name) && a.value) {
+      const code = a.value.replace(/^\|\|?-?/, "").replaceAll("%s", "FILE");
+      return this.code(code, depth, outer, `${a.name}=`);
+    }
+    if (LOADER_VARS.test(a.name) && a.value)
+      return [
+        this.synthetic(outer, "export", [`${a.name}=${a.value}`], {
+          opaque: [`${a.name} makes programs load code the policy cannot judge`],
+        }),
+      ];
+    return [];
+  }
+
+  private synthetic(
+    outer: Partial<Invocation>,
+    name: string,
+    args: string[],
+    extra: Partial<Invocation> = {},
+  ): Invocation {
+    return {
+      name,
+      written: name,
+      args,
+      via: [...(outer.via ?? [])],
+      redirects: [],
+      background: false,
+      inFunctions: [...(outer.inFunctions ?? [])],
+      feeds: outer.feeds ?? [],
+      ...(outer.pipeline ? { pipeline: outer.pipeline } : {}),
+      text: [name, ...args].join(" "),
+      cwd: outer.cwd ?? ".",
+      assignments: [],
+      effects: [],
+      opaque: [],
+      risky: [],
+      guessed: outer.guessed ?? false,
+      ...extra,
+    };
+  }
+
+  /** Shell code from a string: parsed when it is known, opaque when it is not. */
+  private code(code: string, depth: number, outer: Partial<Invocation>, label: string): Invocation[] {
+    if (code.includes(UNKNOWN) || depth >= MAX_DEPTH)
+      return [
+        this.synthetic(outer, label.split(" ")[0]!, [code.replaceAll(UNKNOWN, "…")], {
+          opaque: [
+            depth >= MAX_DEPTH
+              ? `${label} nests code too deep to follow`
+              : `${label} runs code only known at run time`,
+          ],
+        }),
+      ];
+    return this.line(code, depth + 1, { ...outer, via: [...(outer.via ?? []), label] });
   }
 
   private command(c: ShellCommand, depth: number, outer?: Partial<Invocation>): Invocation[] {
-    const feeds = c.substitutions.flatMap((s) => this.command(s, depth));
-    const base = {
+    const feeds = c.substitutions.flatMap((s) => this.command(s, depth, outer));
+    const base: Base = {
       via: [...(outer?.via ?? [])],
-      redirects: [...(outer?.redirects ?? []), ...c.redirects],
+      redirects: [...c.redirects],
       ...(c.pipeline ? { pipeline: c.pipeline } : outer?.pipeline ? { pipeline: outer.pipeline } : {}),
       background: c.background || (outer?.background ?? false),
       inFunctions: [...(outer?.inFunctions ?? []), ...c.inFunctions],
       feeds,
+      cwd: joinPath(outer?.cwd ?? this.workspaceCwd, c.cwd),
+      assignments: c.assignments,
+      ...(c.stdin !== undefined ? { stdin: c.stdin } : outer?.stdin !== undefined ? { stdin: outer.stdin } : {}),
     };
-    return this.unwrap(c.words, base, depth);
+    const out = this.unwrap(c.words, base, depth, outer?.guessed ?? false);
+    // Redirections on the statement apply to what it runs first (a wrapper's program).
+    if (outer?.redirects?.length && out[0]) out[0].redirects.push(...outer.redirects);
+    return out;
   }
 
-  private unwrap(
-    words: ShellWord[],
-    base: Omit<Invocation, "name" | "written" | "args" | "text">,
-    depth: number,
-  ): Invocation[] {
+  /** What xargs or parallel appends: the words its standard input carries, when the line tells. */
+  private stdinWords(base: Base): string[] {
+    if (base.stdin !== undefined) return base.stdin.split(/\s+/).filter(Boolean);
+    const p = base.pipeline;
+    if (!p || p.stage === 0) return [UNKNOWN];
+    const prev = this.stages.get(`${p.id}:${p.stage - 1}`);
+    if (!prev) return [UNKNOWN];
+    const ops = prev.args.filter((a) => !a.startsWith("-"));
+    switch (prev.name) {
+      case "echo":
+        return ops.length ? ops : [""];
+      case "printf":
+        return ops.length > 1 ? ops.slice(1) : ops;
+      case "find":
+      case "ls":
+      case "fd":
+      case "fdfind":
+        return ops.length && prev.name !== "fd" ? [ops[0]!] : ["."];
+      case "git":
+        return ["."];
+      case "grep":
+      case "rg":
+        return prev.args.some((a) => /^-[a-zA-Z]*[lL]|^--files/.test(a)) ? ["."] : [UNKNOWN];
+      case "seq":
+        return ["1"];
+      case "cat":
+        return prev.stdin !== undefined ? prev.stdin.split(/\s+/).filter(Boolean) : [UNKNOWN];
+      default:
+        return [UNKNOWN];
+    }
+  }
+
+  private unwrap(words: ShellWord[], base: Base, depth: number, guessed: boolean): Invocation[] {
     let rest = words;
     const via = base.via;
+    let cwd = base.cwd;
+    const assignments = [...base.assignments];
+    const extra: Invocation[] = [];
     for (;;) {
       const first = rest[0]?.value;
-      if (first === undefined) return [];
+      if (first === undefined) return extra;
       const name = programName(first);
       const args = rest.slice(1).map((w) => w.value);
       const wrapper = WRAPPERS[name];
       if (wrapper && args.length > 0) {
-        if (name === "command" && /^-[pvV]*[vV]/.test(args[0] ?? "")) return []; // command -v: a lookup
+        if (name === "command" && /^-[pvV]*[vV]/.test(args[0] ?? "")) return extra; // command -v: a lookup
         let at = skipOptions(args, 0, wrapper);
+        if (name === "env" || name === "sudo") {
+          // env -C DIR / sudo -D DIR: the program runs in another folder.
+          for (let k = 0; k < at; k++) {
+            const a = args[k]!;
+            const dir =
+              (name === "env" ? /^(-C|--chdir)$/ : /^(-D|--chdir)$/).test(a)
+                ? args[k + 1]
+                : /^(--chdir=|-C(?=.)|-D(?=.))/.test(a)
+                  ? a.replace(/^(--chdir=|-C|-D)/, "")
+                  : undefined;
+            if (dir !== undefined) cwd = joinPath(cwd, dir);
+          }
+        }
         if (name === "env") {
           const split = args.findIndex((a, k) => k < at && /^(-S|--split-string)/.test(a));
           if (split !== -1) {
-            const str =
-              args[split]!.length > 2 && args[split]!.startsWith("-S")
-                ? args[split]!.slice(2)
+            const s = args[split]!;
+            const str = s.startsWith("--split-string=")
+              ? s.slice("--split-string=".length)
+              : s.length > 2 && s.startsWith("-S")
+                ? s.slice(2)
                 : args[split + 1];
             const inner = parseShell(str ?? "").commands[0]?.words ?? [];
             rest = [...inner, ...rest.slice(1 + at)];
             via.push(name);
             continue;
           }
-          while (at < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[at]!)) at++;
+        }
+        if (name === "env" || name === "cross-env" || name === "sudo" || name === "doas")
+          while (at < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[at]!)) {
+            const eq = args[at]!.indexOf("=");
+            assignments.push({ name: args[at]!.slice(0, eq), value: args[at]!.slice(eq + 1) });
+            at++;
+          }
+        if (name === "flock" || name === "runuser" || name === "npx" || name === "screen") {
+          // `flock FILE -c CODE`, `runuser -u x -c CODE`, `npx -c CODE`, `screen -dm …`.
+          const c = args.findIndex((a) => a === "-c" || a === "--command" || a === "--call");
+          if (c !== -1 && name !== "screen") {
+            via.push(name);
+            return [...extra, ...this.codeFor(args[c + 1] ?? "", depth, base, via, cwd, `${name} -c`)];
+          }
         }
         at += wrapper.operands ?? 0;
+        if (name === "taskset" && args.some((a, k) => k < at && /^-[a-z]*p/.test(a))) return extra;
         if (at < args.length) {
           via.push(name);
+          rest = rest.slice(1 + at);
+          if (name === "xargs" || name === "parallel") rest = this.fed(rest, args, base);
+          continue;
+        }
+        if (name === "xargs") {
+          // No command: xargs runs echo.
+          via.push(name);
+          rest = [{ value: "echo", raw: "echo" }];
+          continue;
+        }
+      }
+      const sub = RUNNER_SUBCOMMANDS[name];
+      if (sub && sub.test(args[0] ?? "")) {
+        const at = skipOptions(args, 1, { short: "pnc", long: ["package", "name", "with"] });
+        if (at < args.length) {
+          via.push(`${name} ${args[0]}`);
           rest = rest.slice(1 + at);
           continue;
         }
       }
-      const code = this.codeString(name, args);
-      if (code !== undefined && !code.includes(UNKNOWN) && depth < MAX_DEPTH) {
-        const label = name === "eval" ? "eval" : `${name} -c`;
-        return this.line(code, depth + 1, { ...base, via: [...via, label] });
+      if (name === "parallel") {
+        const { command, values } = this.parallelParts(args, base);
+        via.push(name);
+        if (command.length === 1 && /\s/.test(command[0]!))
+          return [...extra, ...this.codeFor(fill(command[0]!, values[0]!), depth, base, via, cwd, "parallel")];
+        const filled = command.some((w) => w.includes("{}"))
+          ? command.map((w) => fill(w, values[0]!))
+          : [...command, ...values];
+        rest = filled.map((value) => ({ value, raw: value }));
+        if (rest.length === 0) return extra;
+        continue;
       }
+      const code = this.codeString(name, args);
+      if (code !== undefined) {
+        const label = name === "eval" || name === "trap" || name === "watch" ? name : `${name} -c`;
+        return [...extra, ...this.codeFor(code, depth, base, via, cwd, label)];
+      }
+      // A shell reading its program from a here-document or here-string: that text is the code.
+      if (SHELLS.has(name) && base.stdin !== undefined && readsStdin(name, args))
+        return [...extra, ...this.codeFor(base.stdin, depth, { ...base }, via, cwd, `${name} <<`)];
       const written = first.includes(UNKNOWN) ? rest[0]!.raw : normalizePath(first);
       // Words only known at run time are shown as written ($(…), "$X").
       const shown = rest.slice(1).map((w) => (w.value.includes(UNKNOWN) ? w.raw : w.value));
-      return [{ ...base, via, name, written, args, text: [written, ...shown].join(" ") }];
+      const inv: Invocation = {
+        ...base,
+        via,
+        cwd,
+        assignments,
+        redirects: base.redirects,
+        name,
+        written,
+        args,
+        text: [written, ...shown].join(" "),
+        effects: [],
+        opaque: [],
+        risky: [],
+        guessed,
+      };
+      if (name === "") inv.opaque.push("runs a program named only at run time");
+      const k: Knowledge & { cwd?: string } = knowledgeOf(name, args);
+      const effectCwd = k.cwd !== undefined ? joinPath(cwd, k.cwd) : cwd;
+      for (const e of k.effects) inv.effects.push({ ...e, path: joinPath(effectCwd === cwd ? "." : k.cwd!, e.path) });
+      inv.opaque.push(...k.opaque);
+      inv.risky.push(...k.risky);
+      for (const r of base.redirects)
+        if (WRITE_OPS.test(r.op) && !(r.op === ">&" && /^([0-9]+|-)$/.test(r.target.value)))
+          inv.effects.push({ kind: "write", path: r.target.value, recursive: false, by: `redirection ${r.op}` });
+      const out = [...extra, inv];
+      for (const a of assignments) {
+        if (RISKY_VARS.test(a.name)) inv.risky.push(`${a.name}= for the program`);
+        out.push(...this.assignment(a, depth, { ...base, via, cwd }));
+      }
+      this.inlineCode(inv, depth, out);
+      for (const run of k.runs) out.push(...this.runOf(run, depth, base, via, effectCwd, guessed));
+      if (!k.known && !WRAPPERS[name] && !SHELLS.has(name) && name !== "") {
+        const at = args.findIndex((a) => DANGEROUS_HEADS.has(programName(a)));
+        if (at !== -1) {
+          const hidden = this.unwrap(
+            rest.slice(1 + at),
+            { ...base, via: [...via, `${name} (may run its arguments)`], redirects: [], feeds: [], cwd },
+            depth + 1,
+            true,
+          );
+          out.push(...hidden);
+        }
+      }
+      return out;
     }
   }
 
-  /** The code a shell runs from its arguments: `bash -c CODE`, `eval A B`, `su -c CODE`. */
+  private runOf(run: Run, depth: number, base: Base, via: string[], cwd: string, guessed: boolean): Invocation[] {
+    const outer = { ...base, via: [...via], cwd, redirects: [], feeds: [], guessed };
+    delete (outer as Partial<Base>).stdin;
+    delete (outer as Partial<Base>).pipeline;
+    if ("code" in run) return this.code(run.code, depth, outer, run.label);
+    if (depth >= MAX_DEPTH) return this.code(run.words.join(" "), depth, outer, run.label);
+    const invs = this.unwrap(
+      run.words.map((value) => ({ value, raw: value })),
+      { ...outer, via: [...via, run.label], assignments: [] },
+      depth + 1,
+      guessed,
+    );
+    // find -exec rm {} runs rm on every file of the tree: as good as rm -r of the start.
+    if (run.tree) for (const inv of invs) for (const e of inv.effects) if (e.kind !== "write") e.recursive = true;
+    return invs;
+  }
+
+  private codeFor(code: string, depth: number, base: Base, via: string[], cwd: string, label: string): Invocation[] {
+    const outer: Partial<Invocation> = { ...base, via: [...via], cwd, redirects: base.redirects };
+    delete outer.stdin;
+    return this.code(code, depth, outer, label);
+  }
+
+  /** xargs/parallel: the command with its standard input's words added (or put in for -I). */
+  private fed(cmd: ShellWord[], xargsArgs: string[], base: Base): ShellWord[] {
+    const values = this.stdinWords(base);
+    let replace: string | undefined;
+    for (let i = 0; i < xargsArgs.length; i++) {
+      const a = xargsArgs[i]!;
+      if (a === "-I") replace = xargsArgs[i + 1];
+      else if (a.startsWith("-I")) replace = a.slice(2);
+      else if (a === "-i" || a === "--replace") replace = "{}";
+      else if (a.startsWith("--replace=")) replace = a.slice("--replace=".length);
+      if (!a.startsWith("-")) break;
+    }
+    if (replace)
+      return cmd.map((w) => ({ value: w.value.replaceAll(replace!, values[0] ?? ""), raw: w.raw }));
+    return [...cmd, ...values.map((value) => ({ value, raw: value === UNKNOWN ? "<stdin>" : value }))];
+  }
+
+  private parallelParts(args: string[], base: Base): { command: string[]; values: string[] } {
+    const sep = args.findIndex((a) => a === ":::" || a === "::::" || a === ":::+" || a === "::::+");
+    const head = sep === -1 ? args : args.slice(0, sep);
+    const at = skipOptions(head, 0, { short: "jSIEaX", long: ["jobs", "sshlogin", "halt", "delay", "timeout"] });
+    const command = head.slice(at);
+    let values: string[];
+    if (sep === -1) values = this.stdinWords(base);
+    else if (args[sep]!.startsWith("::::")) values = [UNKNOWN];
+    else values = args.slice(sep + 1).filter((a) => !a.startsWith(":::"));
+    return { command, values: values.length ? values : [""] };
+  }
+
+  /** The code a shell runs from its arguments: `bash -c CODE`, `eval A B`, `su -c CODE`, `trap CODE SIG`… */
   private codeString(name: string, args: string[]): string | undefined {
     if (name === "eval") return args.length > 0 ? args.join(" ") : undefined;
     if (SHELLS.has(name)) {
       const end = skipOptions(args, 0, { short: "oO" });
-      return shortFlags(args, end).includes("c") ? args[end] : undefined;
+      const flags = shortFlags(args, end);
+      if (name === "fish" || name === "nu" || name === "xonsh" || name === "elvish") {
+        const c = args.findIndex((a) => a === "-c" || a === "--command" || /^-[a-z]*c$/.test(a));
+        if (c !== -1) return args[c + 1];
+        const eq = args.find((a) => a.startsWith("--command="));
+        return eq?.slice("--command=".length);
+      }
+      return flags.includes("c") ? args[end] : undefined;
     }
-    if (name === "su") {
-      const k = args.findIndex((a) => a === "-c" || a === "--command");
+    if (name === "su" || name === "sg" || name === "script" || name === "nix-shell") {
+      const k = args.findIndex((a) => a === "-c" || a === "--command" || a === "--run");
       if (k !== -1) return args[k + 1];
-      const eq = args.find((a) => a.startsWith("--command="));
-      return eq?.slice("--command=".length);
+      const eq = args.find((a) => /^--(command|run)=/.test(a));
+      if (eq) return eq.slice(eq.indexOf("=") + 1);
+      const bundled = args.find((a) => /^-[a-zA-Z]*c$/.test(a));
+      if (bundled) return args[args.indexOf(bundled) + 1];
+      if (name === "sg" && args.length >= 2) return args.slice(1).join(" ");
+      return undefined;
+    }
+    if (name === "trap") return args[0] && !args[0].startsWith("-") && args.length > 1 ? args[0] : undefined;
+    if (name === "watch") {
+      const at = skipOptions(args, 0, { short: "nqd", long: ["interval", "differences"] });
+      return at < args.length ? args.slice(at).join(" ") : undefined;
+    }
+    if (name === "tmux") {
+      const sub = args.findIndex((a) => /^(new-session|new|new-window|neww|split-window|splitw|run-shell|run|respawn-pane|respawnp|send-keys|send)$/.test(a));
+      if (sub === -1) return undefined;
+      const after = args.slice(sub + 1);
+      const at = skipOptions(after, 0, { short: "sntcFxyeltTPbwC" });
+      return at < after.length ? after.slice(at).join(" ") : undefined;
+    }
+    if (name === "nix" && args[0] === "develop") {
+      const k = args.findIndex((a) => a === "-c" || a === "--command");
+      return k !== -1 ? args.slice(k + 1).join(" ") : undefined;
     }
     return undefined;
   }
+
+  /** Inline interpreter code (`python3 -c`, `node -e`, `perl -e`, a here-document into python). */
+  private inlineCode(inv: Invocation, depth: number, out: Invocation[]): void {
+    let code: string | undefined;
+    for (const [prog, opt] of INLINE) {
+      if (!prog.test(inv.name)) continue;
+      const k = inv.args.findIndex((a) => opt.test(a));
+      if (k !== -1) code = inv.args[k + 1];
+      else if (inv.stdin !== undefined && !inv.args.some((a) => !a.startsWith("-") && a !== "-")) code = inv.stdin;
+    }
+    if (inv.name === "deno" && inv.args[0] === "eval") code = inv.args[1];
+    if (code === undefined) return;
+    if (code.includes(UNKNOWN)) {
+      inv.opaque.push(`${inv.name} runs code only known at run time`);
+      return;
+    }
+    const family = inv.name.replace(/[0-9.]+$/, "");
+    const spawns = [...code.matchAll(SPAWNS)].filter((m) => !(family === "python" && m[1] === "exec"));
+    const deletes = [...code.matchAll(DELETES)];
+    const backticks = family === "perl" || family === "ruby" ? [...code.matchAll(/`([^`]*)`/g)] : [];
+    if (spawns.length === 0 && deletes.length === 0 && backticks.length === 0) return;
+    inv.risky.push(`${inv.name} code starts programs or deletes files`);
+    let unread = false;
+    for (const m of spawns) {
+      const after = code.slice((m.index ?? 0) + m[0].length);
+      const list = /^\s*\[([^\]]*)\]/.exec(after);
+      if (list) {
+        const words = [...list[1]!.matchAll(new RegExp(STRING_LIT, "g"))].map((w) => unquote(w));
+        if (words.length) {
+          out.push(...this.runOf({ words, label: `${inv.name} ${m[1]}` }, depth, inv, inv.via, inv.cwd, inv.guessed));
+          continue;
+        }
+      }
+      const lit = /^\s*(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')\s*([,)]|$)/.exec(after);
+      if (lit) {
+        const s = unquote(lit);
+        const argv = /^\s*["'][^"']*["']\s*,\s*\[/.test(after) || /spawn|execFile/.test(m[1]!);
+        out.push(
+          ...this.runOf(
+            argv ? { words: [s, ...restStrings(after)], label: `${inv.name} ${m[1]}` } : { code: s, label: `${inv.name} ${m[1]}` },
+            depth,
+            inv,
+            inv.via,
+            inv.cwd,
+            inv.guessed,
+          ),
+        );
+      } else unread = true;
+    }
+    for (const m of backticks) out.push(...this.runOf({ code: m[1]!, label: `${inv.name} \`…\`` }, depth, inv, inv.via, inv.cwd, inv.guessed));
+    for (const m of deletes) {
+      const lit = STRING_LIT.exec(code.slice((m.index ?? 0) + m[0].length));
+      const path = lit ? unquote(lit) : undefined;
+      if (path !== undefined && /^\s*["']/.test(code.slice((m.index ?? 0) + m[0].length)))
+        inv.effects.push({ kind: "delete", path, recursive: true, by: `${inv.name} ${m[1]}` });
+      else unread = true;
+    }
+    if (unread) inv.opaque.push(`${inv.name} code starts programs or deletes files the policy cannot read`);
+  }
+}
+
+function unquote(m: RegExpExecArray | RegExpMatchArray): string {
+  return (m[1] ?? m[2] ?? "").replace(/\\(.)/g, "$1");
+}
+
+function restStrings(after: string): string[] {
+  const list = /\[([^\]]*)\]/.exec(after);
+  return list ? [...list[1]!.matchAll(new RegExp(STRING_LIT, "g"))].map((w) => unquote(w)) : [];
+}
+
+function fill(word: string, value: string): string {
+  return word.replace(/\{(\.|\/|\/\/|\/\.|#|%|\d+)?\}/g, value);
+}
+
+/** True when a shell reads its program from standard input (no -c, no script operand, or -s). */
+function readsStdin(name: string, args: string[]): boolean {
+  const end = skipOptions(args, 0, { short: "oO" });
+  const flags = shortFlags(args, end);
+  if (flags.includes("c")) return false;
+  if (flags.includes("s")) return true;
+  return end >= args.length || args[end] === "-" || name === "fish";
 }
 
 /** Parses a command line and says what it runs. */
-export function understand(command: string): CommandMeaning {
-  const u = new Understanding();
+export function understand(command: string, context: Context = {}): CommandMeaning {
+  const u = new Understanding(context.cwd ?? ".");
   const invocations = u.line(command, 0);
   return {
     text: command.replace(/\s+/g, " ").trim(),
     invocations,
     functions: u.functions,
     parsed: u.parsed,
+    cwd: joinPath(context.cwd ?? ".", u.endCwd),
+    workspaces: context.workspaces ?? ["/workspace"],
   };
 }

@@ -1,0 +1,182 @@
+// Where a path a command deletes or writes can reach: inside the workspace, a temporary
+// folder, somewhere else, the whole system (`/`, a home, a system folder), a disk device, or
+// only known at run time. Braces are expanded (`/{*,}` is `/*` and `/`), a glob is judged by
+// the folder it sweeps (`/?*`, `/[a-z]*`, `~/.*` all sweep `/` or `~`), `~user` is another
+// home, and relative paths are taken from the folder the line's `cd`s left it in.
+import { UNKNOWN } from "./shell-parse.js";
+
+export type Reach = "inside" | "temp" | "sink" | "settings" | "outside" | "unknown" | "device" | "sweeping";
+
+/** How bad each reach is; a path with several alternatives gets the worst. */
+const RANK: Record<Reach, number> = {
+  sink: 0,
+  inside: 0,
+  temp: 0,
+  settings: 2,
+  outside: 2,
+  unknown: 3,
+  device: 4,
+  sweeping: 4,
+};
+
+export interface Where {
+  /** The folder the command runs in (ShellCommand.cwd: "." is the session's folder). */
+  cwd: string;
+  /** Absolute paths of the workspace as the command sees it (host path, /workspace). */
+  workspaces: readonly string[];
+}
+
+const SYSTEM_DIRS =
+  "bin|boot|dev|etc|home|lib|lib32|lib64|libx32|opt|proc|root|run|sbin|srv|sys|usr|var|snap|mnt|media|tmp|nix|Users|System|Library|Applications";
+const SWEEPING = new RegExp(`^(/|~|/\\*|~/\\*|/(${SYSTEM_DIRS})(/\\*)?)$`);
+const SYSTEM_DIR = new RegExp(`^/(${SYSTEM_DIRS})$`);
+const BENIGN_DEVICES =
+  /^\/dev\/(null|zero|full|random|urandom|stdin|stdout|stderr|tty|ptmx|fd(\/.*)?|pts\/.*|shm\/.*|mqueue\/.*)$/;
+const TEMP = /^\/(tmp|var\/tmp|dev\/shm)\/./;
+const GLOB = /[*?[]|[@!+]\(/;
+
+/** `a{b,c}d` → abd, acd; `{1..3}` → 1 2 3. At most `limit` results (the rest are dropped). */
+export function expandBraces(word: string, limit = 64): string[] {
+  const open = findBrace(word);
+  if (!open) return [word];
+  const { start, end, parts } = open;
+  const out: string[] = [];
+  for (const p of parts) {
+    for (const e of expandBraces(word.slice(0, start) + p + word.slice(end + 1), limit)) {
+      out.push(e);
+      if (out.length >= limit) return out;
+    }
+  }
+  return out;
+}
+
+function findBrace(w: string): { start: number; end: number; parts: string[] } | undefined {
+  for (let i = 0; i < w.length; i++) {
+    if (w[i] !== "{") continue;
+    let depth = 0;
+    const commas: number[] = [];
+    for (let j = i; j < w.length; j++) {
+      if (w[j] === "{") depth++;
+      else if (w[j] === "}") {
+        depth--;
+        if (depth === 0) {
+          const body = w.slice(i + 1, j);
+          if (commas.length > 0) {
+            const parts: string[] = [];
+            let from = i + 1;
+            for (const c of commas) {
+              parts.push(w.slice(from, c));
+              from = c + 1;
+            }
+            parts.push(w.slice(from, j));
+            return { start: i, end: j, parts };
+          }
+          const seq = /^(-?\d+|[a-zA-Z])\.\.(-?\d+|[a-zA-Z])$/.exec(body);
+          if (seq) return { start: i, end: j, parts: sequence(seq[1]!, seq[2]!) };
+          break;
+        }
+      } else if (w[j] === "," && depth === 1) commas.push(j);
+    }
+  }
+  return undefined;
+}
+
+function sequence(a: string, b: string): string[] {
+  const num = /^-?\d+$/.test(a);
+  const from = num ? Number(a) : a.charCodeAt(0);
+  const to = num ? Number(b) : b.charCodeAt(0);
+  const out: string[] = [];
+  const step = from <= to ? 1 : -1;
+  for (let v = from; out.length < 64; v += step) {
+    out.push(num ? String(v) : String.fromCharCode(v));
+    if (v === to) break;
+  }
+  return out;
+}
+
+/**
+ * `//`, `/./`, `..` and trailing slashes resolved lexically. `~`, `~/x` stay under `~`;
+ * another user's home (`~root`) is `~` too. Relative paths stay relative, with the `..`
+ * that climb out of the starting folder kept in front.
+ */
+export function normalizeAny(p: string): string {
+  let prefix = "";
+  let s = p;
+  if (/^~[^/]+/.test(s) && !/^~[+-]/.test(s)) s = `~${s.replace(/^~[^/]+/, "")}`;
+  if (s === "~" || s.startsWith("~/")) {
+    prefix = "~";
+    s = s.slice(1) || "/";
+  } else if (s.startsWith("/")) prefix = "";
+  else prefix = ".";
+  const parts: string[] = [];
+  let up = 0;
+  for (const seg of s.split("/")) {
+    if (seg === "" || seg === ".") continue;
+    if (seg === "..") {
+      if (parts.length > 0) parts.pop();
+      else if (prefix === ".") up++;
+      else if (prefix === "~") return "/"; // above the home folder
+      continue;
+    }
+    parts.push(seg);
+  }
+  if (prefix === ".") return [...Array<string>(up).fill(".."), ...parts].join("/") || ".";
+  const out = `/${parts.join("/")}`;
+  return prefix === "~" ? (out === "/" ? "~" : `~${out}`) : out;
+}
+
+/** Where one path reaches, the worst of its brace alternatives. */
+export function reachOf(path: string, where: Where): Reach {
+  let worst: Reach = "inside";
+  for (const alt of expandBraces(path)) {
+    const r = reachOne(alt, where);
+    if (RANK[r] > RANK[worst]) worst = r;
+    if (RANK[worst] === 4) break;
+  }
+  return worst;
+}
+
+function reachOne(path: string, where: Where): Reach {
+  if (path === "") return "inside";
+  let p = path;
+  if (p === "~+" || p.startsWith("~+/")) p = where.cwd + p.slice(2);
+  if (p === "~-" || p.startsWith("~-/")) return "unknown";
+  const full = relativeTo(where.cwd, p);
+  if (full.includes(UNKNOWN)) return "unknown";
+  const g = GLOB.exec(full);
+  if (g) {
+    // A glob can name anything in the folder where it starts: judge that folder's children.
+    const cut = full.lastIndexOf("/", g.index);
+    const root = cut < 0 ? "." : cut === 0 ? "/" : full.slice(0, cut);
+    const n = normalizeAny(root);
+    if (n === "/" || n === "~" || SYSTEM_DIR.test(n)) return "sweeping";
+    return reachOne(`${root}/x`, where);
+  }
+  const n = normalizeAny(full);
+  if (SWEEPING.test(n)) return "sweeping";
+  if (n.startsWith("~")) return "outside";
+  if (!n.startsWith("/")) return n === ".." || n.startsWith("../") ? "outside" : insideKind(n);
+  for (const ws of where.workspaces) {
+    const root = ws.replace(/\/+$/, "");
+    if (n === root) return "inside";
+    if (root && n.startsWith(`${root}/`)) return insideKind(n.slice(root.length + 1));
+  }
+  if (n.startsWith("/dev/")) return BENIGN_DEVICES.test(n) ? "sink" : "device";
+  if (TEMP.test(n)) return "temp";
+  return "outside";
+}
+
+/** A relative path inside the workspace: Hands' settings and git's hooks and config are special. */
+function insideKind(rel: string): Reach {
+  return /^(\.hands(\/|$)|\.git\/(hooks(\/|$)|config$))/.test(rel) ? "settings" : "inside";
+}
+
+function relativeTo(cwd: string, p: string): string {
+  if (p.startsWith("/") || p.startsWith("~") || cwd === ".") return p;
+  return `${cwd.replace(/\/+$/, "")}/${p}`;
+}
+
+/** True when the reach is worse than the workspace or a temporary folder. */
+export function leavesWorkspace(r: Reach): boolean {
+  return RANK[r] >= 2;
+}

@@ -1,0 +1,891 @@
+// What known programs do beyond their name: the files they delete, write or re-permission,
+// the commands their options run (`find -exec`, `git -c core.pager=…`, `tar --to-command`,
+// `awk 'BEGIN{system("…")}'`, `sed '1e id'`, `make SHELL=…`), code they run that cannot be read
+// from the line (`awk '{system($0)}'`, `make --eval`, `git --exec-path`: "opaque", the policy
+// asks), and the options that make a form no longer the plain one an allow rule meant
+// ("risky": `find -delete`, `sed -i`, `git -c`). shell-meaning.ts turns the commands run into
+// invocations of their own; the built-in rules judge the effects by where their paths reach.
+
+/** A file-system change: deleting, writing or changing the mode/owner of a path. */
+export interface Effect {
+  kind: "delete" | "write" | "mode";
+  path: string;
+  recursive: boolean;
+  /** What does it, for messages: "rm -r", "find -delete", "redirection", "git log --output". */
+  by: string;
+}
+
+/** A command an option makes the program run: a word list or a line of shell code. */
+export type Run =
+  | { words: string[]; label: string; cwd?: string; /** run once per file of a tree (find -exec) */ tree?: boolean }
+  | { code: string; label: string };
+
+export interface Knowledge {
+  effects: Effect[];
+  runs: Run[];
+  opaque: string[];
+  risky: string[];
+  /** Set when the program is one this module knows (no argument scan for hidden commands). */
+  known: boolean;
+}
+
+type Analyzer = (args: string[], k: Knowledge) => void;
+
+/** The value of `--name=V` / `--name V` / `-x V` / `-xV` at args[i], and how many args it took. */
+function valueAt(args: string[], i: number, short: string[], long: string[]): [string, number] | undefined {
+  const a = args[i]!;
+  for (const l of long) {
+    if (a === `--${l}`) return args[i + 1] !== undefined ? [args[i + 1]!, 2] : undefined;
+    if (a.startsWith(`--${l}=`)) return [a.slice(l.length + 3), 1];
+  }
+  for (const s of short) {
+    if (a === `-${s}`) return args[i + 1] !== undefined ? [args[i + 1]!, 2] : undefined;
+    if (a.startsWith(`-${s}`) && a.length > s.length + 1 && !a.startsWith("--")) return [a.slice(s.length + 1), 1];
+  }
+  return undefined;
+}
+
+/** Operands: args that are not options, skipping the values of the options listed. */
+function operandsOf(args: string[], withValue: string[] = [], longWithValue: string[] = []): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === "--") {
+      out.push(...args.slice(i + 1));
+      break;
+    }
+    if (a.startsWith("--")) {
+      if (!a.includes("=") && longWithValue.includes(a.slice(2))) i++;
+      continue;
+    }
+    if (a.startsWith("-") && a !== "-") {
+      const last = a[a.length - 1]!;
+      if (withValue.includes(last) && a.length === 2) i++;
+      else if (a.length > 2 && withValue.includes(a[1]!)) {
+        /* value attached */
+      } else if (withValue.includes(last)) i++;
+      continue;
+    }
+    out.push(a);
+  }
+  return out;
+}
+
+function flag(args: string[], letters: string, long: string[] = []): boolean {
+  for (const a of args) {
+    if (a === "--") return false;
+    if (a.startsWith("--")) {
+      if (long.includes(a.slice(2).split("=")[0]!)) return true;
+    } else if (/^-[a-zA-Z0-9]+$/.test(a) && [...a.slice(1)].some((c) => letters.includes(c))) return true;
+  }
+  return false;
+}
+
+const del = (k: Knowledge, paths: string[], recursive: boolean, by: string) => {
+  for (const path of paths) k.effects.push({ kind: "delete", path, recursive, by });
+};
+const write = (k: Knowledge, paths: string[], by: string, recursive = false) => {
+  for (const path of paths) k.effects.push({ kind: "write", path, recursive, by });
+};
+
+/** cp/mv/install/ln: the destination is `-t DIR` or the last operand. */
+function destination(args: string[], withValue: string[]): { dest?: string; sources: string[] } {
+  for (let i = 0; i < args.length; i++) {
+    const v = valueAt(args, i, ["t"], ["target-directory"]);
+    if (v) return { dest: v[0], sources: operandsOf(args, withValue, ["target-directory"]) };
+  }
+  const ops = operandsOf(args, withValue);
+  return ops.length >= 2 ? { dest: ops.at(-1)!, sources: ops.slice(0, -1) } : { sources: ops };
+}
+
+// ---- find ---------------------------------------------------------------------------------
+
+function find(args: string[], k: Knowledge): void {
+  let i = 0;
+  while (/^-[HLPO]/.test(args[i] ?? "") || /^-D$/.test(args[i] ?? "")) i += args[i] === "-D" ? 2 : 1;
+  const starts: string[] = [];
+  while (i < args.length && !/^[-(!,)]/.test(args[i]!)) starts.push(args[i++]!);
+  if (starts.length === 0) starts.push(".");
+  for (; i < args.length; i++) {
+    const a = args[i]!;
+    if (/^-(exec|execdir|ok|okdir)$/.test(a)) {
+      const words: string[] = [];
+      let j = i + 1;
+      while (j < args.length && args[j] !== ";" && args[j] !== "+") words.push(args[j++]!);
+      i = j;
+      k.risky.push(`find ${a}`);
+      for (const s of starts.slice(0, 4))
+        if (words.length)
+          k.runs.push({ words: words.map((w) => w.replaceAll("{}", s)), label: `find ${a}`, tree: true });
+    } else if (a === "-delete") {
+      k.risky.push("find -delete");
+      del(k, starts, true, "find -delete");
+    } else if (/^-(fprint0?|fprintf|fls)$/.test(a)) {
+      k.risky.push(`find ${a}`);
+      if (args[i + 1] !== undefined) write(k, [args[i + 1]!], `find ${a}`);
+      i += a === "-fprintf" ? 2 : 1;
+    }
+  }
+}
+
+// ---- awk, sed -------------------------------------------------------------------------------
+
+const AWK_STRING = /"((?:[^"\\\n]|\\.)*)"/g;
+const unAwk = (s: string) => s.replace(/\\(.)/g, (_, c: string) => (c === "n" ? "\n" : c === "t" ? "\t" : c));
+
+/** Reads an awk program for the commands it runs and the files it writes. */
+function awkProgram(prog: string, k: Knowledge, by: string): void {
+  // Strings and /regex/ literals hide | and > that are not pipes or redirections.
+  const strings: string[] = [];
+  let code = prog.replace(AWK_STRING, (_, s: string) => `"${strings.push(unAwk(s)) - 1}"`);
+  code = code.replace(/(^|[(,~!{};&|\n]\s*)\/(?:[^/\\\n]|\\.)*\//g, "$1R");
+  const lit = (m: string | undefined) => (m === undefined ? undefined : strings[Number(m)]);
+  let opaque = false;
+  for (const m of code.matchAll(/\bsystem\s*\(([^)]*)\)/g)) {
+    const s = /^\s*"(\d+)"\s*$/.exec(m[1]!);
+    if (s) k.runs.push({ code: lit(s[1])!, label: `${by} system()` });
+    else opaque = true;
+  }
+  for (const m of code.matchAll(/(?:("(\d+)")|([A-Za-z_$][\w$]*|\)))\s*\|&?\s*getline/g)) {
+    if (m[2] !== undefined) k.runs.push({ code: lit(m[2])!, label: `${by} | getline` });
+    else opaque = true;
+  }
+  // print/printf statements: `| cmd` and `> file` there are a pipe and a redirection.
+  for (const m of code.matchAll(/\bprintf?\b([^;}\n]*)/g)) {
+    const stmt = m[1]!.replace(/\([^()]*\)/g, "P");
+    const pipe = /(?:^|[^|])\|&?\s*(?!\|)("(\d+)"|\S)/.exec(stmt);
+    if (pipe) {
+      if (pipe[2] !== undefined) k.runs.push({ code: lit(pipe[2])!, label: `${by} print |` });
+      else opaque = true;
+    }
+    const out = />>?\s*("(\d+)"|\S)/.exec(stmt);
+    if (out) {
+      if (out[2] !== undefined) write(k, [lit(out[2])!], `${by} print >`);
+      else opaque = true;
+    }
+  }
+  if (opaque) k.opaque.push(`${by} runs a command or writes a file named only at run time`);
+  if (k.runs.length || k.effects.length || opaque) k.risky.push(`${by} runs commands or writes files`);
+}
+
+function awk(args: string[], k: Knowledge): void {
+  let prog: string | undefined;
+  let fromFile = false;
+  let inplace = false;
+  const rest: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const f = valueAt(args, i, ["f", "E"], ["file", "exec"]);
+    if (f) {
+      fromFile = true;
+      i += f[1] - 1;
+      continue;
+    }
+    const e = valueAt(args, i, ["e"], ["source"]);
+    if (e) {
+      prog = (prog ?? "") + e[0];
+      i += e[1] - 1;
+      continue;
+    }
+    const inc = valueAt(args, i, ["i", "l"], ["include", "load"]);
+    if (inc) {
+      if (inc[0] === "inplace") inplace = true;
+      else k.risky.push("awk loads an extension");
+      i += inc[1] - 1;
+      continue;
+    }
+    const v = valueAt(args, i, ["F", "v"], ["field-separator", "assign"]);
+    if (v) {
+      i += v[1] - 1;
+      continue;
+    }
+    if (a === "--") {
+      rest.push(...args.slice(i + 1));
+      break;
+    }
+    if (a.startsWith("-") && a !== "-") continue;
+    rest.push(a);
+  }
+  if (prog === undefined && !fromFile) prog = rest.shift();
+  if (fromFile) k.risky.push("awk -f runs a program from a file");
+  if (prog !== undefined) awkProgram(prog, k, "awk");
+  if (inplace) {
+    k.risky.push("awk -i inplace");
+    write(k, rest, "awk -i inplace");
+  }
+}
+
+/** Reads a sed script for `e` (runs commands), `w`/`W` and `s///w` (write files), `s///e`. */
+export function sedScript(script: string, k: Knowledge, by = "sed"): void {
+  let i = 0;
+  const n = script.length;
+  const restOfLine = () => {
+    const end = script.indexOf("\n", i);
+    const text = script.slice(i, end === -1 ? n : end);
+    i = end === -1 ? n : end + 1;
+    return text.trim();
+  };
+  const skipDelimited = (d: string) => {
+    while (i < n && script[i] !== d) i += script[i] === "\\" ? 2 : 1;
+    i++;
+  };
+  while (i < n) {
+    const c = script[i]!;
+    if (/[\s;{}!,0-9$~+]/.test(c)) {
+      i++;
+      continue;
+    }
+    if (c === "/" || c === "\\") {
+      // an address: /re/ or \cREc
+      const d = c === "\\" ? script[i + 1]! : "/";
+      i += c === "\\" ? 2 : 1;
+      skipDelimited(d);
+      while (/[IM]/.test(script[i] ?? "")) i++;
+      continue;
+    }
+    i++;
+    if (c === "e") {
+      const cmd = restOfLine().replace(/;.*$/, "");
+      if (cmd) k.runs.push({ code: cmd, label: `${by} e` });
+      else k.opaque.push(`${by}'s e command runs the text it edits as a command`);
+      k.risky.push(`${by} e`);
+    } else if (c === "w" || c === "W") {
+      write(k, [restOfLine()], `${by} ${c}`);
+      k.risky.push(`${by} ${c}`);
+    } else if (c === "s" || c === "y") {
+      const d = script[i]!;
+      i++;
+      skipDelimited(d);
+      skipDelimited(d);
+      if (c === "s") {
+        let flags = "";
+        while (i < n && /[gpeimIM0-9w]/.test(script[i]!)) {
+          flags += script[i];
+          i++;
+          if (flags.endsWith("w")) break;
+        }
+        if (flags.includes("e")) {
+          k.opaque.push(`${by}'s s///e runs the replaced text as a command`);
+          k.risky.push(`${by} s///e`);
+        }
+        if (flags.endsWith("w")) {
+          write(k, [restOfLine()], `${by} s///w`);
+          k.risky.push(`${by} s///w`);
+        }
+      }
+    } else if (/[aicrRbtTqQlL:v#]/.test(c)) restOfLine();
+  }
+}
+
+function sed(args: string[], k: Knowledge): void {
+  const scripts: string[] = [];
+  let inplace = false;
+  let sandbox = false;
+  const rest: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const e = valueAt(args, i, ["e"], ["expression"]);
+    if (e) {
+      scripts.push(e[0]);
+      i += e[1] - 1;
+      continue;
+    }
+    const f = valueAt(args, i, ["f"], ["file"]);
+    if (f) {
+      k.risky.push("sed -f runs a script from a file");
+      i += f[1] - 1;
+      continue;
+    }
+    const l = valueAt(args, i, ["l"], ["line-length"]);
+    if (l) {
+      i += l[1] - 1;
+      continue;
+    }
+    if (a === "--sandbox") sandbox = true;
+    if (/^--in-place(=|$)/.test(a) || /^-[nrEsuz]*i/.test(a)) inplace = true;
+    if (a === "--") {
+      rest.push(...args.slice(i + 1));
+      break;
+    }
+    if (a.startsWith("-") && a !== "-") continue;
+    rest.push(a);
+  }
+  if (scripts.length === 0 && rest.length) scripts.push(rest.shift()!);
+  if (!sandbox) for (const s of scripts) sedScript(s, k);
+  if (inplace) {
+    k.risky.push("sed -i");
+    write(k, rest, "sed -i");
+  }
+}
+
+// ---- git ------------------------------------------------------------------------------------
+
+/** git settings whose value is a command git runs. */
+const GIT_COMMAND_KEY =
+  /^(core\.(pager|editor|sshcommand|fsmonitor|askpass|gitproxy)|sequence\.editor|diff\.external|pager\..+|alias\..+|.+\.(cmd|command|program|textconv|clean|smudge|process|helper|extcmd|sshcommand)|credential\.helper|gpg\.program|interactive\.difffilter)$/i;
+/** git settings that make it run code from elsewhere (hooks, included files, transports). */
+const GIT_CODE_KEY = /^(core\.hookspath|include\..+|includeif\..+|protocol\..+|uploadpack\..+|receivepack\..+|remote\..+\.(uploadpack|receivepack|vcs))$/i;
+
+const GIT_SUBCOMMANDS = new Set(
+  (
+    "add am annotate apply archive bisect blame branch bundle cat-file check-attr check-ignore checkout cherry cherry-pick citool clean clone commit commit-graph commit-tree config count-objects credential describe diff diff-files diff-index diff-tree difftool fetch filter-branch for-each-ref format-patch fsck gc grep gui hash-object help init instaweb log ls-files ls-remote ls-tree maintenance merge merge-base merge-file mergetool mktag mktree mv name-rev notes prune pull push range-diff read-tree rebase reflog remote repack replace request-pull rerere reset restore rev-list rev-parse revert rm send-email shortlog show show-branch show-ref sparse-checkout stash status submodule switch symbolic-ref tag update-index update-ref var verify-commit verify-pack verify-tag version whatchanged worktree write-tree lfs"
+  ).split(" "),
+);
+
+function gitSetting(kv: string, k: Knowledge, by: string): void {
+  const eq = kv.indexOf("=");
+  const key = eq === -1 ? kv : kv.slice(0, eq);
+  const value = eq === -1 ? "" : kv.slice(eq + 1);
+  k.risky.push(by);
+  if (GIT_COMMAND_KEY.test(key)) {
+    const cmd = value.replace(/^!/, "");
+    if (/^alias\./i.test(key) && !value.startsWith("!")) return;
+    if (cmd && !/^(true|false|yes|no|on|off|[01])$/i.test(cmd)) k.runs.push({ code: cmd, label: `${by} ${key}` });
+  } else if (GIT_CODE_KEY.test(key)) k.opaque.push(`${by} ${key} makes git run code from elsewhere`);
+}
+
+function git(args: string[], k: Knowledge): { cwd?: string } {
+  let i = 0;
+  let cwd: string | undefined;
+  for (; i < args.length; i++) {
+    const a = args[i]!;
+    if (!a.startsWith("-")) break;
+    const c = valueAt(args, i, ["c"], ["config"]);
+    if (c) {
+      gitSetting(c[0], k, "git -c");
+      i += c[1] - 1;
+      continue;
+    }
+    const C = valueAt(args, i, ["C"], []);
+    if (C) {
+      k.risky.push("git -C");
+      cwd = cwd === undefined || C[0].startsWith("/") || C[0].startsWith("~") ? C[0] : `${cwd}/${C[0]}`;
+      i += C[1] - 1;
+      continue;
+    }
+    if (/^--exec-path=/.test(a)) k.opaque.push("git --exec-path runs git's programs from another folder");
+    const other = valueAt(args, i, [], ["git-dir", "work-tree", "namespace", "config-env", "super-prefix"]);
+    if (other) {
+      k.risky.push(`git ${a.split("=")[0]}`);
+      if (/^--config-env/.test(a)) k.opaque.push("git --config-env sets options from the environment");
+      i += other[1] - 1;
+    }
+  }
+  const sub = args[i];
+  const rest = args.slice(i + 1);
+  if (sub === undefined) return cwd !== undefined ? { cwd } : {};
+  if (!GIT_SUBCOMMANDS.has(sub)) k.risky.push(`git ${sub} (an alias or a git-${sub} program)`);
+  for (let j = 0; j < rest.length; j++) {
+    const a = rest[j]!;
+    const out = valueAt(rest, j, [], ["output"]);
+    if (out) {
+      write(k, [out[0]], `git ${sub} --output`);
+      k.risky.push(`git ${sub} --output`);
+    }
+    if (/^--(ext-diff|textconv)$/.test(a)) k.risky.push(`git ${sub} ${a}`);
+    const pack = valueAt(rest, j, sub === "clone" || sub === "fetch" || sub === "pull" ? ["u"] : [], [
+      "upload-pack",
+      "receive-pack",
+      "exec",
+    ]);
+    if (pack && sub !== "rebase") {
+      k.runs.push({ code: pack[0], label: `git ${sub} ${a.split("=")[0]}` });
+      k.risky.push(`git ${sub} ${a.split("=")[0]}`);
+    }
+    if (/^ext::/.test(a) || /^-c$/.test(a) || /^--config=?/.test(a)) {
+      if (/^ext::/.test(a)) k.opaque.push("git's ext:: transport runs a command");
+      else if (sub === "clone" || sub === "submodule") {
+        const v = valueAt(rest, j, ["c"], ["config"]);
+        if (v) gitSetting(v[0], k, `git ${sub} -c`);
+      }
+    }
+    if (/^--template(=|$)/.test(a)) k.opaque.push(`git ${sub} --template installs hooks from another folder`);
+  }
+  const ops = operandsOf(rest, ["o", "x", "u", "b", "m", "C", "c", "S", "F", "t"], [
+    "output-directory",
+    "exec",
+    "upload-pack",
+    "depth",
+    "branch",
+    "origin",
+    "config",
+  ]);
+  switch (sub) {
+    case "format-patch":
+      for (let j = 0; j < rest.length; j++) {
+        const o = valueAt(rest, j, ["o"], ["output-directory"]);
+        if (o) write(k, [o[0]], "git format-patch -o", true);
+      }
+      break;
+    case "rebase":
+      for (let j = 0; j < rest.length; j++) {
+        const x = valueAt(rest, j, ["x"], ["exec"]);
+        if (x) {
+          k.runs.push({ code: x[0], label: "git rebase --exec" });
+          k.risky.push("git rebase --exec");
+        }
+      }
+      break;
+    case "bisect":
+      if (rest[0] === "run" && rest.length > 1) {
+        k.runs.push({ words: rest.slice(1), label: "git bisect run" });
+        k.risky.push("git bisect run");
+      }
+      break;
+    case "submodule": {
+      const f = rest.indexOf("foreach");
+      if (f !== -1) {
+        const cmd = rest.slice(f + 1).filter((a, n) => n > 0 || !a.startsWith("-"));
+        if (cmd.length) k.runs.push({ code: cmd.join(" "), label: "git submodule foreach" });
+        k.risky.push("git submodule foreach");
+      }
+      break;
+    }
+    case "difftool":
+    case "mergetool":
+      for (let j = 0; j < rest.length; j++) {
+        const x = valueAt(rest, j, ["x"], ["extcmd"]);
+        if (x) k.runs.push({ code: x[0], label: `git ${sub} --extcmd` });
+      }
+      k.risky.push(`git ${sub}`);
+      break;
+    case "filter-branch":
+      for (let j = 0; j < rest.length; j++)
+        if (/^--(.*-filter|setup)$/.test(rest[j]!) && rest[j + 1] !== undefined)
+          k.runs.push({ code: rest[j + 1]!, label: `git filter-branch ${rest[j]}` });
+      k.risky.push("git filter-branch");
+      break;
+    case "config": {
+      if (flag(rest, "", ["global", "system"])) write(k, ["~/.gitconfig"], "git config --global");
+      for (let j = 0; j < rest.length; j++) {
+        const f = valueAt(rest, j, ["f"], ["file"]);
+        if (f) write(k, [f[0]], "git config --file");
+      }
+      const reading = flag(rest, "l", ["get", "get-all", "get-regexp", "list", "unset", "unset-all", "show-origin"]);
+      const key = ops[0];
+      if (!reading && key && ops.length >= 2 && (GIT_COMMAND_KEY.test(key) || GIT_CODE_KEY.test(key)))
+        k.opaque.push(`git config ${key} makes later git commands run a command`);
+      if (!reading) k.risky.push("git config sets an option");
+      break;
+    }
+    case "clone":
+      if (ops[1] !== undefined) write(k, [ops[1]], "git clone", true);
+      break;
+    case "worktree":
+      if (ops[0] === "add" && ops[1] !== undefined) write(k, [ops[1]], "git worktree add", true);
+      break;
+  }
+  return cwd !== undefined ? { cwd } : {};
+}
+
+// ---- make, tar, rsync, ssh, curl, wget ------------------------------------------------------
+
+function make(args: string[], k: Knowledge): void {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const f = valueAt(args, i, ["f"], ["file", "makefile"]);
+    if (f) {
+      k.risky.push("make -f");
+      if (f[0] === "-" || f[0].startsWith("/dev/") || f[0].startsWith("/proc/"))
+        k.opaque.push("make -f reads its recipes from standard input or a device");
+      i += f[1] - 1;
+      continue;
+    }
+    const C = valueAt(args, i, ["C"], ["directory"]);
+    if (C) {
+      k.risky.push("make -C");
+      i += C[1] - 1;
+      continue;
+    }
+    const ev = valueAt(args, i, ["E"], ["eval"]);
+    if (ev) {
+      k.risky.push("make --eval");
+      k.opaque.push("make --eval adds recipes the policy cannot judge");
+      i += ev[1] - 1;
+      continue;
+    }
+    const m = /^([A-Za-z_.][A-Za-z0-9_.]*)\s*[:+?!]?=(.*)$/s.exec(a);
+    if (m) {
+      const [, name, value] = m as unknown as [string, string, string];
+      if (/^(SHELL|MAKESHELL|\.SHELLFLAGS|MAKEFLAGS|MFLAGS)$/.test(name)) {
+        k.risky.push(`make ${name}=`);
+        if (name !== ".SHELLFLAGS" && !name.endsWith("FLAGS")) k.runs.push({ code: value, label: `make ${name}=` });
+        else k.opaque.push(`make ${name}= changes how every recipe runs`);
+      } else if (/[\s;|&$`<>()]/.test(value)) k.risky.push(`make ${name}= with shell syntax`);
+    }
+  }
+}
+
+function tar(args: string[], k: Knowledge): void {
+  let mode = "";
+  let file: string | undefined;
+  let dir = ".";
+  let i = 0;
+  // Old style: `tar xzf FILE`, the letters' values follow in order.
+  if (args[0] && !args[0].startsWith("-")) {
+    const letters = args[0];
+    mode += letters;
+    i = 1;
+    for (const l of letters)
+      if (/[fCTXgbHIFKLNV]/.test(l)) {
+        const v = args[i++];
+        if (l === "f") file = v;
+        if (l === "C" && v) dir = v;
+        if ((l === "I" || l === "F") && v) k.runs.push({ code: v, label: `tar -${l}` });
+      }
+  }
+  for (; i < args.length; i++) {
+    const a = args[i]!;
+    if (/^-[a-zA-Z]+$/.test(a)) mode += a.slice(1);
+    if (/^--(extract|get)$/.test(a)) mode += "x";
+    if (/^--(create|append|update|catenate|concatenate)$/.test(a)) mode += "c";
+    if (a === "--absolute-names") mode += "P";
+    const cmd = valueAt(args, i, ["I", "F"], [
+      "to-command",
+      "use-compress-program",
+      "info-script",
+      "new-volume-script",
+      "rsh-command",
+      "rmt-command",
+    ]);
+    if (cmd) {
+      k.risky.push(`tar ${a.split("=")[0]}`);
+      k.runs.push({ code: cmd[0], label: `tar ${a.split("=")[0]}` });
+      i += cmd[1] - 1;
+      continue;
+    }
+    const cp = valueAt(args, i, [], ["checkpoint-action"]);
+    if (cp) {
+      const exec = /^exec=(.*)$/s.exec(cp[0]);
+      k.risky.push("tar --checkpoint-action");
+      if (exec) k.runs.push({ code: exec[1]!, label: "tar --checkpoint-action=exec" });
+      i += cp[1] - 1;
+      continue;
+    }
+    const f = valueAt(args, i, ["f"], ["file"]);
+    if (f && (a.startsWith("--") || /^-[a-zA-Z]*f$/.test(a) || /^-f./.test(a))) {
+      file = /^-[a-zA-Z]+f$/.test(a) ? args[i + 1] : f[0];
+      i += /^-[a-zA-Z]+f$/.test(a) ? 1 : f[1] - 1;
+      continue;
+    }
+    const C = valueAt(args, i, ["C"], ["directory"]);
+    if (C) {
+      dir = C[0];
+      i += C[1] - 1;
+    }
+  }
+  if (/[cruA]/.test(mode) && file && file !== "-") write(k, [file], "tar -c -f");
+  if (/x/.test(mode)) {
+    write(k, [dir], "tar -x", true);
+    if (/P/.test(mode)) k.opaque.push("tar -P extracts to the absolute paths the archive names");
+  }
+}
+
+function rsync(args: string[], k: Knowledge): void {
+  for (let i = 0; i < args.length; i++) {
+    const e = valueAt(args, i, ["e"], ["rsh", "rsync-path"]);
+    if (e) {
+      k.risky.push(`rsync ${args[i]!.split("=")[0]}`);
+      k.runs.push({ code: e[0], label: `rsync ${args[i]!.split("=")[0]}` });
+      i += e[1] - 1;
+      continue;
+    }
+    const log = valueAt(args, i, [], ["log-file", "write-batch", "only-write-batch"]);
+    if (log) write(k, [log[0]], "rsync --log-file");
+  }
+  const ops = operandsOf(args, ["e", "f", "T"], ["rsh", "rsync-path", "log-file", "exclude", "include", "filter"]);
+  const local = (p: string) => !/^[^/]*:/.test(p) && !p.startsWith("rsync://");
+  if (ops.length >= 2) {
+    const dest = ops.at(-1)!;
+    if (local(dest)) write(k, [dest], "rsync", true);
+    if (local(dest) && flag(args, "", ["delete", "delete-before", "delete-after", "delete-during", "del"]))
+      del(k, [dest], true, "rsync --delete");
+    if (flag(args, "", ["remove-source-files"])) del(k, ops.slice(0, -1).filter(local), false, "rsync --remove-source-files");
+  }
+}
+
+function ssh(args: string[], k: Knowledge): void {
+  for (let i = 0; i < args.length; i++) {
+    const o = valueAt(args, i, ["o"], []);
+    if (o) {
+      const m = /^(ProxyCommand|LocalCommand|KnownHostsCommand|RemoteCommand)\s*[= ]\s*(.*)$/is.exec(o[0]);
+      if (m && !/^RemoteCommand$/i.test(m[1]!)) {
+        k.runs.push({ code: m[2]!, label: `ssh -o ${m[1]}` });
+        k.risky.push(`ssh -o ${m[1]}`);
+      }
+      i += o[1] - 1;
+    }
+    if (args[i] === "-F") k.risky.push("ssh -F");
+  }
+}
+
+function curl(args: string[], k: Knowledge): void {
+  for (let i = 0; i < args.length; i++) {
+    const o = valueAt(args, i, ["o", "D", "c"], [
+      "output",
+      "dump-header",
+      "cookie-jar",
+      "trace",
+      "trace-ascii",
+      "libcurl",
+      "stderr",
+      "etag-save",
+      "hsts",
+      "alt-svc",
+      "output-dir",
+    ]);
+    if (o && !/^-[a-zA-Z]{2,}$/.test(args[i]!)) {
+      write(k, [o[0]], "curl -o");
+      i += o[1] - 1;
+      continue;
+    }
+    if (valueAt(args, i, ["K"], ["config"])) k.risky.push("curl --config");
+  }
+}
+
+function wget(args: string[], k: Knowledge): void {
+  for (let i = 0; i < args.length; i++) {
+    const o = valueAt(args, i, ["O", "o", "a", "P"], [
+      "output-document",
+      "output-file",
+      "append-output",
+      "directory-prefix",
+    ]);
+    if (o) {
+      if (o[0] !== "-") write(k, [o[0]], "wget -O");
+      i += o[1] - 1;
+      continue;
+    }
+    const e = valueAt(args, i, ["e"], ["execute", "config"]);
+    if (e) {
+      k.risky.push("wget --execute");
+      if (/^(output_document|dir_prefix|logfile|post_file|use_askpass)/i.test(e[0]) || /config/.test(args[i]!))
+        k.opaque.push("wget -e sets options the policy cannot judge");
+      i += e[1] - 1;
+    }
+    const ask = valueAt(args, i, [], ["use-askpass"]);
+    if (ask) k.runs.push({ code: ask[0], label: "wget --use-askpass" });
+  }
+}
+
+// ---- pagers and editors with shell escapes ---------------------------------------------------
+
+/** An editor or pager command given on the command line: `!cmd` runs cmd. */
+function escapeCommand(cmd: string, k: Knowledge, by: string): void {
+  if (/^\+?\d*$/.test(cmd) || /^[/?][^!]*$/.test(cmd) || /^[GFgq]$/.test(cmd)) return;
+  k.risky.push(`${by} runs editor commands`);
+  const bang = cmd.indexOf("!");
+  if (bang !== -1 && cmd.slice(bang + 1).trim()) k.runs.push({ code: cmd.slice(bang + 1), label: `${by} !` });
+  else if (/\b(system|systemlist|term|terminal|py|python3?|pyx|lua|perl|ruby|mzscheme|exe|execute|call|source|so|shell|sh|make|grep|diffpatch|w|write|saveas|wq|x|up|update)\b/.test(cmd))
+    k.opaque.push(`${by} runs editor commands the policy cannot judge`);
+}
+
+function vim(args: string[], k: Knowledge): void {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const c = valueAt(args, i, ["c"], ["cmd"]);
+    if (c && (a === "-c" || a === "--cmd")) {
+      escapeCommand(c[0].replace(/^:/, ""), k, "vim -c");
+      i += 1;
+      continue;
+    }
+    if (a.startsWith("+")) escapeCommand(a.slice(1).replace(/^:/, ""), k, "vim +");
+    if (/^-[Ssu]$/.test(a) || a === "-W" || a === "-w") {
+      k.risky.push(`vim ${a}`);
+      i++;
+    }
+  }
+}
+
+function less(args: string[], k: Knowledge): void {
+  for (const a of args) {
+    if (a.startsWith("+")) escapeCommand(a.replace(/^\+\+?/, ""), k, "less +");
+    if (/^--lesskey/.test(a) || a === "-k") k.risky.push(`less ${a}`);
+  }
+}
+
+function man(args: string[], k: Knowledge): void {
+  for (let i = 0; i < args.length; i++) {
+    const p = valueAt(args, i, ["P", "H"], ["pager", "html"]);
+    if (p) {
+      k.risky.push(`man ${args[i]!.split("=")[0]}`);
+      k.runs.push({ code: p[0], label: `man ${args[i]!.split("=")[0]}` });
+      i += p[1] - 1;
+    }
+  }
+}
+
+// ---- deleting, writing, modes ----------------------------------------------------------------
+
+function rm(args: string[], k: Knowledge, name: string): void {
+  const recursive = name === "rm" ? flag(args, "rR", ["recursive"]) : name !== "unlink" && name !== "rmdir";
+  del(k, operandsOf(args, name === "shred" ? ["n", "s"] : []), recursive, recursive ? `${name} -r` : name);
+}
+
+function copyLike(args: string[], k: Knowledge, name: string): void {
+  const withValue = name === "install" ? ["m", "o", "g", "S"] : name === "ln" ? ["S"] : ["S"];
+  const { dest, sources } = destination(args, withValue);
+  if (dest !== undefined) write(k, [dest], name, name !== "ln");
+  if (name === "mv") del(k, sources, true, "mv (its sources)");
+}
+
+function modeChange(args: string[], k: Knowledge, name: string): void {
+  const ops = operandsOf(args, name === "setfacl" ? ["m", "x", "M", "X"] : []);
+  const byReference = args.some((a) => a.startsWith("--reference"));
+  const targets = name === "setfacl" || name === "chattr" || byReference ? ops : ops.slice(1);
+  const recursive = flag(args, "R", ["recursive"]);
+  for (const path of targets) k.effects.push({ kind: "mode", path, recursive, by: `${name}${recursive ? " -R" : ""}` });
+}
+
+function dd(args: string[], k: Knowledge): void {
+  for (const a of args) if (a.startsWith("of=")) write(k, [a.slice(3)], "dd of=");
+}
+
+const writesOperands =
+  (by: string, withValue: string[] = [], longValue: string[] = []): Analyzer =>
+  (args, k) =>
+    write(k, operandsOf(args, withValue, longValue), by);
+
+function sortLike(args: string[], k: Knowledge): void {
+  for (let i = 0; i < args.length; i++) {
+    const o = valueAt(args, i, ["o"], ["output"]);
+    if (o) write(k, [o[0]], "sort -o");
+  }
+}
+
+function unzip(args: string[], k: Knowledge): void {
+  for (let i = 0; i < args.length; i++) {
+    const d = valueAt(args, i, ["d"], []);
+    if (d) write(k, [d[0]], "unzip -d", true);
+  }
+}
+
+function grep(args: string[], k: Knowledge): void {
+  for (let i = 0; i < args.length; i++) {
+    const p = valueAt(args, i, [], ["pre"]);
+    if (p) {
+      k.risky.push("--pre runs a program on every file");
+      k.runs.push({ words: [...p[0].split(/\s+/).filter(Boolean), "FILE"], label: "--pre" });
+      i += p[1] - 1;
+    }
+  }
+}
+
+function scheduler(_args: string[], k: Knowledge, name: string): void {
+  k.opaque.push(`${name} schedules commands to run later, outside this command`);
+  k.risky.push(name);
+}
+
+function perlRubyInPlace(args: string[], k: Knowledge, name: string): void {
+  if (!args.some((a) => /^-[a-zA-Z]*i/.test(a))) return;
+  k.risky.push(`${name} -i`);
+  const ops: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (/^-[a-zA-Z]*[eE]$/.test(a)) {
+      i++;
+      continue;
+    }
+    if (a.startsWith("-")) continue;
+    ops.push(a);
+  }
+  // With -e the code is an option; without it, the first operand is the script.
+  write(k, args.some((a) => /^-[a-zA-Z]*[eE]/.test(a)) ? ops : ops.slice(1), `${name} -i`);
+}
+
+const ANALYZERS: Record<string, (args: string[], k: Knowledge, name: string) => unknown> = {
+  find,
+  awk,
+  gawk: awk,
+  mawk: awk,
+  nawk: awk,
+  sed,
+  gsed: sed,
+  git,
+  make,
+  gmake: make,
+  tar,
+  bsdtar: tar,
+  gtar: tar,
+  rsync,
+  ssh,
+  scp: ssh,
+  sftp: ssh,
+  curl,
+  wget,
+  vim,
+  vi: vim,
+  nvim: vim,
+  view: vim,
+  ex: vim,
+  vimdiff: vim,
+  gvim: vim,
+  less,
+  more: less,
+  most: less,
+  man,
+  rm,
+  rmdir: rm,
+  unlink: rm,
+  shred: rm,
+  rimraf: rm,
+  del: rm,
+  "del-cli": rm,
+  trash: rm,
+  "trash-put": rm,
+  srm: rm,
+  wipe: rm,
+  cp: copyLike,
+  mv: copyLike,
+  install: copyLike,
+  ln: copyLike,
+  chmod: modeChange,
+  chown: modeChange,
+  chgrp: modeChange,
+  chattr: modeChange,
+  setfacl: modeChange,
+  dd,
+  tee: writesOperands("tee"),
+  truncate: writesOperands("truncate", ["s", "r"], ["size", "reference"]),
+  sponge: writesOperands("sponge"),
+  fallocate: writesOperands("fallocate", ["l", "o"]),
+  sort: sortLike,
+  unzip,
+  grep,
+  egrep: grep,
+  rg: grep,
+  at: scheduler,
+  batch: scheduler,
+  crontab: (args, k, name) => {
+    if (args.some((a) => a === "-l")) return;
+    scheduler(args, k, name);
+  },
+  perl: perlRubyInPlace,
+  ruby: perlRubyInPlace,
+};
+
+/** Programs that never run their arguments as a command (no scan for hidden commands). */
+const INERT = new Set(
+  (
+    "echo printf cat ls head tail wc sort uniq cut tr diff cmp file stat du df test [ [[ true false jq yq tree basename dirname realpath readlink date sleep seq column printenv hash type which whereis whatis apropos help info command_not_found_handle pwd mkdir touch npm pnpm yarn pip pip3 cargo go mvn gradle dotnet rustc gcc g++ clang javac tsc node python python3 pytest jest vitest mocha eslint prettier biome ruff black mypy docker kubectl grep rg egrep fgrep git gh export declare set shopt unset alias unalias history source . exit return break continue wait jobs fg bg cd pushd popd read local readonly typeset let shift"
+  ).split(" "),
+);
+
+/** What a program does beyond its name (see the top of this file). */
+export function knowledgeOf(name: string, args: string[]): Knowledge & { cwd?: string } {
+  const k: Knowledge & { cwd?: string } = { effects: [], runs: [], opaque: [], risky: [], known: INERT.has(name) };
+  const analyze = ANALYZERS[name];
+  if (analyze) {
+    k.known = true;
+    const extra = analyze(args, k, name) as { cwd?: string } | undefined;
+    if (extra?.cwd !== undefined) k.cwd = extra.cwd;
+  }
+  return k;
+}
+
+/** Programs whose appearance among another program's arguments means it probably runs them. */
+export const DANGEROUS_HEADS = new Set(
+  (
+    "rm rmdir shred unlink dd mkfs wipefs blkdiscard chmod chown chgrp kill killall killall5 pkill shutdown reboot halt poweroff truncate find xargs sudo su doas eval sh bash dash zsh ksh fish mv tee curl wget nc ncat"
+  ).split(" "),
+);
