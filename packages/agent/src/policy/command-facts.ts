@@ -1,8 +1,9 @@
 // Facts about one invocation that the built-in rules are written in: where the paths it
 // deletes or writes reach, does it read from the network, does it run code it downloads, does
 // it kill every process. Each reads the parsed words (shell-meaning.ts), never the spelling.
-import type { Effect } from "./programs.js";
+
 import { type Reach, reachOf } from "./path-reach.js";
+import type { Effect } from "./programs.js";
 import { type CommandMeaning, type Invocation, normalizePath, skipOptions } from "./shell-meaning.js";
 import { UNKNOWN } from "./shell-parse.js";
 
@@ -144,7 +145,11 @@ export function readsCodeFromStdin(inv: Invocation): boolean {
  * (`sh < /dev/tcp/h/80`).
  */
 export function downloadPipedIn(inv: Invocation, all: Invocation[]): boolean {
-  if (inv.redirects.some((r) => /^(<|<>)$/.test(r.op) && /^\/dev\/(tcp|udp)\//.test(normalizePath(r.target.value))))
+  if (
+    inv.redirects.some(
+      (r) => /^(<|<>)$/.test(r.op) && /^\/dev\/(tcp|udp)\//.test(normalizePath(r.target.value)),
+    )
+  )
     return true;
   const p = inv.pipeline;
   if (!p || p.stage === 0) return false;
@@ -172,7 +177,8 @@ function matchesEverything(pattern: string): boolean {
 /** True for killall5, and pkill/killall whose pattern matches every name (or that pick by user only). */
 export function killsEverything(inv: Invocation): boolean {
   if (inv.name === "killall5") return true;
-  if (inv.name !== "pkill" && inv.name !== "killall" && inv.name !== "skill" && inv.name !== "slay") return false;
+  if (inv.name !== "pkill" && inv.name !== "killall" && inv.name !== "skill" && inv.name !== "slay")
+    return false;
   const args = inv.args;
   const selectors = /^-(u|U|G|g|s|P|t|-user|-uid|-group|-session|-parent|-terminal)$/;
   let pattern: string | undefined;
@@ -183,7 +189,8 @@ export function killsEverything(inv: Invocation): boolean {
     if (selectors.test(a)) {
       selector = true;
       i++;
-    } else if (/^-(s|-signal|n|-ns|F|-pidfile|o|y|-older-than|-younger-than|-context|-cgroup|-ns)$/.test(a)) i++;
+    } else if (/^-(s|-signal|n|-ns|F|-pidfile|o|y|-older-than|-younger-than|-context|-cgroup|-ns)$/.test(a))
+      i++;
     else if (a === "-r" || a === "--regexp") regex = true;
     else if (a.startsWith("-")) continue;
     else if (pattern === undefined) pattern = a;

@@ -111,7 +111,11 @@ describe("built-in defaults", () => {
     );
     const policy = loadCommandPolicy({ project });
     assert.equal(policy.evaluate("git push origin main")?.action, "allow");
-    assert.equal(policy.evaluate("git push --force")?.action, "ask", "an allow does not lift the built-in ask");
+    assert.equal(
+      policy.evaluate("git push --force")?.action,
+      "ask",
+      "an allow does not lift the built-in ask",
+    );
     assert.equal(policy.evaluate("rm -rf /")?.action, "deny", "a file cannot lift a built-in denial");
     const d = policy.evaluate("npm publish --access public");
     assert.equal(d?.action, "deny");

@@ -199,7 +199,8 @@ export class CommandPolicy {
       const deny = this.first.find((r) => r.matchesPart(inv, meaning));
       if (deny) return decided(deny, inv, meaning);
       const own = this.rules.find(
-        (r) => (r.action !== "allow" || (inv.risky.length === 0 && !inv.guessed)) && r.matchesPart(inv, meaning),
+        (r) =>
+          (r.action !== "allow" || (inv.risky.length === 0 && !inv.guessed)) && r.matchesPart(inv, meaning),
       );
       if (own?.action === "deny") return decided(own, inv, meaning);
       const builtinAsk = this.last.find((r) => r.matchesPart(inv, meaning));

@@ -191,7 +191,14 @@ export const DEFAULT_DENY: PolicyRuleSpec[] = [
         "killall -9 -r .",
         "pkill -u root",
       ],
-      noMatch: ["kill 1234", "kill -9 1234", "kill -1 1234", "kill -l", "pkill -f 'node server.js'", "killall node"],
+      noMatch: [
+        "kill 1234",
+        "kill -9 1234",
+        "kill -1 1234",
+        "kill -l",
+        "pkill -f 'node server.js'",
+        "killall node",
+      ],
     },
   },
   {
@@ -249,7 +256,7 @@ export const DEFAULT_ASK: PolicyRuleSpec[] = [
   {
     name: "run downloaded code",
     matches: (inv, all) =>
-      (readsCodeFromStdin(inv) && downloadPipedIn(inv, all.invocations)) ||
+      ((readsCodeFromStdin(inv) || inv.opaque.length > 0) && downloadPipedIn(inv, all.invocations)) ||
       ((isInterpreter(inv.name) || inv.name === "eval") && downloadFedIn(inv)),
     action: "ask",
     reason: "runs code downloaded from the network without reading it",
@@ -283,8 +290,9 @@ export const DEFAULT_ASK: PolicyRuleSpec[] = [
   },
   {
     name: "code the policy cannot read",
-    matches: (inv) => inv.opaque.length > 0,
-    explain: (inv) => `${inv.opaque[0]}, so the policy cannot tell what it does`,
+    matches: (inv) => inv.opaque.length > 0 || (readsCodeFromStdin(inv) && (inv.pipeline?.stage ?? 0) > 0),
+    explain: (inv) =>
+      `${inv.opaque[0] ?? `${inv.name} runs the code another program pipes into it`}, so the policy cannot tell what it does`,
     action: "ask",
     reason: "runs code that only run time knows, so the policy cannot tell what it does",
     examples: {
@@ -302,12 +310,16 @@ export const DEFAULT_ASK: PolicyRuleSpec[] = [
         "echo x | at now",
         "crontab jobs.txt",
         "LD_PRELOAD=/tmp/x.so ls",
-        "python3 -c \"import os; os.system(input())\"",
-        'sh <<EOF\n$CMD\nEOF',
+        'python3 -c "import os; os.system(input())"',
+        "sh <<EOF\n$CMD\nEOF",
         "git config core.pager 'sh -c id'",
         "tar -xPf x.tar",
+        "./generate.sh | sh",
+        'awk \'BEGIN{print "id" | "sh"}\'',
       ],
       noMatch: [
+        "echo '{}' | python3 -m json.tool",
+        "cat install.sh | bash -c 'wc -l'",
         "bash -c 'npm test'",
         "awk '{print $1}' f",
         "sed -n '1,5p' f",
@@ -322,9 +334,15 @@ export const DEFAULT_ASK: PolicyRuleSpec[] = [
   {
     name: "deletes outside the workspace",
     matches: (inv, all) =>
-      effectReaching(inv, all, ["delete"], ["outside", "unknown", "settings", "sweeping", "device"]) !== undefined,
+      effectReaching(inv, all, ["delete"], ["outside", "unknown", "settings", "sweeping", "device"]) !==
+      undefined,
     explain: (inv, all) => {
-      const hit = effectReaching(inv, all, ["delete"], ["outside", "unknown", "settings", "sweeping", "device"])!;
+      const hit = effectReaching(
+        inv,
+        all,
+        ["delete"],
+        ["outside", "unknown", "settings", "sweeping", "device"],
+      )!;
       return hit.reach === "unknown"
         ? `${hit.effect.by} deletes ${shown(hit.effect.path)}, a path only known at run time (it may be / or ~)`
         : `${hit.effect.by} deletes ${shown(hit.effect.path)}, outside the workspace`;
@@ -340,8 +358,8 @@ export const DEFAULT_ASK: PolicyRuleSpec[] = [
         "rm -f /*",
         "cd .. && rm -rf *",
         "find ~/.cache -delete",
-        "find . | xargs rm -rf",
         "cat list | xargs rm",
+        "find / -name core | xargs rm -f",
         "rm -rf /usr/local/lib/x",
       ],
       noMatch: [
@@ -351,15 +369,22 @@ export const DEFAULT_ASK: PolicyRuleSpec[] = [
         "find . -name '*.pyc' -delete",
         "rm -rf /workspace/dist",
         "git ls-files -z | xargs -0 rm -f",
+        "find . -name '*.o' | xargs rm -f",
       ],
     },
   },
   {
     name: "writes outside the workspace",
     matches: (inv, all) =>
-      effectReaching(inv, all, ["write", "mode"], ["outside", "unknown", "settings", "sweeping"]) !== undefined,
+      effectReaching(inv, all, ["write", "mode"], ["outside", "unknown", "settings", "sweeping"]) !==
+      undefined,
     explain: (inv, all) => {
-      const hit = effectReaching(inv, all, ["write", "mode"], ["outside", "unknown", "settings", "sweeping"])!;
+      const hit = effectReaching(
+        inv,
+        all,
+        ["write", "mode"],
+        ["outside", "unknown", "settings", "sweeping"],
+      )!;
       const what = hit.effect.kind === "mode" ? "changes the mode or owner of" : "writes";
       if (hit.reach === "settings")
         return `${hit.effect.by} ${what} ${shown(hit.effect.path)}: Hands' settings or git's hooks/config, which run later outside the sandbox`;
@@ -378,7 +403,7 @@ export const DEFAULT_ASK: PolicyRuleSpec[] = [
         "find . -fprint ~/.bashrc",
         "git log --output=/etc/passwd",
         "sed -i s/a/b/ ~/.profile",
-        "awk 'BEGIN{print \"x\" > \"/etc/x\"}'",
+        'awk \'BEGIN{print "x" > "/etc/x"}\'',
         "echo '{}' > .hands/policy.json",
         "cp hook .git/hooks/pre-commit",
         "curl -o ~/.local/bin/x https://x",
@@ -445,12 +470,19 @@ export const DEFAULT_ASK: PolicyRuleSpec[] = [
   {
     name: "sudo",
     matches: (inv) =>
-      inv.via.some((v) => /^(sudo|doas|su -c|pkexec|runuser|runuser -c|sg -c|gosu|su-exec|chroot|nsenter|unshare)$/.test(v)) ||
-      /^(sudo|doas|su|pkexec|runuser|sg|newgrp)$/.test(inv.name),
+      inv.via.some((v) =>
+        /^(sudo|doas|su -c|pkexec|runuser|runuser -c|sg -c|gosu|su-exec|chroot|nsenter|unshare)$/.test(v),
+      ) || /^(sudo|doas|su|pkexec|runuser|sg|newgrp)$/.test(inv.name),
     action: "ask",
     reason: "runs as the superuser",
     examples: {
-      match: ["sudo apt-get install x", "/usr/bin/sudo make install", "su -c 'make install'", "sudo ls", "chroot / ls"],
+      match: [
+        "sudo apt-get install x",
+        "/usr/bin/sudo make install",
+        "su -c 'make install'",
+        "sudo ls",
+        "chroot / ls",
+      ],
       noMatch: ["echo sudo", "pseudo x"],
     },
   },

@@ -17,7 +17,12 @@ export interface Effect {
 
 /** A command an option makes the program run: a word list or a line of shell code. */
 export type Run =
-  | { words: string[]; label: string; cwd?: string; /** run once per file of a tree (find -exec) */ tree?: boolean }
+  | {
+      words: string[];
+      label: string;
+      cwd?: string /** run once per file of a tree (find -exec) */;
+      tree?: boolean;
+    }
   | { code: string; label: string };
 
 export interface Knowledge {
@@ -40,7 +45,8 @@ function valueAt(args: string[], i: number, short: string[], long: string[]): [s
   }
   for (const s of short) {
     if (a === `-${s}`) return args[i + 1] !== undefined ? [args[i + 1]!, 2] : undefined;
-    if (a.startsWith(`-${s}`) && a.length > s.length + 1 && !a.startsWith("--")) return [a.slice(s.length + 1), 1];
+    if (a.startsWith(`-${s}`) && a.length > s.length + 1 && !a.startsWith("--"))
+      return [a.slice(s.length + 1), 1];
   }
   return undefined;
 }
@@ -130,6 +136,10 @@ function find(args: string[], k: Knowledge): void {
 
 // ---- awk, sed -------------------------------------------------------------------------------
 
+/** A command line that runs a shell or an interpreter reading its program from standard input. */
+const CODE_READER =
+  /^\s*(\S*\/)?(sh|bash|dash|zsh|ksh|ash|fish|python[0-9.]*|perl|ruby|node|php)(\s+-[a-zA-Z]*s?)?\s*$/;
+
 const AWK_STRING = /"((?:[^"\\\n]|\\.)*)"/g;
 const unAwk = (s: string) => s.replace(/\\(.)/g, (_, c: string) => (c === "n" ? "\n" : c === "t" ? "\t" : c));
 
@@ -155,7 +165,10 @@ function awkProgram(prog: string, k: Knowledge, by: string): void {
     const stmt = m[1]!.replace(/\([^()]*\)/g, "P");
     const pipe = /(?:^|[^|])\|&?\s*(?!\|)("(\d+)"|\S)/.exec(stmt);
     if (pipe) {
-      if (pipe[2] !== undefined) k.runs.push({ code: lit(pipe[2])!, label: `${by} print |` });
+      const target = pipe[2] !== undefined ? lit(pipe[2])! : undefined;
+      // Printing into a shell or an interpreter runs what is printed: not readable here.
+      if (target !== undefined && !CODE_READER.test(target))
+        k.runs.push({ code: target, label: `${by} print |` });
       else opaque = true;
     }
     const out = />>?\s*("(\d+)"|\S)/.exec(stmt);
@@ -324,12 +337,13 @@ function sed(args: string[], k: Knowledge): void {
 const GIT_COMMAND_KEY =
   /^(core\.(pager|editor|sshcommand|fsmonitor|askpass|gitproxy)|sequence\.editor|diff\.external|pager\..+|alias\..+|.+\.(cmd|command|program|textconv|clean|smudge|process|helper|extcmd|sshcommand)|credential\.helper|gpg\.program|interactive\.difffilter)$/i;
 /** git settings that make it run code from elsewhere (hooks, included files, transports). */
-const GIT_CODE_KEY = /^(core\.hookspath|include\..+|includeif\..+|protocol\..+|uploadpack\..+|receivepack\..+|remote\..+\.(uploadpack|receivepack|vcs))$/i;
+const GIT_CODE_KEY =
+  /^(core\.hookspath|include\..+|includeif\..+|protocol\..+|uploadpack\..+|receivepack\..+|remote\..+\.(uploadpack|receivepack|vcs))$/i;
 
 const GIT_SUBCOMMANDS = new Set(
-  (
-    "add am annotate apply archive bisect blame branch bundle cat-file check-attr check-ignore checkout cherry cherry-pick citool clean clone commit commit-graph commit-tree config count-objects credential describe diff diff-files diff-index diff-tree difftool fetch filter-branch for-each-ref format-patch fsck gc grep gui hash-object help init instaweb log ls-files ls-remote ls-tree maintenance merge merge-base merge-file mergetool mktag mktree mv name-rev notes prune pull push range-diff read-tree rebase reflog remote repack replace request-pull rerere reset restore rev-list rev-parse revert rm send-email shortlog show show-branch show-ref sparse-checkout stash status submodule switch symbolic-ref tag update-index update-ref var verify-commit verify-pack verify-tag version whatchanged worktree write-tree lfs"
-  ).split(" "),
+  "add am annotate apply archive bisect blame branch bundle cat-file check-attr check-ignore checkout cherry cherry-pick citool clean clone commit commit-graph commit-tree config count-objects credential describe diff diff-files diff-index diff-tree difftool fetch filter-branch for-each-ref format-patch fsck gc grep gui hash-object help init instaweb log ls-files ls-remote ls-tree maintenance merge merge-base merge-file mergetool mktag mktree mv name-rev notes prune pull push range-diff read-tree rebase reflog remote repack replace request-pull rerere reset restore rev-list rev-parse revert rm send-email shortlog show show-branch show-ref sparse-checkout stash status submodule switch symbolic-ref tag update-index update-ref var verify-commit verify-pack verify-tag version whatchanged worktree write-tree lfs".split(
+    " ",
+  ),
 );
 
 function gitSetting(kv: string, k: Knowledge, by: string): void {
@@ -340,7 +354,8 @@ function gitSetting(kv: string, k: Knowledge, by: string): void {
   if (GIT_COMMAND_KEY.test(key)) {
     const cmd = value.replace(/^!/, "");
     if (/^alias\./i.test(key) && !value.startsWith("!")) return;
-    if (cmd && !/^(true|false|yes|no|on|off|[01])$/i.test(cmd)) k.runs.push({ code: cmd, label: `${by} ${key}` });
+    if (cmd && !/^(true|false|yes|no|on|off|[01])$/i.test(cmd))
+      k.runs.push({ code: cmd, label: `${by} ${key}` });
   } else if (GIT_CODE_KEY.test(key)) k.opaque.push(`${by} ${key} makes git run code from elsewhere`);
 }
 
@@ -401,15 +416,11 @@ function git(args: string[], k: Knowledge): { cwd?: string } {
     }
     if (/^--template(=|$)/.test(a)) k.opaque.push(`git ${sub} --template installs hooks from another folder`);
   }
-  const ops = operandsOf(rest, ["o", "x", "u", "b", "m", "C", "c", "S", "F", "t"], [
-    "output-directory",
-    "exec",
-    "upload-pack",
-    "depth",
-    "branch",
-    "origin",
-    "config",
-  ]);
+  const ops = operandsOf(
+    rest,
+    ["o", "x", "u", "b", "m", "C", "c", "S", "F", "t"],
+    ["output-directory", "exec", "upload-pack", "depth", "branch", "origin", "config"],
+  );
   switch (sub) {
     case "format-patch":
       for (let j = 0; j < rest.length; j++) {
@@ -461,7 +472,15 @@ function git(args: string[], k: Knowledge): { cwd?: string } {
         const f = valueAt(rest, j, ["f"], ["file"]);
         if (f) write(k, [f[0]], "git config --file");
       }
-      const reading = flag(rest, "l", ["get", "get-all", "get-regexp", "list", "unset", "unset-all", "show-origin"]);
+      const reading = flag(rest, "l", [
+        "get",
+        "get-all",
+        "get-regexp",
+        "list",
+        "unset",
+        "unset-all",
+        "show-origin",
+      ]);
       const key = ops[0];
       if (!reading && key && ops.length >= 2 && (GIT_COMMAND_KEY.test(key) || GIT_CODE_KEY.test(key)))
         k.opaque.push(`git config ${key} makes later git commands run a command`);
@@ -509,7 +528,8 @@ function make(args: string[], k: Knowledge): void {
       const [, name, value] = m as unknown as [string, string, string];
       if (/^(SHELL|MAKESHELL|\.SHELLFLAGS|MAKEFLAGS|MFLAGS)$/.test(name)) {
         k.risky.push(`make ${name}=`);
-        if (name !== ".SHELLFLAGS" && !name.endsWith("FLAGS")) k.runs.push({ code: value, label: `make ${name}=` });
+        if (name !== ".SHELLFLAGS" && !name.endsWith("FLAGS"))
+          k.runs.push({ code: value, label: `make ${name}=` });
         else k.opaque.push(`make ${name}= changes how every recipe runs`);
       } else if (/[\s;|&$`<>()]/.test(value)) k.risky.push(`make ${name}= with shell syntax`);
     }
@@ -540,14 +560,19 @@ function tar(args: string[], k: Knowledge): void {
     if (/^--(extract|get)$/.test(a)) mode += "x";
     if (/^--(create|append|update|catenate|concatenate)$/.test(a)) mode += "c";
     if (a === "--absolute-names") mode += "P";
-    const cmd = valueAt(args, i, ["I", "F"], [
-      "to-command",
-      "use-compress-program",
-      "info-script",
-      "new-volume-script",
-      "rsh-command",
-      "rmt-command",
-    ]);
+    const cmd = valueAt(
+      args,
+      i,
+      ["I", "F"],
+      [
+        "to-command",
+        "use-compress-program",
+        "info-script",
+        "new-volume-script",
+        "rsh-command",
+        "rmt-command",
+      ],
+    );
     if (cmd) {
       k.risky.push(`tar ${a.split("=")[0]}`);
       k.runs.push({ code: cmd[0], label: `tar ${a.split("=")[0]}` });
@@ -562,12 +587,12 @@ function tar(args: string[], k: Knowledge): void {
       i += cp[1] - 1;
       continue;
     }
-    const f = valueAt(args, i, ["f"], ["file"]);
-    if (f && (a.startsWith("--") || /^-[a-zA-Z]*f$/.test(a) || /^-f./.test(a))) {
-      file = /^-[a-zA-Z]+f$/.test(a) ? args[i + 1] : f[0];
-      i += /^-[a-zA-Z]+f$/.test(a) ? 1 : f[1] - 1;
+    if (/^-[a-zA-Z]*f$/.test(a) || a === "--file") {
+      file = args[i + 1];
+      i++;
       continue;
     }
+    if (/^-f./.test(a) || a.startsWith("--file=")) file = a.replace(/^(-f|--file=)/, "");
     const C = valueAt(args, i, ["C"], ["directory"]);
     if (C) {
       dir = C[0];
@@ -593,14 +618,19 @@ function rsync(args: string[], k: Knowledge): void {
     const log = valueAt(args, i, [], ["log-file", "write-batch", "only-write-batch"]);
     if (log) write(k, [log[0]], "rsync --log-file");
   }
-  const ops = operandsOf(args, ["e", "f", "T"], ["rsh", "rsync-path", "log-file", "exclude", "include", "filter"]);
+  const ops = operandsOf(
+    args,
+    ["e", "f", "T"],
+    ["rsh", "rsync-path", "log-file", "exclude", "include", "filter"],
+  );
   const local = (p: string) => !/^[^/]*:/.test(p) && !p.startsWith("rsync://");
   if (ops.length >= 2) {
     const dest = ops.at(-1)!;
     if (local(dest)) write(k, [dest], "rsync", true);
     if (local(dest) && flag(args, "", ["delete", "delete-before", "delete-after", "delete-during", "del"]))
       del(k, [dest], true, "rsync --delete");
-    if (flag(args, "", ["remove-source-files"])) del(k, ops.slice(0, -1).filter(local), false, "rsync --remove-source-files");
+    if (flag(args, "", ["remove-source-files"]))
+      del(k, ops.slice(0, -1).filter(local), false, "rsync --remove-source-files");
   }
 }
 
@@ -621,19 +651,24 @@ function ssh(args: string[], k: Knowledge): void {
 
 function curl(args: string[], k: Knowledge): void {
   for (let i = 0; i < args.length; i++) {
-    const o = valueAt(args, i, ["o", "D", "c"], [
-      "output",
-      "dump-header",
-      "cookie-jar",
-      "trace",
-      "trace-ascii",
-      "libcurl",
-      "stderr",
-      "etag-save",
-      "hsts",
-      "alt-svc",
-      "output-dir",
-    ]);
+    const o = valueAt(
+      args,
+      i,
+      ["o", "D", "c"],
+      [
+        "output",
+        "dump-header",
+        "cookie-jar",
+        "trace",
+        "trace-ascii",
+        "libcurl",
+        "stderr",
+        "etag-save",
+        "hsts",
+        "alt-svc",
+        "output-dir",
+      ],
+    );
     if (o && !/^-[a-zA-Z]{2,}$/.test(args[i]!)) {
       write(k, [o[0]], "curl -o");
       i += o[1] - 1;
@@ -645,12 +680,12 @@ function curl(args: string[], k: Knowledge): void {
 
 function wget(args: string[], k: Knowledge): void {
   for (let i = 0; i < args.length; i++) {
-    const o = valueAt(args, i, ["O", "o", "a", "P"], [
-      "output-document",
-      "output-file",
-      "append-output",
-      "directory-prefix",
-    ]);
+    const o = valueAt(
+      args,
+      i,
+      ["O", "o", "a", "P"],
+      ["output-document", "output-file", "append-output", "directory-prefix"],
+    );
     if (o) {
       if (o[0] !== "-") write(k, [o[0]], "wget -O");
       i += o[1] - 1;
@@ -659,7 +694,10 @@ function wget(args: string[], k: Knowledge): void {
     const e = valueAt(args, i, ["e"], ["execute", "config"]);
     if (e) {
       k.risky.push("wget --execute");
-      if (/^(output_document|dir_prefix|logfile|post_file|use_askpass)/i.test(e[0]) || /config/.test(args[i]!))
+      if (
+        /^(output_document|dir_prefix|logfile|post_file|use_askpass)/i.test(e[0]) ||
+        /config/.test(args[i]!)
+      )
         k.opaque.push("wget -e sets options the policy cannot judge");
       i += e[1] - 1;
     }
@@ -676,7 +714,11 @@ function escapeCommand(cmd: string, k: Knowledge, by: string): void {
   k.risky.push(`${by} runs editor commands`);
   const bang = cmd.indexOf("!");
   if (bang !== -1 && cmd.slice(bang + 1).trim()) k.runs.push({ code: cmd.slice(bang + 1), label: `${by} !` });
-  else if (/\b(system|systemlist|term|terminal|py|python3?|pyx|lua|perl|ruby|mzscheme|exe|execute|call|source|so|shell|sh|make|grep|diffpatch|w|write|saveas|wq|x|up|update)\b/.test(cmd))
+  else if (
+    /\b(system|systemlist|term|terminal|py|python3?|pyx|lua|perl|ruby|mzscheme|exe|execute|call|source|so|shell|sh|make|grep|diffpatch|w|write|saveas|wq|x|up|update)\b/.test(
+      cmd,
+    )
+  )
     k.opaque.push(`${by} runs editor commands the policy cannot judge`);
 }
 
@@ -734,7 +776,8 @@ function modeChange(args: string[], k: Knowledge, name: string): void {
   const byReference = args.some((a) => a.startsWith("--reference"));
   const targets = name === "setfacl" || name === "chattr" || byReference ? ops : ops.slice(1);
   const recursive = flag(args, "R", ["recursive"]);
-  for (const path of targets) k.effects.push({ kind: "mode", path, recursive, by: `${name}${recursive ? " -R" : ""}` });
+  for (const path of targets)
+    k.effects.push({ kind: "mode", path, recursive, by: `${name}${recursive ? " -R" : ""}` });
 }
 
 function dd(args: string[], k: Knowledge): void {
@@ -768,6 +811,18 @@ function grep(args: string[], k: Knowledge): void {
       k.runs.push({ words: [...p[0].split(/\s+/).filter(Boolean), "FILE"], label: "--pre" });
       i += p[1] - 1;
     }
+  }
+}
+
+/** ed's commands from its standard input: `!cmd` runs cmd, `w FILE` writes FILE. */
+function edScript(text: string, k: Knowledge): void {
+  for (const line of text.split("\n")) {
+    const m = /^\s*[0-9,.$]*\s*(!|w|W|wq)\s*(.*)$/.exec(line);
+    if (!m) continue;
+    k.risky.push(`ed ${m[1]}`);
+    if (m[1] === "!") k.runs.push({ code: m[2]!, label: "ed !" });
+    else if (m[2]!.startsWith("!")) k.runs.push({ code: m[2]!.slice(1), label: "ed w !" });
+    else if (m[2]) write(k, [m[2]], `ed ${m[1]}`);
   }
 }
 
@@ -866,14 +921,21 @@ const ANALYZERS: Record<string, (args: string[], k: Knowledge, name: string) => 
 
 /** Programs that never run their arguments as a command (no scan for hidden commands). */
 const INERT = new Set(
-  (
-    "echo printf cat ls head tail wc sort uniq cut tr diff cmp file stat du df test [ [[ true false jq yq tree basename dirname realpath readlink date sleep seq column printenv hash type which whereis whatis apropos help info command_not_found_handle pwd mkdir touch npm pnpm yarn pip pip3 cargo go mvn gradle dotnet rustc gcc g++ clang javac tsc node python python3 pytest jest vitest mocha eslint prettier biome ruff black mypy docker kubectl grep rg egrep fgrep git gh export declare set shopt unset alias unalias history source . exit return break continue wait jobs fg bg cd pushd popd read local readonly typeset let shift"
-  ).split(" "),
+  "echo printf cat ls head tail wc sort uniq cut tr diff cmp file stat du df test [ [[ true false jq yq tree basename dirname realpath readlink date sleep seq column printenv hash type which whereis whatis apropos help info command_not_found_handle pwd mkdir touch npm pnpm yarn pip pip3 cargo go mvn gradle dotnet rustc gcc g++ clang javac tsc node python python3 pytest jest vitest mocha eslint prettier biome ruff black mypy docker kubectl grep rg egrep fgrep git gh export declare set shopt unset alias unalias history source . exit return break continue wait jobs fg bg cd pushd popd read local readonly typeset let shift".split(
+    " ",
+  ),
 );
 
 /** What a program does beyond its name (see the top of this file). */
-export function knowledgeOf(name: string, args: string[]): Knowledge & { cwd?: string } {
-  const k: Knowledge & { cwd?: string } = { effects: [], runs: [], opaque: [], risky: [], known: INERT.has(name) };
+export function knowledgeOf(name: string, args: string[], stdin?: string): Knowledge & { cwd?: string } {
+  const k: Knowledge & { cwd?: string } = {
+    effects: [],
+    runs: [],
+    opaque: [],
+    risky: [],
+    known: INERT.has(name),
+  };
+  if ((name === "ed" || name === "red") && stdin !== undefined) edScript(stdin, k);
   const analyze = ANALYZERS[name];
   if (analyze) {
     k.known = true;
@@ -885,7 +947,7 @@ export function knowledgeOf(name: string, args: string[]): Knowledge & { cwd?: s
 
 /** Programs whose appearance among another program's arguments means it probably runs them. */
 export const DANGEROUS_HEADS = new Set(
-  (
-    "rm rmdir shred unlink dd mkfs wipefs blkdiscard chmod chown chgrp kill killall killall5 pkill shutdown reboot halt poweroff truncate find xargs sudo su doas eval sh bash dash zsh ksh fish mv tee curl wget nc ncat"
-  ).split(" "),
+  "rm rmdir shred unlink dd mkfs wipefs blkdiscard chmod chown chgrp kill killall killall5 pkill shutdown reboot halt poweroff truncate find xargs sudo su doas eval sh bash dash zsh ksh fish mv tee curl wget nc ncat".split(
+    " ",
+  ),
 );

@@ -160,7 +160,10 @@ const WRAPPERS: Record<string, Wrapper> = {
   proxychains4: { short: "f" },
   caffeinate: { short: "tw" },
   catchsegv: {},
-  "systemd-run": { short: "pEuMH", long: ["property", "setenv", "unit", "machine", "host", "working-directory"] },
+  "systemd-run": {
+    short: "pEuMH",
+    long: ["property", "setenv", "unit", "machine", "host", "working-directory"],
+  },
   firejail: {},
   proot: { short: "rbwq" },
   faketime: { short: "f", operands: 1 },
@@ -292,7 +295,10 @@ function shortFlags(args: string[], end: number): string {
   return out;
 }
 
-type Base = Omit<Invocation, "name" | "written" | "args" | "text" | "effects" | "opaque" | "risky" | "guessed">;
+type Base = Omit<
+  Invocation,
+  "name" | "written" | "args" | "text" | "effects" | "opaque" | "risky" | "guessed"
+>;
 
 const WRITE_OPS = /^(>|>>|&>|&>>|>\||<>|>&|&>\|)$/;
 
@@ -416,12 +422,29 @@ class Understanding {
       feeds,
       cwd: joinPath(outer?.cwd ?? this.workspaceCwd, c.cwd),
       assignments: c.assignments,
-      ...(c.stdin !== undefined ? { stdin: c.stdin } : outer?.stdin !== undefined ? { stdin: outer.stdin } : {}),
+      ...(c.stdin !== undefined
+        ? { stdin: c.stdin }
+        : outer?.stdin !== undefined
+          ? { stdin: outer.stdin }
+          : {}),
     };
     const out = this.unwrap(c.words, base, depth, outer?.guessed ?? false);
     // Redirections on the statement apply to what it runs first (a wrapper's program).
     if (outer?.redirects?.length && out[0]) out[0].redirects.push(...outer.redirects);
     return out;
+  }
+
+  /** The text the previous stage of the pipeline writes, when the line tells (echo, printf, cat <<EOF). */
+  private pipedText(base: Base): string | undefined {
+    const p = base.pipeline;
+    if (!p || p.stage === 0) return undefined;
+    const prev = this.stages.get(`${p.id}:${p.stage - 1}`);
+    if (!prev) return undefined;
+    const ops = prev.args.filter((a) => !/^-[neE]+$/.test(a));
+    if (prev.name === "echo") return `${ops.join(" ")}\n`;
+    if (prev.name === "printf" && ops.length === 1) return ops[0]!.replace(/\\n/g, "\n");
+    if (prev.name === "cat" && prev.stdin !== undefined && ops.length === 0) return prev.stdin;
+    return undefined;
   }
 
   /** What xargs or parallel appends: the words its standard input carries, when the line tells. */
@@ -475,12 +498,11 @@ class Understanding {
           // env -C DIR / sudo -D DIR: the program runs in another folder.
           for (let k = 0; k < at; k++) {
             const a = args[k]!;
-            const dir =
-              (name === "env" ? /^(-C|--chdir)$/ : /^(-D|--chdir)$/).test(a)
-                ? args[k + 1]
-                : /^(--chdir=|-C(?=.)|-D(?=.))/.test(a)
-                  ? a.replace(/^(--chdir=|-C|-D)/, "")
-                  : undefined;
+            const dir = (name === "env" ? /^(-C|--chdir)$/ : /^(-D|--chdir)$/).test(a)
+              ? args[k + 1]
+              : /^(--chdir=|-C(?=.)|-D(?=.))/.test(a)
+                ? a.replace(/^(--chdir=|-C|-D)/, "")
+                : undefined;
             if (dir !== undefined) cwd = joinPath(cwd, dir);
           }
         }
@@ -529,7 +551,7 @@ class Understanding {
         }
       }
       const sub = RUNNER_SUBCOMMANDS[name];
-      if (sub && sub.test(args[0] ?? "")) {
+      if (sub?.test(args[0] ?? "")) {
         const at = skipOptions(args, 1, { short: "pnc", long: ["package", "name", "with"] });
         if (at < args.length) {
           via.push(`${name} ${args[0]}`);
@@ -541,7 +563,10 @@ class Understanding {
         const { command, values } = this.parallelParts(args, base);
         via.push(name);
         if (command.length === 1 && /\s/.test(command[0]!))
-          return [...extra, ...this.codeFor(fill(command[0]!, values[0]!), depth, base, via, cwd, "parallel")];
+          return [
+            ...extra,
+            ...this.codeFor(fill(command[0]!, values[0]!), depth, base, via, cwd, "parallel"),
+          ];
         const filled = command.some((w) => w.includes("{}"))
           ? command.map((w) => fill(w, values[0]!))
           : [...command, ...values];
@@ -554,9 +579,13 @@ class Understanding {
         const label = name === "eval" || name === "trap" || name === "watch" ? name : `${name} -c`;
         return [...extra, ...this.codeFor(code, depth, base, via, cwd, label)];
       }
-      // A shell reading its program from a here-document or here-string: that text is the code.
-      if (SHELLS.has(name) && base.stdin !== undefined && readsStdin(name, args))
-        return [...extra, ...this.codeFor(base.stdin, depth, { ...base }, via, cwd, `${name} <<`)];
+      // A shell reading its program from a here-document or here-string, or from a pipe that
+      // carries known text (`cat <<EOF | sh`, `echo … | sh`): that text is the code.
+      if (SHELLS.has(name) && readsStdin(name, args)) {
+        const text = base.stdin ?? this.pipedText(base);
+        if (text !== undefined)
+          return [...extra, ...this.codeFor(text, depth, { ...base }, via, cwd, `${name} <<`)];
+      }
       const written = first.includes(UNKNOWN) ? rest[0]!.raw : normalizePath(first);
       // Words only known at run time are shown as written ($(…), "$X").
       const shown = rest.slice(1).map((w) => (w.value.includes(UNKNOWN) ? w.raw : w.value));
@@ -576,14 +605,20 @@ class Understanding {
         guessed,
       };
       if (name === "") inv.opaque.push("runs a program named only at run time");
-      const k: Knowledge & { cwd?: string } = knowledgeOf(name, args);
+      const k: Knowledge & { cwd?: string } = knowledgeOf(name, args, base.stdin);
       const effectCwd = k.cwd !== undefined ? joinPath(cwd, k.cwd) : cwd;
-      for (const e of k.effects) inv.effects.push({ ...e, path: joinPath(effectCwd === cwd ? "." : k.cwd!, e.path) });
+      for (const e of k.effects)
+        inv.effects.push({ ...e, path: joinPath(effectCwd === cwd ? "." : k.cwd!, e.path) });
       inv.opaque.push(...k.opaque);
       inv.risky.push(...k.risky);
       for (const r of base.redirects)
         if (WRITE_OPS.test(r.op) && !(r.op === ">&" && /^([0-9]+|-)$/.test(r.target.value)))
-          inv.effects.push({ kind: "write", path: r.target.value, recursive: false, by: `redirection ${r.op}` });
+          inv.effects.push({
+            kind: "write",
+            path: r.target.value,
+            recursive: false,
+            by: `redirection ${r.op}`,
+          });
       const out = [...extra, inv];
       for (const a of assignments) {
         if (RISKY_VARS.test(a.name)) inv.risky.push(`${a.name}= for the program`);
@@ -607,7 +642,14 @@ class Understanding {
     }
   }
 
-  private runOf(run: Run, depth: number, base: Base, via: string[], cwd: string, guessed: boolean): Invocation[] {
+  private runOf(
+    run: Run,
+    depth: number,
+    base: Base,
+    via: string[],
+    cwd: string,
+    guessed: boolean,
+  ): Invocation[] {
     const outer = { ...base, via: [...via], cwd, redirects: [], feeds: [], guessed };
     delete (outer as Partial<Base>).stdin;
     delete (outer as Partial<Base>).pipeline;
@@ -620,11 +662,19 @@ class Understanding {
       guessed,
     );
     // find -exec rm {} runs rm on every file of the tree: as good as rm -r of the start.
-    if (run.tree) for (const inv of invs) for (const e of inv.effects) if (e.kind !== "write") e.recursive = true;
+    if (run.tree)
+      for (const inv of invs) for (const e of inv.effects) if (e.kind !== "write") e.recursive = true;
     return invs;
   }
 
-  private codeFor(code: string, depth: number, base: Base, via: string[], cwd: string, label: string): Invocation[] {
+  private codeFor(
+    code: string,
+    depth: number,
+    base: Base,
+    via: string[],
+    cwd: string,
+    label: string,
+  ): Invocation[] {
     const outer: Partial<Invocation> = { ...base, via: [...via], cwd, redirects: base.redirects };
     delete outer.stdin;
     return this.code(code, depth, outer, label);
@@ -650,7 +700,10 @@ class Understanding {
   private parallelParts(args: string[], base: Base): { command: string[]; values: string[] } {
     const sep = args.findIndex((a) => a === ":::" || a === "::::" || a === ":::+" || a === "::::+");
     const head = sep === -1 ? args : args.slice(0, sep);
-    const at = skipOptions(head, 0, { short: "jSIEaX", long: ["jobs", "sshlogin", "halt", "delay", "timeout"] });
+    const at = skipOptions(head, 0, {
+      short: "jSIEaX",
+      long: ["jobs", "sshlogin", "halt", "delay", "timeout"],
+    });
     const command = head.slice(at);
     let values: string[];
     if (sep === -1) values = this.stdinWords(base);
@@ -689,7 +742,11 @@ class Understanding {
       return at < args.length ? args.slice(at).join(" ") : undefined;
     }
     if (name === "tmux") {
-      const sub = args.findIndex((a) => /^(new-session|new|new-window|neww|split-window|splitw|run-shell|run|respawn-pane|respawnp|send-keys|send)$/.test(a));
+      const sub = args.findIndex((a) =>
+        /^(new-session|new|new-window|neww|split-window|splitw|run-shell|run|respawn-pane|respawnp|send-keys|send)$/.test(
+          a,
+        ),
+      );
       if (sub === -1) return undefined;
       const after = args.slice(sub + 1);
       const at = skipOptions(after, 0, { short: "sntcFxyeltTPbwC" });
@@ -709,7 +766,8 @@ class Understanding {
       if (!prog.test(inv.name)) continue;
       const k = inv.args.findIndex((a) => opt.test(a));
       if (k !== -1) code = inv.args[k + 1];
-      else if (inv.stdin !== undefined && !inv.args.some((a) => !a.startsWith("-") && a !== "-")) code = inv.stdin;
+      else if (inv.stdin !== undefined && !inv.args.some((a) => !a.startsWith("-") && a !== "-"))
+        code = inv.stdin;
     }
     if (inv.name === "deno" && inv.args[0] === "eval") code = inv.args[1];
     if (code === undefined) return;
@@ -730,7 +788,9 @@ class Understanding {
       if (list) {
         const words = [...list[1]!.matchAll(new RegExp(STRING_LIT, "g"))].map((w) => unquote(w));
         if (words.length) {
-          out.push(...this.runOf({ words, label: `${inv.name} ${m[1]}` }, depth, inv, inv.via, inv.cwd, inv.guessed));
+          out.push(
+            ...this.runOf({ words, label: `${inv.name} ${m[1]}` }, depth, inv, inv.via, inv.cwd, inv.guessed),
+          );
           continue;
         }
       }
@@ -740,7 +800,9 @@ class Understanding {
         const argv = /^\s*["'][^"']*["']\s*,\s*\[/.test(after) || /spawn|execFile/.test(m[1]!);
         out.push(
           ...this.runOf(
-            argv ? { words: [s, ...restStrings(after)], label: `${inv.name} ${m[1]}` } : { code: s, label: `${inv.name} ${m[1]}` },
+            argv
+              ? { words: [s, ...restStrings(after)], label: `${inv.name} ${m[1]}` }
+              : { code: s, label: `${inv.name} ${m[1]}` },
             depth,
             inv,
             inv.via,
@@ -750,7 +812,10 @@ class Understanding {
         );
       } else unread = true;
     }
-    for (const m of backticks) out.push(...this.runOf({ code: m[1]!, label: `${inv.name} \`…\`` }, depth, inv, inv.via, inv.cwd, inv.guessed));
+    for (const m of backticks)
+      out.push(
+        ...this.runOf({ code: m[1]!, label: `${inv.name} \`…\`` }, depth, inv, inv.via, inv.cwd, inv.guessed),
+      );
     for (const m of deletes) {
       const lit = STRING_LIT.exec(code.slice((m.index ?? 0) + m[0].length));
       const path = lit ? unquote(lit) : undefined;

@@ -320,7 +320,8 @@ class Walker {
     const valueNode = node.childForFieldName("value");
     let value = "";
     if (valueNode) value = valueNode.type === "array" ? UNKNOWN : this.word(valueNode, subs, scope);
-    for (const v of namedOf(node).slice(1)) if (v !== valueNode && v.id !== valueNode?.id) this.word(v, subs, scope);
+    for (const v of namedOf(node).slice(1))
+      if (v !== valueNode && v.id !== valueNode?.id) this.word(v, subs, scope);
     const a = { name, value };
     this.assignments.push(a);
     return a;
