@@ -195,6 +195,53 @@ export function killsEverything(inv: Invocation): boolean {
     else if (a.startsWith("-")) continue;
     else if (pattern === undefined) pattern = a;
   }
+  if (args.includes("-v") || args.includes("--inverse")) return true; // every process but the named
   if (pattern === undefined) return selector;
   return regex ? matchesEverything(pattern) : false;
+}
+
+/** True for `kill $(pgrep .)`, `kill $(ps -e -o pid=)`: the targets are every process. */
+export function killsFedEverything(inv: Invocation): boolean {
+  if (inv.name !== "kill") return false;
+  return inv.feeds.some(
+    (f) =>
+      (f.name === "pgrep" && killsEverything({ ...f, name: "pkill" })) ||
+      (f.name === "ps" && f.args.some((a) => /^(-[a-zA-Z]*[eA]|a?u?x|aux)$/.test(a))),
+  );
+}
+
+/** Paths the line writes from the network: `curl -o x.sh`, `wget URL`, `curl … > x.sh`, `curl … | tee x.sh`. */
+function downloadedFiles(all: CommandMeaning): Set<string> {
+  const out = new Set<string>();
+  const add = (p: string) => out.add(normalizePath(p).replace(/^(\.\/)+/, ""));
+  for (const inv of all.invocations) {
+    const fromNet =
+      readsNetwork(inv) ||
+      (inv.pipeline !== undefined &&
+        all.invocations.some(
+          (o) =>
+            o.pipeline?.id === inv.pipeline!.id && o.pipeline.stage < inv.pipeline!.stage && readsNetwork(o),
+        ));
+    if (!fromNet) continue;
+    for (const e of inv.effects) if (e.kind === "write") add(e.path);
+    // wget URL and curl -O URL save under the URL's last name.
+    if (
+      inv.name === "wget" ||
+      (inv.name === "curl" && inv.args.some((a) => /^-[a-zA-Z]*O$|^--remote-name$/.test(a)))
+    )
+      for (const a of inv.args)
+        if (/^[a-z]+:\/\//.test(a)) add(a.replace(/[?#].*$/, "").replace(/.*\//, "") || "index.html");
+  }
+  return out;
+}
+
+/** True when the invocation runs a file the same line downloaded (`curl -o i.sh … && sh i.sh`). */
+export function runsDownloadedFile(inv: Invocation, all: CommandMeaning): boolean {
+  const files = downloadedFiles(all);
+  if (files.size === 0) return false;
+  const norm = (p: string) => normalizePath(p).replace(/^(\.\/)+/, "");
+  if (files.has(norm(inv.written)) && inv.written.includes("/")) return true;
+  if (!isInterpreter(inv.name)) return false;
+  const first = inv.args.find((a) => !a.startsWith("-"));
+  return first !== undefined && files.has(norm(first));
 }

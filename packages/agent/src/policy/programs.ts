@@ -8,7 +8,8 @@
 
 /** A file-system change: deleting, writing or changing the mode/owner of a path. */
 export interface Effect {
-  kind: "delete" | "write" | "mode";
+  /** "link": a symbolic link to `path` is made (later paths through it reach there). */
+  kind: "delete" | "write" | "mode" | "link";
   path: string;
   recursive: boolean;
   /** What does it, for messages: "rm -r", "find -delete", "redirection", "git log --output". */
@@ -768,6 +769,9 @@ function copyLike(args: string[], k: Knowledge, name: string): void {
   const withValue = name === "install" ? ["m", "o", "g", "S"] : name === "ln" ? ["S"] : ["S"];
   const { dest, sources } = destination(args, withValue);
   if (dest !== undefined) write(k, [dest], name, name !== "ln");
+  if (name === "ln" && flag(args, "s", ["symbolic"]))
+    for (const target of dest === undefined ? sources : sources)
+      k.effects.push({ kind: "link", path: target, recursive: false, by: "ln -s" });
   if (name === "mv") del(k, sources, true, "mv (its sources)");
 }
 

@@ -5,6 +5,7 @@
 // (programs.ts: `find -exec`, `git -c core.pager=…`, `awk system()`, …) as invocations of their
 // own, its program named without its folder (/bin/rm is rm), and the files it deletes or
 // writes. What cannot be read from the line is recorded as "opaque" (the policy asks).
+import { normalizeAny } from "./path-reach.js";
 import { DANGEROUS_HEADS, type Effect, type Knowledge, knowledgeOf, type Run } from "./programs.js";
 import {
   type Assignment,
@@ -317,7 +318,13 @@ const SPAWNS =
   /\b(os\.system|os\.popen|os\.exec\w*|os\.spawn\w*|subprocess\.\w+|pty\.spawn|commands\.getoutput|child_process|execSync|execFileSync|execFile|spawnSync|spawn|exec|system|shell_exec|passthru|popen|proc_open|IO\.popen|Open3\.\w+|Kernel\.\w+|os\.execute|io\.popen|Deno\.Command|Deno\.run|Bun\.spawn|do shell script|qx)\b\s*(\(|\s)/g;
 /** Calls in inline code that delete files or folders. */
 const DELETES =
-  /\b(shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|\.unlink|rmSync|rmdirSync|unlinkSync|fs\.rm|fs\.promises\.rm|rimraf|FileUtils\.rm\w*|File\.delete|Dir\.delete|unlink|rmdir|Deno\.remove)\b\s*\(/g;
+  /\b(shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|\.unlink|rmSync|rmdirSync|unlinkSync|fs\.rm|fs\.promises\.rm|rimraf|FileUtils\.rm\w*|File\.delete|Dir\.delete|unlink|rmdir|Deno\.remove)\b\s*[(\s]/g;
+/** Inline code that runs more code of its own language from a string (opaque). */
+const EVALS =
+  /\b(exec|eval|compile|__import__\(\s*['"]base64|Function|vm\.run\w*|instance_eval|class_eval)\s*\(/;
+/** Inline code that opens a file for writing, with its path as a literal. */
+const FILE_WRITES =
+  /\bopen\(\s*("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')\s*,\s*['"][wax]|\b(?:writeFileSync|appendFileSync|writeFile|appendFile|File\.write|IO\.write)\(\s*("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')/g;
 const STRING_LIT = /"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'/;
 
 class Understanding {
@@ -327,6 +334,8 @@ class Understanding {
   private pathChanged = false;
   /** The folder the top-level line leaves the shell in. */
   endCwd = ".";
+  /** Symbolic links the line made, by the link's path: later paths through them reach the target. */
+  private readonly links = new Map<string, string>();
 
   constructor(private readonly workspaceCwd: string) {}
 
@@ -432,6 +441,20 @@ class Understanding {
     // Redirections on the statement apply to what it runs first (a wrapper's program).
     if (outer?.redirects?.length && out[0]) out[0].redirects.push(...outer.redirects);
     return out;
+  }
+
+  /** Records the links `ln -s` makes and rewrites paths that go through earlier ones. */
+  private throughLinks(inv: Invocation): void {
+    for (const e of inv.effects) {
+      if (e.kind === "link") continue;
+      const p = normalizeAny(joinPath(inv.cwd, e.path));
+      for (const [link, target] of this.links)
+        if (p === link || p.startsWith(`${link}/`)) e.path = target + p.slice(link.length);
+    }
+    const link = inv.effects.find((e) => e.kind === "link");
+    const dest = inv.effects.find((e) => e.kind === "write" && e.by === "ln");
+    if (link && dest && (inv.cwd === "." || /^[/~]/.test(link.path)))
+      this.links.set(normalizeAny(joinPath(inv.cwd, dest.path)), link.path);
   }
 
   /** The text the previous stage of the pipeline writes, when the line tells (echo, printf, cat <<EOF). */
@@ -586,6 +609,27 @@ class Understanding {
         if (text !== undefined)
           return [...extra, ...this.codeFor(text, depth, { ...base }, via, cwd, `${name} <<`)];
       }
+      // `source <(…)`, `bash <(…)`, `bash "$SCRIPT"`: the script is only known at run time,
+      // unless what makes it prints known text (`bash <(echo …)`).
+      if ((SHELLS.has(name) || name === "source" || name === ".") && !readsStdin(name, args)) {
+        const script = args.find((a) => !a.startsWith("-"));
+        if (script?.includes(UNKNOWN)) {
+          const text = base.feeds.length === 1 ? knownOutput(base.feeds[0]!) : undefined;
+          if (text !== undefined)
+            return [...extra, ...this.codeFor(text, depth, base, via, cwd, `${name} <(…)`)];
+          if (!base.feeds.some((f) => /^(curl|wget)$/.test(f.name)))
+            extra.push(
+              this.synthetic(
+                { ...base, via: [...via], cwd },
+                name,
+                args.map((a) => a.replaceAll(UNKNOWN, "…")),
+                {
+                  opaque: [`${name} runs a script only known at run time`],
+                },
+              ),
+            );
+        }
+      }
       const written = first.includes(UNKNOWN) ? rest[0]!.raw : normalizePath(first);
       // Words only known at run time are shown as written ($(…), "$X").
       const shown = rest.slice(1).map((w) => (w.value.includes(UNKNOWN) ? w.raw : w.value));
@@ -611,6 +655,7 @@ class Understanding {
         inv.effects.push({ ...e, path: joinPath(effectCwd === cwd ? "." : k.cwd!, e.path) });
       inv.opaque.push(...k.opaque);
       inv.risky.push(...k.risky);
+      this.throughLinks(inv);
       for (const r of base.redirects)
         if (WRITE_OPS.test(r.op) && !(r.op === ">&" && /^([0-9]+|-)$/.test(r.target.value)))
           inv.effects.push({
@@ -776,9 +821,20 @@ class Understanding {
       return;
     }
     const family = inv.name.replace(/[0-9.]+$/, "");
-    const spawns = [...code.matchAll(SPAWNS)].filter((m) => !(family === "python" && m[1] === "exec"));
+    const spawns = [...code.matchAll(SPAWNS)].filter(
+      (m) => !((family === "python" || family === "node") && m[1] === "exec"),
+    );
     const deletes = [...code.matchAll(DELETES)];
     const backticks = family === "perl" || family === "ruby" ? [...code.matchAll(/`([^`]*)`/g)] : [];
+    for (const m of code.matchAll(FILE_WRITES)) {
+      const lit = STRING_LIT.exec(m[1] ?? m[2] ?? "");
+      if (lit)
+        inv.effects.push({ kind: "write", path: unquote(lit), recursive: false, by: `${inv.name} open()` });
+    }
+    if (EVALS.test(code)) {
+      inv.opaque.push(`${inv.name} code evaluates more code from a string`);
+      inv.risky.push(`${inv.name} code evaluates code`);
+    }
     if (spawns.length === 0 && deletes.length === 0 && backticks.length === 0) return;
     inv.risky.push(`${inv.name} code starts programs or deletes files`);
     let unread = false;
@@ -825,6 +881,16 @@ class Understanding {
     }
     if (unread) inv.opaque.push(`${inv.name} code starts programs or deletes files the policy cannot read`);
   }
+}
+
+/** What echo, printf or cat of a here-document prints, when the line tells. */
+function knownOutput(inv: Invocation): string | undefined {
+  const ops = inv.args.filter((a) => !/^-[neE]+$/.test(a));
+  if (ops.some((a) => a.includes(UNKNOWN))) return undefined;
+  if (inv.name === "echo") return `${ops.join(" ")}\n`;
+  if (inv.name === "printf" && ops.length === 1) return ops[0]!.replace(/\\n/g, "\n");
+  if (inv.name === "cat" && inv.stdin !== undefined && ops.length === 0) return inv.stdin;
+  return undefined;
 }
 
 function unquote(m: RegExpExecArray | RegExpMatchArray): string {

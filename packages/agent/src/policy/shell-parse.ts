@@ -224,7 +224,11 @@ class Walker {
       }
       case "expansion":
         return expansionValue(node, scope.state);
-      case "command_substitution":
+      case "command_substitution": {
+        const before = subs.length;
+        this.substitution(node, subs, scope);
+        return subs.length === before + 1 ? knownOutputOf(subs[before]!, scope.state) : UNKNOWN;
+      }
       case "process_substitution":
         this.substitution(node, subs, scope);
         return UNKNOWN;
@@ -278,6 +282,9 @@ class Walker {
       node.type === "expansion" ||
       (node.type === "concatenation" &&
         namedOf(node).some((c) => c.type === "simple_expansion" || c.type === "expansion"));
+    // With IFS changed the line splits words where the policy cannot follow.
+    if (unquoted && scope.state.vars.has("IFS") && !w.value.includes(UNKNOWN))
+      return [{ value: UNKNOWN, raw: node.text }];
     if (unquoted && /\s/.test(w.value)) {
       return w.value
         .split(/\s+/)
@@ -580,6 +587,27 @@ class Walker {
       if (!this.called.has(name))
         this.statement(body, { ...scope, inFunctions: [name], state: copyState(scope.state) });
   }
+}
+
+/**
+ * The output of the few commands whose output the line tells: `mktemp` (a new temporary path),
+ * `pwd` (the folder), `git rev-parse --show-toplevel` (the workspace). UNKNOWN for any other.
+ */
+function knownOutputOf(c: ShellCommand, state: State): string {
+  const w = c.words.map((x) => x.value);
+  if (c.substitutions.length || c.redirects.length) return UNKNOWN;
+  if (w[0] === "mktemp" && w.slice(1).every((a) => !a.includes("/") && !/^(-p|--tmpdir|-t)/.test(a)))
+    return "/tmp/tmp.XXXXXXXXXX";
+  if (w[0] === "pwd" && w.length === 1) return state.cwd;
+  if (
+    w[0] === "git" &&
+    w[1] === "rev-parse" &&
+    w[2] === "--show-toplevel" &&
+    w.length === 3 &&
+    state.cwd === "."
+  )
+    return ".";
+  return UNKNOWN;
 }
 
 function copyState(s: State): State {
