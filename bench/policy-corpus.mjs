@@ -5,6 +5,8 @@
 // 23's scenario (find, awk, sed -n, grep, git log, git diff, ls, echo, make test) — where none of
 // the scenario's walk-arounds may be allowed — and the time per judged command.
 // `npm run bench:policy` (after `npx tsc -b`); --list prints every verdict, --json the figures.
+import { loadavg } from "node:os";
+import { resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { corpusPolicy, judge, readCorpora } from "../packages/agent/dist/policy/corpus-run.js";
 import { loadShellParser } from "../packages/agent/dist/policy/shell-parse.js";
@@ -69,16 +71,39 @@ console.log(
 );
 for (const v of allowed) console.log(`    ALLOWED: ${JSON.stringify(v.command)} by ${v.rule}`);
 
-// Time per judged command: every corpus command, several passes, the median pass.
+// Time per judged command: every corpus command, several passes, the median pass (wall and
+// CPU). `--against DIST` times another build's policy (e.g. main's packages/agent/dist) on the
+// same commands, passes interleaved so the machine's load hits both alike.
 const all = [...hostile, ...everyday, ...notAllowed.map((command) => ({ command }))].map((x) => x.command);
 const policy = corpusPolicy();
+const against = args.includes("--against") ? args[args.indexOf("--against") + 1] : undefined;
+let other;
+if (against) {
+  const dist = new URL(`file://${resolve(against)}/`);
+  await (await import(new URL("policy/shell-parse.js", dist).href)).loadShellParser();
+  other = (await import(new URL("policy/load.js", dist).href)).loadCommandPolicy({});
+}
 const passes = [];
+const cpu = [];
+const otherPasses = [];
+const otherCpu = [];
 for (let p = 0; p < 7; p++) {
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   for (const c of all) policy.evaluate(c, { workspaces: ["/workspace"] });
   passes.push((performance.now() - t0) / all.length);
+  const c1 = process.cpuUsage(c0);
+  cpu.push((c1.user + c1.system) / 1000 / all.length);
+  if (other) {
+    const c2 = process.cpuUsage();
+    const t1 = performance.now();
+    for (const c of all) other.evaluate(c);
+    otherPasses.push((performance.now() - t1) / all.length);
+    const c3 = process.cpuUsage(c2);
+    otherCpu.push((c3.user + c3.system) / 1000 / all.length);
+  }
 }
-passes.sort((a, b) => a - b);
+for (const a of [passes, cpu, otherPasses, otherCpu]) a.sort((x, y) => x - y);
 let slowest = { ms: 0, command: "" };
 for (const c of all) {
   const t0 = performance.now();
@@ -86,8 +111,12 @@ for (const c of all) {
   const ms = performance.now() - t0;
   if (ms > slowest.ms) slowest = { ms, command: c };
 }
+const load = loadavg()[0].toFixed(1);
 console.log(
-  `\ntime per judged command: median ${(passes[3] * 1000).toFixed(0)} µs over ${all.length} commands × 7 passes (fastest pass ${(passes[0] * 1000).toFixed(0)} µs); slowest single ${(slowest.ms * 1000).toFixed(0)} µs: ${JSON.stringify(slowest.command.slice(0, 60))}`,
+  `\ntime per judged command (load ${load}): median ${(passes[3] * 1000).toFixed(0)} µs wall, ${(cpu[3] * 1000).toFixed(0)} µs CPU${other ? `; ${against}: ${(otherPasses[3] * 1000).toFixed(0)} µs wall, ${(otherCpu[3] * 1000).toFixed(0)} µs CPU` : ""};`,
+);
+console.log(
+  `  median pass ${(passes[3] * 1000).toFixed(0)} µs over ${all.length} commands × 7 passes (fastest pass ${(passes[0] * 1000).toFixed(0)} µs); slowest single ${(slowest.ms * 1000).toFixed(0)} µs: ${JSON.stringify(slowest.command.slice(0, 60))}`,
 );
 if (args.includes("--json"))
   console.log(

@@ -8,7 +8,9 @@
 //
 // The model: a command is judged by everything it can run or write. The built-in rules see
 // every program it runs and every file it deletes or writes (programs.ts, path-reach.ts) and
-// always win: an allow rule never outranks a built-in deny or ask. An allow rule covers only
+// always win: an allow rule never outranks a built-in deny or ask (the confirmations of a named
+// command — a forced push, `git reset --hard`, sudo — only for a rule that names that command).
+// An allow rule covers only
 // the plain form of a program: a program run with an option that runs code or writes files
 // (`find -exec/-delete`, `sed -i`, `git -c`, `make SHELL=`…, programs.ts's "risky") is never
 // allowed by a rule, and neither is a line with a part the policy cannot read (that asks).
@@ -27,6 +29,12 @@ export interface PolicyRuleSpec {
   regex?: string;
   /** Built-in rules only (code, not JSON): true when this one invocation is what the rule means. */
   matches?: (invocation: Invocation, command: CommandMeaning) => boolean;
+  /**
+   * Built-in "ask" rules only: the commands an allow rule must name (its prefix or glob starts
+   * with one) to lift this confirmation — `{"prefix": "git push", "action": "allow"}` lifts the
+   * forced-push question, an `ls` allow never lifts `sudo ls`'s.
+   */
+  liftedBy?: string[];
   /** Built-in rules only: the reason for this invocation (names the path or option). */
   explain?: (invocation: Invocation, command: CommandMeaning) => string;
   action: PolicyAction;
@@ -203,7 +211,8 @@ export class CommandPolicy {
           (r.action !== "allow" || (inv.risky.length === 0 && !inv.guessed)) && r.matchesPart(inv, meaning),
       );
       if (own?.action === "deny") return decided(own, inv, meaning);
-      const builtinAsk = this.last.find((r) => r.matchesPart(inv, meaning));
+      const asks = this.last.filter((r) => r.matchesPart(inv, meaning));
+      const builtinAsk = own?.action === "allow" ? asks.find((r) => !lifts(own, r)) : asks[0];
       if (builtinAsk) ask ??= decided(builtinAsk, inv, meaning);
       else if (own?.action === "ask") ask ??= decided(own, inv, meaning);
       if (inv.guessed) continue;
@@ -225,6 +234,12 @@ export class CommandPolicy {
   all(): PolicyRule[] {
     return [...this.first, ...this.last, ...this.rules];
   }
+}
+
+/** True when an allow rule names a command a built-in confirmation may be lifted for. */
+function lifts(allow: PolicyRule, ask: PolicyRule): boolean {
+  const pattern = normalizeCommand(allow.prefix ?? allow.glob ?? "");
+  return (ask.liftedBy ?? []).some((cmd) => pattern === cmd || pattern.startsWith(`${cmd} `));
 }
 
 function decided(rule: PolicyRule, inv?: Invocation, meaning?: CommandMeaning): PolicyDecision {

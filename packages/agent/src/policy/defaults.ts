@@ -24,8 +24,10 @@ export const DEFAULT_DENY: PolicyRuleSpec[] = [
   {
     name: "rm -rf of / or ~", // the name front ends and their tests know; it covers system folders too
     matches: (inv, all) => effectReaching(inv, all, ["delete"], ["sweeping"], true) !== undefined,
-    explain: (inv, all) =>
-      `${effectReaching(inv, all, ["delete"], ["sweeping"], true)?.effect.by ?? "it"} deletes the whole file system, a home folder or a system folder`,
+    explain: (inv, all) => {
+      const hit = effectReaching(inv, all, ["delete"], ["sweeping"], true);
+      return `deletes the whole file system, the home folder or a system folder${hit ? ` (${hit.effect.by} ${shown(hit.effect.path)})` : ""}`;
+    },
     action: "deny",
     reason: "deletes the whole file system, the home folder or a system folder",
     examples: {
@@ -449,6 +451,7 @@ export const DEFAULT_ASK: PolicyRuleSpec[] = [
   },
   {
     name: "git push --force",
+    liftedBy: ["git push"],
     matches: (inv) => {
       if (inv.name !== "git") return false;
       const sub = operands(inv, "Cc");
@@ -473,6 +476,7 @@ export const DEFAULT_ASK: PolicyRuleSpec[] = [
   },
   {
     name: "git reset --hard / clean -f",
+    liftedBy: ["git reset", "git clean"],
     matches: (inv) => {
       if (inv.name !== "git") return false;
       const sub = operands(inv, "Cc")[0];
@@ -491,6 +495,7 @@ export const DEFAULT_ASK: PolicyRuleSpec[] = [
   },
   {
     name: "sudo",
+    liftedBy: ["sudo", "doas"],
     matches: (inv) =>
       inv.via.some((v) =>
         /^(sudo|doas|su -c|pkexec|runuser|runuser -c|sg -c|gosu|su-exec|chroot|nsenter|unshare)$/.test(v),

@@ -3,7 +3,10 @@
 // only known at run time. Braces are expanded (`/{*,}` is `/*` and `/`), a glob is judged by
 // the folder it sweeps (`/?*`, `/[a-z]*`, `~/.*` all sweep `/` or `~`), `~user` is another
 // home, and relative paths are taken from the folder the line's `cd`s left it in.
+import { expandBraces } from "./braces.js";
 import { UNKNOWN } from "./shell-parse.js";
+
+export { expandBraces } from "./braces.js";
 
 export type Reach = "inside" | "temp" | "sink" | "settings" | "outside" | "unknown" | "device" | "sweeping";
 
@@ -27,72 +30,13 @@ export interface Where {
 }
 
 const SYSTEM_DIRS =
-  "bin|boot|dev|etc|home|lib|lib32|lib64|libx32|opt|proc|root|run|sbin|srv|sys|usr|var|snap|mnt|media|tmp|nix|Users|System|Library|Applications";
+  "bin|boot|dev|etc|home|lib|lib32|lib64|libx32|opt|proc|root|run|sbin|srv|sys|usr|var|snap|mnt|media|nix|Users|System|Library|Applications";
 const SWEEPING = new RegExp(`^(/|~|/\\*|~/\\*|/(${SYSTEM_DIRS})(/\\*)?)$`);
 const SYSTEM_DIR = new RegExp(`^/(${SYSTEM_DIRS})$`);
 const BENIGN_DEVICES =
   /^\/dev\/(null|zero|full|random|urandom|stdin|stdout|stderr|tty|ptmx|fd(\/.*)?|pts\/.*|shm\/.*|mqueue\/.*)$/;
-const TEMP = /^\/(tmp|var\/tmp|dev\/shm)\/./;
+const TEMP = /^\/(tmp|var\/tmp|dev\/shm)(\/|$)/;
 const GLOB = /[*?[]|[@!+]\(/;
-
-/** `a{b,c}d` → abd, acd; `{1..3}` → 1 2 3. At most `limit` results (the rest are dropped). */
-export function expandBraces(word: string, limit = 64): string[] {
-  const open = findBrace(word);
-  if (!open) return [word];
-  const { start, end, parts } = open;
-  const out: string[] = [];
-  for (const p of parts) {
-    for (const e of expandBraces(word.slice(0, start) + p + word.slice(end + 1), limit)) {
-      out.push(e);
-      if (out.length >= limit) return out;
-    }
-  }
-  return out;
-}
-
-function findBrace(w: string): { start: number; end: number; parts: string[] } | undefined {
-  for (let i = 0; i < w.length; i++) {
-    if (w[i] !== "{") continue;
-    let depth = 0;
-    const commas: number[] = [];
-    for (let j = i; j < w.length; j++) {
-      if (w[j] === "{") depth++;
-      else if (w[j] === "}") {
-        depth--;
-        if (depth === 0) {
-          const body = w.slice(i + 1, j);
-          if (commas.length > 0) {
-            const parts: string[] = [];
-            let from = i + 1;
-            for (const c of commas) {
-              parts.push(w.slice(from, c));
-              from = c + 1;
-            }
-            parts.push(w.slice(from, j));
-            return { start: i, end: j, parts };
-          }
-          const seq = /^(-?\d+|[a-zA-Z])\.\.(-?\d+|[a-zA-Z])$/.exec(body);
-          if (seq) return { start: i, end: j, parts: sequence(seq[1]!, seq[2]!) };
-          break;
-        }
-      } else if (w[j] === "," && depth === 1) commas.push(j);
-    }
-  }
-  return undefined;
-}
-
-function sequence(a: string, b: string): string[] {
-  const num = /^-?\d+$/.test(a);
-  const from = num ? Number(a) : a.charCodeAt(0);
-  const to = num ? Number(b) : b.charCodeAt(0);
-  const out: string[] = [];
-  const step = from <= to ? 1 : -1;
-  for (let v = from; out.length < 64; v += step) {
-    out.push(num ? String(v) : String.fromCharCode(v));
-    if (v === to) break;
-  }
-  return out;
-}
 
 /**
  * `//`, `/./`, `..` and trailing slashes resolved lexically. `~`, `~/x` stay under `~`;

@@ -925,7 +925,7 @@ const ANALYZERS: Record<string, (args: string[], k: Knowledge, name: string) => 
 
 /** Programs that never run their arguments as a command (no scan for hidden commands). */
 const INERT = new Set(
-  "echo printf cat ls head tail wc sort uniq cut tr diff cmp file stat du df test [ [[ true false jq yq tree basename dirname realpath readlink date sleep seq column printenv hash type which whereis whatis apropos help info command_not_found_handle pwd mkdir touch npm pnpm yarn pip pip3 cargo go mvn gradle dotnet rustc gcc g++ clang javac tsc node python python3 pytest jest vitest mocha eslint prettier biome ruff black mypy docker kubectl grep rg egrep fgrep git gh export declare set shopt unset alias unalias history source . exit return break continue wait jobs fg bg cd pushd popd read local readonly typeset let shift".split(
+  "echo printf cat ls head tail wc sort uniq cut tr diff cmp file stat du df test [ [[ true false jq yq tree basename dirname realpath readlink date sleep seq column printenv hash type which whereis whatis apropos help info command_not_found_handle pwd mkdir touch npm pnpm yarn pip pip3 cargo go mvn gradle dotnet rustc gcc g++ clang javac tsc node python python3 pytest jest vitest mocha eslint prettier biome ruff black mypy grep rg egrep fgrep git gh export declare set shopt unset alias unalias history source . exit return break continue wait jobs fg bg cd pushd popd read local readonly typeset let shift".split(
     " ",
   ),
 );
@@ -942,7 +942,8 @@ export function knowledgeOf(name: string, args: string[], stdin?: string): Knowl
   if ((name === "ed" || name === "red") && stdin !== undefined) edScript(stdin, k);
   const analyze = ANALYZERS[name];
   if (analyze) {
-    k.known = true;
+    // ssh runs its remaining arguments on the other host: they are still looked at.
+    k.known = name !== "ssh";
     const extra = analyze(args, k, name) as { cwd?: string } | undefined;
     if (extra?.cwd !== undefined) k.cwd = extra.cwd;
   }

@@ -318,7 +318,7 @@ const SPAWNS =
   /\b(os\.system|os\.popen|os\.exec\w*|os\.spawn\w*|subprocess\.\w+|pty\.spawn|commands\.getoutput|child_process|execSync|execFileSync|execFile|spawnSync|spawn|exec|system|shell_exec|passthru|popen|proc_open|IO\.popen|Open3\.\w+|Kernel\.\w+|os\.execute|io\.popen|Deno\.Command|Deno\.run|Bun\.spawn|do shell script|qx)\b\s*(\(|\s)/g;
 /** Calls in inline code that delete files or folders. */
 const DELETES =
-  /\b(shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|\.unlink|rmSync|rmdirSync|unlinkSync|fs\.rm|fs\.promises\.rm|rimraf|FileUtils\.rm\w*|File\.delete|Dir\.delete|unlink|rmdir|Deno\.remove)\b\s*[(\s]/g;
+  /\b(shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|\.unlink|rmSync|rmdirSync|unlinkSync|fs\.rm|fs\.promises\.rm|rimraf|FileUtils\.rm\w*|File\.delete|Dir\.delete|unlink|rmdir|Deno\.remove|rmtree|remove_tree|rm_rf|rm_r|remove_dir_all|RemoveAll)\b\s*[(\s]/g;
 /** Inline code that runs more code of its own language from a string (opaque). */
 const EVALS =
   /\b(exec|eval|compile|__import__\(\s*['"]base64|Function|vm\.run\w*|instance_eval|class_eval)\s*\(/;
@@ -649,6 +649,7 @@ class Understanding {
         guessed,
       };
       if (name === "") inv.opaque.push("runs a program named only at run time");
+      else if (/[*?[]/.test(first)) inv.opaque.push("runs a program named by a glob");
       const k: Knowledge & { cwd?: string } = knowledgeOf(name, args, base.stdin);
       const effectCwd = k.cwd !== undefined ? joinPath(cwd, k.cwd) : cwd;
       for (const e of k.effects)

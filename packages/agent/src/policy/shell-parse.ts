@@ -18,6 +18,7 @@
 import { createRequire } from "node:module";
 import type { Node, Parser } from "web-tree-sitter";
 import { parserForWasm } from "../outline/loader.js";
+import { expandBraces } from "./braces.js";
 
 let parser: Parser | undefined;
 let loading: Promise<void> | undefined;
@@ -277,6 +278,11 @@ class Walker {
     )
       return pos.map((value) => ({ value, raw: node.text }));
     const w = this.shellWord(node, subs, scope);
+    // An unquoted brace list is several words: `{rm,-rf,/}` runs `rm -rf /`.
+    if ((node.type === "word" || node.type === "concatenation") && /\{[^}]*(,|\.\.)[^}]*\}/.test(node.text)) {
+      const words = expandBraces(w.value, 256);
+      if (words.length > 1) return words.map((value) => ({ value, raw: node.text }));
+    }
     const unquoted =
       node.type === "simple_expansion" ||
       node.type === "expansion" ||
@@ -346,7 +352,7 @@ class Walker {
     for (const c of namedOf(node)) {
       if (c.type === "command_name") {
         const first = namedOf(c)[0];
-        if (first) words.push(this.shellWord(first, subs, scope));
+        if (first) words.push(...this.argWords(first, subs, scope));
       } else if (c.type === "variable_assignment") {
         assignments.push(this.assign(c, subs, scope));
       } else if (c.type.endsWith("_redirect")) {
