@@ -210,14 +210,21 @@ export function killsFedEverything(inv: Invocation): boolean {
   );
 }
 
+const downloadedCache = new WeakMap<CommandMeaning, Set<string>>();
+
 /** Paths the line writes from the network: `curl -o x.sh`, `wget URL`, `curl … > x.sh`, `curl … | tee x.sh`. */
 function downloadedFiles(all: CommandMeaning): Set<string> {
+  const cached = downloadedCache.get(all);
+  if (cached) return cached;
   const out = new Set<string>();
+  downloadedCache.set(all, out);
+  const network = new Set(all.invocations.filter(readsNetwork).map((o) => o.pipeline?.id));
   const add = (p: string) => out.add(normalizePath(p).replace(/^(\.\/)+/, ""));
   for (const inv of all.invocations) {
     const fromNet =
       readsNetwork(inv) ||
       (inv.pipeline !== undefined &&
+        network.has(inv.pipeline.id) &&
         all.invocations.some(
           (o) =>
             o.pipeline?.id === inv.pipeline!.id && o.pipeline.stage < inv.pipeline!.stage && readsNetwork(o),

@@ -194,6 +194,8 @@ function expansionValue(node: Node, state: State): string {
 const MAX_CALL_WALKS = 64;
 /** How many values of a `for` loop its body is walked with. */
 const MAX_LOOP_VALUES = 8;
+/** How many simple commands one line may expand to (nested loops and calls multiply them). */
+const MAX_COMMANDS = 2000;
 
 class Walker {
   readonly commands: ShellCommand[] = [];
@@ -341,6 +343,10 @@ class Walker {
   }
 
   private command(node: Node, scope: Scope): void {
+    if (this.commands.length >= MAX_COMMANDS) {
+      this.truncated = true;
+      return;
+    }
     const subs: ShellCommand[] = [];
     let words: ShellWord[] = [];
     const redirects: Redirect[] = [...scope.redirects];
@@ -566,6 +572,10 @@ class Walker {
     if (values.length > MAX_LOOP_VALUES) walked.push(UNKNOWN);
     if (walked.length === 0) walked.push(UNKNOWN);
     for (const v of walked) {
+      if (this.commands.length >= MAX_COMMANDS) {
+        this.truncated = true;
+        return;
+      }
       scope.state.vars.set(variable, v);
       this.statement(body, scope);
     }

@@ -201,3 +201,14 @@ describe("issue 23: a one-shot auto run (nobody to ask) runs none of it", () => 
     assert.equal((await gate(req("rm -rf *"))).allow, true, "back in the workspace");
   });
 });
+
+describe("issue 23: lines built to blow the walk up are bounded, and ask", () => {
+  it("nested loops, call chains and brace storms end with a decision", () => {
+    const loops = `${"for a in 1 2 3 4 5 6 7 8; do ".repeat(12)}rm -rf $a${"; done".repeat(12)}`;
+    const calls = `${Array.from({ length: 20 }, (_, i) => `f${i}(){ f${i + 1}; f${i + 1}; }`).join("; ")}; f0`;
+    assert.equal(judged(policy, loops), "ask", "more commands than the walk follows");
+    assert.equal(judged(policy, calls), "ask", "more calls than the walk follows");
+    assert.equal(judged(policy, `rm -rf ${"{a,b}".repeat(40)}`), "none", "2^40 words: the first 256 judged");
+    assert.equal(judged(policy, `rm -rf ${"{a,b}".repeat(40)} /`), "deny");
+  });
+});
