@@ -329,10 +329,13 @@ export const DEFAULT_ASK: PolicyRuleSpec[] = [
         "git config core.pager 'sh -c id'",
         "tar -xPf x.tar",
         "./generate.sh | sh",
+        'python3 "$SCRIPT"',
+        'git "$SUB" x',
         'awk \'BEGIN{print "id" | "sh"}\'',
       ],
       noMatch: [
         "echo '{}' | python3 -m json.tool",
+        'for f in a.py b.py; do python3 "$f"; done',
         "cat install.sh | bash -c 'wc -l'",
         "bash -c 'npm test'",
         "awk '{print $1}' f",
@@ -441,11 +444,11 @@ export const DEFAULT_ASK: PolicyRuleSpec[] = [
   },
   {
     name: "links to / or a home folder",
-    matches: (inv, all) => effectReaching(inv, all, ["link"], ["sweeping"]) !== undefined,
+    matches: (inv, all) => effectReaching(inv, all, ["link"], ["sweeping", "unknown"]) !== undefined,
     action: "ask",
     reason: "makes a link to / or a home folder: later paths in the workspace would reach through it",
     examples: {
-      match: ["ln -s / root", "ln -sf ~ home", "ln -s /etc e"],
+      match: ["ln -s / root", "ln -sf ~ home", "ln -s /etc e", 'ln -s "$T" t'],
       noMatch: ["ln -s ../shared shared", "ln -s src/index.ts main.ts", "ln /etc/hosts h"],
     },
   },

@@ -391,6 +391,7 @@ function git(args: string[], k: Knowledge): { cwd?: string } {
   const rest = args.slice(i + 1);
   if (sub === undefined) return cwd !== undefined ? { cwd } : {};
   if (!GIT_SUBCOMMANDS.has(sub)) k.risky.push(`git ${sub} (an alias or a git-${sub} program)`);
+  if (sub.includes("\u0000")) k.opaque.push("git runs a subcommand (or an alias) named only at run time");
   for (let j = 0; j < rest.length; j++) {
     const a = rest[j]!;
     const out = valueAt(rest, j, [], ["output"]);

@@ -611,7 +611,10 @@ class Understanding {
       }
       // `source <(…)`, `bash <(…)`, `bash "$SCRIPT"`: the script is only known at run time,
       // unless what makes it prints known text (`bash <(echo …)`).
-      if ((SHELLS.has(name) || name === "source" || name === ".") && !readsStdin(name, args)) {
+      const interpreter =
+        INLINE.some(([prog]) => prog.test(name)) &&
+        !INLINE.some(([prog, opt]) => prog.test(name) && args.some((a) => opt.test(a) || a === "-m"));
+      if ((SHELLS.has(name) || name === "source" || name === "." || interpreter) && !readsStdin(name, args)) {
         const script = args.find((a) => !a.startsWith("-"));
         if (script?.includes(UNKNOWN)) {
           const text = base.feeds.length === 1 ? knownOutput(base.feeds[0]!) : undefined;
