@@ -5,6 +5,7 @@
 // (programs.ts: `find -exec`, `git -c core.pager=…`, `awk system()`, …) as invocations of their
 // own, its program named without its folder (/bin/rm is rm), and the files it deletes or
 // writes. What cannot be read from the line is recorded as "opaque" (the policy asks).
+import { inlineCodeKnowledge, runsScriptOperand } from "./inline-code.js";
 import { normalizeAny } from "./path-reach.js";
 import { DANGEROUS_HEADS, type Effect, type Knowledge, knowledgeOf, type Run } from "./programs.js";
 import {
@@ -303,30 +304,6 @@ type Base = Omit<
 
 const WRITE_OPS = /^(>|>>|&>|&>>|>\||<>|>&|&>\|)$/;
 
-/** Inline interpreter code: the option that carries it, per interpreter family. */
-const INLINE: [RegExp, RegExp][] = [
-  [/^(python[0-9.]*|pypy[0-9.]*)$/, /^-[a-zA-Z]*c$/],
-  [/^(node|nodejs|bun)$/, /^(-[a-zA-Z]*[ep]|--eval|--print)$/],
-  [/^perl$/, /^-[a-zA-Z]*[eE]$/],
-  [/^ruby$/, /^-[a-zA-Z]*e$/],
-  [/^php$/, /^-[a-zA-Z]*r$/],
-  [/^lua[0-9.]*$/, /^-e$/],
-  [/^osascript$/, /^-e$/],
-];
-/** Calls in inline code that start programs (their string arguments are shell code or argv). */
-const SPAWNS =
-  /\b(os\.system|os\.popen|os\.exec\w*|os\.spawn\w*|subprocess\.\w+|pty\.spawn|commands\.getoutput|child_process|execSync|execFileSync|execFile|spawnSync|spawn|exec|system|shell_exec|passthru|popen|proc_open|IO\.popen|Open3\.\w+|Kernel\.\w+|os\.execute|io\.popen|Deno\.Command|Deno\.run|Bun\.spawn|do shell script|qx)\b\s*(\(|\s)/g;
-/** Calls in inline code that delete files or folders. */
-const DELETES =
-  /\b(shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|\.unlink|rmSync|rmdirSync|unlinkSync|fs\.rm|fs\.promises\.rm|rimraf|FileUtils\.rm\w*|File\.delete|Dir\.delete|unlink|rmdir|Deno\.remove|rmtree|remove_tree|rm_rf|rm_r|remove_dir_all|RemoveAll)\b\s*[(\s]/g;
-/** Inline code that runs more code of its own language from a string (opaque). */
-const EVALS =
-  /\b(exec|eval|compile|__import__\(\s*['"]base64|Function|vm\.run\w*|instance_eval|class_eval)\s*\(/;
-/** Inline code that opens a file for writing, with its path as a literal. */
-const FILE_WRITES =
-  /\bopen\(\s*("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')\s*,\s*['"][wax]|\b(?:writeFileSync|appendFileSync|writeFile|appendFile|File\.write|IO\.write)\(\s*("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')/g;
-const STRING_LIT = /"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'/;
-
 class Understanding {
   parsed = true;
   readonly functions: string[] = [];
@@ -611,9 +588,7 @@ class Understanding {
       }
       // `source <(…)`, `bash <(…)`, `bash "$SCRIPT"`: the script is only known at run time,
       // unless what makes it prints known text (`bash <(echo …)`).
-      const interpreter =
-        INLINE.some(([prog]) => prog.test(name)) &&
-        !INLINE.some(([prog, opt]) => prog.test(name) && args.some((a) => opt.test(a) || a === "-m"));
+      const interpreter = runsScriptOperand(name, args);
       if ((SHELLS.has(name) || name === "source" || name === "." || interpreter) && !readsStdin(name, args)) {
         const script = args.find((a) => !a.startsWith("-"));
         if (script?.includes(UNKNOWN)) {
@@ -673,7 +648,13 @@ class Understanding {
         if (RISKY_VARS.test(a.name)) inv.risky.push(`${a.name}= for the program`);
         out.push(...this.assignment(a, depth, { ...base, via, cwd }));
       }
-      this.inlineCode(inv, depth, out);
+      const inline = inlineCodeKnowledge(name, args, base.stdin);
+      if (inline) {
+        inv.effects.push(...inline.effects);
+        inv.opaque.push(...inline.opaque);
+        inv.risky.push(...inline.risky);
+        k.runs.push(...inline.runs);
+      }
       for (const run of k.runs) out.push(...this.runOf(run, depth, base, via, effectCwd, guessed));
       if (!k.known && !WRAPPERS[name] && !SHELLS.has(name) && name !== "") {
         const at = args.findIndex((a) => DANGEROUS_HEADS.has(programName(a)));
@@ -807,84 +788,6 @@ class Understanding {
     }
     return undefined;
   }
-
-  /** Inline interpreter code (`python3 -c`, `node -e`, `perl -e`, a here-document into python). */
-  private inlineCode(inv: Invocation, depth: number, out: Invocation[]): void {
-    let code: string | undefined;
-    for (const [prog, opt] of INLINE) {
-      if (!prog.test(inv.name)) continue;
-      const k = inv.args.findIndex((a) => opt.test(a));
-      if (k !== -1) code = inv.args[k + 1];
-      else if (inv.stdin !== undefined && !inv.args.some((a) => !a.startsWith("-") && a !== "-"))
-        code = inv.stdin;
-    }
-    if (inv.name === "deno" && inv.args[0] === "eval") code = inv.args[1];
-    if (code === undefined) return;
-    if (code.includes(UNKNOWN)) {
-      inv.opaque.push(`${inv.name} runs code only known at run time`);
-      return;
-    }
-    const family = inv.name.replace(/[0-9.]+$/, "");
-    const spawns = [...code.matchAll(SPAWNS)].filter(
-      (m) => !((family === "python" || family === "node") && m[1] === "exec"),
-    );
-    const deletes = [...code.matchAll(DELETES)];
-    const backticks = family === "perl" || family === "ruby" ? [...code.matchAll(/`([^`]*)`/g)] : [];
-    for (const m of code.matchAll(FILE_WRITES)) {
-      const lit = STRING_LIT.exec(m[1] ?? m[2] ?? "");
-      if (lit)
-        inv.effects.push({ kind: "write", path: unquote(lit), recursive: false, by: `${inv.name} open()` });
-    }
-    if (EVALS.test(code)) {
-      inv.opaque.push(`${inv.name} code evaluates more code from a string`);
-      inv.risky.push(`${inv.name} code evaluates code`);
-    }
-    if (spawns.length === 0 && deletes.length === 0 && backticks.length === 0) return;
-    inv.risky.push(`${inv.name} code starts programs or deletes files`);
-    let unread = false;
-    for (const m of spawns) {
-      const after = code.slice((m.index ?? 0) + m[0].length);
-      const list = /^\s*\[([^\]]*)\]/.exec(after);
-      if (list) {
-        const words = [...list[1]!.matchAll(new RegExp(STRING_LIT, "g"))].map((w) => unquote(w));
-        if (words.length) {
-          out.push(
-            ...this.runOf({ words, label: `${inv.name} ${m[1]}` }, depth, inv, inv.via, inv.cwd, inv.guessed),
-          );
-          continue;
-        }
-      }
-      const lit = /^\s*(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')\s*([,)]|$)/.exec(after);
-      if (lit) {
-        const s = unquote(lit);
-        const argv = /^\s*["'][^"']*["']\s*,\s*\[/.test(after) || /spawn|execFile/.test(m[1]!);
-        out.push(
-          ...this.runOf(
-            argv
-              ? { words: [s, ...restStrings(after)], label: `${inv.name} ${m[1]}` }
-              : { code: s, label: `${inv.name} ${m[1]}` },
-            depth,
-            inv,
-            inv.via,
-            inv.cwd,
-            inv.guessed,
-          ),
-        );
-      } else unread = true;
-    }
-    for (const m of backticks)
-      out.push(
-        ...this.runOf({ code: m[1]!, label: `${inv.name} \`…\`` }, depth, inv, inv.via, inv.cwd, inv.guessed),
-      );
-    for (const m of deletes) {
-      const lit = STRING_LIT.exec(code.slice((m.index ?? 0) + m[0].length));
-      const path = lit ? unquote(lit) : undefined;
-      if (path !== undefined && /^\s*["']/.test(code.slice((m.index ?? 0) + m[0].length)))
-        inv.effects.push({ kind: "delete", path, recursive: true, by: `${inv.name} ${m[1]}` });
-      else unread = true;
-    }
-    if (unread) inv.opaque.push(`${inv.name} code starts programs or deletes files the policy cannot read`);
-  }
 }
 
 /** What echo, printf or cat of a here-document prints, when the line tells. */
@@ -895,15 +798,6 @@ function knownOutput(inv: Invocation): string | undefined {
   if (inv.name === "printf" && ops.length === 1) return ops[0]!.replace(/\\n/g, "\n");
   if (inv.name === "cat" && inv.stdin !== undefined && ops.length === 0) return inv.stdin;
   return undefined;
-}
-
-function unquote(m: RegExpExecArray | RegExpMatchArray): string {
-  return (m[1] ?? m[2] ?? "").replace(/\\(.)/g, "$1");
-}
-
-function restStrings(after: string): string[] {
-  const list = /\[([^\]]*)\]/.exec(after);
-  return list ? [...list[1]!.matchAll(new RegExp(STRING_LIT, "g"))].map((w) => unquote(w)) : [];
 }
 
 function fill(word: string, value: string): string {
