@@ -161,7 +161,12 @@ export function createApprovalGate(opts: GateOptions): ApproveHook {
     mode: ApprovalMode,
   ): Promise<ApprovalDecision> {
     const { name, args } = req;
-    const keys = alwaysKeys(name, kind, command);
+    // "Always" for what the policy asked about covers that same line for that same rule only:
+    // yes-always to `rm -rf ~/.cache/x` must not let `rm -rf ~/.ssh` through unasked.
+    const keys =
+      policy?.action === "ask" && command
+        ? [`policy:${policy.rule?.name ?? ""}:${normalizeCommand(command)}`]
+        : alwaysKeys(name, kind, command);
     if (settingsPath === undefined) {
       const mustAsk = policy?.action === "ask" || mode === "ask";
       if (!mustAsk) return { allow: true, source: "mode" };

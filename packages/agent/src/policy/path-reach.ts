@@ -71,13 +71,13 @@ export function normalizeAny(p: string): string {
 
 /** Where one path reaches, the worst of its brace alternatives. */
 export function reachOf(path: string, where: Where): Reach {
-  let worst: Reach = "inside";
+  let worst: Reach | undefined;
   for (const alt of expandBraces(path)) {
     const r = reachOne(alt, where);
-    if (RANK[r] > RANK[worst]) worst = r;
+    if (worst === undefined || RANK[r] > RANK[worst]) worst = r;
     if (RANK[worst] === 4) break;
   }
-  return worst;
+  return worst ?? "inside";
 }
 
 function reachOne(path: string, where: Where): Reach {
