@@ -16,7 +16,7 @@ import {
   runsDownloadedFile,
 } from "./command-facts.js";
 import type { PolicyRuleSpec } from "./command-policy.js";
-import { normalizePath } from "./shell-meaning.js";
+import { type Invocation, normalizePath } from "./shell-meaning.js";
 
 const PARTITIONERS = /^(sfdisk|sgdisk|fdisk|cfdisk|parted|badblocks|blkdiscard|hdparm|nvme)$/;
 
@@ -178,7 +178,7 @@ export const DEFAULT_DENY: PolicyRuleSpec[] = [
       if (args[i] === "-s" || args[i] === "-n") i += 2;
       else if (args[i]?.startsWith("-") && args[i] !== "--") i++;
       if (args[i] === "--") i++;
-      return args.slice(i).includes("-1");
+      return args.slice(i).some((t) => t === "-1" || t === "1");
     },
     action: "deny",
     reason: "signals every process the user can reach",
@@ -197,6 +197,7 @@ export const DEFAULT_DENY: PolicyRuleSpec[] = [
         "kill -9 $(pgrep .)",
         "kill $(ps -e -o pid=)",
         "pkill -v nothing",
+        "kill -9 1",
       ],
       noMatch: [
         "kill 1234",
@@ -443,6 +444,40 @@ export const DEFAULT_ASK: PolicyRuleSpec[] = [
     },
   },
   {
+    name: "changes the system",
+    matches: (inv) => changesSystem(inv),
+    action: "ask",
+    reason: "changes the machine itself (mounts, kernel settings, firewall, services, users), not files",
+    examples: {
+      match: [
+        "mount -o remount,rw /",
+        "umount /mnt",
+        "sysctl -w kernel.panic=1",
+        "iptables -F",
+        "nft flush ruleset",
+        "swapoff -a",
+        "systemctl stop sshd",
+        "service nginx restart",
+        "modprobe -r e1000",
+        "useradd evil",
+        "passwd root",
+        "ip link set eth0 down",
+        "hostnamectl set-hostname x",
+        "date -s '2020-01-01'",
+      ],
+      noMatch: [
+        "systemctl status nginx",
+        "systemctl --user list-units",
+        "mount",
+        "sysctl kernel.ostype",
+        "ip addr",
+        "ip route show",
+        "date -u",
+        "iptables -L",
+      ],
+    },
+  },
+  {
     name: "links to / or a home folder",
     matches: (inv, all) => effectReaching(inv, all, ["link"], ["sweeping", "unknown"]) !== undefined,
     action: "ask",
@@ -521,4 +556,60 @@ export const DEFAULT_ASK: PolicyRuleSpec[] = [
 /** A path for a message (run-time parts as `…`). */
 function shown(path: string): string {
   return path.replaceAll("\u0000", "…");
+}
+
+/** Programs that change the machine, with the arguments that make them do it. */
+function changesSystem(inv: Invocation): boolean {
+  const a = inv.args;
+  const ops = a.filter((x) => !x.startsWith("-"));
+  switch (inv.name) {
+    case "mount": // bare `mount` and `mount -l` list
+      return (
+        ops.length > 0 || a.some((x) => x.startsWith("-") && !/^-(l|-list|v|h|-help|V|-version)$/.test(x))
+      );
+    case "umount":
+    case "swapoff":
+    case "swapon":
+    case "modprobe":
+    case "insmod":
+    case "rmmod":
+    case "useradd":
+    case "userdel":
+    case "usermod":
+    case "groupadd":
+    case "groupdel":
+    case "chpasswd":
+    case "passwd":
+    case "visudo":
+    case "setenforce":
+    case "sysrq":
+      return true;
+    case "sysctl":
+      return a.some((x) => /^-(w|p|-write|-load|-system)/.test(x)) || ops.some((x) => x.includes("="));
+    case "iptables":
+    case "ip6tables":
+    case "nft":
+    case "ufw":
+    case "firewall-cmd":
+      return !a.some((x) => /^-(L|S|-list|-list-rules)$/.test(x) || x === "list" || x === "status");
+    case "systemctl":
+      return ops.some((x) =>
+        /^(start|stop|restart|reload|enable|disable|mask|unmask|kill|isolate|set-default|daemon-reload|edit)$/.test(
+          x,
+        ),
+      );
+    case "service":
+      return ops.length >= 2;
+    case "ip":
+      return ops.some((x) => /^(add|del|delete|set|flush|change|replace)$/.test(x));
+    case "hostnamectl":
+    case "timedatectl":
+      return ops.some((x) => /^set-/.test(x));
+    case "hostname":
+      return ops.length > 0;
+    case "date":
+      return a.some((x) => /^(-s|--set)/.test(x));
+    default:
+      return false;
+  }
 }
