@@ -311,14 +311,21 @@ class Understanding {
   private pathChanged = false;
   /** The folder the top-level line leaves the shell in. */
   endCwd = ".";
+  /** The variables an eval or trap of the command being unwrapped runs with. */
+  private sameShellVars: ReadonlyMap<string, string> | undefined;
   /** Symbolic links the line made, by the link's path: later paths through them reach the target. */
   private readonly links = new Map<string, string>();
 
   constructor(private readonly workspaceCwd: string) {}
 
   /** The invocations of a command line, at `depth` levels of code strings. */
-  line(text: string, depth: number, outer?: Partial<Invocation>): Invocation[] {
-    const parsed = parseShell(text);
+  line(
+    text: string,
+    depth: number,
+    outer?: Partial<Invocation>,
+    vars?: ReadonlyMap<string, string>,
+  ): Invocation[] {
+    const parsed = parseShell(text, vars);
     if (!parsed.parsed) this.parsed = false;
     if (depth === 0) this.endCwd = parsed.cwd;
     this.functions.push(...parsed.functions);
@@ -383,7 +390,13 @@ class Understanding {
   }
 
   /** Shell code from a string: parsed when it is known, opaque when it is not. */
-  private code(code: string, depth: number, outer: Partial<Invocation>, label: string): Invocation[] {
+  private code(
+    code: string,
+    depth: number,
+    outer: Partial<Invocation>,
+    label: string,
+    vars?: ReadonlyMap<string, string>,
+  ): Invocation[] {
     if (code.includes(UNKNOWN) || depth >= MAX_DEPTH)
       return [
         this.synthetic(outer, label.split(" ")[0]!, [code.replaceAll(UNKNOWN, "…")], {
@@ -394,7 +407,7 @@ class Understanding {
           ],
         }),
       ];
-    return this.line(code, depth + 1, { ...outer, via: [...(outer.via ?? []), label] });
+    return this.line(code, depth + 1, { ...outer, via: [...(outer.via ?? []), label] }, vars);
   }
 
   private command(c: ShellCommand, depth: number, outer?: Partial<Invocation>): Invocation[] {
@@ -414,6 +427,7 @@ class Understanding {
           ? { stdin: outer.stdin }
           : {}),
     };
+    this.sameShellVars = c.vars;
     const out = this.unwrap(c.words, base, depth, outer?.guessed ?? false);
     // Redirections on the statement apply to what it runs first (a wrapper's program).
     if (outer?.redirects?.length && out[0]) out[0].redirects.push(...outer.redirects);
@@ -577,7 +591,8 @@ class Understanding {
       const code = this.codeString(name, args);
       if (code !== undefined) {
         const label = name === "eval" || name === "trap" || name === "watch" ? name : `${name} -c`;
-        return [...extra, ...this.codeFor(code, depth, base, via, cwd, label)];
+        const vars = name === "eval" || name === "trap" ? this.sameShellVars : undefined;
+        return [...extra, ...this.codeFor(code, depth, base, via, cwd, label, vars)];
       }
       // A shell reading its program from a here-document or here-string, or from a pipe that
       // carries known text (`cat <<EOF | sh`, `echo … | sh`): that text is the code.
@@ -704,10 +719,11 @@ class Understanding {
     via: string[],
     cwd: string,
     label: string,
+    vars?: ReadonlyMap<string, string>,
   ): Invocation[] {
     const outer: Partial<Invocation> = { ...base, via: [...via], cwd, redirects: base.redirects };
     delete outer.stdin;
-    return this.code(code, depth, outer, label);
+    return this.code(code, depth, outer, label, vars);
   }
 
   /** xargs/parallel: the command with its standard input's words added (or put in for -I). */

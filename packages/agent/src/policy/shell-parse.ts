@@ -89,6 +89,8 @@ export interface ShellCommand {
   inFunctions: string[];
   /** Commands run by $(…), `…` and <(…) inside this command's words. */
   substitutions: ShellCommand[];
+  /** For eval and trap, whose code runs in this same shell: the variables the line set by then. */
+  vars?: ReadonlyMap<string, string>;
 }
 
 export interface Assignment {
@@ -375,7 +377,9 @@ class Walker {
       words = [...expanded, ...words.slice(1)];
     }
     const state = scope.state;
+    const sameShell = words[0]?.value === "eval" || words[0]?.value === "trap";
     this.commands[index] = {
+      ...(sameShell ? { vars: new Map(state.vars) } : {}),
       words,
       redirects,
       assignments,
@@ -630,13 +634,16 @@ function copyState(s: State): State {
   return { vars: new Map(s.vars), cwd: s.cwd, ...(s.positional ? { positional: s.positional } : {}) };
 }
 
-/** Parses a command line (bash syntax). Never throws once loadShellParser() has finished. */
-export function parseShell(line: string): ParsedShell {
+/**
+ * Parses a command line (bash syntax); `vars` are variables already set (the code of an `eval`
+ * runs with the line's). Never throws once loadShellParser() has finished.
+ */
+export function parseShell(line: string, vars?: ReadonlyMap<string, string>): ParsedShell {
   if (!parser) throw new Error("the shell parser is not loaded yet: await loadShellParser() first");
   const tree = parser.parse(line);
   if (!tree) return { commands: [], functions: [], assignments: [], cwd: ".", parsed: false };
   const w = new Walker();
-  const state: State = { vars: new Map(), cwd: "." };
+  const state: State = { vars: new Map(vars), cwd: "." };
   const scope: Scope = { background: false, inFunctions: [], redirects: [], state };
   try {
     w.walkChildren(tree.rootNode, scope);
