@@ -57,6 +57,12 @@ describe("command policy rules", () => {
   });
 });
 
+function writeRules(folder: string, rules: unknown[]): string {
+  const file = join(folder, `rules-${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(file, JSON.stringify({ rules }));
+  return file;
+}
+
 describe("built-in defaults", () => {
   test("every built-in rule passes its own examples", () => {
     const { deny, ask } = builtinRules();
@@ -92,7 +98,7 @@ describe("built-in defaults", () => {
     for (const [cmd, want] of cases) assert.equal(policy.evaluate(cmd)?.action, want, cmd);
   });
 
-  test("files come between built-in denials and built-in asks", () => {
+  test("file rules cannot outrank a built-in denial, lift a confirmation only by naming its command, may be stricter", () => {
     const project = join(dir, "policy.json");
     writeFileSync(
       project,
@@ -102,7 +108,7 @@ describe("built-in defaults", () => {
             prefix: "git push",
             action: "allow",
             reason: "our CI protects main",
-            examples: { match: ["git push -f"] },
+            examples: { match: ["git push -f", "git push origin main"] },
           },
           { glob: "rm -rf *", action: "allow", examples: { match: ["rm -rf /"] } },
           { prefix: "npm publish", action: "deny", reason: "releases go through CI" },
@@ -110,8 +116,23 @@ describe("built-in defaults", () => {
       }),
     );
     const policy = loadCommandPolicy({ project });
-    assert.equal(policy.evaluate("git push --force")?.action, "allow");
+    assert.equal(policy.evaluate("git push origin main")?.action, "allow");
+    assert.equal(
+      policy.evaluate("git push --force")?.action,
+      "allow",
+      "a rule naming git push lifts its confirmation",
+    );
     assert.equal(policy.evaluate("rm -rf /")?.action, "deny", "a file cannot lift a built-in denial");
+    const broad = loadCommandPolicy({
+      project: writeRules(dir, [
+        { prefix: "git", action: "allow" },
+        { prefix: "ls", action: "allow" },
+      ]),
+    });
+    assert.equal(broad.evaluate("git status")?.action, "allow");
+    assert.equal(broad.evaluate("git push --force")?.action, "ask", "a git allow does not name git push");
+    assert.equal(broad.evaluate("sudo ls")?.action, "ask", "an ls allow does not lift sudo");
+    assert.equal(broad.evaluate("git log > ~/.bashrc")?.action, "ask", "writes outside are never lifted");
     const d = policy.evaluate("npm publish --access public");
     assert.equal(d?.action, "deny");
     assert.equal(d?.reason, "releases go through CI");

@@ -1,10 +1,20 @@
-// The command policy: ordered rules that say allow / ask / deny for a shell command. Rules
-// match the parsed command (shell-meaning.ts), not its spelling: a `prefix` or `glob` is
-// matched against each program the line runs (with its folder, quoting and wrappers such as
-// sudo, env or `bash -c` taken off), a `regex` against the whole line. Each rule carries
-// examples that must (not) match; they are checked when the policy loads, so a rule that does
-// not do what its author meant is caught at once.
-import { type CommandMeaning, type Invocation, understand } from "./shell-meaning.js";
+// The command policy: rules that say allow / ask / deny for a shell command. Rules match the
+// parsed command (shell-meaning.ts), not its spelling: a `prefix` or `glob` is matched against
+// each program the line runs (with its folder, quoting and wrappers such as sudo, env or
+// `bash -c` taken off, and the programs that `find -exec`, `xargs`, `git -c core.pager=…` and
+// the like run), a `regex` against the whole line. Each rule carries examples that must (not)
+// match; they are checked when the policy loads, so a rule that does not do what its author
+// meant is caught at once.
+//
+// The model: a command is judged by everything it can run or write. The built-in rules see
+// every program it runs and every file it deletes or writes (programs.ts, path-reach.ts) and
+// always win: an allow rule never outranks a built-in deny or ask (the confirmations of a named
+// command — a forced push, `git reset --hard`, sudo — only for a rule that names that command).
+// An allow rule covers only
+// the plain form of a program: a program run with an option that runs code or writes files
+// (`find -exec/-delete`, `sed -i`, `git -c`, `make SHELL=`…, programs.ts's "risky") is never
+// allowed by a rule, and neither is a line with a part the policy cannot read (that asks).
+import { type CommandMeaning, type Context, type Invocation, understand } from "./shell-meaning.js";
 
 export type PolicyAction = "allow" | "ask" | "deny";
 
@@ -19,6 +29,14 @@ export interface PolicyRuleSpec {
   regex?: string;
   /** Built-in rules only (code, not JSON): true when this one invocation is what the rule means. */
   matches?: (invocation: Invocation, command: CommandMeaning) => boolean;
+  /**
+   * Built-in "ask" rules only: the commands an allow rule must name (its prefix or glob starts
+   * with one) to lift this confirmation — `{"prefix": "git push", "action": "allow"}` lifts the
+   * forced-push question, an `ls` allow never lifts `sudo ls`'s.
+   */
+  liftedBy?: string[];
+  /** Built-in rules only: the reason for this invocation (names the path or option). */
+  explain?: (invocation: Invocation, command: CommandMeaning) => string;
   action: PolicyAction;
   reason?: string;
   examples?: { match?: string[]; noMatch?: string[] };
@@ -164,8 +182,9 @@ export const UNPARSEABLE_RULE: PolicyRule = {
 
 export class CommandPolicy {
   /**
-   * `first` rules are checked before `rules` (built-in denials no file can lift);
-   * `last` rules after them (built-in "ask" defaults a project may relax).
+   * `first` (built-in denials) and `last` (built-in "ask" rules) outrank `rules` (the files'):
+   * for each program a command runs, the strictest built-in rule that matches decides unless
+   * the first matching file rule is stricter.
    */
   constructor(
     readonly rules: PolicyRule[],
@@ -174,30 +193,38 @@ export class CommandPolicy {
   ) {}
 
   /**
-   * Each program the command runs is judged by the first rule that matches it. Any denial
-   * denies the command; then a line that does not parse, or any "ask", asks; the command is
-   * allowed only when every program it runs is allowed. Undefined when no rule decides (the
-   * approval mode does).
+   * Any denial denies the command; then a line that does not parse, or any "ask", asks; the
+   * command is allowed only when an allow rule covers every program it runs, each in its
+   * plain form (no option that runs code or writes files). Undefined when no rule decides
+   * (the approval mode does).
    */
-  evaluate(command: string): PolicyDecision | undefined {
-    const meaning = understand(command);
-    const ordered = this.all();
-    let ask: PolicyRule | undefined;
+  evaluate(command: string, context: Context = {}): PolicyDecision | undefined {
+    const meaning = understand(command, context);
+    let ask: PolicyDecision | undefined;
     let allow: PolicyRule | undefined;
-    let everyPartAllowed = meaning.invocations.length > 0;
+    let everyPartAllowed = meaning.invocations.some((i) => !i.guessed);
     for (const inv of meaning.invocations) {
-      const rule = ordered.find((r) => r.matchesPart(inv, meaning));
-      if (rule?.action === "deny") return decided(rule);
-      if (rule?.action === "ask") ask ??= rule;
-      if (rule?.action !== "allow") everyPartAllowed = false;
-      else allow ??= rule;
+      const deny = this.first.find((r) => r.matchesPart(inv, meaning));
+      if (deny) return decided(deny, inv, meaning);
+      const own = this.rules.find(
+        (r) =>
+          (r.action !== "allow" || (inv.risky.length === 0 && !inv.guessed)) && r.matchesPart(inv, meaning),
+      );
+      if (own?.action === "deny") return decided(own, inv, meaning);
+      const asks = this.last.filter((r) => r.matchesPart(inv, meaning));
+      const builtinAsk = own?.action === "allow" ? asks.find((r) => !lifts(own, r)) : asks[0];
+      if (builtinAsk) ask ??= decided(builtinAsk, inv, meaning);
+      else if (own?.action === "ask") ask ??= decided(own, inv, meaning);
+      if (inv.guessed) continue;
+      if (own?.action === "allow" && !builtinAsk) allow ??= own;
+      else everyPartAllowed = false;
     }
     if (!meaning.parsed) return decided(UNPARSEABLE_RULE);
-    if (ask) return decided(ask);
+    if (ask) return ask;
     if (everyPartAllowed && allow) return decided(allow);
     if (meaning.invocations.length === 0) {
       // Nothing runs (an assignment, a comment): only a regex on the whole line can say anything.
-      const rule = ordered.find((r) => r.regex !== undefined && r.test(command));
+      const rule = this.all().find((r) => r.regex !== undefined && r.test(command));
       if (rule) return decided(rule);
     }
     return undefined;
@@ -205,12 +232,19 @@ export class CommandPolicy {
 
   /** Every rule, in the order they are checked. */
   all(): PolicyRule[] {
-    return [...this.first, ...this.rules, ...this.last];
+    return [...this.first, ...this.last, ...this.rules];
   }
 }
 
-function decided(rule: PolicyRule): PolicyDecision {
-  return { action: rule.action, rule, ...(rule.reason ? { reason: rule.reason } : {}) };
+/** True when an allow rule names a command a built-in confirmation may be lifted for. */
+function lifts(allow: PolicyRule, ask: PolicyRule): boolean {
+  const pattern = normalizeCommand(allow.prefix ?? allow.glob ?? "");
+  return (ask.liftedBy ?? []).some((cmd) => pattern === cmd || pattern.startsWith(`${cmd} `));
+}
+
+function decided(rule: PolicyRule, inv?: Invocation, meaning?: CommandMeaning): PolicyDecision {
+  const reason = inv && meaning && rule.explain ? rule.explain(inv, meaning) : rule.reason;
+  return { action: rule.action, rule, ...(reason ? { reason } : {}) };
 }
 
 export function stricter(a: PolicyAction, b: PolicyAction): PolicyAction {

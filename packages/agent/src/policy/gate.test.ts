@@ -75,6 +75,19 @@ describe("approval gate", () => {
     assert.equal(asked.at(-1)?.policy?.rule?.name, "run downloaded code");
   });
 
+  test("always for a policy ask covers that line only, not the program's other uses", async () => {
+    answer = { answer: "always" };
+    assert.equal((await gate(req("run_command", { command: "rm -rf ~/.cache/pip" }))).allow, true);
+    const before = asked.length;
+    const again = await gate(req("run_command", { command: "rm  -rf ~/.cache/pip" }));
+    assert.deepEqual(again, { allow: true, source: "session", reason: "allowed for this session" });
+    answer = { answer: "no" };
+    const other = await gate(req("run_command", { command: "rm -rf ~/.ssh" }));
+    assert.equal(other.allow, false, "another path outside the workspace is asked about again");
+    assert.equal(asked.length, before + 1);
+    assert.equal(asked.at(-1)?.policy?.rule?.name, "deletes outside the workspace");
+  });
+
   test("policy denials never reach the user; read-only refuses; auto allows", async () => {
     const before = asked.length;
     const d = await gate(req("run_command", { command: "rm -rf /" }));

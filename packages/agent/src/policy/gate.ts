@@ -11,6 +11,14 @@ import { previewWrite, type WritePreview, writeTarget } from "./preview.js";
 import { understand } from "./shell-meaning.js";
 import { loadShellParser } from "./shell-parse.js";
 
+/**
+ * The folder each session's shell is in, as the commands allowed so far left it (keyed by the
+ * session's policy: one gate is made per request, the shell lives as long as the session). The
+ * sandbox's shell keeps its folder from one command to the next, so `cd /` and then `rm -rf *`
+ * is judged as `rm -rf /*`.
+ */
+const sessionFolders = new WeakMap<CommandPolicy, string>();
+
 export type ApprovalMode = "auto" | "ask" | "read-only";
 export const APPROVAL_MODES: ApprovalMode[] = ["auto", "ask", "read-only"];
 
@@ -64,6 +72,15 @@ export function classify(
  * runs with its first argument (`npm test`, `git push`). A later command is covered only when
  * every program it runs is: "always" for `npm test` does not cover `npm test && curl … | sh`.
  */
+/** Records the folder an allowed command leaves the session's shell in. */
+function noteFolder(
+  policy: CommandPolicy,
+  command: string,
+  context: { cwd: string; workspaces: string[] },
+): void {
+  sessionFolders.set(policy, understand(command, context).cwd);
+}
+
 function alwaysKeys(name: string, kind: ApprovalKind, command?: string): string[] {
   if (kind === "write") return ["write"];
   if (kind === "command" && name === "run_command" && command) {
@@ -108,7 +125,11 @@ export function createApprovalGate(opts: GateOptions): ApproveHook {
           reason: `the command policy's shell parser could not load (${(err as Error).message}), so no command can be judged`,
         };
       }
-      policy = opts.policy.evaluate(command);
+      const context = {
+        cwd: sessionFolders.get(opts.policy) ?? ".",
+        workspaces: [opts.workspace, "/workspace"],
+      };
+      policy = opts.policy.evaluate(command, context);
       const rule = policy?.rule?.name;
       if (policy?.action === "deny")
         return {
@@ -117,10 +138,35 @@ export function createApprovalGate(opts: GateOptions): ApproveHook {
           ...(rule ? { rule } : {}),
           reason: policy.reason ?? "denied by the command policy",
         };
-      if (policy?.action === "allow" && settingsPath === undefined)
+      if (policy?.action === "allow" && settingsPath === undefined) {
+        noteFolder(opts.policy, command, context);
         return { allow: true, source: "policy", ...(rule ? { rule } : {}) };
+      }
     }
-    const keys = alwaysKeys(name, kind, command);
+    const decision = await confirm(req, kind, command, policy, settingsPath, mode);
+    if (decision.allow && kind === "command" && name === "run_command" && command)
+      noteFolder(opts.policy, command, {
+        cwd: sessionFolders.get(opts.policy) ?? ".",
+        workspaces: [opts.workspace, "/workspace"],
+      });
+    return decision;
+  }
+
+  async function confirm(
+    req: ApprovalRequest,
+    kind: ApprovalKind,
+    command: string | undefined,
+    policy: PolicyDecision | undefined,
+    settingsPath: string | undefined,
+    mode: ApprovalMode,
+  ): Promise<ApprovalDecision> {
+    const { name, args } = req;
+    // "Always" for what the policy asked about covers that same line for that same rule only:
+    // yes-always to `rm -rf ~/.cache/x` must not let `rm -rf ~/.ssh` through unasked.
+    const keys =
+      policy?.action === "ask" && command
+        ? [`policy:${policy.rule?.name ?? ""}:${normalizeCommand(command)}`]
+        : alwaysKeys(name, kind, command);
     if (settingsPath === undefined) {
       const mustAsk = policy?.action === "ask" || mode === "ask";
       if (!mustAsk) return { allow: true, source: "mode" };
