@@ -5,7 +5,6 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import {
   chmodSync,
-  cpSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -24,10 +23,10 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { startScriptedServer } from "@hands/llm";
+import { buildFolder, copyOfBin } from "./testing/bin-copy.js";
 import { BIN, cleanEnv, runBin, runHands, scriptedRunArgs } from "./testing/cli-process.js";
 
 const BUNDLE = fileURLToPath(new URL("../bundle/", import.meta.url));
-const CLI_ROOT = fileURLToPath(new URL("../", import.meta.url));
 
 // Preloaded into the bin: when the first HTTP request leaves, lists node's internal modules.
 const PROBE = `import http from "node:http";
@@ -90,30 +89,6 @@ test("every rewritten import.meta.url in the bundle names the file it came from,
   }
 });
 
-/**
- * A private copy of the bin and the bundle (no code cache yet), inside @hands/cli so packages
- * resolve; `userCache` is its XDG_CACHE_HOME.
- */
-function copyOfBin(): { root: string; bin: string; cache: string; userCache: string } {
-  const root = mkdtempSync(join(CLI_ROOT, ".test-bin-"));
-  cpSync(join(CLI_ROOT, "bin"), join(root, "bin"), { recursive: true });
-  cpSync(BUNDLE, join(root, "bundle"), { recursive: true, filter: (f) => !f.includes(".v8-cache") });
-  return {
-    root,
-    bin: join(root, "bin", "hands.js"),
-    cache: join(root, "bundle", ".v8-cache"),
-    userCache: join(root, "xdg-cache"),
-  };
-}
-
-/** The one build folder under a code cache folder. */
-function buildFolder(cache: string): string {
-  const builds = readdirSync(cache);
-  assert.equal(builds.length, 1, `one build's folder: ${builds}`);
-  assert.match(builds[0]!, /^[0-9a-f]{16}$/);
-  return join(cache, builds[0]!);
-}
-
 const PY =
   "class Greeter:\n    def hello(self, name):\n        return f'hi {name}'\n\ndef main():\n    print(Greeter().hello('x'))\n";
 
@@ -123,7 +98,7 @@ const PY =
  * Returns the outline the tool gave and the final answer.
  */
 async function outlineRun(
-  copy: { bin: string; userCache: string },
+  copy: { bin: string; userCache: string; userData: string },
   env: Record<string, string> = {},
   workspace: { prepare?: (ws: string) => void; check?: (ws: string) => void } = {},
 ): Promise<{ outline: string; answer: string }> {
@@ -138,7 +113,7 @@ async function outlineRun(
     const r = await runBin(
       copy.bin,
       [...scriptedRunArgs(model.url, ws), "outline greet.py"],
-      cleanEnv(ws, { XDG_CACHE_HOME: copy.userCache, ...env }),
+      cleanEnv(ws, { XDG_CACHE_HOME: copy.userCache, XDG_DATA_HOME: copy.userData, ...env }),
       ws,
     );
     assert.equal(r.code, 0, r.stderr);

@@ -1,0 +1,270 @@
+// The bin's V8 code cache (bin/hands.js) sits beside the bundle, which may be inside a workspace
+// a sandboxed command writes (`npm i -D @hands/cli`, Hands working on Hands), and V8 checks only
+// a source's length before running the code saved for it. Whatever is planted at a cache file's
+// name — real V8 code made for other source of the same length, a FIFO, a symlink, a file others
+// can write, another user's file, a damaged one — must not run, must not hang the start, and is
+// made again; `hands --help` works throughout.
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { after, before, beforeEach, describe, test } from "node:test";
+import { type BinCopy, buildFolder, copyOfBin } from "../testing/bin-copy.js";
+import { cleanEnv } from "../testing/cli-process.js";
+
+// The bin's wrapper around each chunk (checked against the bin's text below).
+const WRAP_START = "(function (exports, require, module, __filename, __dirname, __handsImport) {\\n";
+const WRAP_END = "\\n})";
+
+interface HelpRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+}
+
+let copy: BinCopy;
+let folder: string;
+/** The entry chunk's cache file. */
+let entry: string;
+let marker: string;
+
+function env(): NodeJS.ProcessEnv {
+  return cleanEnv(copy.root, { XDG_CACHE_HOME: copy.userCache, XDG_DATA_HOME: copy.userData });
+}
+
+/** `hands --help` with the copy's bin; killed after 15 s (the old bin waited forever on a FIFO). */
+function help(): Promise<HelpRun> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [copy.bin, "--help"], {
+      env: env(),
+      cwd: copy.root,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, 15_000);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, timedOut });
+    });
+  });
+}
+
+async function helpWorks(): Promise<void> {
+  const r = await help();
+  assert.ok(!r.timedOut, "hands --help did not finish");
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^Usage: hands /);
+  assert.ok(!existsSync(marker), `planted code ran: ${existsSync(marker) && readFileSync(marker, "utf8")}`);
+}
+
+/**
+ * V8's code cache for other code, of exactly the entry chunk's length, made in a node with the
+ * bin's flags (none): V8 itself accepts it for the entry chunk. The code writes `marker`.
+ */
+function plantedV8Code(): Buffer {
+  const source = readFileSync(join(copy.root, "bundle", "hands.js"), "utf8");
+  const script = `
+    const vm = require("node:vm");
+    let body = ${JSON.stringify(`require("node:fs").writeFileSync(${JSON.stringify(marker)}, "planted code ran");`)};
+    body += "//" + "x".repeat(${source.length} - body.length - 2);
+    const wrapped = "${WRAP_START}" + body + "${WRAP_END}";
+    process.stdout.write(new vm.Script(wrapped, { filename: "hands.js", lineOffset: -1 }).createCachedData());
+  `;
+  return execFileSync(process.execPath, ["-e", script], { env: env() });
+}
+
+/** The (device, inode) of a path: a remade file is a new one. */
+const identity = (path: string): string => {
+  const st = lstatSync(path);
+  return `${st.dev}:${st.ino}`;
+};
+
+/** The cache file was refused and made again: a new regular file of ours, 0600, in the bin's format. */
+function assertRemade(path: string, before: string): void {
+  const st = lstatSync(path);
+  assert.ok(st.isFile(), `${path} is a regular file again`);
+  assert.notEqual(identity(path), before, `${path} was made again`);
+  assert.equal(st.mode & 0o777, 0o600);
+  if (typeof process.getuid === "function") assert.equal(st.uid, process.getuid());
+  assert.equal(readFileSync(path).subarray(0, 16).toString(), "hands-v8-cache-1");
+}
+
+describe("the bin's V8 code cache is never trusted for where it is", () => {
+  before(async () => {
+    copy = copyOfBin();
+    marker = join(copy.root, "planted-code-ran");
+    const bin = readFileSync(copy.bin, "utf8");
+    assert.ok(bin.includes(WRAP_START) && bin.includes(WRAP_END), "the bin's wrapper");
+    await helpWorks();
+    folder = buildFolder(copy.cache);
+    const name = readdirSync(folder).find((f) => f.startsWith("hands.js."));
+    assert.ok(name, `the entry chunk's code is saved: ${readdirSync(folder)}`);
+    entry = join(folder, name);
+  });
+  after(() => rmSync(copy.root, { recursive: true, force: true }));
+  // Each test on its own (on the old bin, one test's planted code ran and left the marker).
+  beforeEach(() => rmSync(marker, { force: true }));
+
+  test("V8's code for other source of the same length, planted at the entry's name, does not run", async () => {
+    const planted = plantedV8Code();
+    writeFileSync(entry, planted);
+    const plantedAt = identity(entry);
+    await helpWorks();
+    assertRemade(entry, plantedAt);
+
+    // The same code behind a header of the bin's format: a random MAC, and the MAC of the genuine file.
+    const genuine = readFileSync(entry);
+    for (const header of [
+      Buffer.concat([genuine.subarray(0, 16), Buffer.alloc(28, 7)]),
+      genuine.subarray(0, 44),
+    ]) {
+      writeFileSync(entry, Buffer.concat([header, planted]));
+      const at = identity(entry);
+      await helpWorks();
+      assertRemade(entry, at);
+    }
+  });
+
+  test("code saved for a chunk's earlier source is not used once the source changed (same length)", async () => {
+    // Not the entry chunk: its hash names the build's folder. Another chunk `--help` loads.
+    const name = readdirSync(folder)
+      .map((f) => f.slice(0, f.lastIndexOf(".")))
+      .find((f) => f !== "hands.js")!;
+    const file = join(copy.root, "bundle", name);
+    const original = readFileSync(file);
+    await helpWorks(); // the cache holds the original's code
+    const text = original.toString("utf8");
+    let body = `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "new source ran");`;
+    body += `//${"x".repeat(text.length - body.length - 2)}`;
+    writeFileSync(file, body);
+    try {
+      await help();
+      assert.ok(existsSync(marker), `the source on disk (${name}) ran, not the code saved for the old one`);
+    } finally {
+      writeFileSync(file, original);
+      rmSync(marker, { force: true });
+    }
+    await helpWorks();
+  });
+
+  test("a FIFO at a cache file's name does not block the start and is replaced", async () => {
+    rmSync(entry);
+    execFileSync("mkfifo", [entry]);
+    const at = identity(entry);
+    await helpWorks();
+    assertRemade(entry, at);
+  });
+
+  test("a symlink at a cache file's name is not followed; it is replaced and its target left alone", async () => {
+    const target = join(copy.root, "planted-elsewhere");
+    writeFileSync(target, plantedV8Code());
+    const targetBytes = readFileSync(target);
+    rmSync(entry);
+    symlinkSync(target, entry);
+    const at = identity(entry);
+    await helpWorks();
+    assertRemade(entry, at);
+    assert.deepEqual(readFileSync(target), targetBytes, "the symlink's target is untouched");
+
+    // Nor a symlink to a genuine file of the user's elsewhere.
+    copyFileSync(entry, target);
+    rmSync(entry);
+    symlinkSync(target, entry);
+    const again = identity(entry);
+    await helpWorks();
+    assertRemade(entry, again);
+  });
+
+  test("a genuine file that group or others can write is refused and made again", async () => {
+    for (const mode of [0o620, 0o602]) {
+      chmodSync(entry, mode);
+      const at = identity(entry);
+      await helpWorks();
+      assertRemade(entry, at);
+    }
+  });
+
+  test("a genuine file owned by another user is refused and made again", {
+    skip: process.getuid?.() !== 0 && "needs root (chown)",
+  }, async () => {
+    chownSync(entry, 65534, 65534);
+    const at = identity(entry);
+    await helpWorks();
+    assertRemade(entry, at);
+  });
+
+  test("a truncated file and garbage are refused and made again", async () => {
+    const genuine = readFileSync(entry);
+    for (const bytes of [
+      genuine.subarray(0, 60),
+      Buffer.alloc(genuine.length, 0x5a),
+      genuine.subarray(0, 16),
+    ]) {
+      writeFileSync(entry, bytes);
+      const at = identity(entry);
+      await helpWorks();
+      assertRemade(entry, at);
+    }
+  });
+
+  test("accepted code is used as it is; the key is 0600 in the private data folder, and one others can read is replaced", async () => {
+    await helpWorks();
+    const files = readdirSync(folder).map((f) => join(folder, f));
+    const before = new Map(files.map((f) => [f, identity(f)]));
+    await helpWorks();
+    for (const f of files) assert.equal(identity(f), before.get(f), `${f} is used, not made again`);
+
+    const keyFile = join(copy.userData, "hands", "code-cache.key");
+    assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+    assert.equal(statSync(keyFile).size, 32);
+    assert.equal(statSync(join(copy.userData, "hands")).mode & 0o777, 0o700);
+    const oldKey = readFileSync(keyFile);
+    chmodSync(keyFile, 0o644);
+    await helpWorks();
+    assert.notDeepEqual(readFileSync(keyFile), oldKey, "a new key");
+    assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+    for (const f of files) assertRemade(f, before.get(f)!);
+  });
+
+  test("in the user's cache folder (an install not the user's own), the same checks hold", async () => {
+    rmSync(copy.cache, { recursive: true });
+    writeFileSync(copy.cache, "a file where the folder would be");
+    try {
+      await helpWorks();
+      const userFolder = buildFolder(join(copy.userCache, "hands", "v8-cache"));
+      const name = readdirSync(userFolder).find((f) => f.startsWith("hands.js."))!;
+      const file = join(userFolder, name);
+      writeFileSync(file, plantedV8Code());
+      const at = identity(file);
+      await helpWorks();
+      assertRemade(file, at);
+      rmSync(file);
+      execFileSync("mkfifo", [file]);
+      const fifo = identity(file);
+      await helpWorks();
+      assertRemade(file, fifo);
+    } finally {
+      rmSync(copy.cache, { force: true });
+    }
+  });
+});
