@@ -19,7 +19,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { type BinCopy, buildFolder, copyOfBin } from "../testing/bin-copy.js";
 import { cleanEnv } from "../testing/cli-process.js";
@@ -40,6 +40,9 @@ let folder: string;
 /** The entry chunk's cache file. */
 let entry: string;
 let marker: string;
+/** Cache files of other chunks `--help` loads, for attacks planted side by side in one run. */
+let others: string[];
+const chunkOf = (cacheFile: string) => basename(cacheFile).slice(0, basename(cacheFile).lastIndexOf("."));
 
 function env(): NodeJS.ProcessEnv {
   return cleanEnv(copy.root, { XDG_CACHE_HOME: copy.userCache, XDG_DATA_HOME: copy.userData });
@@ -78,11 +81,12 @@ async function helpWorks(): Promise<void> {
 }
 
 /**
- * V8's code cache for other code, of exactly the entry chunk's length, made in a node with the
- * bin's flags (none): V8 itself accepts it for the entry chunk. The code writes `marker`.
+ * V8's code cache for other code, of exactly the length of `chunk` (default: the entry chunk),
+ * made in a node with the bin's flags (none): V8 itself accepts it for that chunk. The code
+ * writes `marker`.
  */
-function plantedV8Code(): Buffer {
-  const source = readFileSync(join(copy.root, "bundle", "hands.js"), "utf8");
+function plantedV8Code(chunk = "hands.js"): Buffer {
+  const source = readFileSync(join(copy.root, "bundle", chunk), "utf8");
   const script = `
     const vm = require("node:vm");
     let body = ${JSON.stringify(`require("node:fs").writeFileSync(${JSON.stringify(marker)}, "planted code ran");`)};
@@ -120,10 +124,19 @@ describe("the bin's V8 code cache is never trusted for where it is", () => {
     const name = readdirSync(folder).find((f) => f.startsWith("hands.js."));
     assert.ok(name, `the entry chunk's code is saved: ${readdirSync(folder)}`);
     entry = join(folder, name);
+    others = readdirSync(folder)
+      .filter((f) => f !== name)
+      .map((f) => join(folder, f));
+    assert.ok(others.length >= 4, `the chunks --help loads: ${readdirSync(folder)}`);
   });
   after(() => rmSync(copy.root, { recursive: true, force: true }));
-  // Each test on its own (on the old bin, one test's planted code ran and left the marker).
-  beforeEach(() => rmSync(marker, { force: true }));
+  // Each test on its own, from a cache the bin made afresh (what one test planted, the old bin kept).
+  beforeEach(async () => {
+    rmSync(marker, { force: true });
+    rmSync(folder, { recursive: true, force: true });
+    await helpWorks();
+    assert.ok(existsSync(entry) && others.every((f) => existsSync(f)), "the cache is made again");
+  });
 
   test("V8's code for other source of the same length, planted at the entry's name, does not run", async () => {
     const planted = plantedV8Code();
@@ -132,17 +145,19 @@ describe("the bin's V8 code cache is never trusted for where it is", () => {
     await helpWorks();
     assertRemade(entry, plantedAt);
 
-    // The same code behind a header of the bin's format: a random MAC, and the MAC of the genuine file.
-    const genuine = readFileSync(entry);
-    for (const header of [
-      Buffer.concat([genuine.subarray(0, 16), Buffer.alloc(28, 7)]),
-      genuine.subarray(0, 44),
-    ]) {
-      writeFileSync(entry, Buffer.concat([header, planted]));
-      const at = identity(entry);
-      await helpWorks();
-      assertRemade(entry, at);
-    }
+    // The same kind of code behind a header of the bin's format: a random MAC, and the MAC of
+    // the genuine file (two other chunks, one run).
+    const [a, b] = [others[0]!, others[1]!];
+    const genuine = readFileSync(a);
+    writeFileSync(
+      a,
+      Buffer.concat([genuine.subarray(0, 16), Buffer.alloc(28, 7), plantedV8Code(chunkOf(a))]),
+    );
+    writeFileSync(b, Buffer.concat([readFileSync(b).subarray(0, 44), plantedV8Code(chunkOf(b))]));
+    const at = [identity(a), identity(b)];
+    await helpWorks();
+    assertRemade(a, at[0]!);
+    assertRemade(b, at[1]!);
   });
 
   test("code saved for a chunk's earlier source is not used once the source changed (same length)", async () => {
@@ -187,21 +202,23 @@ describe("the bin's V8 code cache is never trusted for where it is", () => {
     assert.deepEqual(readFileSync(target), targetBytes, "the symlink's target is untouched");
 
     // Nor a symlink to a genuine file of the user's elsewhere.
-    copyFileSync(entry, target);
-    rmSync(entry);
-    symlinkSync(target, entry);
-    const again = identity(entry);
+    const genuine = join(copy.root, "genuine-elsewhere");
+    const other = others[2]!;
+    copyFileSync(other, genuine);
+    rmSync(other);
+    symlinkSync(genuine, other);
+    const again = identity(other);
     await helpWorks();
-    assertRemade(entry, again);
+    assertRemade(other, again);
   });
 
   test("a genuine file that group or others can write is refused and made again", async () => {
-    for (const mode of [0o620, 0o602]) {
-      chmodSync(entry, mode);
-      const at = identity(entry);
-      await helpWorks();
-      assertRemade(entry, at);
-    }
+    const files = [entry, others[0]!];
+    chmodSync(files[0]!, 0o620);
+    chmodSync(files[1]!, 0o602);
+    const at = files.map(identity);
+    await helpWorks();
+    for (const [i, f] of files.entries()) assertRemade(f, at[i]!);
   });
 
   test("a genuine file owned by another user is refused and made again", {
@@ -214,17 +231,14 @@ describe("the bin's V8 code cache is never trusted for where it is", () => {
   });
 
   test("a truncated file and garbage are refused and made again", async () => {
-    const genuine = readFileSync(entry);
-    for (const bytes of [
-      genuine.subarray(0, 60),
-      Buffer.alloc(genuine.length, 0x5a),
-      genuine.subarray(0, 16),
-    ]) {
-      writeFileSync(entry, bytes);
-      const at = identity(entry);
-      await helpWorks();
-      assertRemade(entry, at);
-    }
+    const files = [entry, others[0]!, others[1]!];
+    const genuine = files.map((f) => readFileSync(f));
+    writeFileSync(files[0]!, genuine[0]!.subarray(0, 60));
+    writeFileSync(files[1]!, Buffer.alloc(genuine[1]!.length, 0x5a));
+    writeFileSync(files[2]!, genuine[2]!.subarray(0, 16));
+    const at = files.map(identity);
+    await helpWorks();
+    for (const [i, f] of files.entries()) assertRemade(f, at[i]!);
   });
 
   test("accepted code is used as it is; the key is 0600 in the private data folder, and one others can read is replaced", async () => {
