@@ -160,6 +160,9 @@ const MAGIC = Buffer.from("hands-v8-cache-1");
 const NONCE = 12;
 const MAC = 16;
 const HEAD = MAGIC.length + NONCE + MAC;
+// Far above any chunk's code (the largest is ~0.2 MB): a huge (sparse) file planted at a
+// cache's name is not read into memory.
+const MAX_FILE = 64 * 1024 * 1024;
 // The wrapper has a line of its own, so positions in stack traces are the file's.
 const WRAP_START = "(function (exports, require, module, __filename, __dirname, __handsImport) {\n";
 const WRAP_END = "\n})";
@@ -174,7 +177,7 @@ function macInput(mac, name, nonce, source, code) {
 
 /** V8's code in a cache file, when its MAC holds for this source. */
 function verifiedCode(file, name, source) {
-  const bytes = readOwnFile(file, (stat) => stat.size > HEAD);
+  const bytes = readOwnFile(file, (stat) => stat.size > HEAD && stat.size <= MAX_FILE);
   if (!bytes?.subarray(0, MAGIC.length).equals(MAGIC)) return undefined;
   const secret = codeKey(false);
   if (!secret) return undefined;

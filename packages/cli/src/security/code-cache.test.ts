@@ -17,6 +17,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  truncateSync,
   writeFileSync,
 } from "node:fs";
 import { basename, join } from "node:path";
@@ -230,12 +231,14 @@ describe("the bin's V8 code cache is never trusted for where it is", () => {
     assertRemade(entry, at);
   });
 
-  test("a truncated file and garbage are refused and made again", async () => {
-    const files = [entry, others[0]!, others[1]!];
+  test("a truncated file, garbage and a huge sparse file are refused and made again", async () => {
+    const files = [entry, others[0]!, others[1]!, others[2]!];
     const genuine = files.map((f) => readFileSync(f));
     writeFileSync(files[0]!, genuine[0]!.subarray(0, 60));
     writeFileSync(files[1]!, Buffer.alloc(genuine[1]!.length, 0x5a));
     writeFileSync(files[2]!, genuine[2]!.subarray(0, 16));
+    // A genuine start followed by a hole: 200 MB the bin does not read.
+    truncateSync(files[3]!, 200 * 1024 * 1024);
     const at = files.map(identity);
     await helpWorks();
     for (const [i, f] of files.entries()) assertRemade(f, at[i]!);
