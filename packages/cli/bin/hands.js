@@ -12,17 +12,18 @@
 // earlier start when there is one. Compiling the start-up chunks from source was a third of the
 // time to the first model request. The code is saved once the first request has left (the CLI
 // changes V8's settings after that, and code saved under other settings would be refused), or
-// at exit when no request was made. It is kept in ../bundle/.v8-cache/, or where that is not
-// the user's own (an install owned by root) in the user's cache folder, one folder per build.
-// HANDS_NO_CODE_CACHE=1 reads and writes none.
+// at exit when no request was made. HANDS_NO_CODE_CACHE=1 reads and writes none.
 //
 // V8 checks only a source's length before running the code saved for it, and the install may
-// sit inside a workspace a sandboxed command can write: a file there is never trusted for
-// where it is. Each file carries a MAC (GMAC: AES-256-GCM over no plaintext, ~7 GB/s, a tenth
-// of the time HMAC-SHA-256 takes on the 1 MB read at start-up) over the exact source it was
-// made for and the code, under a key kept 0600 in the user's private data folder; anything that
-// fails (planted, other source, other user's, damaged, not a regular file of the user's that
-// only the user can write) is compiled from source and saved again.
+// sit inside a workspace a sandboxed command can write (`npm i -D @hands/cli`, Hands working on
+// Hands): the code is kept in the user's private data folder (~/.local/share/hands/v8-cache/,
+// one folder per build; $XDG_DATA_HOME, never HANDS_DATA_DIR's: it is the account's), which
+// other users cannot enter and sandboxes cannot write (packages/hands/src/sandbox-setup.ts), and
+// each file there carries a MAC (GMAC: AES-256-GCM over no plaintext, ~7 GB/s, a fourth of the
+// time HMAC-SHA-256 takes on the 1 MB checked at start-up) over the exact source it was made
+// for and the code, under a key kept 0600 beside it. Anything that fails (planted, made for
+// other source, another user's, damaged, not a regular file of the user's that only the user
+// can write) is compiled from source and saved again.
 "use strict";
 const fs = require("node:fs");
 const path = require("node:path");
@@ -46,26 +47,23 @@ try {
   process.exit(1);
 }
 
-/** The user's folder for whatever is private to them, or undefined when only a relative path is known. */
-function userFolder(variable, fallback) {
-  const xdg = process.env[variable];
-  const folder = xdg && path.isAbsolute(xdg) ? xdg : path.join(require("node:os").homedir(), ...fallback);
-  // Never a relative path: that would be the working directory, a workspace that may be hostile.
-  return path.isAbsolute(folder) ? path.join(folder, "hands") : undefined;
-}
-
 /**
- * Where the code is kept, first choice first: beside the bundle, then in the user's cache
- * folder. One folder per build, named by a hash of the entry chunk (which names every other
- * chunk by a hash of its content).
+ * The user's private data folder, which holds the code and its key: $XDG_DATA_HOME/hands or
+ * ~/.local/share/hands (packages/hands/src/paths.ts, codeCacheDir); undefined when only a
+ * relative path is known (that would be the working directory, a workspace that may be hostile).
  */
-function cacheFolders() {
-  if (process.env.HANDS_NO_CODE_CACHE) return [];
+function privateFolder() {
+  const xdg = process.env.XDG_DATA_HOME;
+  const base = xdg && path.isAbsolute(xdg) ? xdg : path.join(require("node:os").homedir(), ".local", "share");
+  return path.isAbsolute(base) ? path.join(base, "hands") : undefined;
+}
+const PRIVATE = privateFolder();
+
+/** Where the code is kept: one folder per build, named by a hash of the entry chunk (which names every other chunk by a hash of its content). */
+function buildFolderOf() {
+  if (process.env.HANDS_NO_CODE_CACHE || !PRIVATE) return undefined;
   const build = require("node:crypto").createHash("sha256").update(entrySource).digest("hex").slice(0, 16);
-  const folders = [path.join(BUNDLE, ".v8-cache", build)];
-  const cache = userFolder("XDG_CACHE_HOME", [".cache"]);
-  if (cache) folders.push(path.join(cache, "v8-cache", build));
-  return folders;
+  return path.join(PRIVATE, "v8-cache", build);
 }
 
 /** The user's own, and writable by no one else (a symlink is not followed). */
@@ -112,10 +110,9 @@ function readOwnFile(file, isOk) {
   }
 }
 
-// The key: 32 random bytes, 0600, in the user's private data folder (the default one: the key
-// is the account's, so a run with HANDS_DATA_DIR elsewhere still uses the code cache).
-const KEY_DIR = userFolder("XDG_DATA_HOME", [".local", "share"]);
-const KEY_FILE = KEY_DIR && path.join(KEY_DIR, "code-cache.key");
+// The key: 32 random bytes, 0600, in the user's private data folder.
+const KEY_DIR = PRIVATE;
+const KEY_FILE = PRIVATE && path.join(PRIVATE, "code-cache.key");
 const KEY_BYTES = 32;
 const isKey = (stat) => stat.size === KEY_BYTES && (stat.mode & 0o077) === 0;
 /** The key once looked for (null: there is none); `made`: a new one was tried. */
@@ -206,8 +203,9 @@ function sealedCode(name, source, code) {
   return Buffer.concat([MAGIC, nonce, mac.getAuthTag(), code]);
 }
 
-const folders = cacheFolders();
-let cacheFolder = folders.find(trusted);
+const codeFolder = buildFolderOf();
+/** The code cache's folder once it is known to be the user's alone. */
+let cacheFolder = codeFolder && trusted(codeFolder) ? codeFolder : undefined;
 
 /** The chunks loaded so far, by file name. */
 const chunks = new Map();
@@ -242,29 +240,26 @@ function loadChunk(name, bytes) {
     lineOffset: -1,
     cachedData,
   });
-  if (folders.length > 0 && (cachedData === undefined || script.cachedDataRejected))
+  if (codeFolder && (cachedData === undefined || script.cachedDataRejected))
     unsaved.push({ script, name, source });
   script.runInThisContext()(module.exports, chunkRequire, module, file, BUNDLE, chunkImport);
   return module.exports;
 }
 
-/** The folder to save code in: the one read from, else the first that can be made. */
+/** The folder to save code in, made (private) if it is missing. */
 function folderToWrite() {
-  if (cacheFolder) return cacheFolder;
-  for (const folder of folders) {
-    try {
-      fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
-    } catch {
-      continue;
-    }
-    if (!trusted(folder)) continue;
-    try {
-      removeOtherBuilds(folder);
-    } catch {}
-    cacheFolder = folder;
-    return folder;
+  if (cacheFolder || !codeFolder) return cacheFolder;
+  try {
+    fs.mkdirSync(codeFolder, { recursive: true, mode: 0o700 });
+  } catch {
+    return undefined;
   }
-  return undefined;
+  if (!trusted(codeFolder)) return undefined;
+  try {
+    removeOtherBuilds(codeFolder);
+  } catch {}
+  cacheFolder = codeFolder;
+  return codeFolder;
 }
 
 /** Keeps the three newest builds' folders beside a new one (a user may run more than one). */
@@ -300,7 +295,7 @@ function saveCode() {
   }
 }
 
-if (folders.length > 0) {
+if (codeFolder) {
   const channels = require("node:diagnostics_channel");
   const onRequest = (message) => {
     channels.unsubscribe("http.client.request.start", onRequest);

@@ -175,6 +175,7 @@ test("code cache: made by the first run, used unchanged by the next, same result
     assert.ok(remade.get(truncated)!.length > 10, "the truncated file is remade");
     assert.ok(!lstatSync(join(folder, planted)).isSymbolicLink(), "the symlink is replaced");
     assert.ok(!existsSync(copy.userCache), "nothing in the user's cache folder");
+    assert.ok(!existsSync(join(copy.root, "bundle", ".v8-cache")), "nothing beside the bundle");
     assert.equal(readFileSync(victim, "utf8"), "not a cache", "the symlink's target is untouched");
   } finally {
     rmSync(copy.root, { recursive: true, force: true });
@@ -212,13 +213,12 @@ test("code cache: other V8 flags get files of their own; HANDS_NO_CODE_CACHE=1 s
   }
 });
 
-test("code cache: where the bundle's folder cannot be written, the user's private cache folder is used; a shared one is not", async () => {
+test("code cache: kept in the user's private data folder; one others can write, or a relative home's, is not used", async () => {
   const copy = copyOfBin();
   try {
-    writeFileSync(copy.cache, "a file where the folder would be");
     const first = await outlineRun(copy);
     assert.match(first.outline, /def main\(\)/);
-    const base = join(copy.userCache, "hands", "v8-cache");
+    const base = copy.cache;
     const folder = buildFolder(base);
     assert.equal(lstatSync(folder).mode & 0o777, 0o700, "a private folder");
     const made = cacheFiles(folder);
@@ -233,11 +233,11 @@ test("code cache: where the bundle's folder cannot be written, the user's privat
     for (const f of made.keys())
       assert.equal(readFileSync(join(folder, f), "utf8"), "planted by someone else");
 
-    // With a relative home (HOME=".", no XDG_CACHE_HOME) the fallback would be the working
+    // With a relative home (HOME=".", no XDG_DATA_HOME) the folder would be in the working
     // directory, a workspace that may be hostile: code planted there is not read, none is saved.
     chmodSync(folder, 0o700);
-    const planted = join(".cache", "hands", "v8-cache", basename(folder));
-    const noHome = { HOME: ".", XDG_CACHE_HOME: "" };
+    const planted = join(".local", "share", "hands", "v8-cache", basename(folder));
+    const noHome = { HOME: ".", XDG_DATA_HOME: "" };
     assert.deepEqual(
       await outlineRun(copy, noHome, {
         prepare: (ws) => {
@@ -253,7 +253,7 @@ test("code cache: where the bundle's folder cannot be written, the user's privat
       first,
     );
     await outlineRun(copy, noHome, {
-      check: (ws) => assert.ok(!existsSync(join(ws, ".cache")), "nothing saved in the workspace"),
+      check: (ws) => assert.ok(!existsSync(join(ws, ".local")), "nothing saved in the workspace"),
     });
 
     // Old builds' folders beyond the three newest are removed when a new build's is made.

@@ -8,11 +8,11 @@ export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /**
- * The folder of the key that authenticates the bin's V8 code cache (packages/cli/bin/hands.js,
- * which finds it the same way): the user's default data folder, whatever HANDS_DATA_DIR says —
- * the key is the account's. Undefined when only a relative path is known.
+ * The folder of the bin's V8 code cache and its key (packages/cli/bin/hands.js, which finds it
+ * the same way): the user's default data folder, whatever HANDS_DATA_DIR says — both are the
+ * account's. Undefined when only a relative path is known.
  */
-export function codeCacheKeyDir(env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function codeCacheDir(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const xdg = env.XDG_DATA_HOME;
   const base = xdg && isAbsolute(xdg) ? xdg : join(homedir(), ".local", "share");
   return isAbsolute(base) ? join(base, "hands") : undefined;

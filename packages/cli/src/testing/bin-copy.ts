@@ -9,11 +9,11 @@ const CLI_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export interface BinCopy {
   root: string;
   bin: string;
-  /** The bundle's own code cache folder (bundle/.v8-cache). */
+  /** Its code cache folder: $XDG_DATA_HOME/hands/v8-cache. */
   cache: string;
-  /** Its XDG_CACHE_HOME. */
+  /** Its XDG_CACHE_HOME (the code cache is not kept there). */
   userCache: string;
-  /** Its XDG_DATA_HOME (where the code cache's key is kept). */
+  /** Its XDG_DATA_HOME (the private data folder the code cache and its key are kept in). */
   userData: string;
 }
 
@@ -28,7 +28,7 @@ export function copyOfBin(): BinCopy {
   return {
     root,
     bin: join(root, "bin", "hands.js"),
-    cache: join(root, "bundle", ".v8-cache"),
+    cache: join(root, "xdg-data", "hands", "v8-cache"),
     userCache: join(root, "xdg-cache"),
     userData: join(root, "xdg-data"),
   };
