@@ -111,7 +111,6 @@ function readOwnFile(file, isOk) {
 }
 
 // The key: 32 random bytes, 0600, in the user's private data folder.
-const KEY_DIR = PRIVATE;
 const KEY_FILE = PRIVATE && path.join(PRIVATE, "code-cache.key");
 const KEY_BYTES = 32;
 const isKey = (stat) => stat.size === KEY_BYTES && (stat.mode & 0o077) === 0;
@@ -121,7 +120,7 @@ let made = false;
 
 /** The key, or undefined; `make`: a new one replaces a missing or unfit one (say, readable by others). */
 function codeKey(make) {
-  if (key === undefined) key = (KEY_FILE && trusted(KEY_DIR) && readOwnFile(KEY_FILE, isKey)) || null;
+  if (key === undefined) key = (KEY_FILE && trusted(PRIVATE) && readOwnFile(KEY_FILE, isKey)) || null;
   if (key === null && make && !made) {
     made = true;
     key = (KEY_FILE && makeKey()) || null;
@@ -131,8 +130,8 @@ function codeKey(make) {
 
 function makeKey() {
   try {
-    fs.mkdirSync(KEY_DIR, { recursive: true, mode: 0o700 });
-    if (!trusted(KEY_DIR)) return undefined;
+    fs.mkdirSync(PRIVATE, { recursive: true, mode: 0o700 });
+    if (!trusted(PRIVATE)) return undefined;
     fs.rmSync(KEY_FILE, { force: true });
     // Made whole under another name, then linked: a reader never sees half a key, and of two
     // starts making one at once, the second takes the first's.
