@@ -5,7 +5,6 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import {
   chmodSync,
-  cpSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -24,10 +23,10 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { startScriptedServer } from "@hands/llm";
+import { buildFolder, copyOfBin } from "./testing/bin-copy.js";
 import { BIN, cleanEnv, runBin, runHands, scriptedRunArgs } from "./testing/cli-process.js";
 
 const BUNDLE = fileURLToPath(new URL("../bundle/", import.meta.url));
-const CLI_ROOT = fileURLToPath(new URL("../", import.meta.url));
 
 // Preloaded into the bin: when the first HTTP request leaves, lists node's internal modules.
 const PROBE = `import http from "node:http";
@@ -90,30 +89,6 @@ test("every rewritten import.meta.url in the bundle names the file it came from,
   }
 });
 
-/**
- * A private copy of the bin and the bundle (no code cache yet), inside @hands/cli so packages
- * resolve; `userCache` is its XDG_CACHE_HOME.
- */
-function copyOfBin(): { root: string; bin: string; cache: string; userCache: string } {
-  const root = mkdtempSync(join(CLI_ROOT, ".test-bin-"));
-  cpSync(join(CLI_ROOT, "bin"), join(root, "bin"), { recursive: true });
-  cpSync(BUNDLE, join(root, "bundle"), { recursive: true, filter: (f) => !f.includes(".v8-cache") });
-  return {
-    root,
-    bin: join(root, "bin", "hands.js"),
-    cache: join(root, "bundle", ".v8-cache"),
-    userCache: join(root, "xdg-cache"),
-  };
-}
-
-/** The one build folder under a code cache folder. */
-function buildFolder(cache: string): string {
-  const builds = readdirSync(cache);
-  assert.equal(builds.length, 1, `one build's folder: ${builds}`);
-  assert.match(builds[0]!, /^[0-9a-f]{16}$/);
-  return join(cache, builds[0]!);
-}
-
 const PY =
   "class Greeter:\n    def hello(self, name):\n        return f'hi {name}'\n\ndef main():\n    print(Greeter().hello('x'))\n";
 
@@ -123,7 +98,7 @@ const PY =
  * Returns the outline the tool gave and the final answer.
  */
 async function outlineRun(
-  copy: { bin: string; userCache: string },
+  copy: { bin: string; userCache: string; userData: string },
   env: Record<string, string> = {},
   workspace: { prepare?: (ws: string) => void; check?: (ws: string) => void } = {},
 ): Promise<{ outline: string; answer: string }> {
@@ -138,7 +113,7 @@ async function outlineRun(
     const r = await runBin(
       copy.bin,
       [...scriptedRunArgs(model.url, ws), "outline greet.py"],
-      cleanEnv(ws, { XDG_CACHE_HOME: copy.userCache, ...env }),
+      cleanEnv(ws, { XDG_CACHE_HOME: copy.userCache, XDG_DATA_HOME: copy.userData, ...env }),
       ws,
     );
     assert.equal(r.code, 0, r.stderr);
@@ -200,6 +175,7 @@ test("code cache: made by the first run, used unchanged by the next, same result
     assert.ok(remade.get(truncated)!.length > 10, "the truncated file is remade");
     assert.ok(!lstatSync(join(folder, planted)).isSymbolicLink(), "the symlink is replaced");
     assert.ok(!existsSync(copy.userCache), "nothing in the user's cache folder");
+    assert.ok(!existsSync(join(copy.root, "bundle", ".v8-cache")), "nothing beside the bundle");
     assert.equal(readFileSync(victim, "utf8"), "not a cache", "the symlink's target is untouched");
   } finally {
     rmSync(copy.root, { recursive: true, force: true });
@@ -237,13 +213,12 @@ test("code cache: other V8 flags get files of their own; HANDS_NO_CODE_CACHE=1 s
   }
 });
 
-test("code cache: where the bundle's folder cannot be written, the user's private cache folder is used; a shared one is not", async () => {
+test("code cache: kept in the user's private data folder; one others can write, or a relative home's, is not used", async () => {
   const copy = copyOfBin();
   try {
-    writeFileSync(copy.cache, "a file where the folder would be");
     const first = await outlineRun(copy);
     assert.match(first.outline, /def main\(\)/);
-    const base = join(copy.userCache, "hands", "v8-cache");
+    const base = copy.cache;
     const folder = buildFolder(base);
     assert.equal(lstatSync(folder).mode & 0o777, 0o700, "a private folder");
     const made = cacheFiles(folder);
@@ -258,11 +233,11 @@ test("code cache: where the bundle's folder cannot be written, the user's privat
     for (const f of made.keys())
       assert.equal(readFileSync(join(folder, f), "utf8"), "planted by someone else");
 
-    // With a relative home (HOME=".", no XDG_CACHE_HOME) the fallback would be the working
+    // With a relative home (HOME=".", no XDG_DATA_HOME) the folder would be in the working
     // directory, a workspace that may be hostile: code planted there is not read, none is saved.
     chmodSync(folder, 0o700);
-    const planted = join(".cache", "hands", "v8-cache", basename(folder));
-    const noHome = { HOME: ".", XDG_CACHE_HOME: "" };
+    const planted = join(".local", "share", "hands", "v8-cache", basename(folder));
+    const noHome = { HOME: ".", XDG_DATA_HOME: "" };
     assert.deepEqual(
       await outlineRun(copy, noHome, {
         prepare: (ws) => {
@@ -278,7 +253,7 @@ test("code cache: where the bundle's folder cannot be written, the user's privat
       first,
     );
     await outlineRun(copy, noHome, {
-      check: (ws) => assert.ok(!existsSync(join(ws, ".cache")), "nothing saved in the workspace"),
+      check: (ws) => assert.ok(!existsSync(join(ws, ".local")), "nothing saved in the workspace"),
     });
 
     // Old builds' folders beyond the three newest are removed when a new build's is made.

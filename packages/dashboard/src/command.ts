@@ -1,5 +1,6 @@
 // `hands dashboard [--port N] [--no-open] [--serve URL]`: starts the dashboard, prints its URL
-// (with the token) and opens it in the browser; runs until interrupted.
+// and the file that holds its one-time link, and gives the browser that file (never the token on
+// a command line, which any user can read in /proc); runs until interrupted.
 import { spawn } from "node:child_process";
 import { parseArgs } from "node:util";
 import { startDashboard } from "./server.js";
@@ -7,11 +8,12 @@ import { startDashboard } from "./server.js";
 export const DASHBOARD_HELP = `Usage: hands dashboard [options]
 
 A local web app over this machine's runs, sessions, memory, sandboxes and evals. It listens on
-127.0.0.1 only; the URL it prints carries a one-time token (other users of the machine cannot
-read the dashboard without it).
+127.0.0.1 only. It is opened through a one-time link kept in a file only you can read (printed,
+and given to the browser): the first browser to follow it signs in, the link is then used up,
+and other users of the machine cannot read the dashboard.
 
   --port N        port to listen on (default: a free one)
-  --no-open       print the URL, do not open a browser
+  --no-open       print where the link is, do not open a browser
   --serve URL     a running hands serve's API (default: $E2B_API_URL), for the sandboxes page;
                   its key comes from $E2B_API_KEY`;
 
@@ -74,8 +76,10 @@ export async function runDashboardCommand(
     port,
     ...(serveUrl && apiKey ? { serve: { url: serveUrl, apiKey } } : {}),
   });
-  out(`Dashboard: ${dash.openUrl}\n(data: ${context.dataDir}; Ctrl-C stops it)\n`);
-  if (!values["no-open"]) openBrowser(dash.openUrl);
+  out(
+    `Dashboard: ${dash.url}\nOpen it with: ${dash.openFile.url}\n(a one-time link, only for you; data: ${context.dataDir}; Ctrl-C stops it)\n`,
+  );
+  if (!values["no-open"]) openBrowser(dash.openFile.url);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once("SIGINT", stop);

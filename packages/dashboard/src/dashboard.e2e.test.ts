@@ -53,7 +53,7 @@ async function heldModel(answer: string) {
 /** The runs list as the API gives it. */
 async function apiRuns(): Promise<RunSummary[]> {
   const r = await fetch(`${dash.url}api/runs`, {
-    headers: { cookie: `${cookieName(dash.port)}=${dash.token}` },
+    headers: { cookie: `${cookieName(dash.port)}=${dash.session}` },
   });
   return (await r.json()) as RunSummary[];
 }
@@ -98,25 +98,29 @@ describe("hands dashboard in Chromium", { timeout: 120_000 }, () => {
     assert.equal((await fetch(api, { headers: { cookie: `${cookie}=guess` } })).status, 403);
     assert.equal((await fetch(`${dash.url}?token=guess`, { redirect: "manual" })).status, 403);
     // Another host name (a DNS-rebinding page) is refused even with the token.
-    assert.equal(await statusWithHost(api, "evil.example", `${cookie}=${dash.token}`), 403);
-    assert.equal(await statusWithHost(api, `localhost:${dash.port}`, `${cookie}=${dash.token}`), 200);
-    const r = await fetch(dash.openUrl, { redirect: "manual" });
-    assert.equal(r.status, 302);
-    assert.equal(r.headers.get("location"), "/");
-    assert.match(
-      r.headers.get("set-cookie") ?? "",
-      new RegExp(`^${cookie}=[\\w-]+; HttpOnly; SameSite=Strict; Path=/`),
+    assert.equal(await statusWithHost(api, "evil.example", `${cookie}=${dash.session}`), 403);
+    assert.equal(await statusWithHost(api, `localhost:${dash.port}`, `${cookie}=${dash.session}`), 200);
+    // The browser used the one-time link (before): a second use gets nothing.
+    const again = await fetch(dash.openUrl, { redirect: "manual" });
+    assert.equal(again.status, 403);
+    assert.equal(again.headers.get("set-cookie"), null);
+    const [given] = (await browser.context.cookies(dash.url)).filter((c) => c.name === cookie);
+    assert.ok(given, "the browser holds the session cookie");
+    assert.deepEqual(
+      [given.value, given.httpOnly, given.sameSite, given.path],
+      [dash.session, true, "Strict", "/"],
     );
-    const ok = await fetch(api, { headers: { cookie: `${cookie}=${dash.token}` } });
+    assert.notEqual(given.value, dash.token, "the cookie is not the link's token");
+    const ok = await fetch(api, { headers: { cookie: `${cookie}=${dash.session}` } });
     assert.equal(ok.status, 200);
     // A change needs the dashboard's own origin as well as the cookie.
     const kill = await fetch(`${dash.url}api/sandboxes/abc/kill`, {
       method: "POST",
-      headers: { cookie: `${cookie}=${dash.token}`, origin: "http://evil.example" },
+      headers: { cookie: `${cookie}=${dash.session}`, origin: "http://evil.example" },
     });
     assert.equal(kill.status, 403);
     // In the browser the address bar no longer shows the token.
-    assert.equal(new URL(browser.page.url()).search, "");
+    await until("the page to move on", () => new URL(browser.page.url()).search === "");
   });
 
   test("runs list: every run with its status, filtered by text and status", async () => {
@@ -467,7 +471,9 @@ describe("hands dashboard in Chromium", { timeout: 120_000 }, () => {
     const d = await startDashboard({ dataDir: other });
     try {
       const page = await browser.context.newPage();
-      await page.goto(`${d.openUrl}#/memory`);
+      await page.goto(d.openUrl);
+      await page.waitForURL(d.url);
+      await page.goto(`${d.url}#/memory`);
       assert.match((await (await page.waitForSelector(".error")).textContent()) ?? "", /no memory file/);
       writeFileSync(
         join(other, "memory.db"),
@@ -588,7 +594,7 @@ describe("hands dashboard in Chromium", { timeout: 120_000 }, () => {
 
   test("the runs API agrees with the page and no page logged an error", async () => {
     const cookie = cookieName(dash.port);
-    const r = await fetch(`${dash.url}api/runs`, { headers: { cookie: `${cookie}=${dash.token}` } });
+    const r = await fetch(`${dash.url}api/runs`, { headers: { cookie: `${cookie}=${dash.session}` } });
     const runs = (await r.json()) as RunSummary[];
     const fib = runs.find((x) => x.id === fx.fib)!;
     assert.equal(fib.steps, 4);

@@ -3,10 +3,11 @@
 // among the traces, a memory file that is not one; and the command line's own checks.
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
 import type { RunSummary } from "./api-types.js";
 import { cookieName } from "./auth.js";
 import { type RunningDashboard, startDashboard } from "./server.js";
@@ -18,7 +19,7 @@ let dash: RunningDashboard;
 
 const get = (path: string) =>
   fetch(`${dash.url}${path.replace(/^\//, "")}`, {
-    headers: { cookie: `${cookieName(dash.port)}=${dash.token}` },
+    headers: { cookie: `${cookieName(dash.port)}=${dash.session}` },
     signal: AbortSignal.timeout(5000),
   });
 
@@ -130,7 +131,7 @@ describe("the dashboard's server", () => {
 });
 
 describe("hands dashboard (command line)", () => {
-  test("prints the URL with the token, refuses without it, stops cleanly on SIGTERM; bad flags exit 2", async () => {
+  test("prints the URL and the file with the one-time link, refuses without it, stops cleanly on SIGTERM; bad flags exit 2", async () => {
     const child = spawn(process.execPath, [HANDS_BIN, "dashboard", "--no-open"], {
       env: handsEnv(scratch),
       stdio: ["ignore", "pipe", "pipe"],
@@ -140,12 +141,17 @@ describe("hands dashboard (command line)", () => {
       out += d;
     });
     const exited = new Promise((r) => child.once("exit", r));
-    for (let i = 0; i < 200 && !/token=/.test(out); i++) await new Promise((r) => setTimeout(r, 25));
-    const url = /Dashboard: (http:\/\/127\.0\.0\.1:\d+\/)\?token=([\w-]+)/.exec(out);
-    assert.ok(url, out);
-    assert.equal((await fetch(`${url[1]}api/runs`)).status, 401);
-    const r = await fetch(`${url[1]}?token=${url[2]}`, { redirect: "manual" });
-    assert.equal(r.status, 302);
+    for (let i = 0; i < 200 && !/Open it with: /.test(out); i++) await new Promise((r) => setTimeout(r, 25));
+    const printed = /Dashboard: (http:\/\/127\.0\.0\.1:\d+\/)\nOpen it with: (file:\/\/\S+)/.exec(out);
+    assert.ok(printed, out);
+    const link = /url=(http:[^"]+)"/.exec(readFileSync(fileURLToPath(printed[2]!), "utf8"));
+    assert.ok(link, "the file holds the link");
+    const token = new URL(link[1]!).searchParams.get("token");
+    assert.ok(token && !out.includes(token), "the token is not printed");
+    assert.equal((await fetch(`${printed[1]}api/runs`)).status, 401);
+    const r = await fetch(link[1]!.replaceAll("&#38;", "&"), { redirect: "manual" });
+    assert.equal(r.status, 200);
+    assert.match(r.headers.get("set-cookie") ?? "", /^hands_dashboard_\d+=/);
     child.kill("SIGTERM");
     assert.equal(await exited, 0);
 

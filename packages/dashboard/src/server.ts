@@ -27,11 +27,12 @@ import type {
   SnapshotsPayload,
   TracePayload,
 } from "./api-types.js";
-import { authorize, newToken } from "./auth.js";
+import { DashboardAuth } from "./auth.js";
 import { readEvalRuns } from "./eval-log.js";
 import { parseIdList } from "./id-list.js";
 import { localSandboxes, localSandboxTrail } from "./local-sandboxes.js";
 import { MemoryFileError, MemoryFiles } from "./memory-files.js";
+import { type OpenerFile, writeOpenerFile } from "./opener-file.js";
 import { RunIndex, tracePath } from "./runs.js";
 import { killSandbox, listSandboxes, type ServeConnection, sandboxTrail } from "./sandboxes.js";
 import { fullMessage, sentMessages } from "./sent-messages.js";
@@ -49,10 +50,14 @@ export interface DashboardOptions {
 
 export interface RunningDashboard {
   url: string;
-  /** The URL with the token: what the user opens. */
+  /** The one-time link (the URL with the token). */
   openUrl: string;
+  /** A 0600 file in the data folder that opens the link: what the browser is given (opener-file.ts). */
+  openFile: OpenerFile;
   port: number;
   token: string;
+  /** The session cookie's value the link gives out (for tests: a request as the signed-in browser). */
+  session: string;
   close(): Promise<void>;
 }
 
@@ -148,7 +153,8 @@ function sse(
 }
 
 export async function startDashboard(o: DashboardOptions): Promise<RunningDashboard> {
-  const token = newToken();
+  let openFile: OpenerFile | undefined;
+  const auth = new DashboardAuth(() => openFile?.remove());
   const runs = new RunIndex(o.dataDir);
   const memory = new MemoryFiles(o.dataDir);
   const webDir = o.webDir ?? defaultWebDir();
@@ -396,7 +402,7 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
   };
 
   const server: Server = createServer((req, res) => {
-    if (!authorize(req, res, token, port)) return;
+    if (!auth.authorize(req, res, port)) return;
     const url = new URL(req.url ?? "/", "http://dashboard");
     const handle = url.pathname.startsWith("/api/")
       ? api(req, res, url)
@@ -425,12 +431,22 @@ export async function startDashboard(o: DashboardOptions): Promise<RunningDashbo
   });
   port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}/`;
+  const openUrl = `${url}?token=${auth.token}`;
+  try {
+    openFile = writeOpenerFile(o.dataDir, port, openUrl);
+  } catch (err) {
+    server.close();
+    throw err;
+  }
   return {
     url,
-    openUrl: `${url}?token=${token}`,
+    openUrl,
+    openFile,
     port,
-    token,
+    token: auth.token,
+    session: auth.session,
     close: async () => {
+      openFile?.remove();
       for (const stop of streams) stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -12,9 +12,9 @@ import { join } from "node:path";
 
 const STAMP = ".private-modes";
 
-/** Names Hands puts at the top of its data folder. */
+/** Names Hands puts at the top of its data folder (code-cache.key and v8-cache: the bin's, packages/cli/bin/hands.js; dashboard: its one-time link files). */
 const OURS =
-  /^(traces|sessions|outputs|checkpoints|history|audit\.jsonl|sandbox-audit\.jsonl|evals\.jsonl|memory(\.[\w.-]+)?\.db(-wal|-shm|-journal|\.maintained)?|\.private-modes)$/;
+  /^(traces|sessions|outputs|checkpoints|history|audit\.jsonl|sandbox-audit\.jsonl|evals\.jsonl|code-cache\.key|v8-cache|dashboard|memory(\.[\w.-]+)?\.db(-wal|-shm|-journal|\.maintained)?|\.private-modes)$/;
 
 export interface RepairResult {
   /** Paths whose mode was changed. */

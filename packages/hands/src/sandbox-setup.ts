@@ -12,7 +12,7 @@ import {
   type SandboxKind,
 } from "@hands/sandbox/base";
 import { SettingsError } from "./errors.js";
-import { dataDir, userConfigPath } from "./paths.js";
+import { codeCacheDir, dataDir, userConfigPath } from "./paths.js";
 
 export interface SandboxChoice {
   kind: string;
@@ -52,13 +52,17 @@ export function resolveSandboxKind(kind: string, err: (s: string) => void): Sand
  * What a sandboxed command may not change: the project's settings and instructions, and Hands'
  * own folders when the workspace holds them (a workspace at $HOME): the user config, policy and
  * trusted-folders list would otherwise apply to every other workspace, and the data folder holds
- * the sessions and the memory later runs trust. They are made first, so each has a mount.
+ * the sessions and the memory later runs trust, and the folder of the bin's code cache and its
+ * key (planted code would run on the host at the next start). They are made first, so each has
+ * a mount.
  */
 export function protectedPathsFor(workspace: string, env: NodeJS.ProcessEnv = process.env): string[] {
   const paths = [...DEFAULT_PROTECTED_PATHS];
-  for (const dir of [dirname(userConfigPath(env)), dataDir(env)]) {
+  const keyDir = codeCacheDir(env);
+  for (const dir of [dirname(userConfigPath(env)), dataDir(env), ...(keyDir ? [keyDir] : [])]) {
     const rel = relative(workspace, resolveMade(dir));
-    if (rel && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)) paths.push(rel);
+    if (rel && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel) && !paths.includes(rel))
+      paths.push(rel);
   }
   return paths;
 }

@@ -7,9 +7,18 @@
 // way a planted process could forge a later command's result), kernel modules, kexec,
 // reboot, swap, clocks, accounting, quotas, raw handles — and creating or chmod-ing a file
 // with setuid/setgid bits, so nothing the sandbox leaves in the workspace can raise privileges.
+// Also what Docker's default profile refuses and a sandbox has no use for: vsock sockets (a
+// network namespace does not cover them: on a virtual machine they reach the host), NUMA memory
+// policies (mbind, set_mempolicy, move_pages, migrate_pages: CAP_SYS_NICE in Docker), and
+// personality() beyond the values Docker allows (ADDR_NO_RANDOMIZE turns off ASLR, for one).
 
 export const EPERM = 1;
 export const ENOSYS = 38;
+export const EAFNOSUPPORT = 97;
+
+const AF_VSOCK = 40;
+/** The personality() values Docker's default profile allows: Linux, PER_LINUX32, UNAME26 and the query. */
+export const ALLOWED_PERSONALITIES: readonly number[] = [0x0, 0x8, 0x20000, 0x20008, 0xffffffff];
 
 const CLONE_NEWUSER = 0x10000000;
 const O_CREAT = 0o100;
@@ -17,22 +26,25 @@ const O_TMPFILE_BIT = 0o20000000;
 const S_ISUID = 0o4000;
 const S_ISGID = 0o2000;
 
-/** A condition on one argument: true when any of `mask`'s bits is set in its low 32 bits. */
-interface ArgBits {
-  arg: number;
-  mask: number;
-}
+/**
+ * A condition on one argument's low 32 bits (what the kernel reads of an int or unsigned int):
+ * any of `mask`'s bits set; equal to `equals`; or none of `notIn`.
+ */
+export type ArgCondition =
+  | { arg: number; mask: number }
+  | { arg: number; equals: number }
+  | { arg: number; notIn: readonly number[] };
 
 export interface SyscallRule {
   name: string;
   /** All must hold for the call to be denied (none: always denied). */
-  when?: ArgBits[];
+  when?: ArgCondition[];
   errno?: number;
 }
 
 const always = (names: string[], errno = EPERM): SyscallRule[] => names.map((name) => ({ name, errno }));
-const setidMode = (arg: number): ArgBits => ({ arg, mask: S_ISUID | S_ISGID });
-const creating = (arg: number): ArgBits => ({ arg, mask: O_CREAT | O_TMPFILE_BIT });
+const setidMode = (arg: number): ArgCondition => ({ arg, mask: S_ISUID | S_ISGID });
+const creating = (arg: number): ArgCondition => ({ arg, mask: O_CREAT | O_TMPFILE_BIT });
 
 export const DENIED_SYSCALLS: readonly SyscallRule[] = [
   // biome-ignore format: a list of names
@@ -50,6 +62,10 @@ export const DENIED_SYSCALLS: readonly SyscallRule[] = [
   // Flags and modes clone3/openat2 pass in memory, where a filter cannot look: ENOSYS makes
   // the C library fall back to clone/openat, whose arguments are checked below.
   ...always(["clone3", "openat2"], ENOSYS),
+  ...always(["mbind", "set_mempolicy", "set_mempolicy_home_node", "move_pages", "migrate_pages"]),
+  { name: "socket", when: [{ arg: 0, equals: AF_VSOCK }], errno: EAFNOSUPPORT },
+  { name: "socketpair", when: [{ arg: 0, equals: AF_VSOCK }], errno: EAFNOSUPPORT },
+  { name: "personality", when: [{ arg: 0, notIn: ALLOWED_PERSONALITIES }] },
   { name: "clone", when: [{ arg: 0, mask: CLONE_NEWUSER }] },
   { name: "unshare", when: [{ arg: 0, mask: CLONE_NEWUSER }] },
   { name: "chmod", when: [setidMode(1)] },
@@ -80,7 +96,8 @@ const X86_64: Record<string, number> = {
   kexec_file_load: 320, bpf: 321, userfaultfd: 323, io_uring_setup: 425, io_uring_enter: 426,
   io_uring_register: 427, open_tree: 428, move_mount: 429, fsopen: 430, fsconfig: 431,
   fsmount: 432, fspick: 433, clone3: 435, openat2: 437, pidfd_getfd: 438, mount_setattr: 442,
-  quotactl_fd: 443, fchmodat2: 452,
+  quotactl_fd: 443, fchmodat2: 452, socket: 41, socketpair: 53, personality: 135, mbind: 237,
+  set_mempolicy: 238, migrate_pages: 256, move_pages: 279, set_mempolicy_home_node: 450,
 };
 
 // biome-ignore format: a table
@@ -95,7 +112,8 @@ const AARCH64: Record<string, number> = {
   userfaultfd: 282, kexec_file_load: 294, io_uring_setup: 425, io_uring_enter: 426,
   io_uring_register: 427, open_tree: 428, move_mount: 429, fsopen: 430, fsconfig: 431,
   fsmount: 432, fspick: 433, clone3: 435, openat2: 437, pidfd_getfd: 438, mount_setattr: 442,
-  quotactl_fd: 443, fchmodat2: 452,
+  quotactl_fd: 443, fchmodat2: 452, personality: 92, socket: 198, socketpair: 199, mbind: 235,
+  set_mempolicy: 237, migrate_pages: 238, move_pages: 239, set_mempolicy_home_node: 450,
 };
 
 interface Arch {
@@ -149,13 +167,22 @@ export function seccompProgram(arch = process.arch): Buffer | undefined {
       p.push([JEQ_K, 0, 1, nr], ret);
       continue;
     }
-    // Not this call: skip the block. Each unmet condition jumps to the reload of the number.
-    const k = conds.length;
-    p.push([JEQ_K, 0, 2 * k + 2, nr]);
-    conds.forEach((c, j) => {
-      p.push([LD_W_ABS, 0, 0, argLow(c.arg)], [JSET_K, 0, 2 * (k - 1 - j) + 1, c.mask]);
+    // Not this call: skip the block. A condition that does not hold jumps to the block's last
+    // instruction, the reload of the call's number.
+    const body: Array<[number, number | "fail", number | "fail", number]> = [];
+    for (const c of conds) {
+      body.push([LD_W_ABS, 0, 0, argLow(c.arg)]);
+      if ("mask" in c) body.push([JSET_K, 0, "fail", c.mask]);
+      else if ("equals" in c) body.push([JEQ_K, 0, "fail", c.equals]);
+      else for (const v of c.notIn) body.push([JEQ_K, "fail", 0, v]);
+    }
+    body.push(ret);
+    p.push([JEQ_K, 0, body.length + 1, nr]);
+    body.forEach(([code, jt, jf, k], i) => {
+      const fail = body.length - i - 1; // from the next instruction to the reload
+      p.push([code, jt === "fail" ? fail : jt, jf === "fail" ? fail : jf, k]);
     });
-    p.push(ret, [LD_W_ABS, 0, 0, OFF_NR]);
+    p.push([LD_W_ABS, 0, 0, OFF_NR]);
   }
   p.push([RET_K, 0, 0, RET_ALLOW]);
   const buf = Buffer.alloc(p.length * 8);
@@ -175,8 +202,42 @@ const bits = (mask: number): number[] => {
 };
 
 /**
+ * (mask, value) pairs such that a 32-bit number is outside `allowed` exactly when, for one of
+ * them, number & mask === value: a walk down the bits from the top, one pair for each prefix no
+ * allowed value has.
+ */
+export function maskedOutside(allowed: readonly number[]): Array<[mask: number, value: number]> {
+  const out: Array<[number, number]> = [];
+  const walk = (bit: number, prefixMask: number, prefix: number, set: number[]) => {
+    const mask = (prefixMask | (1 << bit)) >>> 0;
+    for (const b of [0, 1]) {
+      const value = (prefix | (b << bit)) >>> 0;
+      const below = set.filter((s) => (s & mask) >>> 0 === value);
+      if (below.length === 0) out.push([mask, value]);
+      else if (bit > 0) walk(bit - 1, mask, value, below);
+    }
+  };
+  walk(
+    31,
+    0,
+    0,
+    allowed.map((v) => v >>> 0),
+  );
+  return out;
+}
+
+/** A condition as Docker comparisons, any one of which makes it hold. */
+function dockerAlternatives(c: ArgCondition): Array<[mask: number, value: number]> {
+  // Masked with 0xffffffff: Docker compares all 64 bits, the kernel reads the low 32.
+  if ("mask" in c) return bits(c.mask).map((b) => [b, b]);
+  if ("equals" in c) return [[0xffffffff, c.equals >>> 0]];
+  return maskedOutside(c.notIn);
+}
+
+/**
  * The same rules as a Docker seccomp profile (JSON for `SecurityOpt: ["seccomp=…"]`). Docker
- * compares masked values for equality, so "any of these bits" becomes one rule per bit.
+ * compares masked values for equality and allows one comparison per argument in a rule, so a
+ * condition becomes one rule per alternative (a bit of the mask; a prefix outside the list).
  */
 export function dockerSeccompProfile(arch = process.arch): string | undefined {
   const a = ARCHES[arch];
@@ -187,7 +248,10 @@ export function dockerSeccompProfile(arch = process.arch): string | undefined {
     let combos: Array<Array<{ index: number; value: number; valueTwo: number; op: string }>> = [[]];
     for (const c of rule.when ?? [])
       combos = combos.flatMap((prev) =>
-        bits(c.mask).map((b) => [...prev, { index: c.arg, value: b, valueTwo: b, op: "SCMP_CMP_MASKED_EQ" }]),
+        dockerAlternatives(c).map(([mask, value]) => [
+          ...prev,
+          { index: c.arg, value: mask, valueTwo: value, op: "SCMP_CMP_MASKED_EQ" },
+        ]),
       );
     for (const args of combos) syscalls.push(args.length > 0 ? { ...base, args } : base);
   }

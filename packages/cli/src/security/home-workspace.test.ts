@@ -75,5 +75,45 @@ for (const kind of ["bwrap", "docker"]) {
         await server.close();
       }
     });
+
+    test("with the data folder elsewhere, a command still cannot plant the code cache's key", async () => {
+      const home = mkdtempSync(join(scratch, `key-${kind}-`));
+      // A key of the attacker's choosing, as the bin would accept it: 32 bytes, 0600.
+      const plant =
+        "mkdir -p .local/share/hands && head -c 32 /dev/zero > .local/share/hands/code-cache.key && chmod 600 .local/share/hands/code-cache.key";
+      const server = await startScriptedServer([
+        { toolCalls: [{ name: "run_command", arguments: { command: `${plant}; echo done > mine.txt` } }] },
+        { content: "finished" },
+      ]);
+      try {
+        const env = cleanEnv(home, {
+          HOME: home,
+          XDG_DATA_HOME: join(home, ".local", "share"),
+          HANDS_DATA_DIR: join(scratch, `data-${kind}`),
+        });
+        const args = [
+          "--base-url",
+          server.url,
+          "--api-key",
+          "k",
+          "--model",
+          "m",
+          "--sandbox",
+          kind,
+          "--cwd",
+          home,
+        ];
+        const run = await runHands([...args, "go"], env);
+        assert.equal(run.code, 0, run.stderr);
+        assert.equal(readFileSync(join(home, "mine.txt"), "utf8"), "done\n");
+        const key = join(home, ".local", "share", "hands", "code-cache.key");
+        assert.ok(existsSync(key), "the bin made its key");
+        assert.notDeepEqual(readFileSync(key), Buffer.alloc(32), "the planted key");
+        const result = server.requests[1]!.body.messages.find((m: { role: string }) => m.role === "tool");
+        assert.match(result.content, /Read-only file system/);
+      } finally {
+        await server.close();
+      }
+    });
   });
 }
