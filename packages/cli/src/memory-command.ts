@@ -2,17 +2,9 @@
 import { existsSync } from "node:fs";
 import { dataDir, openEmbedder, realFolder, resolveSettings } from "@hands/sdk/root";
 import { parseCliArgs, UsageError } from "./args.js";
+import { MEMORY_HELP } from "./command-help.js";
 
-export const MEMORY_HELP = `Usage: hands memory <command> [options]
-
-  ls [--scope S] [--layer L] [--limit N]   chunks, newest first
-  show                                      the last context: each item's layer, importance, form, pointer and why it was in it
-  show ID                                   one chunk, its originals and its history
-  search QUERY [--budget N] [--scope S]     budgeted retrieval, as the agent would get it
-  stats                                     counts by layer, tokens, events
-  export [--scope S]                        snapshot (all chunks) as JSON on stdout
-
-  --db FILE   memory file (default: <data dir>/memory.db)`;
+export { MEMORY_HELP };
 
 export async function runMemoryCommand(argv: string[], out: (s: string) => void): Promise<number> {
   const [cmd, ...rest] = argv;
