@@ -28,7 +28,7 @@ export const COMMANDS: Record<CommandName, Command> = {
   sessions: {
     subcommands: [],
     help: async () => SESSIONS_HELP,
-    run: async (argv) => (await import("./interactive/subcommands.js")).runSubcommand("sessions", argv),
+    run: async (argv) => (await import("./sessions-command.js")).runSessionsCommand(argv, out),
   },
   init: {
     subcommands: [],

@@ -5,7 +5,7 @@ export { createProvider, type ProviderConfig, type ProviderKind } from "./factor
 export { LenientJsonError, parseLenientJson } from "./lenient-json.js";
 export { OpenAIProvider, type OpenAIProviderOptions } from "./openai.js";
 export { fromOpenAIFinish, fromOpenAIUsage, toOpenAIMessages, toOpenAITools } from "./openai-wire.js";
-export { costOf, type ModelPrice, PRICING, priceFor, withCost } from "./pricing.js";
+export { costOf, formatCost, type ModelPrice, PRICING, priceFor, withCost } from "./pricing.js";
 export {
   formatReminder,
   OBSERVATION_STOP,
