@@ -59,7 +59,7 @@ export interface Settings {
   trust: TrustState;
   ignored: string[];
   /** Where each setting that matters for troubleshooting came from. */
-  sources: { baseUrl?: string; model?: string };
+  sources: { baseUrl?: string; model?: string; apiKey?: string };
 }
 
 export interface ResolveOptions {
@@ -153,8 +153,11 @@ export function resolveSettings(
   else if (env.HANDS_MODEL) [model, sources.model] = [env.HANDS_MODEL, "HANDS_MODEL"];
   else if (pick("model")) [model, sources.model] = [pick("model"), "config"];
 
-  const apiKey =
-    args.apiKey ?? (provider === "anthropic" ? env.ANTHROPIC_API_KEY : env.OPENAI_API_KEY) ?? pick("apiKey");
+  const keyVariable = provider === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+  let apiKey: string | undefined;
+  if (args.apiKey) [apiKey, sources.apiKey] = [args.apiKey, "--api-key"];
+  else if (env[keyVariable]) [apiKey, sources.apiKey] = [env[keyVariable], keyVariable];
+  else if (pick("apiKey")) [apiKey, sources.apiKey] = [pick("apiKey"), "config"];
   const maxSteps =
     args.maxSteps ?? positiveIntSetting("HANDS_MAX_STEPS", env.HANDS_MAX_STEPS) ?? pick("maxSteps") ?? 50;
   const maxTokens =

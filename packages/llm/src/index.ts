@@ -3,6 +3,13 @@ export { fromAnthropicStop, fromAnthropicUsage, toAnthropic, toAnthropicTools } 
 export { ContextOverflowError, overflowOf } from "./context-overflow.js";
 export { createProvider, type ProviderConfig, type ProviderKind } from "./factory.js";
 export { LenientJsonError, parseLenientJson } from "./lenient-json.js";
+export {
+  fetchModelList,
+  listedModels,
+  type ModelList,
+  type ModelListOptions,
+  type ModelListProblem,
+} from "./list-models.js";
 export { OpenAIProvider, type OpenAIProviderOptions } from "./openai.js";
 export { fromOpenAIFinish, fromOpenAIUsage, toOpenAIMessages, toOpenAITools } from "./openai-wire.js";
 export { costOf, formatCost, type ModelPrice, PRICING, priceFor, withCost } from "./pricing.js";
