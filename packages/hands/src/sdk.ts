@@ -12,6 +12,7 @@ import { checkOptions } from "./sdk-options.js";
 import { compileOutputSchema, type JsonSchema, outputInstructions, parseOutput } from "./sdk-output.js";
 import { type HandsSession, openSession } from "./session.js";
 import type { SettingFlags } from "./settings-flags.js";
+import { checkSetting, SETTING_KEYS, SETTINGS, type SettingSpec } from "./settings-schema.js";
 
 /** What a call that needs approval asks; answer true / false, or { answer, reason }. */
 export type ApprovalRequest = ApprovalPrompt;
@@ -314,10 +315,11 @@ function sessionFlags(o: SessionOptions, env: NodeJS.ProcessEnv): SettingFlags {
   if (memory !== undefined && typeof memory !== "boolean" && (typeof memory !== "object" || memory === null))
     throw new SettingsError("memory must be true, false or { contextBudget: N }");
   if (typeof memory === "object") checkOptions(memory, ["contextBudget"], "memory option");
-  for (const key of ["maxSteps", "maxTokens", "idleTimeout"] as const) {
-    const v = o[key];
-    if (v !== undefined && (!Number.isInteger(v) || v <= 0))
-      throw new SettingsError(`${key} must be a positive whole number, got ${JSON.stringify(v)}`);
+  // The same table and words as the config files and the environment (settings-schema.ts).
+  for (const key of SETTING_KEYS) {
+    const name = (SETTINGS[key] as SettingSpec).sdk;
+    const value = name === undefined ? undefined : (o as Record<string, unknown>)[name];
+    if (value !== undefined && key !== "memory") checkSetting(key, value, name as string);
   }
   return {
     ...(o.provider ? { provider: o.provider } : {}),

@@ -45,7 +45,7 @@ import { untrustedNotice } from "./trust.js";
 import { realFolder, trustFolder } from "./trust-store.js";
 
 /** What a message from the session is about, so a front end can place it. */
-export type SessionTopic = "trust" | "model" | "sandbox" | "memory" | "mcp" | "checkpoints";
+export type SessionTopic = "trust" | "settings" | "model" | "sandbox" | "memory" | "mcp" | "checkpoints";
 
 export interface SessionSetup {
   /** The workspace folder (its real path is used). */
@@ -307,6 +307,7 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
   const { settings, policy } = resolved;
   for (const line of untrustedNotice(workspace, settings.trust, resolved.ignored))
     report("warning", line, "trust");
+  for (const line of settings.warnings) report("warning", `hands: warning: ${line}`, "settings");
 
   const provider = await resolveProvider(settings, (t) => report("info", t, "model"));
   // The SDK's chunk is read while the sandbox, memory and MCP set-up below run.
@@ -315,8 +316,8 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
     {
       kind: settings.sandbox,
       workspace,
-      network: setup.flags?.network,
-      allowDomain: setup.flags?.allowDomain,
+      network: settings.network,
+      allowDomain: settings.allowDomain,
       e2bTemplate: settings.e2bTemplate,
       env,
     },
