@@ -20,7 +20,8 @@ export async function runMemoryCommand(argv: string[], out: (s: string) => void)
     return 0;
   }
   // The file and embedder the configuration gives runs in this folder (one file per embedding model).
-  const settings = resolveSettings(parseCliArgs([]), realFolder(process.cwd(), "workspace folder"));
+  const workspace = realFolder(process.cwd(), "workspace folder");
+  const settings = resolveSettings(parseCliArgs([]), workspace);
   const configured = await openEmbedder(settings.memory, dataDir(), (t) =>
     process.stderr.write(`hands: ${t}\n`),
   );
@@ -74,7 +75,9 @@ export async function runMemoryCommand(argv: string[], out: (s: string) => void)
       }
       case "show": {
         const id = positional[0];
-        if (!id) return showLastContext(lastContextChunks(store, scope), scope, out);
+        // Without --scope: this workspace's last context (one file serves every workspace).
+        if (!id)
+          return showLastContext(lastContextChunks(store, scope, scope ? undefined : workspace), scope, out);
         const c = store.get(id);
         if (!c) {
           out(`no chunk ${id}\n`);
@@ -130,7 +133,7 @@ function showLastContext(
 ): number {
   if (!last) {
     out(
-      `no context recorded${scope ? ` for scope ${scope}` : ""} yet (one is kept when a run with memory ends)\n`,
+      `no context recorded${scope ? ` for scope ${scope}` : " in this workspace"} yet (one is kept when a run with memory ends${scope ? "" : "; --scope S shows another run's"})\n`,
     );
     return 1;
   }

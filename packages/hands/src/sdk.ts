@@ -156,24 +156,26 @@ export class Session {
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onEvent ? { onEvent: options.onEvent } : {}),
     };
-    let result = await this.core.run(
-      output ? `${task}\n\n${outputInstructions(output.schema)}` : task,
-      runOptions,
-    );
-    if (!output) return this.result<T>(result);
+    if (!output) return this.result<T>(await this.core.run(task, runOptions));
+    // Memory keeps the task once, with its final outcome: not the schema's instructions, and
+    // not the retry prompts (they are no task of the user's, and not facts about the workspace).
+    const attempts = { ...runOptions, learn: false as const };
+    let result = await this.core.run(`${task}\n\n${outputInstructions(output.schema)}`, attempts);
     for (let attempt = 0; ; attempt++) {
-      if (result.status !== "done") return this.result<T>(result);
-      const parsed = parseOutput(result.answer, output.validate);
-      if (parsed.ok) return { ...this.result<T>(result), output: parsed.value as T };
-      if (attempt >= retries)
+      const parsed = result.status === "done" ? parseOutput(result.answer, output.validate) : undefined;
+      if (!parsed || parsed.ok || attempt >= retries) {
+        await this.core.learn(task, result);
+        if (!parsed) return this.result<T>(result);
+        if (parsed.ok) return { ...this.result<T>(result), output: parsed.value as T };
         return {
           ...this.result<T>(result),
           status: "error",
           reason: `the answer does not match the output schema after ${retries + 1} attempts: ${parsed.error}`,
         };
+      }
       result = await this.core.run(
         `Your answer does not match the required JSON schema: ${parsed.error}\n\n${outputInstructions(output.schema)}`,
-        runOptions,
+        attempts,
       );
     }
   }

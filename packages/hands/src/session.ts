@@ -101,6 +101,12 @@ export interface SessionRunOptions {
   extraTools?: Tool[];
   /** A token budget for this request instead of the session's. */
   maxTokens?: number;
+  /**
+   * What workspace memory keeps of this request (its outcome, as a long-term fact): the task
+   * as given (default), or nothing (false) — for requests that are not the user's own task,
+   * such as a retry prompt, whose caller records the real task with `learn` once it ends.
+   */
+  learn?: false;
 }
 
 /** A resumed session: what it held. */
@@ -252,11 +258,16 @@ export class HandsSession {
       this.history = result.messages.filter((m) => m.role !== "system");
       writer?.turn(result.status, result.steps);
       // What the workspace taught this request: never a reason for the request to fail.
-      await this.memory?.learn(task, result).catch(() => {});
+      if (options.learn !== false) await this.learn(task, result);
       return result;
     } finally {
       if (checkpoints) await checkpoints.end();
     }
+  }
+
+  /** Keeps what a finished task taught the workspace (see SessionRunOptions.learn). */
+  async learn(task: string, result: RunResult): Promise<void> {
+    await this.memory?.learn(task, result).catch(() => {});
   }
 
   /** Stops the MCP servers and the sandbox, saves memory, closes the files. Safe to call twice. */
