@@ -472,7 +472,8 @@ describe("a bad value is a usage error (exit 2) in both modes, wherever it comes
     {
       name: "--sandbox bwarp",
       flags: ["--sandbox", "bwarp"],
-      message: /--sandbox: unknown sandbox "bwarp"; use one of: auto, bwrap, docker, local, e2b \(did you mean "bwrap"\?\)/,
+      message:
+        /--sandbox: unknown sandbox "bwarp"; use one of: auto, bwrap, docker, local, e2b \(did you mean "bwrap"\?\)/,
     },
     {
       name: "HANDS_MAX_STEPS=-3",
@@ -494,7 +495,11 @@ describe("a bad value is a usage error (exit 2) in both modes, wherever it comes
       user: { model: 7 },
       message: /config\.json: "model" must be a non-empty string, got 7/,
     },
-    { name: '"mcpServers": 5', user: { mcpServers: 5 }, message: /"mcpServers" must be a JSON object, got 5/ },
+    {
+      name: '"mcpServers": 5',
+      user: { mcpServers: 5 },
+      message: /"mcpServers" must be a JSON object, got 5/,
+    },
     {
       name: "--network bogus",
       flags: ["--network", "bogus"],
