@@ -1,6 +1,6 @@
 // `hands sandbox …` and the sandbox flags, through the real bin: a real bubblewrap sandbox.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -72,6 +72,35 @@ for (const kind of ["local", "bwrap"]) {
     assert.equal(one.stdout, "");
   });
 }
+
+test("sandbox exec --session (docker) passes the command's argv through exactly", async (t) => {
+  const { checkDocker, createSandbox } = await import("@hands/sandbox/backends");
+  const up = await checkDocker();
+  if (!up.ok) return t.skip(`no Docker Engine: ${up.reason}`);
+  const sb = await createSandbox({ kind: "docker", workspace: dir, network: "none" });
+  try {
+    // Started by its first command; from then on `hands sandbox ls` lists it by its id.
+    assert.equal((await sb.exec("true")).exitCode, 0);
+    const run = (args: string[]) =>
+      new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+        execFile(
+          process.execPath,
+          [BIN, "sandbox", "exec", "--session", sb.id, "--", ...args],
+          { cwd: dir },
+          (err, stdout, stderr) =>
+            resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+    const two = await run(["sh", "-c", "echo one; echo two"]);
+    assert.equal(two.status, 0, two.stderr);
+    assert.equal(two.stdout, "one\ntwo\n");
+    const r = await run(["printf", "%s\\0", ...TRICKY]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(r.stdout.split("\0").slice(0, -1), TRICKY);
+  } finally {
+    await sb.destroy();
+  }
+});
 
 test("sandbox exec without a command, and prune with a bad --max-age, are usage errors", () => {
   const none = hands(["sandbox", "exec", "--sandbox", "local", "--"]);
