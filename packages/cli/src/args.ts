@@ -2,6 +2,7 @@
 // tools rely on: keep them.
 import { parseArgs } from "node:util";
 import { positiveInt, SettingsError as UsageError } from "@hands/sdk/root";
+import { COMMANDS_SECTION } from "./command-help.js";
 
 export interface CliArgs {
   task?: string;
@@ -84,19 +85,13 @@ Interactive (\`hands\` with no task in a terminal):
   -c, --continue      resume the last session in this workspace
   --resume ID         resume a session (see \`hands sessions\`)
 
-Commands:
-  hands sessions      list saved sessions
-  hands init          write a starter AGENTS.md for this project
-  hands memory ls|show|search|stats|export   inspect memory (hands memory help)
-  hands trust [DIR]   let DIR's .hands/ settings apply in full (--list; hands untrust [DIR])
-  hands dashboard     a local web app over runs, memory, sandboxes (--port N, --no-open)
+${COMMANDS_SECTION}
 
   -h, --help          this help
   -v, --version       the version
 
 Without a configured model, hands looks for a local OpenAI-compatible server
 (Ollama on :11434, llama.cpp / vLLM on :8080 and :8000) and uses it.
-Sandboxes: hands sandbox ls|exec|rm|prune|build-image (hands sandbox --help).
 Settings also come from .hands/config.json (project) and ~/.config/hands/config.json (user);
 a project's settings that weaken security or send secrets elsewhere apply only once you trust it.
 Exit code: 0 done; 1 error; 2 usage or configuration; 3 step limit; 4 token budget; 130 aborted.`;

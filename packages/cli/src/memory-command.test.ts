@@ -11,8 +11,8 @@ import { type CliRun, cleanEnv, runHands } from "./testing/cli-process.js";
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-cli-mem-")));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
-function hands(args: string[], extra: Record<string, string> = {}): Promise<CliRun> {
-  return runHands(args, cleanEnv(scratch, extra));
+function hands(args: string[], extra: Record<string, string> = {}, cwd?: string): Promise<CliRun> {
+  return runHands(args, cleanEnv(scratch, extra), cwd);
 }
 
 test("--context-budget: memory, recall tool, cross-task learning, and hands memory", async () => {
@@ -68,7 +68,7 @@ test("hands memory show: the last context, each item's layer, importance, form, 
   new Memory({ path: join(scratch, "empty.db") }).close();
   const empty = await hands(["memory", "show", "--db", join(scratch, "empty.db")], env);
   assert.equal(empty.code, 1);
-  assert.match(empty.stdout, /^no context recorded yet/);
+  assert.match(empty.stdout, /^no context recorded in this workspace yet/);
   // 700 tokens: the two long outputs cannot both stay, so the run has a compaction point.
   const run = await hands(
     [...common, "--sandbox", "local", "--context-budget", "700", "check the quota"],
@@ -76,7 +76,7 @@ test("hands memory show: the last context, each item's layer, importance, form, 
   );
   await server.close();
   assert.equal(run.code, 0, run.stderr);
-  const show = await hands(["memory", "show"], env);
+  const show = await hands(["memory", "show"], env, ws);
   assert.equal(show.code, 0, show.stderr);
   const lines = show.stdout.trim().split("\n");
   assert.match(

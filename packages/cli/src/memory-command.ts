@@ -2,17 +2,9 @@
 import { existsSync } from "node:fs";
 import { dataDir, openEmbedder, realFolder, resolveSettings } from "@hands/sdk/root";
 import { parseCliArgs, UsageError } from "./args.js";
+import { MEMORY_HELP } from "./command-help.js";
 
-export const MEMORY_HELP = `Usage: hands memory <command> [options]
-
-  ls [--scope S] [--layer L] [--limit N]   chunks, newest first
-  show                                      the last context: each item's layer, importance, form, pointer and why it was in it
-  show ID                                   one chunk, its originals and its history
-  search QUERY [--budget N] [--scope S]     budgeted retrieval, as the agent would get it
-  stats                                     counts by layer, tokens, events
-  export [--scope S]                        snapshot (all chunks) as JSON on stdout
-
-  --db FILE   memory file (default: <data dir>/memory.db)`;
+export { MEMORY_HELP };
 
 export async function runMemoryCommand(argv: string[], out: (s: string) => void): Promise<number> {
   const [cmd, ...rest] = argv;
@@ -28,7 +20,8 @@ export async function runMemoryCommand(argv: string[], out: (s: string) => void)
     return 0;
   }
   // The file and embedder the configuration gives runs in this folder (one file per embedding model).
-  const settings = resolveSettings(parseCliArgs([]), realFolder(process.cwd(), "workspace folder"));
+  const workspace = realFolder(process.cwd(), "workspace folder");
+  const settings = resolveSettings(parseCliArgs([]), workspace);
   const configured = await openEmbedder(settings.memory, dataDir(), (t) =>
     process.stderr.write(`hands: ${t}\n`),
   );
@@ -82,7 +75,9 @@ export async function runMemoryCommand(argv: string[], out: (s: string) => void)
       }
       case "show": {
         const id = positional[0];
-        if (!id) return showLastContext(lastContextChunks(store, scope), scope, out);
+        // Without --scope: this workspace's last context (one file serves every workspace).
+        if (!id)
+          return showLastContext(lastContextChunks(store, scope, scope ? undefined : workspace), scope, out);
         const c = store.get(id);
         if (!c) {
           out(`no chunk ${id}\n`);
@@ -138,7 +133,7 @@ function showLastContext(
 ): number {
   if (!last) {
     out(
-      `no context recorded${scope ? ` for scope ${scope}` : ""} yet (one is kept when a run with memory ends)\n`,
+      `no context recorded${scope ? ` for scope ${scope}` : " in this workspace"} yet (one is kept when a run with memory ends${scope ? "" : "; --scope S shows another run's"})\n`,
     );
     return 1;
   }

@@ -5,8 +5,10 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { isatty } from "node:tty";
 import type { AgentEvent, RunStatus } from "@hands/agent";
-import { openSession } from "@hands/sdk/root";
+import { dataDir, openSession } from "@hands/sdk/root";
 import { HELP, parseCliArgs, UsageError } from "./args.js";
+import { ignoreClosedStdout } from "./closed-stdout.js";
+import { commandNamed } from "./commands.js";
 import { JsonLines } from "./json-lines.js";
 import { COLOR, LiveView, PLAIN } from "./render.js";
 
@@ -21,10 +23,9 @@ export const EXIT_CODES: Record<RunStatus, number> = {
 export async function runCli(argv: string[]): Promise<number> {
   const err = (text: string) => process.stderr.write(text);
   try {
-    if (argv[0] === "memory") {
-      const { runMemoryCommand } = await import("./memory-command.js");
-      return await runMemoryCommand(argv.slice(1), (s) => process.stdout.write(s));
-    }
+    // Subcommands (commands.ts) live in their own modules, loaded on demand.
+    const command = commandNamed(argv[0]);
+    if (command) return await command.run(argv.slice(1), dataDir);
     return await runOnce(argv, err);
   } catch (e) {
     if (e instanceof UsageError) {
@@ -36,15 +37,7 @@ export async function runCli(argv: string[]): Promise<number> {
 }
 
 async function runOnce(argv: string[], err: (text: string) => void): Promise<number> {
-  // Subcommands and the interactive session live in their own modules, loaded on demand.
-  if (argv[0] === "sessions" || argv[0] === "init") {
-    const { runSubcommand } = await import("./interactive/subcommands.js");
-    return runSubcommand(argv[0], argv.slice(1));
-  }
-  if (argv[0] === "trust" || argv[0] === "untrust") {
-    const { runTrustCommand } = await import("./trust-command.js");
-    return runTrustCommand(argv[0], argv.slice(1), (s) => process.stdout.write(s));
-  }
+  // The interactive session lives in its own module, loaded on demand.
   const args = parseCliArgs(argv);
   if (args.help) {
     process.stdout.write(`${HELP}\n`);
@@ -136,8 +129,10 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
         })
       : await session.run(task, runOptions);
     if (!args.json) {
-      if (result.status === "done") process.stdout.write(`${result.answer}\n`);
-      else if (args.quiet) err(`hands: ${result.status}: ${result.reason ?? ""}\n`);
+      if (result.status === "done") {
+        ignoreClosedStdout(process.stdout);
+        process.stdout.write(`${result.answer}\n`);
+      } else if (args.quiet) err(`hands: ${result.status}: ${result.reason ?? ""}\n`);
     }
     return EXIT_CODES[result.status];
   } finally {

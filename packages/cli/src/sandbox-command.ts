@@ -13,18 +13,13 @@ import {
   listCgroups,
   reapLeftovers,
 } from "@hands/sandbox/backends";
+import { shellJoin } from "@hands/sandbox/base";
 import { resolveSandboxKind } from "@hands/sdk/root";
+import { UsageError } from "./args.js";
+import { SANDBOX_HELP } from "./command-help.js";
+import { durationMs } from "./duration.js";
 
-export const SANDBOX_HELP = `Usage: hands sandbox <command>
-
-  ls                         sessions on this machine (docker containers, bwrap cgroups)
-  exec [--sandbox K] [--session ID] [--network host] -- CMD
-                             run CMD in session ID (docker), or one-shot in a fresh
-                             sandbox of the current folder
-  rm ID...                   end sessions (remove the container / kill the cgroup)
-  prune [--max-age MIN]      remove leftovers of crashed runs (and sessions older than MIN)
-  build-image [--force]      build the docker backend's image offline (debootstrap +
-                             docker import; needs root, apt's Debian mirror and dockerd)`;
+export { SANDBOX_HELP };
 
 type Out = (s: string) => void;
 
@@ -102,9 +97,10 @@ async function exec(argv: string[], out: Out, err: Out): Promise<number> {
     allowPositionals: true,
     options: { sandbox: { type: "string" }, session: { type: "string" }, network: { type: "string" } },
   });
-  const command = positionals.join(" ");
-  if (!command) {
-    err("hands sandbox exec: give a command after --\n");
+  // The program and its arguments exactly as given (`-- sh -c "a; b"`, `-- printf 'a\nb\n'`).
+  const argvOfCommand = positionals;
+  if (argvOfCommand.length === 0 || argvOfCommand[0] === "") {
+    err("hands sandbox exec: give a command after -- (for a shell line: -- sh -c 'a; b')\n");
     return 2;
   }
   if (values.session) {
@@ -122,7 +118,7 @@ async function exec(argv: string[], out: Out, err: Out): Promise<number> {
     }
     const e = await docker
       .getContainer(c.Id)
-      .exec({ Cmd: ["/bin/bash", "-c", command], AttachStdout: true, AttachStderr: true });
+      .exec({ Cmd: argvOfCommand, AttachStdout: true, AttachStderr: true });
     const stream = await e.start({ hijack: true, stdin: false });
     docker.modem.demuxStream(stream, process.stdout, process.stderr);
     await new Promise((r) => stream.once("end", r));
@@ -135,7 +131,12 @@ async function exec(argv: string[], out: Out, err: Out): Promise<number> {
     ...(kind === "local" ? {} : { network: values.network === "host" ? "host" : "none" }),
   });
   try {
-    const r = await sb.exec(command, { onStdout: out, onStderr: err, timeoutMs: 10 * 60_000 });
+    // The sandbox runs a command line: each argument quoted, so the shell passes it on unchanged.
+    const r = await sb.exec(shellJoin(argvOfCommand), {
+      onStdout: out,
+      onStderr: err,
+      timeoutMs: 10 * 60_000,
+    });
     if (r.timedOut) err("hands sandbox exec: timed out\n");
     if (r.oomKilled) err("hands sandbox exec: killed for using too much memory\n");
     return r.exitCode ?? 1;
@@ -158,8 +159,13 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
         return await rm(rest, out, err);
       case "prune": {
         const { values } = parseArgs({ args: rest, options: { "max-age": { type: "string" } } });
-        const maxAgeMs = values["max-age"] ? Number(values["max-age"]) * 60_000 : undefined;
-        const r = await reapLeftovers({ docker: await dockerUp(), ...(maxAgeMs ? { maxAgeMs } : {}) });
+        const age = values["max-age"];
+        // A bare number is minutes, as it always was.
+        const maxAgeMs = age === undefined ? undefined : durationMs(age, "--max-age", 60_000);
+        const r = await reapLeftovers({
+          docker: await dockerUp(),
+          ...(maxAgeMs !== undefined ? { maxAgeMs } : {}),
+        });
         out(
           `removed ${r.containers.length} containers, ${r.cgroups} cgroups, ${r.tempDirs.length} temp folders\n`,
         );
@@ -187,6 +193,7 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
     }
   } catch (e) {
     err(`hands sandbox ${sub}: ${(e as Error).message}\n`);
-    return 1;
+    // A mistake in the arguments (parseArgs' own errors included) is a usage error.
+    return e instanceof UsageError || (e as NodeJS.ErrnoException).code?.startsWith("ERR_PARSE_ARGS") ? 2 : 1;
   }
 }

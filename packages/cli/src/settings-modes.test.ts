@@ -449,26 +449,62 @@ describe("a bad value is a usage error (exit 2) in both modes, wherever it comes
     user?: Json;
     message: RegExp;
   }[] = [
-    { name: "--approval bogus", flags: ["--approval", "bogus"], message: /unknown approval mode "bogus"/ },
-    { name: "HANDS_APPROVAL=bogus", env: { HANDS_APPROVAL: "bogus" }, message: /HANDS_APPROVAL/ },
+    {
+      name: "--approval bogus",
+      flags: ["--approval", "bogus"],
+      message: /--approval: unknown approval mode "bogus"; use one of: auto, ask, read-only/,
+    },
+    {
+      name: "HANDS_APPROVAL=bogus",
+      env: { HANDS_APPROVAL: "bogus" },
+      message: /HANDS_APPROVAL: unknown approval mode "bogus"/,
+    },
     {
       name: 'project "approval": "bogus"',
       project: { approval: "bogus" },
-      message: /approval mode in the config "bogus"/,
+      message: /\.hands\/config\.json: "approval": unknown approval mode "bogus"/,
     },
     {
       name: 'user "approval": "bogus"',
       user: { approval: "bogus" },
-      message: /approval mode in the config "bogus"/,
+      message: /hands\/config\.json: "approval": unknown approval mode "bogus"/,
     },
-    { name: "--sandbox bogus", flags: ["--sandbox", "bogus"], message: /unknown sandbox "bogus"/ },
+    {
+      name: "--sandbox bwarp",
+      flags: ["--sandbox", "bwarp"],
+      message:
+        /--sandbox: unknown sandbox "bwarp"; use one of: auto, bwrap, docker, local, e2b \(did you mean "bwrap"\?\)/,
+    },
     {
       name: "HANDS_MAX_STEPS=-3",
       env: { HANDS_MAX_STEPS: "-3" },
-      message: /HANDS_MAX_STEPS must be a positive whole number/,
+      message: /HANDS_MAX_STEPS must be a positive whole number, got "-3"/,
     },
-    { name: '"mcpServers": 5', user: { mcpServers: 5 }, message: /mcpServers/ },
-    { name: "--network bogus", flags: ["--network", "bogus"], message: /--network must be "host" or "none"/ },
+    {
+      name: 'user "maxSteps": "ten"',
+      user: { maxSteps: "ten" },
+      message: /config\/hands\/config\.json: "maxSteps" must be a positive whole number, got "ten"/,
+    },
+    {
+      name: 'project "maxTokens": 1.5',
+      project: { maxTokens: 1.5 },
+      message: /\.hands\/config\.json: "maxTokens" must be a positive whole number of tokens, got 1\.5/,
+    },
+    {
+      name: 'user "model": 7',
+      user: { model: 7 },
+      message: /config\.json: "model" must be a non-empty string, got 7/,
+    },
+    {
+      name: '"mcpServers": 5',
+      user: { mcpServers: 5 },
+      message: /"mcpServers" must be a JSON object, got 5/,
+    },
+    {
+      name: "--network bogus",
+      flags: ["--network", "bogus"],
+      message: /--network: unknown network "bogus"; use one of: none, host/,
+    },
   ];
   for (const c of cases)
     test(c.name, async () => {

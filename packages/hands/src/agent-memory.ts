@@ -208,10 +208,13 @@ export class AgentMemory {
     if (this.unavailable) return;
     await this.assembler?.flush();
     await this.saveSnapshotPoints();
+    // A run the model never answered (a refused key, an unknown model, no server) taught
+    // nothing about the workspace: "Task: hi Outcome: error" is noise in every later context.
+    if (!modelAnswered(task, result.messages)) return;
     const commands = commandsThatWorked(result.messages);
     await this.memory.learn(this.workspace, {
       task,
-      outcome: `${result.status}${result.answer ? `: ${result.answer.slice(0, 400)}` : ""}`,
+      outcome: `${result.status}${result.answer ? `: ${result.answer.slice(0, 400)}` : result.reason ? ` (${result.reason.slice(0, 200)})` : ""}`,
       commands,
       facts: repoFacts(scanProject(this.workspace), commands),
     });
@@ -288,7 +291,11 @@ export class AgentMemory {
     try {
       await this.assembler?.flush();
       // For `hands memory show`: what the last request held, and why.
-      if (this.assembler) this.memory.store.saveContext(this.memory.scope, this.assembler.describe());
+      if (this.assembler)
+        this.memory.store.saveContext(this.memory.scope, {
+          ...this.assembler.describe(),
+          workspace: this.workspace,
+        });
       maintainIfDue(this.memory, this.opened!.path, this.host.settings.maintainEveryMs);
       if (this.assembler) await this.markSnapshot("session end");
       else await this.saveSnapshotPoints();
@@ -311,6 +318,16 @@ function sentAsItIs(history: readonly Message[], step: number, task: number, bud
     history.every((m) => m.role !== "assistant") &&
     history.reduce((n, m) => n + m.content.length, 0) <= budget
   );
+}
+
+/**
+ * Whether the model answered at least once in the run of `task`: an assistant message after
+ * the task's (or, when the task was sent with more text, after the last user message).
+ */
+export function modelAnswered(task: string, messages: readonly Message[]): boolean {
+  const users = messages.flatMap((m, i) => (m.role === "user" ? [i] : []));
+  const own = users.filter((i) => messages[i]!.content === task).at(-1) ?? users.at(-1) ?? -1;
+  return messages.slice(own + 1).some((m) => m.role === "assistant");
 }
 
 /** run_command calls whose result was not an error, in order, without repeats. */

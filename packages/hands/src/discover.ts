@@ -1,5 +1,6 @@
 // Finds a model to talk to when none is configured: local OpenAI-compatible servers on their
 // usual ports. Also lists a server's models, to pick one when --model is not given.
+import { fetchModelList } from "@hands/llm";
 
 export interface LocalServer {
   baseUrl: string;
@@ -29,18 +30,8 @@ export async function listModels(
   apiKey?: string,
   timeoutMs = 1500,
 ): Promise<string[] | undefined> {
-  try {
-    const res = await fetch(`${baseUrl.replace(/\/+$/, "")}/models`, {
-      signal: AbortSignal.timeout(timeoutMs),
-      headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
-    });
-    if (!res.ok) return undefined;
-    const body = (await res.json()) as { data?: { id?: unknown }[] };
-    if (!Array.isArray(body?.data)) return undefined;
-    return body.data.map((m) => m.id).filter((id): id is string => typeof id === "string");
-  } catch {
-    return undefined;
-  }
+  const list = await fetchModelList(baseUrl, { ...(apiKey ? { apiKey } : {}), timeoutMs });
+  return list.ok ? list.models : undefined;
 }
 
 /** Probes the usual local ports at once; the first in candidate order that answers wins. */

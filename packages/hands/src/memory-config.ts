@@ -9,6 +9,7 @@
 
 import { positiveIntSetting, SettingsError } from "./errors.js";
 import type { SettingFlags } from "./settings-flags.js";
+import { nearestName } from "./settings-schema.js";
 
 export interface EmbeddingsSettings {
   baseUrl: string;
@@ -71,11 +72,9 @@ export function parseMemoryConfig(value: unknown, where: string): MemoryConfig {
   const bad = (key: string, what: string) => new SettingsError(`${where}: memory.${key} must be ${what}`);
   if (!isObject(value)) throw new SettingsError(`${where}: "memory" must be an object`);
   const out: MemoryConfig = {};
+  const known = ["enabled", "contextBudget", "summaries", "embeddings", "lifecycle"];
   for (const key of Object.keys(value))
-    if (!["enabled", "contextBudget", "summaries", "embeddings", "lifecycle"].includes(key))
-      throw new SettingsError(
-        `${where}: unknown key memory.${key} (known: enabled, contextBudget, summaries, embeddings, lifecycle)`,
-      );
+    if (!known.includes(key)) throw unknownKey(where, `memory.${key}`, key, known);
   if (value.enabled !== undefined) {
     if (typeof value.enabled !== "boolean") throw bad("enabled", "true or false");
     out.enabled = value.enabled;
@@ -113,10 +112,7 @@ export function parseMemoryConfig(value: unknown, where: string): MemoryConfig {
     out.lifecycle = {};
     for (const [key, v] of Object.entries(value.lifecycle)) {
       const spec = LIFECYCLE[key];
-      if (!spec)
-        throw new SettingsError(
-          `${where}: unknown key memory.lifecycle.${key} (known: ${Object.keys(LIFECYCLE).join(", ")})`,
-        );
+      if (!spec) throw unknownKey(where, `memory.lifecycle.${key}`, key, Object.keys(LIFECYCLE));
       if (typeof v !== "number" || !Number.isFinite(v) || v < 0 || (spec.max !== undefined && v > spec.max))
         throw bad(`lifecycle.${key}`, spec.max ? `a number from 0 to ${spec.max}` : "a number ≥ 0");
       if (spec.to === "maintainEveryMs") out.maintainEveryMs = v * spec.unit;
@@ -174,6 +170,14 @@ export function resolveMemorySettings(
     lifecycle: { ...user.lifecycle, ...project.lifecycle },
     maintainEveryMs: project.maintainEveryMs ?? user.maintainEveryMs ?? DAY,
   };
+}
+
+/** The same words as for every other unknown key: the nearest known one, and all of them. */
+function unknownKey(where: string, path: string, key: string, known: readonly string[]): SettingsError {
+  const near = nearestName(key, known);
+  return new SettingsError(
+    `${where}: unknown key ${path}${near ? ` (did you mean "${near}"?)` : ""} (known: ${known.join(", ")})`,
+  );
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

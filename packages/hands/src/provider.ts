@@ -1,7 +1,7 @@
 // The model a session talks to, from the settings: a configured endpoint, else a local
 // OpenAI-compatible server found on its usual port, and the model name when none is given.
-import { createProvider, type Provider } from "@hands/llm";
-import { findLocalServer, listModels, noModelHelp } from "./discover.js";
+import { createProvider, fetchModelList, type Provider } from "@hands/llm";
+import { findLocalServer, noModelHelp } from "./discover.js";
 import { SettingsError } from "./errors.js";
 import type { MemoryHost } from "./memory-open.js";
 import type { Settings } from "./settings.js";
@@ -31,10 +31,7 @@ export async function resolveProvider(
     say(`No model configured: using the ${local.label} server at ${local.baseUrl} with model ${model}.`);
   } else if (!model) {
     if (baseUrl) {
-      const models = await listModels(baseUrl, apiKey);
-      model = models?.[0];
-      if (!model)
-        throw new SettingsError(`no --model given and ${baseUrl}/models lists none; pass --model NAME.`);
+      model = await firstListedModel(baseUrl, apiKey, settings.sources);
       say(`No model given: using ${model}, the first listed by ${baseUrl}.`);
     } else {
       model = "gpt-4.1-mini";
@@ -48,6 +45,28 @@ export async function resolveProvider(
     ...(settings.idleTimeoutMs ? { timeoutMs: settings.idleTimeoutMs } : {}),
     ...(settings.reasoning ? { reasoning: settings.reasoning } : {}),
   });
+}
+
+/**
+ * The first model `baseUrl` lists, for a run without --model; a SettingsError saying why there
+ * is none: the key refused, nothing listening, no answer, an answer that is not a model list.
+ */
+async function firstListedModel(
+  baseUrl: string,
+  apiKey: string | undefined,
+  sources: Settings["sources"],
+): Promise<string> {
+  const list = await fetchModelList(baseUrl, {
+    ...(apiKey ? { apiKey } : {}),
+    ...(sources.apiKey ? { keySource: sources.apiKey } : {}),
+    ...(sources.baseUrl ? { urlSource: sources.baseUrl } : {}),
+  });
+  if (!list.ok)
+    throw new SettingsError(`no --model given, and the endpoint's models cannot be listed: ${list.message}.`);
+  const model = list.models[0];
+  if (!model)
+    throw new SettingsError(`no --model given, and ${baseUrl}/models lists no models; pass --model NAME.`);
+  return model;
 }
 
 /** What memory needs from the session: its settings, the model, a way to reach other models, a voice. */

@@ -19,5 +19,6 @@ export * from "./sandbox-setup.js";
 export * from "./session.js";
 export * from "./settings.js";
 export * from "./settings-flags.js";
+export * from "./settings-schema.js";
 export * from "./trust.js";
 export * from "./trust-store.js";

@@ -1,8 +1,8 @@
 // Options objects are checked key by key: a misspelled option (`baseUrl` for `baseURL`,
 // `maxStep` for `maxSteps`) would otherwise be ignored without a word, and the run would go
 // somewhere else or with other limits than the caller meant.
-import { editDistance } from "@hands/agent";
 import { SettingsError } from "./errors.js";
+import { nearestName } from "./settings-schema.js";
 
 /** Throws a SettingsError naming every key of `value` not in `known`, with the nearest known key. */
 export function checkOptions(value: unknown, known: readonly string[], what: string): void {
@@ -12,21 +12,8 @@ export function checkOptions(value: unknown, known: readonly string[], what: str
   const problems = Object.keys(value)
     .filter((k) => !known.includes(k))
     .map((k) => {
-      const near = nearest(k, known);
+      const near = nearestName(k, known);
       return `unknown ${what} "${k}"${near ? ` (did you mean "${near}"?)` : ""}`;
     });
   if (problems.length) throw new SettingsError(`${problems.join("; ")}. Known: ${known.join(", ")}`);
-}
-
-/** The known key that differs only in case, else one a typo or two away. */
-function nearest(key: string, known: readonly string[]): string | undefined {
-  const folded = known.find((k) => k.toLowerCase() === key.toLowerCase());
-  if (folded) return folded;
-  let best: string | undefined;
-  let bestDistance = Math.max(2, Math.floor(key.length / 4)) + 1;
-  for (const k of known) {
-    const d = editDistance(key.toLowerCase(), k.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [k, d];
-  }
-  return best;
 }

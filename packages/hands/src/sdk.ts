@@ -12,6 +12,7 @@ import { checkOptions } from "./sdk-options.js";
 import { compileOutputSchema, type JsonSchema, outputInstructions, parseOutput } from "./sdk-output.js";
 import { type HandsSession, openSession } from "./session.js";
 import type { SettingFlags } from "./settings-flags.js";
+import { checkSetting, SETTING_KEYS, SETTINGS, type SettingSpec } from "./settings-schema.js";
 
 /** What a call that needs approval asks; answer true / false, or { answer, reason }. */
 export type ApprovalRequest = ApprovalPrompt;
@@ -155,24 +156,26 @@ export class Session {
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onEvent ? { onEvent: options.onEvent } : {}),
     };
-    let result = await this.core.run(
-      output ? `${task}\n\n${outputInstructions(output.schema)}` : task,
-      runOptions,
-    );
-    if (!output) return this.result<T>(result);
+    if (!output) return this.result<T>(await this.core.run(task, runOptions));
+    // Memory keeps the task once, with its final outcome: not the schema's instructions, and
+    // not the retry prompts (they are no task of the user's, and not facts about the workspace).
+    const attempts = { ...runOptions, learn: false as const };
+    let result = await this.core.run(`${task}\n\n${outputInstructions(output.schema)}`, attempts);
     for (let attempt = 0; ; attempt++) {
-      if (result.status !== "done") return this.result<T>(result);
-      const parsed = parseOutput(result.answer, output.validate);
-      if (parsed.ok) return { ...this.result<T>(result), output: parsed.value as T };
-      if (attempt >= retries)
+      const parsed = result.status === "done" ? parseOutput(result.answer, output.validate) : undefined;
+      if (!parsed || parsed.ok || attempt >= retries) {
+        await this.core.learn(task, result);
+        if (!parsed) return this.result<T>(result);
+        if (parsed.ok) return { ...this.result<T>(result), output: parsed.value as T };
         return {
           ...this.result<T>(result),
           status: "error",
           reason: `the answer does not match the output schema after ${retries + 1} attempts: ${parsed.error}`,
         };
+      }
       result = await this.core.run(
         `Your answer does not match the required JSON schema: ${parsed.error}\n\n${outputInstructions(output.schema)}`,
-        runOptions,
+        attempts,
       );
     }
   }
@@ -314,10 +317,11 @@ function sessionFlags(o: SessionOptions, env: NodeJS.ProcessEnv): SettingFlags {
   if (memory !== undefined && typeof memory !== "boolean" && (typeof memory !== "object" || memory === null))
     throw new SettingsError("memory must be true, false or { contextBudget: N }");
   if (typeof memory === "object") checkOptions(memory, ["contextBudget"], "memory option");
-  for (const key of ["maxSteps", "maxTokens", "idleTimeout"] as const) {
-    const v = o[key];
-    if (v !== undefined && (!Number.isInteger(v) || v <= 0))
-      throw new SettingsError(`${key} must be a positive whole number, got ${JSON.stringify(v)}`);
+  // The same table and words as the config files and the environment (settings-schema.ts).
+  for (const key of SETTING_KEYS) {
+    const name = (SETTINGS[key] as SettingSpec).sdk;
+    const value = name === undefined ? undefined : (o as Record<string, unknown>)[name];
+    if (value !== undefined && key !== "memory") checkSetting(key, value, name as string);
   }
   return {
     ...(o.provider ? { provider: o.provider } : {}),

@@ -45,7 +45,7 @@ import { untrustedNotice } from "./trust.js";
 import { realFolder, trustFolder } from "./trust-store.js";
 
 /** What a message from the session is about, so a front end can place it. */
-export type SessionTopic = "trust" | "model" | "sandbox" | "memory" | "mcp" | "checkpoints";
+export type SessionTopic = "trust" | "settings" | "model" | "sandbox" | "memory" | "mcp" | "checkpoints";
 
 export interface SessionSetup {
   /** The workspace folder (its real path is used). */
@@ -101,6 +101,12 @@ export interface SessionRunOptions {
   extraTools?: Tool[];
   /** A token budget for this request instead of the session's. */
   maxTokens?: number;
+  /**
+   * What workspace memory keeps of this request (its outcome, as a long-term fact): the task
+   * as given (default), or nothing (false) — for requests that are not the user's own task,
+   * such as a retry prompt, whose caller records the real task with `learn` once it ends.
+   */
+  learn?: false;
 }
 
 /** A resumed session: what it held. */
@@ -252,11 +258,16 @@ export class HandsSession {
       this.history = result.messages.filter((m) => m.role !== "system");
       writer?.turn(result.status, result.steps);
       // What the workspace taught this request: never a reason for the request to fail.
-      await this.memory?.learn(task, result).catch(() => {});
+      if (options.learn !== false) await this.learn(task, result);
       return result;
     } finally {
       if (checkpoints) await checkpoints.end();
     }
+  }
+
+  /** Keeps what a finished task taught the workspace (see SessionRunOptions.learn). */
+  async learn(task: string, result: RunResult): Promise<void> {
+    await this.memory?.learn(task, result).catch(() => {});
   }
 
   /** Stops the MCP servers and the sandbox, saves memory, closes the files. Safe to call twice. */
@@ -307,6 +318,7 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
   const { settings, policy } = resolved;
   for (const line of untrustedNotice(workspace, settings.trust, resolved.ignored))
     report("warning", line, "trust");
+  for (const line of settings.warnings) report("warning", `hands: warning: ${line}`, "settings");
 
   const provider = await resolveProvider(settings, (t) => report("info", t, "model"));
   // The SDK's chunk is read while the sandbox, memory and MCP set-up below run.
@@ -315,8 +327,8 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
     {
       kind: settings.sandbox,
       workspace,
-      network: setup.flags?.network,
-      allowDomain: setup.flags?.allowDomain,
+      network: settings.network,
+      allowDomain: settings.allowDomain,
       e2bTemplate: settings.e2bTemplate,
       env,
     },

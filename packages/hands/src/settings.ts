@@ -3,17 +3,25 @@
 // where the project file counts only as far as the folder's trust allows (trust.ts).
 
 import { type ApprovalMode, readSettingsFile, UnsafeFileError } from "@hands/agent";
-import { REASONING_LEVELS, type ReasoningLevel } from "@hands/llm";
-import { positiveIntSetting, SettingsError } from "./errors.js";
+import type { ReasoningLevel } from "@hands/llm";
+import { SettingsError } from "./errors.js";
 import { type MemorySettings, parseMemoryConfig, resolveMemorySettings } from "./memory-config.js";
 import { projectConfigPath, userConfigPath } from "./paths.js";
 import type { SettingFlags } from "./settings-flags.js";
+import {
+  checkConfig,
+  checkSetting,
+  environmentWarnings,
+  type PROVIDER_NAMES,
+  SETTINGS,
+  type SettingKey,
+  type SettingSpec,
+  settingFromText,
+} from "./settings-schema.js";
 import { projectView } from "./trust.js";
 import type { TrustState } from "./trust-store.js";
 
-export type ProviderName = "openai" | "anthropic" | "react";
-const PROVIDERS: ProviderName[] = ["openai", "anthropic", "react"];
-const SANDBOXES = ["auto", "bwrap", "docker", "local", "e2b"];
+export type ProviderName = (typeof PROVIDER_NAMES)[number];
 
 export interface FileConfig {
   provider?: string;
@@ -51,6 +59,9 @@ export interface Settings {
   e2bTemplate?: string;
   reasoning?: ReasoningLevel;
   memory: MemorySettings;
+  /** Sandboxed commands' network (--network) and allowed domains (--allow-domain). */
+  network?: string;
+  allowDomain?: string[];
   /** The approval mode (flag, HANDS_APPROVAL, config, else the kind of run's default). */
   approval: ApprovalMode;
   /** MCP servers (project when trusted, else the user's). */
@@ -58,8 +69,10 @@ export interface Settings {
   /** Whether the workspace is trusted, and the project settings ignored because it is not. */
   trust: TrustState;
   ignored: string[];
+  /** Settings given that do not apply (a misspelt HANDS_* variable), one line each. */
+  warnings: string[];
   /** Where each setting that matters for troubleshooting came from. */
-  sources: { baseUrl?: string; model?: string };
+  sources: { baseUrl?: string; model?: string; apiKey?: string };
 }
 
 export interface ResolveOptions {
@@ -69,12 +82,9 @@ export interface ResolveOptions {
   configFiles?: boolean;
 }
 
-const APPROVAL_MODES: ApprovalMode[] = ["auto", "ask", "read-only"];
-
 /** An approval mode by name, or a SettingsError naming `where` it came from. */
 export function approvalMode(value: string, where = "approval mode"): ApprovalMode {
-  if ((APPROVAL_MODES as string[]).includes(value)) return value as ApprovalMode;
-  throw new SettingsError(`unknown ${where} "${value}"; use auto, ask or read-only`);
+  return checkSetting("approval", value, where) as ApprovalMode;
 }
 
 export function readConfigFile(path: string): FileConfig {
@@ -105,39 +115,40 @@ export function resolveSettings(
   const userPath = userConfigPath(env);
   const projectPath = projectConfigPath(workspace);
   const files = opts.configFiles !== false;
-  const user = files ? readConfigFile(userPath) : {};
+  // Each file is checked against the settings' table (settings-schema.ts): a wrong type is an
+  // error naming the file and the key, an unknown key a warning. The project file as far as it applies.
+  const userFile = checkConfig(files ? (readConfigFile(userPath) as Record<string, unknown>) : {}, userPath);
+  const user = userFile.config as FileConfig;
+  const fromEnv = (key: SettingKey, name: string) => settingFromText(key, env[name], name);
+  const envProvider = fromEnv("provider", "HANDS_PROVIDER") as string | undefined;
+  const envSandbox = fromEnv("sandbox", "HANDS_SANDBOX") as string | undefined;
   const view = projectView(
     workspace,
     files ? (readConfigFile(projectPath) as Record<string, unknown>) : {},
     {
       approval: user.approval ?? opts.approvalDefault ?? "auto",
-      sandbox: args.sandbox ?? env.HANDS_SANDBOX ?? user.sandbox ?? "auto",
-      provider: args.provider ?? env.HANDS_PROVIDER ?? user.provider ?? "openai",
+      sandbox: args.sandbox ?? envSandbox ?? user.sandbox ?? "auto",
+      provider: args.provider ?? envProvider ?? user.provider ?? "openai",
     },
     env,
   );
-  const project = view.config as FileConfig;
+  const projectFile = checkConfig(view.config, projectPath);
+  const project = projectFile.config as FileConfig;
   const pick = <K extends keyof FileConfig>(key: K): FileConfig[K] => project[key] ?? user[key];
+  const flag = (key: SettingKey, value: unknown) =>
+    value === undefined ? undefined : checkSetting(key, value, (SETTINGS[key] as SettingSpec).flag ?? key);
 
-  const provider = (args.provider ?? env.HANDS_PROVIDER ?? pick("provider") ?? "openai") as ProviderName;
-  if (!PROVIDERS.includes(provider)) {
-    throw new SettingsError(`unknown provider "${provider}"; use one of: ${PROVIDERS.join(", ")}`);
-  }
-  const sandbox = args.sandbox ?? env.HANDS_SANDBOX ?? pick("sandbox") ?? "auto";
-  if (!SANDBOXES.includes(sandbox)) {
-    throw new SettingsError(`unknown sandbox "${sandbox}"; available here: ${SANDBOXES.join(", ")}`);
-  }
-
-  const e2bTemplate = args.e2bTemplate ?? env.HANDS_E2B_TEMPLATE ?? pick("e2bTemplate");
-  if (e2bTemplate !== undefined && (typeof e2bTemplate !== "string" || e2bTemplate === ""))
-    throw new SettingsError(`e2bTemplate must be a template name, got ${JSON.stringify(e2bTemplate)}`);
-
-  const reasoning = args.reasoning ?? env.HANDS_REASONING ?? pick("reasoning");
-  if (reasoning !== undefined && !REASONING_LEVELS.includes(reasoning as ReasoningLevel)) {
-    throw new SettingsError(
-      `unknown reasoning level "${reasoning}"; use one of: ${REASONING_LEVELS.join(", ")}`,
-    );
-  }
+  const provider = (flag("provider", args.provider) ??
+    envProvider ??
+    pick("provider") ??
+    "openai") as ProviderName;
+  const sandbox = (flag("sandbox", args.sandbox) ?? envSandbox ?? pick("sandbox") ?? "auto") as string;
+  const e2bTemplate = (flag("e2bTemplate", args.e2bTemplate) ??
+    fromEnv("e2bTemplate", "HANDS_E2B_TEMPLATE") ??
+    pick("e2bTemplate")) as string | undefined;
+  const reasoning = (flag("reasoning", args.reasoning) ??
+    fromEnv("reasoning", "HANDS_REASONING") ??
+    pick("reasoning")) as string | undefined;
 
   const sources: Settings["sources"] = {};
   let baseUrl: string | undefined;
@@ -153,12 +164,21 @@ export function resolveSettings(
   else if (env.HANDS_MODEL) [model, sources.model] = [env.HANDS_MODEL, "HANDS_MODEL"];
   else if (pick("model")) [model, sources.model] = [pick("model"), "config"];
 
-  const apiKey =
-    args.apiKey ?? (provider === "anthropic" ? env.ANTHROPIC_API_KEY : env.OPENAI_API_KEY) ?? pick("apiKey");
-  const maxSteps =
-    args.maxSteps ?? positiveIntSetting("HANDS_MAX_STEPS", env.HANDS_MAX_STEPS) ?? pick("maxSteps") ?? 50;
-  const maxTokens =
-    args.maxTokens ?? positiveIntSetting("HANDS_MAX_TOKENS", env.HANDS_MAX_TOKENS) ?? pick("maxTokens");
+  const keyVariable = provider === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+  let apiKey: string | undefined;
+  if (args.apiKey) [apiKey, sources.apiKey] = [args.apiKey, "--api-key"];
+  else if (env[keyVariable]) [apiKey, sources.apiKey] = [env[keyVariable], keyVariable];
+  else if (pick("apiKey")) [apiKey, sources.apiKey] = [pick("apiKey"), "config"];
+  const maxSteps = (flag("maxSteps", args.maxSteps) ??
+    fromEnv("maxSteps", "HANDS_MAX_STEPS") ??
+    pick("maxSteps") ??
+    50) as number;
+  const maxTokens = (flag("maxTokens", args.maxTokens) ??
+    fromEnv("maxTokens", "HANDS_MAX_TOKENS") ??
+    pick("maxTokens")) as number | undefined;
+  const idleSeconds = (flag("idleTimeout", args.idleTimeout) ??
+    fromEnv("idleTimeout", "HANDS_IDLE_TIMEOUT") ??
+    pick("idleTimeout")) as number | undefined;
 
   return {
     provider,
@@ -167,7 +187,7 @@ export function resolveSettings(
     ...(apiKey ? { apiKey } : {}),
     maxSteps,
     ...(maxTokens ? { maxTokens } : {}),
-    ...idleTimeoutSetting(args, env, pick("idleTimeout")),
+    ...(idleSeconds ? { idleTimeoutMs: idleSeconds * 1000 } : {}),
     sandbox,
     ...(e2bTemplate ? { e2bTemplate } : {}),
     ...(reasoning ? { reasoning: reasoning as ReasoningLevel } : {}),
@@ -177,40 +197,17 @@ export function resolveSettings(
       parseMemoryConfig(project.memory, projectPath),
       parseMemoryConfig(user.memory, userPath),
     ),
-    approval: approvalSetting(args, env, pick("approval"), opts.approvalDefault ?? "auto"),
+    approval: (flag("approval", args.approval) ??
+      fromEnv("approval", "HANDS_APPROVAL") ??
+      pick("approval") ??
+      opts.approvalDefault ??
+      "auto") as ApprovalMode,
+    ...(args.network !== undefined ? { network: flag("network", args.network) as string } : {}),
+    ...(args.allowDomain?.length ? { allowDomain: args.allowDomain } : {}),
     ...((args.mcpServers ?? pick("mcpServers")) ? { mcpServers: args.mcpServers ?? pick("mcpServers") } : {}),
     trust: view.trust,
     ignored: view.ignored,
+    warnings: [...userFile.warnings, ...projectFile.warnings, ...environmentWarnings(env)],
     sources,
   };
-}
-
-/** The model calls' idle timeout in ms, when one is set (else the provider's default). */
-function idleTimeoutSetting(
-  args: SettingFlags,
-  env: NodeJS.ProcessEnv,
-  fromFile: unknown,
-): { idleTimeoutMs?: number } {
-  const seconds =
-    args.idleTimeout ??
-    positiveIntSetting("HANDS_IDLE_TIMEOUT", env.HANDS_IDLE_TIMEOUT) ??
-    (typeof fromFile === "number" && Number.isInteger(fromFile) && fromFile > 0 ? fromFile : undefined);
-  if (fromFile !== undefined && seconds === undefined)
-    throw new SettingsError(
-      `idleTimeout in the config must be a whole number of seconds, got ${JSON.stringify(fromFile)}`,
-    );
-  return seconds ? { idleTimeoutMs: seconds * 1000 } : {};
-}
-
-/** flag > HANDS_APPROVAL > config > the run's default; a bad value is an error wherever it came from. */
-function approvalSetting(
-  args: SettingFlags,
-  env: NodeJS.ProcessEnv,
-  fromFile: unknown,
-  fallback: ApprovalMode,
-): ApprovalMode {
-  if (args.approval !== undefined) return approvalMode(args.approval, "approval mode");
-  if (env.HANDS_APPROVAL) return approvalMode(env.HANDS_APPROVAL, "approval mode in HANDS_APPROVAL");
-  if (fromFile !== undefined) return approvalMode(String(fromFile), "approval mode in the config");
-  return fallback;
 }

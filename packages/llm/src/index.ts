@@ -3,9 +3,16 @@ export { fromAnthropicStop, fromAnthropicUsage, toAnthropic, toAnthropicTools } 
 export { ContextOverflowError, overflowOf } from "./context-overflow.js";
 export { createProvider, type ProviderConfig, type ProviderKind } from "./factory.js";
 export { LenientJsonError, parseLenientJson } from "./lenient-json.js";
+export {
+  fetchModelList,
+  listedModels,
+  type ModelList,
+  type ModelListOptions,
+  type ModelListProblem,
+} from "./list-models.js";
 export { OpenAIProvider, type OpenAIProviderOptions } from "./openai.js";
 export { fromOpenAIFinish, fromOpenAIUsage, toOpenAIMessages, toOpenAITools } from "./openai-wire.js";
-export { costOf, type ModelPrice, PRICING, priceFor, withCost } from "./pricing.js";
+export { costOf, formatCost, type ModelPrice, PRICING, priceFor, withCost } from "./pricing.js";
 export {
   formatReminder,
   OBSERVATION_STOP,

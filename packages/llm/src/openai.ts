@@ -4,6 +4,7 @@
 import type OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import type { IdleWatch } from "./idle.js";
+import { fetchModelList, listedModels } from "./list-models.js";
 import {
   fromOpenAIFinish,
   fromOpenAIUsage,
@@ -26,15 +27,16 @@ import { type SdkProviderOptions, sdkClient, withAttempts } from "./sdk-common.j
 import { streamError } from "./sse.js";
 import { postedEvents, type SdkErrors, type StreamTarget, streamTarget } from "./stream-post.js";
 import { extractTextToolCallsWithRest } from "./text-tool-calls.js";
-import type {
-  FinishReason,
-  ModelRequest,
-  ModelResponse,
-  Provider,
-  ReasoningLevel,
-  Thinking,
-  ToolCall,
-  Usage,
+import {
+  type FinishReason,
+  ModelError,
+  type ModelRequest,
+  type ModelResponse,
+  type Provider,
+  type ReasoningLevel,
+  type Thinking,
+  type ToolCall,
+  type Usage,
 } from "./types.js";
 
 /** Builds the request body (a JSON buffer) with the given extra top-level fields. */
@@ -158,6 +160,7 @@ export class OpenAIProvider implements Provider {
     try {
       raw = await attempt();
     } catch (err) {
+      if (err instanceof ModelError && err.status === 404) throw await this.withListedModels(err);
       // A server that does not know a reasoning switch may refuse the request: say so, drop it.
       const added = Object.keys(thinking?.fields ?? {});
       if (!isRefusal(err) || added.length === 0 || !rejectsReasoningField(err.message, added)) throw err;
@@ -170,6 +173,15 @@ export class OpenAIProvider implements Provider {
       raw = await attempt();
     }
     return this.finish(raw, request, started);
+  }
+
+  /** A 404 for the chat request: says which models the endpoint has, when it lists them. */
+  private async withListedModels(err: ModelError): Promise<ModelError> {
+    const apiKey = this.options.apiKey ?? process.env.OPENAI_API_KEY;
+    const list = await fetchModelList(this.baseURL, { ...(apiKey ? { apiKey } : {}) });
+    if (!list.ok || list.models.length === 0 || list.models.includes(this.model)) return err;
+    err.message += `. ${this.baseURL}/models has no model ${this.model}; it lists: ${listedModels(list.models)}`;
+    return err;
   }
 
   private finish(raw: RawResult, request: ModelRequest, started: number): ModelResponse {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { costOf, priceFor, withCost } from "./pricing.js";
+import { costOf, formatCost, priceFor, withCost } from "./pricing.js";
 
 describe("pricing", () => {
   test("longest prefix wins, router prefixes are tolerated, unknown models have no price", () => {
@@ -33,4 +33,13 @@ describe("pricing", () => {
     );
     assert.equal("costUsd" in withCost({ inputTokens: 1, outputTokens: 1 }, "local"), false);
   });
+});
+
+test("formatCost: – when no price is known (never $0.0000), else cents or dollars", () => {
+  assert.equal(formatCost(undefined), "–");
+  assert.equal(formatCost(0), "–");
+  assert.equal(formatCost(Number.NaN), "–");
+  assert.equal(formatCost(0.00001), "<$0.0001");
+  assert.equal(formatCost(0.0012), "$0.0012");
+  assert.equal(formatCost(12.5), "$12.50");
 });

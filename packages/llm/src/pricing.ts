@@ -69,3 +69,15 @@ export function withCost(usage: Usage, model: string, override?: ModelPrice): Us
   const price = override ?? priceFor(model);
   return price ? { ...usage, costUsd: costOf(usage, price) } : usage;
 }
+
+/**
+ * A cost as people read it: `–` when none is known (a model without a price, or nothing spent
+ * yet: "$0.0000" would claim it was free), cents for small sums, else dollars and cents.
+ * The dashboard's pages show costs the same way.
+ */
+export function formatCost(usd: number | undefined): string {
+  if (!usd || !Number.isFinite(usd) || usd < 0) return "–";
+  if (usd < 0.0001) return "<$0.0001";
+  if (usd < 0.01) return `$${usd.toFixed(4)}`;
+  return `$${usd.toFixed(2)}`;
+}

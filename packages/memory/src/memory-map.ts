@@ -257,8 +257,9 @@ export function memoryMapAt(
 export function lastContextChunks(
   store: SqliteStore,
   scope?: string,
+  workspace?: string,
 ): { context: NonNullable<ReturnType<SqliteStore["lastContext"]>>; chunks: Map<string, Chunk> } | undefined {
-  const context = store.lastContext(scope);
+  const context = store.lastContext(scope, workspace !== undefined ? { workspace } : {});
   if (!context) return undefined;
   const ids = context.items.map((i) => i.id);
   const chunks = new Map(store.getMany(ids, { content: false }).map((c) => [c.id, c]));

@@ -692,11 +692,22 @@ export class SqliteStore implements MemoryStore {
     );
   }
 
-  lastContext(scope?: string): (ContextRecord & { scope: string; time: number }) | undefined {
+  /**
+   * The context last saved for `scope`, else the newest one — of `workspace` when given (one
+   * memory file serves every workspace: another's context is not this one's last).
+   */
+  lastContext(
+    scope?: string,
+    options: { workspace?: string } = {},
+  ): (ContextRecord & { scope: string; time: number }) | undefined {
     const row = (
-      scope === undefined
-        ? this.prep("SELECT scope, time, record FROM contexts ORDER BY time DESC LIMIT 1").get()
-        : this.prep("SELECT scope, time, record FROM contexts WHERE scope = ?").get(scope)
+      scope !== undefined
+        ? this.prep("SELECT scope, time, record FROM contexts WHERE scope = ?").get(scope)
+        : options.workspace !== undefined
+          ? this.prep(
+              "SELECT scope, time, record FROM contexts WHERE json_extract(record, '$.workspace') = ? ORDER BY time DESC LIMIT 1",
+            ).get(options.workspace)
+          : this.prep("SELECT scope, time, record FROM contexts ORDER BY time DESC LIMIT 1").get()
     ) as { scope: string; time: number; record: string } | undefined;
     return row
       ? { ...(JSON.parse(row.record) as ContextRecord), scope: row.scope, time: row.time }

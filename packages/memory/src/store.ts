@@ -29,6 +29,8 @@ export interface ContextRecord {
   mode: string;
   tokens: number;
   items: ContextItem[];
+  /** The workspace of the run that sent it (records saved before it was kept have none). */
+  workspace?: string;
 }
 
 export interface MemoryStore {

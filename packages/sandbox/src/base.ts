@@ -5,4 +5,5 @@
 export { confinePath, isInside, realPathOf, realpathOrSelf, SandboxPathError } from "./confine.js";
 export { DEFAULT_PROTECTED_PATHS } from "./protected-paths.js";
 export { checkBwrap, defaultSandboxKind } from "./sandbox-kind.js";
+export { shellJoin, shellQuote } from "./shell-quote.js";
 export type { Sandbox, SandboxKind } from "./types.js";

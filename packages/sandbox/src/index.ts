@@ -47,4 +47,5 @@ export {
 export { hostAllowed, parseAllowRules } from "./proxy-rules.js";
 export { type ReapReport, reapLeftovers } from "./reaper.js";
 export { checkBwrap, defaultSandboxKind } from "./sandbox-kind.js";
+export { shellJoin, shellQuote } from "./shell-quote.js";
 export * from "./types.js";
