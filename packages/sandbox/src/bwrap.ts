@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { statSync } from "node:fs";
 import { chown } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
+import type { Writable } from "node:stream";
 import {
   type BwrapArgsOptions,
   bwrapArgs,
@@ -62,33 +63,60 @@ export function defaultTmpBytes(limits: Limits): number {
   return Math.min(DEFAULT_TMP_BYTES, Math.floor(limits.memoryBytes / 4));
 }
 
-/** Shell run before bubblewrap: joins the cgroup and sets rlimits that everything inherits. */
+/** The descriptor bubblewrap reads its arguments from (NUL-separated, see `bwrap --args`). */
+export const ARGS_FD = 11;
+
+/**
+ * Shell run before bubblewrap: joins the cgroup and sets rlimits that everything inherits, and
+ * closes every descriptor but the three standard ones and bubblewrap's two (its arguments and
+ * the seccomp program, which bubblewrap closes once read): whatever Hands' own parent left
+ * open must not reach sandboxed commands.
+ */
 const LAUNCHER = `for f in $HANDS_CGROUP_PROCS; do echo $$ > "$f" || exit 97; done
+for f in /proc/self/fd/*; do f=\${f##*/}; case $f in 0|1|2|${ARGS_FD}) ;; *) [ -e "/proc/self/fd/$f" ] && exec {f}>&- ;; esac; done
 if [ -n "$HANDS_SECCOMP" ]; then exec ${SECCOMP_FD}< "$HANDS_SECCOMP" || exit 96; fi
 ulimit -c 0; ulimit -f "$HANDS_FSIZE_KB"; ulimit -n 4096
 exec -c "$@"`;
 
+/**
+ * Starts bubblewrap with `args`, then `command` inside. Only the (constant) command is on the
+ * command line: the arguments — host paths naming the workspace, the environment, the session
+ * script — travel through a pipe (`--args`), so no other user sees them in `ps`.
+ */
 async function launch(
   cg: Cgroup | undefined,
   fileSizeBytes: number,
-  argv: string[],
+  args: string[],
+  command: string[],
   workspace: string,
 ): Promise<ChildProcess> {
   // Never host root: see host-user.ts.
   const user = sandboxHostUser(workspace);
   // The launcher joins the cgroup itself: let that user write the group's process lists.
   if (user && cg) await Promise.all(cg.procFiles.map((f) => chown(f, user.uid, user.gid)));
-  return spawn("/bin/bash", ["--norc", "--noprofile", "-c", LAUNCHER, "hands-launch", "bwrap", ...argv], {
-    ...(user ?? {}),
-    // bubblewrap's own environment is visible to the sandbox as /proc/1/environ: keep it bare.
-    env: {
-      PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
-      HANDS_CGROUP_PROCS: cg ? cg.procFiles.join(" ") : "",
-      HANDS_FSIZE_KB: String(Math.max(1, Math.floor(fileSizeBytes / 1024))),
-      HANDS_SECCOMP: seccompProgramFile() ?? "",
+  const stdio: Array<"pipe" | "ignore"> = ["pipe", "pipe", "pipe"];
+  while (stdio.length < ARGS_FD) stdio.push("ignore");
+  stdio.push("pipe");
+  const child = spawn(
+    "/bin/bash",
+    ["--norc", "--noprofile", "-c", LAUNCHER, "hands-launch", "bwrap", "--args", String(ARGS_FD), ...command],
+    {
+      ...(user ?? {}),
+      // bubblewrap's own environment is visible to the sandbox as /proc/1/environ: keep it bare.
+      env: {
+        PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
+        HANDS_CGROUP_PROCS: cg ? cg.procFiles.join(" ") : "",
+        HANDS_FSIZE_KB: String(Math.max(1, Math.floor(fileSizeBytes / 1024))),
+        HANDS_SECCOMP: seccompProgramFile() ?? "",
+      },
+      stdio,
     },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+  );
+  const argsPipe = (child.stdio as unknown as Writable[])[ARGS_FD] as Writable;
+  // bubblewrap that fails before it reads its arguments closes the pipe: its stderr says why.
+  argsPipe.on("error", () => {});
+  argsPipe.end(Buffer.from(args.map((a) => `${a}\0`).join("")));
+  return child;
 }
 
 export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
@@ -152,14 +180,8 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
     const child = await launch(
       this.cgroup,
       this.fileSizeBytes,
-      [
-        ...bwrapArgs({ ...this.argsOptions, readOnly }),
-        "--setenv",
-        SESSION_ENV,
-        SESSION_SCRIPT,
-        SESSION_SHELL,
-        ...SESSION_COMMAND,
-      ],
+      [...bwrapArgs({ ...this.argsOptions, readOnly }), "--setenv", SESSION_ENV, SESSION_SCRIPT],
+      [SESSION_SHELL, ...SESSION_COMMAND],
       this.workspace,
     );
     this.child = child;
@@ -242,6 +264,10 @@ export function markOom(r: ExecResult, limits: Limits): void {
   r.stderr += `${r.stderr ? "\n" : ""}[killed: out of memory (limit ${Math.round(limits.memoryBytes / 1048576)} MiB)]`;
 }
 
+/** How a one-shot command reaches its shell: in the environment (removed at once), not argv. */
+const ONCE_ENV = "HANDS_COMMAND";
+const ONCE_COMMAND = ["/bin/bash", "-c", `__h_cmd=$${ONCE_ENV}; unset ${ONCE_ENV}; eval "$__h_cmd"`];
+
 /** One command in a fresh bubblewrap sandbox, without a session shell (fastest one-shot). */
 export async function runBwrapOnce(
   options: BwrapSandboxOptions,
@@ -275,7 +301,8 @@ export async function runBwrapOnce(
   const child = await launch(
     cg,
     options.fileSizeBytes ?? DEFAULT_FILE_SIZE_BYTES,
-    [...args, "/bin/bash", "-c", command],
+    [...args, "--setenv", ONCE_ENV, command],
+    ONCE_COMMAND,
     workspace,
   );
   child.stdout?.on("data", (c: Buffer) => {
