@@ -63,6 +63,14 @@ export function defaultTmpBytes(limits: Limits): number {
   return Math.min(DEFAULT_TMP_BYTES, Math.floor(limits.memoryBytes / 4));
 }
 
+/**
+ * A session's cgroup is named at random, not after the sandbox: cgroup names are world-readable
+ * (/proc/PID/cgroup, /sys/fs/cgroup) and a service's sandbox id must not be.
+ */
+function cgroupName(): string {
+  return `s-${randomUUID().slice(0, 13)}`;
+}
+
 /** The descriptor bubblewrap reads its arguments from (NUL-separated, see `bwrap --args`). */
 export const ARGS_FD = 11;
 
@@ -175,7 +183,8 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
   }
 
   private async start(): Promise<void> {
-    if (!this.cgroup && detectCgroups() !== "none") this.cgroup = await Cgroup.create(this.id, this.limits);
+    if (!this.cgroup && detectCgroups() !== "none")
+      this.cgroup = await Cgroup.create(cgroupName(), this.limits);
     const readOnly = this.protectedPaths.prepare();
     const child = await launch(
       this.cgroup,
@@ -278,8 +287,7 @@ export async function runBwrapOnce(
   if (!check.ok) throw new Error(check.reason);
   const workspace = realpathOrSelf(options.workspace);
   const limits = { ...DEFAULT_LIMITS, ...(options.limits ?? {}) };
-  const id = options.id ?? `bwrap-${randomUUID().slice(0, 8)}`;
-  const cg = detectCgroups() !== "none" ? await Cgroup.create(id, limits) : undefined;
+  const cg = detectCgroups() !== "none" ? await Cgroup.create(cgroupName(), limits) : undefined;
   const start = performance.now();
   const prot = new ProtectedPathsGuard(workspace, options.protectedPaths);
   const readOnly = prot.prepare();

@@ -2,7 +2,7 @@
 // capacity (queueing fairly when full), keeps their lifecycle in the store (timeouts, pause and
 // resume, kill), reaps what expired — also what a previous run of the service left behind.
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { ServeMetrics } from "./metrics.js";
@@ -10,6 +10,7 @@ import { type Warm, WarmPool } from "./pool.js";
 import { CapacityError, FairQueue } from "./queue.js";
 import { SandboxRuntime } from "./runtime.js";
 import { type SandboxMetric, sampleMetrics } from "./sandbox-metrics.js";
+import { SandboxUsers } from "./sandbox-users.js";
 import { type AuditEntry, quotaRefusal, type SandboxRow, type Store, type Tenant } from "./store.js";
 
 export interface TemplateSpec {
@@ -61,7 +62,7 @@ export interface ServiceOptions {
   maxQueue?: number;
   queueTimeoutMs?: number;
   reapIntervalMs?: number;
-  /** Host uid the sandboxes run as when the service runs as root. */
+  /** One host uid for every sandbox when the service runs as root (default: a uid per sandbox, sandbox-users.ts). */
   sandboxUid?: number;
   /** How long a paused sandbox's files are kept (default 7 days). */
   pausedRetentionMs?: number;
@@ -110,7 +111,7 @@ export class SandboxService {
   private readonly busy = new Map<string, Promise<unknown>>();
   private readonly metrics: ServeMetrics;
   private readonly dataDir: string;
-  private readonly sandboxUid: number | undefined;
+  private readonly users: SandboxUsers | undefined;
   private reaper: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly pool: WarmPool;
@@ -124,7 +125,7 @@ export class SandboxService {
     this.templates = o.templates ?? DEFAULT_TEMPLATES;
     this.queue = new FairQueue(o.capacity ?? 100, o.maxQueue ?? 200, o.queueTimeoutMs ?? 30_000);
     this.pausedRetentionMs = o.pausedRetentionMs ?? 7 * 24 * 3600_000;
-    this.sandboxUid = o.sandboxUid ?? (process.getuid?.() === 0 ? 65534 : undefined);
+    this.users = SandboxUsers.forService(join(this.dataDir, "sandboxes"), o.sandboxUid);
     this.pool = new WarmPool(
       o.warm ?? { base: 2 },
       async (template) => {
@@ -347,7 +348,7 @@ export class SandboxService {
       envs: o.envs,
       internet: o.internet,
       limits: { memoryBytes: spec.memoryMB * 1024 * 1024, cpus: spec.cpus },
-      ...(this.sandboxUid !== undefined ? { sandboxUid: this.sandboxUid } : {}),
+      ...(this.users ? { sandboxUser: this.users.userOf(id) } : {}),
       ...(spec.runtime ? { runtime: spec.runtime } : {}),
       ...(spec.image ? { image: spec.image } : {}),
     });
@@ -568,7 +569,9 @@ export class SandboxService {
   }
 
   private removeFiles(id: string): void {
+    const uid = lstatSync(this.workspaceOf(id), { throwIfNoEntry: false })?.uid;
     rmSync(this.workspaceOf(id), { recursive: true, force: true });
+    if (uid !== undefined) this.users?.release(uid);
   }
 
   /** Stops the reaper and every runtime; running sandboxes stay "running" in the store (a restart pauses them). */
