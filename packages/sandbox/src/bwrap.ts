@@ -22,7 +22,7 @@ import { Cgroup, DEFAULT_LIMITS, detectCgroups, type Limits } from "./cgroups.js
 import { realpathOrSelf } from "./confine.js";
 import { FileBackedSandbox } from "./file-backed.js";
 import { FileApi } from "./files.js";
-import { sandboxHostUser } from "./host-user.js";
+import { releaseHostUser, sandboxHostUser } from "./host-user.js";
 import { DEFAULT_TIMEOUT_MS } from "./local.js";
 import { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
 import { findDescendantByNsPid } from "./proc.js";
@@ -97,9 +97,10 @@ async function launch(
   args: string[],
   command: string[],
   workspace: string,
+  holder: object,
 ): Promise<ChildProcess> {
   // Never host root: see host-user.ts.
-  const user = sandboxHostUser(workspace);
+  const user = sandboxHostUser(workspace, holder);
   // The launcher joins the cgroup itself: let that user write the group's process lists.
   if (user && cg) await Promise.all(cg.procFiles.map((f) => chown(f, user.uid, user.gid)));
   const stdio: Array<"pipe" | "ignore"> = ["pipe", "pipe", "pipe"];
@@ -192,6 +193,7 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
       [...bwrapArgs({ ...this.argsOptions, readOnly }), "--setenv", SESSION_ENV, SESSION_SCRIPT],
       [SESSION_SHELL, ...SESSION_COMMAND],
       this.workspace,
+      this,
     );
     this.child = child;
     this.shellHostPid = undefined;
@@ -264,6 +266,7 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
     // --die-with-parent takes the namespace down; the cgroup catches anything that lingers.
     if (this.cgroup) await this.cgroup.remove();
     this.protectedPaths.release();
+    releaseHostUser(this.workspace, this);
   }
 }
 
@@ -294,6 +297,7 @@ export async function runBwrapOnce(
   const maxBytes = execOptions.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const out = new OutputBuffer(maxBytes);
   const err = new OutputBuffer(maxBytes);
+  const holder = {};
   const args = bwrapArgs({
     workspace,
     network: options.network ?? "none",
@@ -312,7 +316,11 @@ export async function runBwrapOnce(
     [...args, "--setenv", ONCE_ENV, command],
     ONCE_COMMAND,
     workspace,
-  );
+    holder,
+  ).catch((e: unknown) => {
+    releaseHostUser(workspace, holder);
+    throw e;
+  });
   child.stdout?.on("data", (c: Buffer) => {
     out.push(c);
     execOptions.onStdout?.(c.toString("utf8"));
@@ -358,6 +366,7 @@ export async function runBwrapOnce(
   }
   prot.finish(result);
   prot.release();
+  releaseHostUser(workspace, holder);
   return result;
 }
 
