@@ -174,7 +174,12 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
     const check = checkBwrap();
     if (!check.ok) throw new Error(check.reason);
     const sb = new BwrapSandbox(options);
-    await sb.start();
+    try {
+      await sb.start();
+    } catch (e) {
+      releaseHostUser(sb.workspace, sb);
+      throw e;
+    }
     return sb;
   }
 

@@ -180,13 +180,27 @@ function effective(perm: string, mask: string): string {
 
 let exitHook = false;
 
-/** Shares still standing when the process exits are taken back then. */
+/**
+ * Shares still standing when the process exits are taken back then — also when a signal ends
+ * it, unless something else handles that signal (it may not mean "exit": an interactive run's
+ * Ctrl-C stops a step), which then exits through "exit" or not at all.
+ */
 function onExitUnshare(): void {
   if (exitHook) return;
   exitHook = true;
-  process.once("exit", () => {
+  const unshareAll = () => {
     for (const ws of [...shares.keys()]) unshareWorkspace(ws);
-  });
+  };
+  process.once("exit", unshareAll);
+  for (const sig of ["SIGTERM", "SIGHUP", "SIGINT"] as const) {
+    const onSignal = () => {
+      if (process.listenerCount(sig) > 1) return;
+      unshareAll();
+      process.off(sig, onSignal);
+      process.kill(process.pid, sig);
+    };
+    process.on(sig, onSignal);
+  }
 }
 
 /** The folders above `dir`, from / down. */

@@ -111,36 +111,40 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
       }
     });
 
-    test("a process that exits without destroying its sandbox takes the share back too", async () => {
-      await requireBackend(kind);
-      const parent = await mkdtemp(join(tmpdir(), "hands-private-parent-"));
-      const ws = join(parent, "ws");
-      await mkdir(ws);
-      const index = new URL("../index.js", import.meta.url).href;
-      const child = spawnSync(
-        process.execPath,
-        [
-          "--input-type=module",
-          "-e",
-          `const { createSandbox } = await import(process.argv[1]);
+    for (const end of ["process.exit(0)", 'process.kill(process.pid, "SIGTERM")'])
+      test(`a process that ends without destroying its sandbox (${end}) takes the share back too`, async () => {
+        await requireBackend(kind);
+        const parent = await mkdtemp(join(tmpdir(), "hands-private-parent-"));
+        const ws = join(parent, "ws");
+        await mkdir(ws);
+        const index = new URL("../index.js", import.meta.url).href;
+        const child = spawnSync(
+          process.execPath,
+          [
+            "--input-type=module",
+            "-e",
+            `const { createSandbox } = await import(process.argv[1]);
            const sb = await createSandbox({ kind: process.argv[2], workspace: process.argv[3] });
            const r = await sb.exec("mkdir -p made/deeper && echo x > made/deeper/f");
            const { statSync } = await import("node:fs");
            process.stdout.write(r.exitCode === 0 ? String(statSync(process.argv[3] + "/made").uid) : JSON.stringify(r));
-           process.exit(0);`,
-          index,
-          kind,
-          ws,
-        ],
-        { encoding: "utf8", timeout: 120_000 },
-      );
-      try {
-        assert.equal(child.status, 0, child.stderr);
-        await shareGone(ws, parent, child.stdout.trim());
-      } finally {
-        await rm(parent, { recursive: true, force: true });
-      }
-    });
+           ${end};`,
+            index,
+            kind,
+            ws,
+          ],
+          { encoding: "utf8", timeout: 120_000 },
+        );
+        try {
+          assert.ok(
+            child.status === 0 || child.signal === "SIGTERM",
+            `${child.status} ${child.signal} ${child.stderr}`,
+          );
+          await shareGone(ws, parent, child.stdout.trim());
+        } finally {
+          await rm(parent, { recursive: true, force: true });
+        }
+      });
   });
 }
 
