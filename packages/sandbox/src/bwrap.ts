@@ -183,6 +183,11 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
     return sb;
   }
 
+  /** The folder name of the session's cgroup (random, not the id), when it has one. */
+  get cgroupName(): string | undefined {
+    return this.cgroup?.dirs[0]?.split("/").pop();
+  }
+
   /** Whether limits are enforced by a cgroup (false: rlimits only). */
   get cgroupLimits(): boolean {
     return this.cgroup !== undefined;
