@@ -121,14 +121,16 @@ export function unshareWorkspace(workspace: string): boolean {
     listings.push(["-P", "-n", "-p", "--", ...share.ancestors]);
   let ok = true;
   let restore = "";
+  // latin1 both ways: file names are bytes, not necessarily UTF-8; only ASCII lines change.
   for (const args of listings) {
-    const dump = spawnSync("getfacl", args, { encoding: "utf8", maxBuffer: 1024 ** 3, timeout: 300_000 });
-    if (dump.status === 0) restore += withoutShare(dump.stdout, share.uid, owner ?? { uid: 0, gid: 0 });
-    else ok = false;
+    const dump = spawnSync("getfacl", args, { encoding: "latin1", maxBuffer: 1024 ** 3, timeout: 300_000 });
+    // A file that vanished during the walk fails getfacl, not the blocks of the others.
+    ok &&= dump.status === 0;
+    if (dump.stdout) restore += withoutShare(dump.stdout, share.uid, owner ?? { uid: 0, gid: 0 });
   }
   if (restore) {
     const r = spawnSync("setfacl", ["--restore=-"], {
-      input: restore,
+      input: Buffer.from(restore, "latin1"),
       maxBuffer: 64 * 1024 ** 2,
       timeout: 300_000,
     });

@@ -93,7 +93,7 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
       let destroyed = false;
       try {
         const r = await sb.exec(
-          "echo more >> tracked.txt; echo new > made.txt; mkdir -p d/e; echo f > d/e/f",
+          "echo more >> tracked.txt; echo new > made.txt; mkdir -p d/e; echo f > d/e/f; touch \"$(printf 'not\\377utf8')\"",
         );
         assert.equal(r.exitCode, 0, JSON.stringify(r));
         // The host uid the sandbox ran as (inside, bwrap maps it to 1000).
