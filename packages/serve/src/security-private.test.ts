@@ -5,7 +5,7 @@
 // plain `hands` run makes it. Every attempt must fail. Needs root (as CI runs): it creates the
 // account and runs as it.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +15,7 @@ import { Sandbox } from "e2b";
 import { startTestServe, type TestServe } from "./test-support.js";
 
 const ATTACKER = "hands-attacker";
+const VICTIM = "hands-victim";
 const asRoot = process.getuid?.() === 0;
 const skip = !asRoot
   ? "needs root (as CI runs): it creates a second local user and attacks as that user"
@@ -22,20 +23,21 @@ const skip = !asRoot
     ? false
     : `bubblewrap is not usable here: ${checkBwrap().reason}`;
 
-/** The attacker's account (made when missing): an ordinary unprivileged user. */
-function attacker(): { uid: number; gid: number } {
-  const id = (flag: string) => spawnSync("id", [flag, ATTACKER], { encoding: "utf8" });
+/** A local account (made when missing): an ordinary unprivileged user. */
+function account(name: string): { uid: number; gid: number } {
+  const id = (flag: string) => spawnSync("id", [flag, name], { encoding: "utf8" });
   if (id("-u").status !== 0) {
-    const r = spawnSync(
-      "useradd",
-      ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", ATTACKER],
-      {
-        encoding: "utf8",
-      },
-    );
-    assert.equal(r.status, 0, `useradd ${ATTACKER}: ${r.stderr}`);
+    const r = spawnSync("useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name], {
+      encoding: "utf8",
+    });
+    assert.equal(r.status, 0, `useradd ${name}: ${r.stderr}`);
   }
   return { uid: Number(id("-u").stdout), gid: Number(id("-g").stdout) };
+}
+
+/** How a command runs as `user`: setpriv, no supplementary groups. */
+function asUser(user: { uid: number; gid: number }): string[] {
+  return ["setpriv", `--reuid=${user.uid}`, `--regid=${user.gid}`, "--clear-groups"];
 }
 
 /**
@@ -63,16 +65,22 @@ for f in "$SECRET" /proc/[0-9]*/root$IN_SANDBOX /proc/[0-9]*/root/workspace/home
   [ -n "$f" ] && cat "$f" 2>/dev/null && echo "LEAK read $f"
 done
 find "$(dirname "$WS")" -maxdepth 3 -name secret.txt 2>/dev/null | sed 's/^/LEAK found /'
+# Someone else's allow-list proxy: its path is public in /proc/net/unix.
+for p in $(grep -o '/[^ ]*hands-proxy-[^ ]*' /proc/net/unix | sort -u); do
+  echo "SEEN proxy $p"
+  python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])' "$p" 2>/dev/null && echo "LEAK connected to $p"
+done
 echo DONE
 `;
 
 function attack(env: Record<string, string>): string {
-  const a = attacker();
-  const r = spawnSync(
-    "setpriv",
-    [`--reuid=${a.uid}`, `--regid=${a.gid}`, "--clear-groups", "/bin/bash", "--norc", "-c", ATTACK],
-    { encoding: "utf8", cwd: "/", env: { PATH: "/usr/bin:/bin", ...env }, timeout: 60_000 },
-  );
+  const [cmd, ...args] = asUser(account(ATTACKER));
+  const r = spawnSync(cmd as string, [...args, "/bin/bash", "--norc", "-c", ATTACK], {
+    encoding: "utf8",
+    cwd: "/",
+    env: { PATH: "/usr/bin:/bin", ...env },
+    timeout: 60_000,
+  });
   assert.equal(r.status, 0, `the attack script failed: ${r.stderr}`);
   return r.stdout;
 }
@@ -176,6 +184,73 @@ describe("security: another local user against a hands run's bwrap sandbox", {
     for (const inside of ["/home/hands/secret.txt", "/tmp/secret.txt"]) {
       const out = attack({ ID: sb.id, WS: ws, SECRET: "", IN_SANDBOX: inside });
       assertNothingLeaked(out, secret);
+    }
+  });
+});
+
+/** A plain `hands` run by another user: a bwrap session behind the allow-list proxy. */
+const VICTIM_RUN = `
+const { BwrapSandbox, startAllowListProxy } = await import(process.argv[1]);
+// What the run is about comes in the environment: its own command line must not name it.
+const { VICTIM_WS: ws, VICTIM_SECRET: secret } = process.env;
+const proxy = await startAllowListProxy({ allow: ["example.com"] });
+const sb = await BwrapSandbox.create({ workspace: ws, network: "proxy", proxySocket: proxy.socketPath });
+const r = await sb.exec("echo " + secret + " > ~/secret.txt; echo " + secret + " > /tmp/secret.txt; sleep 120 &", { keepBackground: true });
+process.stdout.write(JSON.stringify({ id: sb.id, rc: r.exitCode, err: r.stderr }) + "\\n");
+process.stdin.resume();
+process.stdin.on("end", async () => { await sb.destroy(); await proxy.close(); process.exit(0); });
+`;
+
+describe("security: another local user against a non-root user's hands run", {
+  skip,
+  timeout: 60_000,
+}, () => {
+  it("finds no workspace path or script, cannot read the sandbox's home or /tmp, cannot use its proxy", async () => {
+    const victim = account(VICTIM);
+    const ws = mkdtempSync(join(tmpdir(), "hands-victim-ws-"));
+    spawnSync("chown", [`${victim.uid}:${victim.gid}`, ws]);
+    const secret = `victim-secret-${process.pid}-${Date.now()}`;
+    const [cmd, ...args] = asUser(victim);
+    const index = new URL("../../sandbox/dist/index.js", import.meta.url).href;
+    const child = spawn(
+      cmd as string,
+      [...args, process.execPath, "--input-type=module", "-e", VICTIM_RUN, index],
+      {
+        cwd: "/",
+        env: {
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          HOME: ws,
+          TMPDIR: "/tmp",
+          VICTIM_WS: ws,
+          VICTIM_SECRET: secret,
+        },
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
+    let err = "";
+    child.stderr.on("data", (c: Buffer) => {
+      err += c.toString("utf8");
+    });
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        child.stdout.on("data", (c: Buffer) => {
+          out += c.toString("utf8");
+          if (out.includes("\n")) resolve(out.slice(0, out.indexOf("\n")));
+        });
+        child.once("exit", (code) => reject(new Error(`the victim's run ended (${code}): ${err}`)));
+      });
+      const started = JSON.parse(line) as { id: string; rc: number; err: string };
+      assert.equal(started.rc, 0, started.err);
+      for (const inside of ["/home/hands/secret.txt", "/tmp/secret.txt"]) {
+        const out = attack({ ID: started.id, WS: ws, SECRET: "", IN_SANDBOX: inside });
+        assertNothingLeaked(out, secret);
+        assert.match(out, /^SEEN proxy /m, `the attacker did not find the proxy's socket: ${out}`);
+      }
+    } finally {
+      child.stdin.end();
+      await new Promise((r) => (child.exitCode === null ? child.once("exit", r) : r(null)));
+      rmSync(ws, { recursive: true, force: true });
     }
   });
 });
