@@ -7,8 +7,20 @@
 // (besides root) that may pass through the data folders (0710): bubblewrap, running as the
 // sandbox's uid, must get through them to mount its folder. The uid is the owner of the
 // sandbox's folder, so a paused sandbox resumes as the same uid.
-import { randomInt } from "node:crypto";
-import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync } from "node:fs";
+import { randomBytes, randomInt } from "node:crypto";
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 
 /** The group of every sandbox's uid; the sandbox uids follow it. */
@@ -86,4 +98,40 @@ export function prepareDataFolders(dataDir: string, gid: number | undefined): vo
     if (gid !== undefined) chownSync(d, 0, gid);
     chmodSync(d, gid !== undefined ? 0o710 : 0o700);
   }
+}
+
+/**
+ * The service's key for naming sandbox folders (`<data>/folder-key`, 32 bytes, 0600, made on the
+ * first start): names stay the same across restarts and cannot be computed from an id without it.
+ */
+export function folderKey(dataDir: string): Buffer {
+  const path = join(dataDir, "folder-key");
+  const flags = constants.O_RDWR | constants.O_NOFOLLOW;
+  let fd: number;
+  let made = false;
+  try {
+    fd = openSync(path, flags | constants.O_CREAT | constants.O_EXCL, 0o600);
+    made = true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    fd = openSync(path, flags);
+  }
+  try {
+    if (made) {
+      writeSync(fd, randomBytes(32));
+      return readKey(fd, path);
+    }
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.uid !== process.getuid?.() || (st.mode & 0o077) !== 0)
+      throw new Error(`${path} is not this user's private file (0600); remove it (paused sandboxes' files are then dropped at the next start)`);
+    return readKey(fd, path);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readKey(fd: number, path: string): Buffer {
+  const key = Buffer.alloc(32);
+  if (readSync(fd, key, 0, 32, 0) !== 32) throw new Error(`${path} is not a 32-byte key: remove it`);
+  return key;
 }

@@ -1,6 +1,6 @@
 // Attack: another local user reads the sandboxes' files. A second, unprivileged account on the
-// host looks for sandbox ids and the session script in every process's command line, cgroup
-// and environment, lists the service's data folder, and reads a tenant's ~/secret.txt by its
+// host looks for sandbox ids and the session script in every process's command line, cgroup,
+// environment and mount table, lists the service's data folder, and reads a tenant's ~/secret.txt by its
 // path and through /proc/PID/root — for a `hands serve` sandbox and for a bwrap sandbox as a
 // plain `hands` run makes it. Every attempt must fail. Needs root (as CI runs): it creates the
 // account and runs as it.
@@ -53,7 +53,7 @@ for f in /proc/[0-9]*/cmdline; do
   case "$c" in bwrap*|*/run/hands/sh*) echo "SEEN $f: $c" ;; esac
   case "$c" in *"$ID"*|*"$WS"*|*"__h_"settle*|*"__h_"scan*) echo "LEAK cmdline $f: $c" ;; esac
 done
-for f in /proc/[0-9]*/cgroup /proc/[0-9]*/environ /proc/net/unix; do
+for f in /proc/[0-9]*/cgroup /proc/[0-9]*/environ /proc/[0-9]*/mountinfo /proc/net/unix; do
   [ "$f" != /proc/net/unix ] && [ -O "${"${"}f%/*}" ] && continue
   grep -q -F -- "$ID" "$f" 2>/dev/null && echo "LEAK id in $f"
 done

@@ -47,7 +47,7 @@ export interface RunningServe {
   close(): Promise<void>;
 }
 
-/** Sockets live at <dataDir>/sandboxes/<20-char id>/.hands-agent/agent.sock: Unix paths stop at 107 bytes. */
+/** Sockets live at <dataDir>/sandboxes/<20-char folder name>/.hands-agent/agent.sock: Unix paths stop at 107 bytes. */
 const MAX_DATA_DIR_LENGTH = 107 - "/sandboxes/".length - 20 - "/.hands-agent/agent.sock".length;
 
 function listen(

@@ -1,7 +1,7 @@
 // The sandbox service of one node: creates sandboxes within the tenant's quota and the node's
 // capacity (queueing fairly when full), keeps their lifecycle in the store (timeouts, pause and
 // resume, kill), reaps what expired — also what a previous run of the service left behind.
-import { randomBytes } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import { existsSync, lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -10,7 +10,7 @@ import { type Warm, WarmPool } from "./pool.js";
 import { CapacityError, FairQueue } from "./queue.js";
 import { SandboxRuntime } from "./runtime.js";
 import { type SandboxMetric, sampleMetrics } from "./sandbox-metrics.js";
-import { SandboxUsers } from "./sandbox-users.js";
+import { folderKey, SandboxUsers } from "./sandbox-users.js";
 import { type AuditEntry, quotaRefusal, type SandboxRow, type Store, type Tenant } from "./store.js";
 
 export interface TemplateSpec {
@@ -112,6 +112,7 @@ export class SandboxService {
   private readonly metrics: ServeMetrics;
   private readonly dataDir: string;
   private readonly users: SandboxUsers | undefined;
+  private readonly folderKey: Buffer;
   private reaper: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly pool: WarmPool;
@@ -126,6 +127,7 @@ export class SandboxService {
     this.queue = new FairQueue(o.capacity ?? 100, o.maxQueue ?? 200, o.queueTimeoutMs ?? 30_000);
     this.pausedRetentionMs = o.pausedRetentionMs ?? 7 * 24 * 3600_000;
     this.users = SandboxUsers.forService(join(this.dataDir, "sandboxes"), o.sandboxUid);
+    this.folderKey = folderKey(this.dataDir);
     this.pool = new WarmPool(
       o.warm ?? { base: 2 },
       async (template) => {
@@ -154,8 +156,16 @@ export class SandboxService {
     this.reaper.unref();
   }
 
+  /**
+   * A sandbox's folder. Its name is a keyed hash of the id, not the id: every local user can
+   * read a sandboxed process's mount table (/proc/PID/mountinfo), which shows the folder's path.
+   */
   workspaceOf(id: string): string {
-    return join(this.dataDir, "sandboxes", id);
+    return join(this.dataDir, "sandboxes", this.folderName(id));
+  }
+
+  private folderName(id: string): string {
+    return createHmac("sha256", this.folderKey).update(id).digest("hex").slice(0, 20);
   }
 
   /** Warm sandboxes ready to be handed over. */
@@ -207,10 +217,14 @@ export class SandboxService {
     }
     const dir = join(this.dataDir, "sandboxes");
     if (existsSync(dir)) {
+      // Only this node's own sandboxes keep their folders (nodes may share a disk in tests).
+      const keep = new Set(
+        (await this.store.sandboxesOnNode(this.node, ["running", "paused"])).map((r) =>
+          this.folderName(r.id),
+        ),
+      );
       for (const name of readdirSync(dir)) {
-        const row = await this.store.sandbox(name);
-        // Only this node's own sandboxes keep their folders (nodes may share a disk in tests).
-        if (row && row.node === this.node && (row.state === "running" || row.state === "paused")) continue;
+        if (keep.has(name)) continue;
         rmSync(join(dir, name), { recursive: true, force: true });
         removed.push(name);
       }
@@ -348,7 +362,7 @@ export class SandboxService {
       envs: o.envs,
       internet: o.internet,
       limits: { memoryBytes: spec.memoryMB * 1024 * 1024, cpus: spec.cpus },
-      ...(this.users ? { sandboxUser: this.users.userOf(id) } : {}),
+      ...(this.users ? { sandboxUser: this.users.userOf(this.folderName(id)) } : {}),
       ...(spec.runtime ? { runtime: spec.runtime } : {}),
       ...(spec.image ? { image: spec.image } : {}),
     });
