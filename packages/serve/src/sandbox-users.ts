@@ -123,7 +123,9 @@ export function folderKey(dataDir: string): Buffer {
     }
     const st = fstatSync(fd);
     if (!st.isFile() || st.uid !== process.getuid?.() || (st.mode & 0o077) !== 0)
-      throw new Error(`${path} is not this user's private file (0600); remove it (paused sandboxes' files are then dropped at the next start)`);
+      throw new Error(
+        `${path} is not this user's private file (0600); remove it (paused sandboxes' files are then dropped at the next start)`,
+      );
     return readKey(fd, path);
   } finally {
     closeSync(fd);
