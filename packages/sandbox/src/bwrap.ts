@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { statSync } from "node:fs";
 import { chown } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
+import type { Writable } from "node:stream";
 import {
   type BwrapArgsOptions,
   bwrapArgs,
@@ -21,7 +22,7 @@ import { Cgroup, DEFAULT_LIMITS, detectCgroups, type Limits } from "./cgroups.js
 import { realpathOrSelf } from "./confine.js";
 import { FileBackedSandbox } from "./file-backed.js";
 import { FileApi } from "./files.js";
-import { sandboxHostUser } from "./host-user.js";
+import { releaseHostUser, sandboxHostUser } from "./host-user.js";
 import { DEFAULT_TIMEOUT_MS } from "./local.js";
 import { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
 import { findDescendantByNsPid } from "./proc.js";
@@ -62,33 +63,69 @@ export function defaultTmpBytes(limits: Limits): number {
   return Math.min(DEFAULT_TMP_BYTES, Math.floor(limits.memoryBytes / 4));
 }
 
-/** Shell run before bubblewrap: joins the cgroup and sets rlimits that everything inherits. */
+/**
+ * A session's cgroup is named at random, not after the sandbox: cgroup names are world-readable
+ * (/proc/PID/cgroup, /sys/fs/cgroup) and a service's sandbox id must not be.
+ */
+function cgroupName(): string {
+  return `s-${randomUUID().slice(0, 13)}`;
+}
+
+/** The descriptor bubblewrap reads its arguments from (NUL-separated, see `bwrap --args`). */
+export const ARGS_FD = 11;
+
+/**
+ * Shell run before bubblewrap: joins the cgroup and sets rlimits that everything inherits, and
+ * closes every descriptor but the three standard ones and bubblewrap's two (its arguments and
+ * the seccomp program, which bubblewrap closes once read): whatever Hands' own parent left
+ * open must not reach sandboxed commands.
+ */
 const LAUNCHER = `for f in $HANDS_CGROUP_PROCS; do echo $$ > "$f" || exit 97; done
+for f in /proc/self/fd/*; do f=\${f##*/}; case $f in 0|1|2|${ARGS_FD}) ;; *) [ -e "/proc/self/fd/$f" ] && exec {f}>&- ;; esac; done
 if [ -n "$HANDS_SECCOMP" ]; then exec ${SECCOMP_FD}< "$HANDS_SECCOMP" || exit 96; fi
 ulimit -c 0; ulimit -f "$HANDS_FSIZE_KB"; ulimit -n 4096
 exec -c "$@"`;
 
+/**
+ * Starts bubblewrap with `args`, then `command` inside. Only the (constant) command is on the
+ * command line: the arguments — host paths naming the workspace, the environment, the session
+ * script — travel through a pipe (`--args`), so no other user sees them in `ps`.
+ */
 async function launch(
   cg: Cgroup | undefined,
   fileSizeBytes: number,
-  argv: string[],
+  args: string[],
+  command: string[],
   workspace: string,
+  holder: object,
 ): Promise<ChildProcess> {
   // Never host root: see host-user.ts.
-  const user = sandboxHostUser(workspace);
+  const user = sandboxHostUser(workspace, holder);
   // The launcher joins the cgroup itself: let that user write the group's process lists.
   if (user && cg) await Promise.all(cg.procFiles.map((f) => chown(f, user.uid, user.gid)));
-  return spawn("/bin/bash", ["--norc", "--noprofile", "-c", LAUNCHER, "hands-launch", "bwrap", ...argv], {
-    ...(user ?? {}),
-    // bubblewrap's own environment is visible to the sandbox as /proc/1/environ: keep it bare.
-    env: {
-      PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
-      HANDS_CGROUP_PROCS: cg ? cg.procFiles.join(" ") : "",
-      HANDS_FSIZE_KB: String(Math.max(1, Math.floor(fileSizeBytes / 1024))),
-      HANDS_SECCOMP: seccompProgramFile() ?? "",
+  const stdio: Array<"pipe" | "ignore"> = ["pipe", "pipe", "pipe"];
+  while (stdio.length < ARGS_FD) stdio.push("ignore");
+  stdio.push("pipe");
+  const child = spawn(
+    "/bin/bash",
+    ["--norc", "--noprofile", "-c", LAUNCHER, "hands-launch", "bwrap", "--args", String(ARGS_FD), ...command],
+    {
+      ...(user ?? {}),
+      // bubblewrap's own environment is visible to the sandbox as /proc/1/environ: keep it bare.
+      env: {
+        PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
+        HANDS_CGROUP_PROCS: cg ? cg.procFiles.join(" ") : "",
+        HANDS_FSIZE_KB: String(Math.max(1, Math.floor(fileSizeBytes / 1024))),
+        HANDS_SECCOMP: seccompProgramFile() ?? "",
+      },
+      stdio,
     },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+  );
+  const argsPipe = (child.stdio as unknown as Writable[])[ARGS_FD] as Writable;
+  // bubblewrap that fails before it reads its arguments closes the pipe: its stderr says why.
+  argsPipe.on("error", () => {});
+  argsPipe.end(Buffer.from(args.map((a) => `${a}\0`).join("")));
+  return child;
 }
 
 export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
@@ -137,8 +174,18 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
     const check = checkBwrap();
     if (!check.ok) throw new Error(check.reason);
     const sb = new BwrapSandbox(options);
-    await sb.start();
+    try {
+      await sb.start();
+    } catch (e) {
+      releaseHostUser(sb.workspace, sb);
+      throw e;
+    }
     return sb;
+  }
+
+  /** The folder name of the session's cgroup (random, not the id), when it has one. */
+  get cgroupName(): string | undefined {
+    return this.cgroup?.dirs[0]?.split("/").pop();
   }
 
   /** Whether limits are enforced by a cgroup (false: rlimits only). */
@@ -147,20 +194,16 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
   }
 
   private async start(): Promise<void> {
-    if (!this.cgroup && detectCgroups() !== "none") this.cgroup = await Cgroup.create(this.id, this.limits);
+    if (!this.cgroup && detectCgroups() !== "none")
+      this.cgroup = await Cgroup.create(cgroupName(), this.limits);
     const readOnly = this.protectedPaths.prepare();
     const child = await launch(
       this.cgroup,
       this.fileSizeBytes,
-      [
-        ...bwrapArgs({ ...this.argsOptions, readOnly }),
-        "--setenv",
-        SESSION_ENV,
-        SESSION_SCRIPT,
-        SESSION_SHELL,
-        ...SESSION_COMMAND,
-      ],
+      [...bwrapArgs({ ...this.argsOptions, readOnly }), "--setenv", SESSION_ENV, SESSION_SCRIPT],
+      [SESSION_SHELL, ...SESSION_COMMAND],
       this.workspace,
+      this,
     );
     this.child = child;
     this.shellHostPid = undefined;
@@ -233,6 +276,7 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
     // --die-with-parent takes the namespace down; the cgroup catches anything that lingers.
     if (this.cgroup) await this.cgroup.remove();
     this.protectedPaths.release();
+    releaseHostUser(this.workspace, this);
   }
 }
 
@@ -241,6 +285,10 @@ export function markOom(r: ExecResult, limits: Limits): void {
   if (r.exitCode === null) r.signal ??= "SIGKILL";
   r.stderr += `${r.stderr ? "\n" : ""}[killed: out of memory (limit ${Math.round(limits.memoryBytes / 1048576)} MiB)]`;
 }
+
+/** How a one-shot command reaches its shell: in the environment (removed at once), not argv. */
+const ONCE_ENV = "HANDS_COMMAND";
+const ONCE_COMMAND = ["/bin/bash", "-c", `__h_cmd=$${ONCE_ENV}; unset ${ONCE_ENV}; eval "$__h_cmd"`];
 
 /** One command in a fresh bubblewrap sandbox, without a session shell (fastest one-shot). */
 export async function runBwrapOnce(
@@ -252,14 +300,14 @@ export async function runBwrapOnce(
   if (!check.ok) throw new Error(check.reason);
   const workspace = realpathOrSelf(options.workspace);
   const limits = { ...DEFAULT_LIMITS, ...(options.limits ?? {}) };
-  const id = options.id ?? `bwrap-${randomUUID().slice(0, 8)}`;
-  const cg = detectCgroups() !== "none" ? await Cgroup.create(id, limits) : undefined;
+  const cg = detectCgroups() !== "none" ? await Cgroup.create(cgroupName(), limits) : undefined;
   const start = performance.now();
   const prot = new ProtectedPathsGuard(workspace, options.protectedPaths);
   const readOnly = prot.prepare();
   const maxBytes = execOptions.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const out = new OutputBuffer(maxBytes);
   const err = new OutputBuffer(maxBytes);
+  const holder = {};
   const args = bwrapArgs({
     workspace,
     network: options.network ?? "none",
@@ -275,9 +323,14 @@ export async function runBwrapOnce(
   const child = await launch(
     cg,
     options.fileSizeBytes ?? DEFAULT_FILE_SIZE_BYTES,
-    [...args, "/bin/bash", "-c", command],
+    [...args, "--setenv", ONCE_ENV, command],
+    ONCE_COMMAND,
     workspace,
-  );
+    holder,
+  ).catch((e: unknown) => {
+    releaseHostUser(workspace, holder);
+    throw e;
+  });
   child.stdout?.on("data", (c: Buffer) => {
     out.push(c);
     execOptions.onStdout?.(c.toString("utf8"));
@@ -323,6 +376,7 @@ export async function runBwrapOnce(
   }
   prot.finish(result);
   prot.release();
+  releaseHostUser(workspace, holder);
   return result;
 }
 

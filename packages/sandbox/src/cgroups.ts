@@ -1,7 +1,7 @@
 // Resource limits through cgroups, v1 (one hierarchy per controller) or v2 (unified). Each
 // session gets its own group under `hands/`; the sandbox's first process joins it before it
 // execs bubblewrap, so everything inside inherits it.
-import { existsSync, readdirSync, readFileSync, rmdirSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, readdirSync, readFileSync, rmdirSync, statSync } from "node:fs";
 import { mkdir, readFile, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -42,9 +42,12 @@ export function detectCgroups(): CgroupMode {
   return detected;
 }
 
+/** Root, or a `hands/` group delegated to this user (one root made is there, but not ours). */
 function canWrite(dir: string): boolean {
+  if ((process.getuid?.() ?? 1) === 0) return true;
   try {
-    return (process.getuid?.() ?? 1) === 0 || existsSync(join(dir, "hands"));
+    accessSync(join(dir, "hands"), constants.W_OK);
+    return true;
   } catch {
     return false;
   }

@@ -13,7 +13,7 @@ import { DEFAULT_LIMITS, type Limits, pruneCgroups } from "./cgroups.js";
 import { realpathOrSelf } from "./confine.js";
 import { FileBackedSandbox } from "./file-backed.js";
 import { FileApi } from "./files.js";
-import { sandboxHostUser } from "./host-user.js";
+import { releaseHostUser, sandboxHostUser } from "./host-user.js";
 import { imageTag } from "./image.js";
 import { bootId, ownerGone, processStartTime } from "./proc.js";
 import { ProtectedPathsGuard } from "./protected-paths.js";
@@ -77,8 +77,8 @@ export async function checkDocker(): Promise<{ ok: boolean; reason: string }> {
 }
 
 /** The uid:gid the container runs as: never root (see host-user.ts). */
-function containerUser(ws: string): { user: string; uid: number } {
-  const u = sandboxHostUser(ws);
+function containerUser(ws: string, holder: object): { user: string; uid: number } {
+  const u = sandboxHostUser(ws, holder);
   const st = statSync(ws);
   const uid = u?.uid ?? st.uid;
   const gid = u?.gid ?? st.gid;
@@ -200,7 +200,7 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
 
   private async start(): Promise<void> {
     const o = this.options;
-    const { user, uid } = containerUser(this.workspace);
+    const { user, uid } = containerUser(this.workspace, this);
     const tmp = o.tmpBytes ?? defaultTmpBytes(this.limits);
     const fsize = o.fileSizeBytes ?? 512 * 1024 * 1024;
     const network = o.network ?? "none";
@@ -385,5 +385,6 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
     this.destroyed = true;
     if (this.container) await this.container.remove({ force: true }).catch(() => {});
     this.protectedPaths.release();
+    releaseHostUser(this.workspace, this);
   }
 }

@@ -302,8 +302,13 @@ export async function startAllowListProxy(options: AllowListProxyOptions): Promi
     server.once("error", reject);
     server.listen(socketPath, () => resolve());
   });
-  await chmod(socketPath, 0o666);
-  await chmod(dir, 0o755);
+  // Any local user finds the socket's path in /proc/net/unix. Not root, the sandbox runs as this
+  // very user (host-user.ts): the socket is its alone, so no one else can use this allow-list
+  // (in this run's name, into its audit log). As root the sandbox's uid is another one: the
+  // folder is passable only, the socket open (see packages/sandbox/README.md, known limits).
+  const asRoot = process.getuid?.() === 0;
+  await chmod(socketPath, asRoot ? 0o666 : 0o600);
+  await chmod(dir, asRoot ? 0o711 : 0o700);
   return {
     socketPath,
     env: { ...PROXY_ENV },

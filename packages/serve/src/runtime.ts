@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { createSandbox, type Sandbox, type SandboxKind } from "@hands/sandbox";
 import { AgentClient, type AgentEvent } from "./agent/client.js";
 import { AGENT_SOURCE } from "./agent/source.js";
+import type { SandboxUser } from "./sandbox-users.js";
 
 export const E2B_HOME = "/home/user";
 
@@ -32,7 +33,7 @@ export interface RuntimeOptions {
   internet: boolean;
   limits: { memoryBytes: number; cpus: number };
   /** Host uid/gid the sandbox runs as when the service runs as root (never root itself). */
-  sandboxUid?: number;
+  sandboxUser?: SandboxUser;
   runtime?: string;
   image?: string;
 }
@@ -60,14 +61,19 @@ export interface ProcessEntry {
   listeners: Set<ProcessListener>;
 }
 
-/** Lays out a new sandbox folder (idempotent: resume reuses it). */
-export function prepareWorkspace(workspace: string, sandboxUid?: number): void {
-  mkdirSync(join(workspace, "home"), { recursive: true, mode: 0o755 });
-  mkdirSync(join(workspace, AGENT_DIR), { recursive: true, mode: 0o755 });
-  if (sandboxUid !== undefined) {
-    chownSync(workspace, sandboxUid, sandboxUid);
-    chownSync(join(workspace, "home"), sandboxUid, sandboxUid);
+/**
+ * Lays out a sandbox folder (idempotent: resume reuses it). The folder and the home are private
+ * to the sandbox's user (0700); the agent's folder is the service's, and only passable.
+ */
+export function prepareWorkspace(workspace: string, user?: SandboxUser): void {
+  mkdirSync(join(workspace, "home"), { recursive: true, mode: 0o700 });
+  mkdirSync(join(workspace, AGENT_DIR), { recursive: true, mode: 0o711 });
+  if (user) {
+    chownSync(workspace, user.uid, user.gid);
+    chownSync(join(workspace, "home"), user.uid, user.gid);
   }
+  chmodSync(workspace, 0o700);
+  chmodSync(join(workspace, AGENT_DIR), 0o711);
 }
 
 export class SandboxRuntime {
@@ -88,7 +94,7 @@ export class SandboxRuntime {
   }
 
   static async start(o: RuntimeOptions): Promise<SandboxRuntime> {
-    prepareWorkspace(o.workspace, o.sandboxUid);
+    prepareWorkspace(o.workspace, o.sandboxUser);
     const sockPath = join(o.workspace, AGENT_DIR, "agent.sock");
     const nonce = randomBytes(16).toString("hex");
     // The host listens before the sandbox exists, in a folder the sandbox user cannot write:
@@ -113,17 +119,21 @@ export class SandboxRuntime {
         ...(o.image ? { image: o.image } : {}),
       });
       // The source travels in the environment, not argv: the host's `ps` shows every argv.
-      const run = sandbox.exec(`exec python3 -c 'import os; exec(os.environ["HANDS_AGENT_SOURCE"])'`, {
-        env: {
-          HANDS_AGENT_SOURCE: AGENT_SOURCE,
-          HANDS_AGENT_SOCKET: `${IN_SANDBOX_WORKSPACE}/${AGENT_DIR}/agent.sock`,
-          HANDS_AGENT_NONCE: nonce,
-          HANDS_AGENT_HOME: homeFor(o.kind),
-          HANDS_AGENT_HOME_TARGET: `${IN_SANDBOX_WORKSPACE}/home`,
+      // umask 077: what the sandbox creates is its user's alone (the agent passes it on).
+      const run = sandbox.exec(
+        `umask 077; exec python3 -c 'import os; exec(os.environ["HANDS_AGENT_SOURCE"])'`,
+        {
+          env: {
+            HANDS_AGENT_SOURCE: AGENT_SOURCE,
+            HANDS_AGENT_SOCKET: `${IN_SANDBOX_WORKSPACE}/${AGENT_DIR}/agent.sock`,
+            HANDS_AGENT_NONCE: nonce,
+            HANDS_AGENT_HOME: homeFor(o.kind),
+            HANDS_AGENT_HOME_TARGET: `${IN_SANDBOX_WORKSPACE}/home`,
+          },
+          timeoutMs: 2 ** 31 - 1,
+          maxOutputBytes: 64 * 1024,
         },
-        timeoutMs: 2 ** 31 - 1,
-        maxOutputBytes: 64 * 1024,
-      });
+      );
       const socket = await Promise.race([
         hello.promise,
         run.then((r) => {

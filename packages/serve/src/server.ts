@@ -1,14 +1,15 @@
 // `hands serve` as a library: the store, the keys, the service and its two HTTP servers — the
 // management API and the sandbox (data-plane) address.
-import { chmodSync, mkdirSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { dirname, join, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { createApiRouter } from "./api.js";
 import { Cluster } from "./cluster.js";
 import { createSandboxRouter } from "./envd/router.js";
 import { Keys } from "./keys.js";
 import { createMetrics, type ServeMetrics } from "./metrics.js";
+import { prepareDataFolders, SANDBOX_GID } from "./sandbox-users.js";
 import { SandboxService, type ServiceOptions } from "./service.js";
 import type { Store } from "./store.js";
 import { openStore } from "./store-open.js";
@@ -46,7 +47,7 @@ export interface RunningServe {
   close(): Promise<void>;
 }
 
-/** Sockets live at <dataDir>/sandboxes/<20-char id>/.hands-agent/agent.sock: Unix paths stop at 107 bytes. */
+/** Sockets live at <dataDir>/sandboxes/<20-char folder name>/.hands-agent/agent.sock: Unix paths stop at 107 bytes. */
 const MAX_DATA_DIR_LENGTH = 107 - "/sandboxes/".length - 20 - "/.hands-agent/agent.sock".length;
 
 function listen(
@@ -89,19 +90,17 @@ function listen(
 }
 
 /**
- * As root, sandboxes run as an unprivileged uid that bubblewrap runs as: it must be able to pass
- * through every folder above its own (0711: pass, not list), or it cannot mount its files.
+ * The data folders are private (sandbox-users.ts); as root, the sandboxes' uids — which
+ * bubblewrap runs as — must still be able to pass through every folder above them.
  */
-function prepareDataDir(dataDir: string, sandboxUid: number | undefined): void {
+function prepareDataDir(dataDir: string, sandboxGid: number | undefined): void {
   const dir = resolve(dataDir);
-  mkdirSync(join(dir, "sandboxes"), { recursive: true, mode: 0o711 });
-  chmodSync(dir, 0o711);
-  chmodSync(join(dir, "sandboxes"), 0o711);
-  if (sandboxUid === undefined) return;
+  prepareDataFolders(dir, sandboxGid);
+  if (sandboxGid === undefined) return;
   for (let d = dirname(dir); ; d = dirname(d)) {
     if ((statSync(d).mode & 0o001) === 0)
       throw new Error(
-        `the sandboxes' user (uid ${sandboxUid}) cannot pass through ${d}: choose a data folder outside it (e.g. /var/lib/hands/serve) or chmod o+x ${d}`,
+        `the sandboxes' users cannot pass through ${d}: choose a data folder outside it (e.g. /var/lib/hands/serve) or chmod o+x ${d}`,
       );
     if (d === dirname(d)) break;
   }
@@ -117,7 +116,7 @@ export async function startServe(o: ServeOptions): Promise<RunningServe> {
     throw new Error(
       `data folder path is too long for the sandboxes' sockets (at most ${MAX_DATA_DIR_LENGTH} characters): ${o.dataDir}`,
     );
-  prepareDataDir(o.dataDir, o.sandboxUid ?? (process.getuid?.() === 0 ? 65534 : undefined));
+  prepareDataDir(o.dataDir, process.getuid?.() === 0 ? (o.sandboxUid ?? SANDBOX_GID) : undefined);
   const store = await openStore({ dataDir: o.dataDir, database: o.database });
   if (store.shared && !o.node) {
     await store.close();

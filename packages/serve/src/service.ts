@@ -1,8 +1,8 @@
 // The sandbox service of one node: creates sandboxes within the tenant's quota and the node's
 // capacity (queueing fairly when full), keeps their lifecycle in the store (timeouts, pause and
 // resume, kill), reaps what expired — also what a previous run of the service left behind.
-import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { createHmac, randomBytes } from "node:crypto";
+import { existsSync, lstatSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { ServeMetrics } from "./metrics.js";
@@ -10,6 +10,7 @@ import { type Warm, WarmPool } from "./pool.js";
 import { CapacityError, FairQueue } from "./queue.js";
 import { SandboxRuntime } from "./runtime.js";
 import { type SandboxMetric, sampleMetrics } from "./sandbox-metrics.js";
+import { folderKey, SandboxUsers } from "./sandbox-users.js";
 import { type AuditEntry, quotaRefusal, type SandboxRow, type Store, type Tenant } from "./store.js";
 
 export interface TemplateSpec {
@@ -86,7 +87,7 @@ export interface ServiceOptions {
   maxQueue?: number;
   queueTimeoutMs?: number;
   reapIntervalMs?: number;
-  /** Host uid the sandboxes run as when the service runs as root. */
+  /** One host uid for every sandbox when the service runs as root (default: a uid per sandbox, sandbox-users.ts). */
   sandboxUid?: number;
   /** How long a paused sandbox's files are kept (default 7 days). */
   pausedRetentionMs?: number;
@@ -135,7 +136,8 @@ export class SandboxService {
   private readonly busy = new Map<string, Promise<unknown>>();
   private readonly metrics: ServeMetrics;
   private readonly dataDir: string;
-  private readonly sandboxUid: number | undefined;
+  private readonly users: SandboxUsers | undefined;
+  private readonly folderKey: Buffer;
   private reaper: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly pool: WarmPool;
@@ -149,7 +151,8 @@ export class SandboxService {
     this.templates = o.templates ?? DEFAULT_TEMPLATES;
     this.queue = new FairQueue(o.capacity ?? 100, o.maxQueue ?? 200, o.queueTimeoutMs ?? 30_000);
     this.pausedRetentionMs = o.pausedRetentionMs ?? 7 * 24 * 3600_000;
-    this.sandboxUid = o.sandboxUid ?? (process.getuid?.() === 0 ? 65534 : undefined);
+    this.users = SandboxUsers.forService(join(this.dataDir, "sandboxes"), o.sandboxUid);
+    this.folderKey = folderKey(this.dataDir);
     this.pool = new WarmPool(
       o.warm ?? { base: 2 },
       async (template) => {
@@ -178,8 +181,16 @@ export class SandboxService {
     this.reaper.unref();
   }
 
+  /**
+   * A sandbox's folder. Its name is a keyed hash of the id, not the id: every local user can
+   * read a sandboxed process's mount table (/proc/PID/mountinfo), which shows the folder's path.
+   */
   workspaceOf(id: string): string {
-    return join(this.dataDir, "sandboxes", id);
+    return join(this.dataDir, "sandboxes", this.folderName(id));
+  }
+
+  private folderName(id: string): string {
+    return createHmac("sha256", this.folderKey).update(id).digest("hex").slice(0, 20);
   }
 
   /** Warm sandboxes ready to be handed over. */
@@ -231,10 +242,14 @@ export class SandboxService {
     }
     const dir = join(this.dataDir, "sandboxes");
     if (existsSync(dir)) {
+      // Only this node's own sandboxes keep their folders (nodes may share a disk in tests).
+      const keep = new Set(
+        (await this.store.sandboxesOnNode(this.node, ["running", "paused"])).map((r) =>
+          this.folderName(r.id),
+        ),
+      );
       for (const name of readdirSync(dir)) {
-        const row = await this.store.sandbox(name);
-        // Only this node's own sandboxes keep their folders (nodes may share a disk in tests).
-        if (row && row.node === this.node && (row.state === "running" || row.state === "paused")) continue;
+        if (keep.has(name)) continue;
         rmSync(join(dir, name), { recursive: true, force: true });
         removed.push(name);
       }
@@ -373,7 +388,7 @@ export class SandboxService {
       envs: o.envs,
       internet: o.internet,
       limits: { memoryBytes: spec.memoryMB * 1024 * 1024, cpus: spec.cpus },
-      ...(this.sandboxUid !== undefined ? { sandboxUid: this.sandboxUid } : {}),
+      ...(this.users ? { sandboxUser: this.users.userOf(this.folderName(id)) } : {}),
       ...(spec.runtime ? { runtime: spec.runtime } : {}),
       ...(spec.image ? { image: spec.image } : {}),
     });
@@ -594,7 +609,9 @@ export class SandboxService {
   }
 
   private removeFiles(id: string): void {
+    const uid = lstatSync(this.workspaceOf(id), { throwIfNoEntry: false })?.uid;
     rmSync(this.workspaceOf(id), { recursive: true, force: true });
+    if (uid !== undefined) this.users?.release(uid);
   }
 
   /** Stops the reaper and every runtime; running sandboxes stay "running" in the store (a restart pauses them). */

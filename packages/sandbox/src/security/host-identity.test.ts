@@ -3,7 +3,7 @@
 // Sandboxed code must never be host root, and nothing it creates may be setuid/setgid.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdir, mkdtemp, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -82,5 +82,87 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
         await rm(parent, { recursive: true, force: true });
       }
     });
+
+    test("the share is taken back after the run: no ACL entry, no file owned by the sandbox uid", async () => {
+      await requireBackend(kind);
+      const parent = await mkdtemp(join(tmpdir(), "hands-private-parent-"));
+      const ws = join(parent, "ws");
+      await mkdir(join(ws, "sub"), { recursive: true });
+      await writeFile(join(ws, "tracked.txt"), "from the user\n", { mode: 0o640 });
+      const sb = await makeSandbox(kind, ws);
+      let destroyed = false;
+      try {
+        const r = await sb.exec(
+          "echo more >> tracked.txt; echo new > made.txt; mkdir -p d/e; echo f > d/e/f; touch \"$(printf 'not\\377utf8')\"",
+        );
+        assert.equal(r.exitCode, 0, JSON.stringify(r));
+        // The host uid the sandbox ran as (inside, bwrap maps it to 1000).
+        const uid = String((await stat(join(ws, "made.txt"))).uid);
+        // The share exists while the sandbox runs (else the check below proves nothing).
+        assert.match(facl(ws, parent), new RegExp(`^user:${uid}:`, "m"));
+        await sb.destroy();
+        destroyed = true;
+        await shareGone(ws, parent, uid);
+        assert.equal((await stat(join(ws, "tracked.txt"))).mode & 0o777, 0o640, "the user's mode changed");
+        assert.equal(await readFile(join(ws, "tracked.txt"), "utf8"), "from the user\nmore\n");
+      } finally {
+        if (!destroyed) await sb.destroy();
+        await rm(parent, { recursive: true, force: true });
+      }
+    });
+
+    for (const end of ["process.exit(0)", 'process.kill(process.pid, "SIGTERM")'])
+      test(`a process that ends without destroying its sandbox (${end}) takes the share back too`, async () => {
+        await requireBackend(kind);
+        const parent = await mkdtemp(join(tmpdir(), "hands-private-parent-"));
+        const ws = join(parent, "ws");
+        await mkdir(ws);
+        const index = new URL("../index.js", import.meta.url).href;
+        const child = spawnSync(
+          process.execPath,
+          [
+            "--input-type=module",
+            "-e",
+            `const { createSandbox } = await import(process.argv[1]);
+           const sb = await createSandbox({ kind: process.argv[2], workspace: process.argv[3] });
+           const r = await sb.exec("mkdir -p made/deeper && echo x > made/deeper/f");
+           const { statSync } = await import("node:fs");
+           process.stdout.write(r.exitCode === 0 ? String(statSync(process.argv[3] + "/made").uid) : JSON.stringify(r));
+           ${end};`,
+            index,
+            kind,
+            ws,
+          ],
+          { encoding: "utf8", timeout: 120_000 },
+        );
+        try {
+          assert.ok(
+            child.status === 0 || child.signal === "SIGTERM",
+            `${child.status} ${child.signal} ${child.stderr}`,
+          );
+          await shareGone(ws, parent, child.stdout.trim());
+        } finally {
+          await rm(parent, { recursive: true, force: true });
+        }
+      });
   });
+}
+
+/** getfacl of everything below `ws` and of `parent` (numeric ids). */
+function facl(ws: string, parent: string): string {
+  const r = spawnSync("getfacl", ["-R", "-P", "-n", "-p", "--", ws, parent], { encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout;
+}
+
+/** Waits (bounded) until no trace of `uid` is left in the ACLs and owners below `ws`. */
+async function shareGone(ws: string, parent: string, uid: string): Promise<void> {
+  assert.match(uid, /^[1-9]\d*$/);
+  let acl = "";
+  for (let i = 0; i < 150; i++) {
+    acl = facl(ws, parent);
+    if (!/^(default:)?user:\d+:|^mask::|^default:|^# (owner|group): [1-9]/m.test(acl)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.fail(`the share of uid ${uid} is still there:\n${acl}`);
 }

@@ -89,7 +89,10 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
       const ws2 = await tempWorkspace();
       const s2 = await makeSandbox(kind, ws2.dir, { limits: TEST_LIMITS });
       // Count this sandbox's processes by its cgroup (other tests on this host bomb too).
-      const group = kind === "docker" ? (s2 as unknown as { container_id: string }).container_id : s2.id;
+      const group =
+        kind === "docker"
+          ? (s2 as unknown as { container_id: string }).container_id
+          : `/${(s2 as unknown as { cgroupName: string }).cgroupName}`;
       await s2.exec("bomb() { bomb | bomb & }; bomb", { timeoutMs: 5000 });
       await new Promise((res) => setTimeout(res, 1500));
       const during = processesInCgroup(group);
