@@ -82,14 +82,14 @@ export function shareWorkspace(workspace: string, uid: number): Share {
   const closed = ancestors(workspace).filter((d) => (statSync(d).mode & 0o001) === 0);
   const steps: string[][] = closed.map((d) => ["-m", `u:${uid}:x`, "--", d]);
   steps.push(["-R", "-P", "-m", `${entry},d:${entry}`, "--", workspace]);
-  registerShare(workspace);
+  registerShare(workspace, closed);
   let r: ReturnType<typeof spawnSync> = { status: 0 } as ReturnType<typeof spawnSync>;
   for (const args of steps) {
     r = spawnSync("setfacl", args, { encoding: "utf8", timeout: 120_000 });
     if (r.error || r.status !== 0) break;
   }
   if (r.error || r.status !== 0) {
-    unregisterShare(workspace);
+    unregisterShare(workspace, closed);
     const why = r.error ? r.error.message : String(r.stderr).trim().split("\n").slice(0, 3).join("; ");
     throw new Error(
       `the workspace ${workspace} is owned by root and sandboxed commands never run as root: Hands runs them as uid ${uid} and could not share the workspace with it (setfacl: ${why}); install the acl package, or chown the workspace to an unprivileged user`,
@@ -112,13 +112,13 @@ export function unshareWorkspace(workspace: string): boolean {
   if (!share) return true;
   shares.delete(workspace);
   clearTimeout(share.timer);
-  const elsewhere = sharedElsewhere(workspace);
-  unregisterShare(workspace);
+  const elsewhere = sharedElsewhere(workspace, share.ancestors);
+  unregisterShare(workspace, share.ancestors);
+  const released = share.ancestors.filter((d) => !elsewhere.above.has(d));
   const owner = statSync(workspace, { throwIfNoEntry: false });
   const listings: string[][] = [];
   if (!elsewhere.workspace && owner) listings.push(["-R", "-P", "-n", "-p", "--", workspace]);
-  if (!elsewhere.any && share.ancestors.length > 0)
-    listings.push(["-P", "-n", "-p", "--", ...share.ancestors]);
+  if (released.length > 0) listings.push(["-P", "-n", "-p", "--", ...released]);
   let ok = true;
   let restore = "";
   // latin1 both ways: file names are bytes, not necessarily UTF-8; only ASCII lines change.

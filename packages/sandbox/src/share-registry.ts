@@ -1,7 +1,9 @@
 // Which Hands processes (as root) share which workspaces with the dedicated sandbox uid, so one
 // that is done does not take a share back from under another still running in the same
-// workspace. One empty file per process and workspace in a root-only folder under /run:
-// `<hash of the workspace>.<pid>`; files of processes that are gone do not count.
+// workspace, nor the pass-through on a folder above it that another still needs. One empty file
+// per process and folder in a root-only folder under /run: `<hash of the folder>.<pid>` for the
+// workspace and for each folder above it that got a pass-through entry; files of processes that
+// are gone do not count.
 import { createHash } from "node:crypto";
 import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -23,19 +25,22 @@ function key(workspace: string): string {
   return createHash("sha256").update(workspace).digest("hex").slice(0, 24);
 }
 
-export function registerShare(workspace: string): void {
+export function registerShare(workspace: string, above: readonly string[]): void {
   const dir = registry();
   if (!dir) return;
   try {
-    closeSync(openSync(join(dir, `${key(workspace)}.${process.pid}`), "w", 0o600));
+    for (const folder of [workspace, ...above])
+      closeSync(openSync(join(dir, `${key(folder)}.${process.pid}`), "w", 0o600));
   } catch {
     // without a registry, each process takes back its own share
   }
 }
 
-export function unregisterShare(workspace: string): void {
+export function unregisterShare(workspace: string, above: readonly string[]): void {
   const dir = registry();
-  if (dir) rmSync(join(dir, `${key(workspace)}.${process.pid}`), { force: true });
+  if (!dir) return;
+  for (const folder of [workspace, ...above])
+    rmSync(join(dir, `${key(folder)}.${process.pid}`), { force: true });
 }
 
 function alive(pid: number): boolean {
@@ -47,12 +52,18 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Whether another live process shares `workspace`, and whether it shares any workspace. */
-export function sharedElsewhere(workspace: string): { workspace: boolean; any: boolean } {
+/**
+ * Whether another live process shares `workspace`, and which of the folders `above` it another
+ * live process still needs a pass-through on.
+ */
+export function sharedElsewhere(
+  workspace: string,
+  above: readonly string[],
+): { workspace: boolean; above: Set<string> } {
   const dir = registry();
-  const out = { workspace: false, any: false };
+  const out = { workspace: false, above: new Set<string>() };
   if (!dir) return out;
-  const mine = key(workspace);
+  const others = new Set<string>();
   for (const name of readdirSync(dir)) {
     const m = /^([0-9a-f]{24})\.(\d+)$/.exec(name);
     if (!m || Number(m[2]) === process.pid) continue;
@@ -60,8 +71,9 @@ export function sharedElsewhere(workspace: string): { workspace: boolean; any: b
       rmSync(join(dir, name), { force: true });
       continue;
     }
-    out.any = true;
-    if (m[1] === mine) out.workspace = true;
+    others.add(m[1] as string);
   }
+  out.workspace = others.has(key(workspace));
+  for (const folder of above) if (others.has(key(folder))) out.above.add(folder);
   return out;
 }
