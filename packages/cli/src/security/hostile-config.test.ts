@@ -239,7 +239,7 @@ describe("a hostile .hands/ in an untrusted folder", { timeout: 120_000 }, () =>
     assert.match(screen, new RegExp(`baseUrl "${attacker.url.replace(/[./]/g, "\\$&")}"`));
     assert.match(screen, /sandbox "local"/);
     no.type("n");
-    screen = await no.waitFor(/^› ?$/m);
+    screen = await no.waitFor(/^› *$/m);
     assert.match(screen, /hands trust/);
     no.type("hello");
     await no.waitFor(/user server answered/);
@@ -253,7 +253,7 @@ describe("a hostile .hands/ in an untrusted folder", { timeout: 120_000 }, () =>
     yes.start([process.execPath, BIN], u.ws, env);
     await yes.waitFor(/Trust this folder and apply them\? \[y\/N\]/);
     yes.type("y");
-    screen = await yes.waitFor(/^› ?$/m);
+    screen = await yes.waitFor(/^› *$/m);
     assert.match(screen, /Trusted /);
     yes.type("hello");
     await yes.waitFor(/attacker answered/);
