@@ -472,4 +472,37 @@ describe("the terminal view", { timeout: 300_000 }, () => {
       "the notification",
     );
   });
+
+  test("a one-shot run in a terminal streams its answer as it arrives, and prints it once", async () => {
+    const server = await startScriptedServer([
+      {
+        content: "The first part of the answer arrives now and the rest later",
+        chunkSize: 6,
+        stallAfterEvents: 5,
+      },
+      { content: "A complete answer, streamed.", chunkSize: 4 },
+    ]);
+    const run = (ws: string) => {
+      const tmux = new TmuxSession(100, 20);
+      open.push({ tmux, server });
+      tmux.start([process.execPath, BIN, "--model", "scripted-model", "answer me"], ws, {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: scratch,
+        TERM: "xterm-256color",
+        NO_COLOR: "1",
+        HANDS_DATA_DIR: join(scratch, "oneshot-data"),
+        OPENAI_BASE_URL: server.url,
+        OPENAI_API_KEY: "sk-test",
+      });
+      return tmux;
+    };
+    // The model stalls mid-answer: what came so far is on the screen already.
+    const stalled = run(mkdtempSync(join(scratch, "ws-")));
+    await stalled.waitFor(/The first part/);
+    assert.doesNotMatch(stalled.screen(), /\[exited/);
+    stalled.kill();
+    const whole = run(mkdtempSync(join(scratch, "ws-")));
+    const screen = await whole.waitFor(/\[exited 0\]/);
+    assert.equal(screen.match(/A complete answer, streamed\./g)?.length, 1, screen);
+  });
 });
