@@ -1,5 +1,6 @@
 // The interactive session: a prompt, requests that continue one conversation, approvals,
 // slash commands, plans, checkpoints for /undo, and a session file saved as it goes.
+import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import type {
   AgentEvent,
@@ -12,7 +13,7 @@ import type {
   TurnCheckpoints,
 } from "@hands/agent";
 import type { Message, Provider, Usage } from "@hands/llm";
-import { type AgentMemory, openSession } from "@hands/sdk/root";
+import { type AgentMemory, dataDir, openSession } from "@hands/sdk/root";
 import type { CliArgs } from "../args.js";
 import { extractPlan, PLAN_INSTRUCTIONS, planExecutionRequest, planRequest } from "../plan.js";
 import { COLOR, PLAIN } from "../render.js";
@@ -53,15 +54,18 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
   const tty = Boolean(process.stdin.isTTY && process.stdout.isTTY);
   const useColor = args.color ?? (tty && !process.env.NO_COLOR);
   const style = useColor ? COLOR : PLAIN;
-  // In a terminal, everything goes through the terminal view once it is up.
+  // In a terminal, everything goes through the terminal view once it is up. It starts before
+  // the session has opened (model, sandbox, memory…): the prompt is editable at once, and a
+  // request typed meanwhile waits for the session.
   let front: TuiFront | undefined;
   const out = (text: string) => (front ? front.print(text) : process.stdout.write(text));
-  // The terminal view's code loads while the session opens.
-  const tuiModule = tty ? import("./tui/front.js") : undefined;
+  let statusText: ((width: number) => string) | undefined;
+  if (tty)
+    front = await startFront(args, style, useColor, (w) => statusText?.(w) ?? style.dim("── starting… ──"));
   // Memory and checkpoint warnings go through the view once there is one.
   let shown: { view: View; ask: ReturnType<typeof makeAsker> } | undefined;
   let todos: TodoItem[] = [];
-  const session = await openSession({
+  const opening = openSession({
     workspace: args.cwd ?? process.cwd(),
     flags: args,
     approvalDefault: "ask",
@@ -73,20 +77,28 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     },
     askUser: (p: ApprovalPrompt) => shown!.ask(p),
     // In a terminal, a folder whose settings would be partly ignored asks once to be trusted.
-    ...(tty
-      ? {
-          confirmTrust: (ignored: string[], ws: string) =>
-            askTrust(ws, ignored, style, (t) => process.stdout.write(t)),
-        }
-      : {}),
+    ...(front
+      ? { confirmTrust: (ignored: string[], ws: string) => askTrustInView(front!, ws, ignored, style) }
+      : tty
+        ? { confirmTrust: (ignored: string[], ws: string) => askTrust(ws, ignored, style, out) }
+        : {}),
     report: (level, text, topic) => {
-      if (topic === "sandbox") err(`${text}\n`);
+      // (Not on stderr while the terminal view draws: it would land in the middle of its frame.)
+      if (topic === "sandbox") front ? front.print(style.yellow(text)) : err(`${text}\n`);
       else if (topic === "memory" && shown) shown.view.print(style.yellow(text));
       else if (topic === "checkpoints" && shown) shown.view.print(style.yellow(`  ! ${text}`));
       else if (topic === "mcp" && level === "warning" && shown) shown.view.print(style.yellow(`${text}\n`));
       else out(level === "warning" ? style.yellow(`${text}\n`) : style.dim(`${text}\n`));
     },
   });
+  let session: Awaited<typeof opening>;
+  try {
+    session = await opening;
+  } catch (e) {
+    // The error is printed after the terminal is given back.
+    await front?.stop();
+    throw e;
+  }
   const { workspace, settings, store } = session;
   const sandbox = session.sandboxKind;
   const { memory, instructions } = session;
@@ -108,21 +120,10 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
 
   let view: View;
   let input: Input;
-  if (tuiModule) {
-    const { TuiFront } = await tuiModule;
-    const { PromptHistory } = await import("./tui/history.js");
-    front = new TuiFront({
-      style,
-      markdown: useColor,
-      workspace,
-      history: new PromptHistory(session.dataDir, workspace),
-      commands: SLASH_COMMANDS,
-      status: (width) => status(width),
-      notifyAfterMs: Number(process.env.HANDS_NOTIFY_AFTER_MS ?? 10_000),
-    });
+  if (front) {
+    statusText = (width) => status(width);
     view = front;
     input = front;
-    front.start();
   } else {
     view = new SessionView(out, style, false);
     input = new LineInput(false);
@@ -287,4 +288,49 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     view.todos = todos;
     await state.request(planExecutionRequest(items));
   }
+}
+
+/** The terminal view, started (its code is loaded only here: a pipe never loads it). */
+async function startFront(
+  args: CliArgs,
+  style: typeof COLOR,
+  markdown: boolean,
+  status: (width: number) => string,
+): Promise<TuiFront> {
+  const [{ TuiFront }, { PromptHistory }] = await Promise.all([
+    import("./tui/front.js"),
+    import("./tui/history.js"),
+  ]);
+  let workspace = resolve(args.cwd ?? process.cwd());
+  try {
+    workspace = realpathSync(workspace);
+  } catch {
+    // openSession reports a missing folder.
+  }
+  const front = new TuiFront({
+    style,
+    markdown,
+    workspace,
+    history: new PromptHistory(dataDir(process.env), workspace),
+    commands: SLASH_COMMANDS,
+    status,
+    notifyAfterMs: Number(process.env.HANDS_NOTIFY_AFTER_MS ?? 10_000),
+  });
+  await front.start();
+  return front;
+}
+
+/** The trust question (see trust-prompt.ts) asked in the terminal view: one key, y or n. */
+async function askTrustInView(front: TuiFront, workspace: string, ignored: string[], style: typeof COLOR) {
+  front.print(
+    `${style.yellow("?")} ${style.bold(workspace)} is not a trusted folder. Its .hands/ settings include:\n` +
+      ignored.map((i) => `    ${i}`).join("\n") +
+      `\n${style.dim("  A repository you cloned, or a command run here, can write these files.")}`,
+  );
+  const k = await front.choose(`${style.yellow("Trust this folder and apply them?")} [y/N]`, [
+    "y",
+    "n",
+    "\r",
+  ]);
+  return k === "y";
 }

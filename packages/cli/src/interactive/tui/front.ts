@@ -171,8 +171,12 @@ export class TuiFront implements View, Input {
     this.tui.addInputListener((data) => this.onKey(data));
   }
 
-  start(): void {
+  /** Starts drawing; resolves once the first frame (an editable prompt) is on the terminal. */
+  async start(): Promise<void> {
     this.tui.start();
+    // The frame is drawn on a timer pi-tui sets now: let it run before the caller goes on to
+    // synchronous work (opening the session reads files and probes the sandbox).
+    await new Promise((r) => setTimeout(r, 2));
   }
 
   private render(): void {
@@ -223,7 +227,17 @@ export class TuiFront implements View, Input {
   statusLine(info: StatusInfo): string {
     this.plainView.contextTokens = this.contextTokens;
     this.plainView.todos = this.todos;
-    return this.plainView.statusLine(info);
+    const { width, ...whole } = info;
+    const full = this.plainView.statusLine(whole);
+    if (width === undefined || visibleWidth(full) <= width) return full;
+    // Narrow: the workspace and the sandbox go first, so model, context, cost and mode still show.
+    const parts = [
+      info.model,
+      `ctx ${formatTokens(this.contextTokens)}${info.contextBudget ? `/${formatTokens(info.contextBudget)}` : ""}`,
+      `$${(info.usage.costUsd ?? 0).toFixed(4)}`,
+      info.approval,
+    ];
+    return this.style.dim(truncateToWidth(`── ${parts.join(" · ")} ──`, width, "…"));
   }
 
   /** The rows between the conversation and the editor: spinner, queue, question. */
@@ -334,6 +348,7 @@ export class TuiFront implements View, Input {
       case "result":
         this.breakLine();
         // The run is over; the session still saves and learns from it before the next request.
+        this.thinkingChars = 0;
         if (this.interrupt) this.spin = { label: "finishing", start: performance.now() };
         else this.stopSpinner();
         if (e.status !== "done") this.print(s.red(`✘ ${e.status}: ${e.reason ?? ""}`));

@@ -43,10 +43,35 @@ export function stablePrefix(text: string): string {
   return lines.join("\n");
 }
 
+/**
+ * Where the streamed text can be cut into a finished part and the rest: after a blank line
+ * outside a code fence, before a line that starts a new block (not an indented continuation).
+ * Rendering only the rest as text arrives keeps each chunk's cost flat however long the answer.
+ */
+export function lastSafeCut(text: string, from: number): number {
+  let cut = -1;
+  let inFence = false;
+  let lineStart = from;
+  let prevBlank = false;
+  while (lineStart < text.length) {
+    const end = text.indexOf("\n", lineStart);
+    if (end < 0) break; // the last line is not complete yet
+    const line = text.slice(lineStart, end);
+    if (/^\s{0,3}(```|~~~)/.test(line)) inFence = !inFence;
+    else if (!inFence && prevBlank && line.trim() && !/^[\s|]/.test(line)) cut = lineStart;
+    prevBlank = !inFence && line.trim() === "";
+    lineStart = end + 1;
+  }
+  return cut;
+}
+
 /** One answer: markdown in colour, or the plain text (NO_COLOR, or --no-color). */
 export class AnswerBlock implements Component {
   private raw = "";
   private streaming = true;
+  /** Finished parts of a long answer, rendered once per width. */
+  private readonly frozen: Markdown[] = [];
+  private frozenUpTo = 0;
   private readonly view: Markdown | Block;
   private shown: string | undefined;
 
@@ -64,26 +89,53 @@ export class AnswerBlock implements Component {
 
   /** The whole text is in: render all of it. */
   finish(text?: string): void {
-    if (text !== undefined) this.raw = text;
+    if (text !== undefined && text !== this.raw) {
+      // A different final text (rare: a provider's cleanup) is rendered whole.
+      this.raw = text;
+      this.frozen.length = 0;
+      this.frozenUpTo = 0;
+    }
     this.streaming = false;
   }
 
   invalidate(): void {
     this.view.invalidate();
+    for (const f of this.frozen) f.invalidate();
     this.shown = undefined;
   }
 
   render(width: number): string[] {
-    const text = this.streaming && this.markdown ? stablePrefix(this.raw) : this.raw;
+    if (this.markdown && this.streaming) {
+      const cut = lastSafeCut(this.raw, this.frozenUpTo);
+      if (cut > this.frozenUpTo) {
+        this.frozen.push(new Markdown(this.raw.slice(this.frozenUpTo, cut), 0, 0, MARKDOWN_THEME));
+        this.frozenUpTo = cut;
+      }
+    }
+    const rest = this.raw.slice(this.frozenUpTo);
+    const text = this.streaming && this.markdown ? stablePrefix(rest) : rest;
     const shown = this.markdown ? text : text.trim();
     if (shown !== this.shown) {
       this.view.setText(shown);
       this.shown = shown;
     }
-    if (!shown.trim()) return [];
-    const lines = this.view.render(width);
-    while (lines.length && lines.at(-1)?.trim() === "") lines.pop();
+    const lines: string[] = [];
+    for (const f of this.frozen) {
+      const part = trimEnd(f.render(width));
+      if (lines.length && part.length) lines.push("");
+      lines.push(...part);
+    }
+    const tail = shown.trim() ? trimEnd(this.view.render(width)) : [];
+    if (lines.length && tail.length) lines.push("");
+    lines.push(...tail);
     // Markdown pads its lines to the width: blanks a copy of the screen would carry.
     return lines.map((l) => l.replace(/(?: |\x1b\[[0-9;]*m)+$/, ""));
   }
+}
+
+/** Lines without the blank ones at the end. */
+function trimEnd(lines: string[]): string[] {
+  const out = [...lines];
+  while (out.length && out.at(-1)?.trim() === "") out.pop();
+  return out;
 }
