@@ -218,6 +218,14 @@ async function handsOneShot() {
   return model.firstRequestAt - started;
 }
 
+/** Launch → exit of `node -e 0`: what any Node program pays first, on this machine now. */
+async function nodeBaseline() {
+  const started = performance.now();
+  const child = spawn(process.execPath, ["-e", "0"], { stdio: "ignore" });
+  await new Promise((r) => child.on("close", r));
+  return performance.now() - started;
+}
+
 /** Launch → editable prompt of pi's interactive mode, and its idle RSS. */
 async function piStart(pi, { idle = false } = {}) {
   const model = await modelServer();
@@ -368,12 +376,13 @@ export async function measureInteractive({ runs = 7, pi = true } = {}) {
   await handsStart();
   await handsOneShot();
   if (piBin) await piStart(piBin);
-  const s = { hands: [], oneShot: [], pi: [], handsRss: [], piRss: [] };
+  const s = { hands: [], oneShot: [], pi: [], handsRss: [], piRss: [], node: [] };
   for (let i = 0; i < runs; i++) {
     const h = await handsStart({ idle: i < 3 });
     s.hands.push(h.ms);
     if (h.rss) s.handsRss.push(h.rss);
     s.oneShot.push(await handsOneShot());
+    s.node.push(await nodeBaseline());
     if (piBin) {
       const p = await piStart(piBin, { idle: i < 3 });
       s.pi.push(p.ms);
@@ -385,7 +394,7 @@ export async function measureInteractive({ runs = 7, pi = true } = {}) {
   const m = (xs) => (xs.length ? round(median(xs)) : undefined);
   return {
     runs,
-    promptMs: { hands: m(s.hands), pi: m(s.pi), handsOneShotFirstRequest: m(s.oneShot) },
+    promptMs: { hands: m(s.hands), pi: m(s.pi), handsOneShotFirstRequest: m(s.oneShot), nodeExit: m(s.node) },
     samplesMs: { hands: s.hands.map(round), pi: s.pi.map(round), oneShot: s.oneShot.map(round) },
     handsOverOneShot: round(median(s.hands) / median(s.oneShot)),
     ...(s.pi.length ? { handsOverPi: round(median(s.hands) / median(s.pi)) } : {}),
@@ -403,6 +412,9 @@ export function printInteractive(r) {
     `  hands one-shot → 1st request   ${String(r.promptMs.handsOneShotFirstRequest).padStart(8)} ms`,
   );
   console.log(`  hands prompt / one-shot        ${String(r.handsOverOneShot).padStart(8)}      (goal ≤ 1.5)`);
+  console.log(
+    `  node -e 0 → exit               ${String(r.promptMs.nodeExit).padStart(8)} ms   (the machine's floor)`,
+  );
   if (r.promptMs.pi !== undefined) {
     console.log(`  pi → editable prompt           ${String(r.promptMs.pi).padStart(8)} ms`);
     console.log(`  hands / pi                     ${String(r.handsOverPi).padStart(8)}`);

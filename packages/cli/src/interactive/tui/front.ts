@@ -27,6 +27,8 @@ import { ToolBlock } from "./tool-block.js";
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /** The editor's border lines start with this (a no-op SGR), so the prompt box can find them. */
 const BORDER = "\x1b[22m";
+/** How often streamed text is drawn (ms). */
+const STREAM_FRAME_MS = 50;
 /** Lines of a request echoed into the conversation (a paste shows its first lines). */
 const ECHO_LINES = 6;
 
@@ -141,6 +143,9 @@ export class TuiFront implements View, Input {
   private readonly toolBlocks = new Map<string, ToolBlock>();
   private lastToolBlock: ToolBlock | undefined;
   private notice: string | undefined;
+  private streamTimer: NodeJS.Timeout | undefined;
+  private readonly live = new Lines((w) => this.liveLines(w));
+  private readonly footer = new Lines((w) => [truncateToWidth(this.options.status(w - 1), w - 1, "…")]);
 
   constructor(private readonly options: TuiOptions) {
     this.style = options.style;
@@ -164,9 +169,9 @@ export class TuiFront implements View, Input {
     this.prompt = new PromptBox(this.editor, s);
 
     this.tui.addChild(this.log);
-    this.tui.addChild(new Lines((w) => this.liveLines(w)));
+    this.tui.addChild(this.live);
     this.tui.addChild(this.prompt);
-    this.tui.addChild(new Lines((w) => [truncateToWidth(this.options.status(w - 1), w - 1, "…")]));
+    this.tui.addChild(this.footer);
     this.tui.setFocus(this.prompt);
     this.tui.addInputListener((data) => this.onKey(data));
   }
@@ -354,8 +359,22 @@ export class TuiFront implements View, Input {
         if (e.status !== "done") this.print(s.red(`✘ ${e.status}: ${e.reason ?? ""}`));
         break;
     }
-    this.render();
+    if (e.type === "text_delta" || e.type === "thinking_delta" || e.type === "tool_output")
+      this.streamRender();
+    else this.render();
   };
+
+  /**
+   * Streamed pieces are drawn at most 20 times a second: pi-tui draws a frame at most every
+   * 16 ms, so frames for the stream would keep a typed key waiting for the next slot.
+   */
+  private streamRender(): void {
+    if (this.streamTimer) return;
+    this.streamTimer = setTimeout(() => {
+      this.streamTimer = undefined;
+      this.render();
+    }, STREAM_FRAME_MS);
+  }
 
   /** A run starts: Esc and Ctrl-C now stop it. */
   beginRun(stop: () => void): void {
@@ -643,15 +662,12 @@ export class TuiFront implements View, Input {
   /** Stops drawing and gives the terminal back (the screen keeps the conversation). */
   async stop(): Promise<void> {
     if (this.ticker) clearInterval(this.ticker);
-    this.prompt.focused = false;
+    if (this.streamTimer) clearTimeout(this.streamTimer);
+    // The last frame is the conversation alone: no editor or status line left in the scrollback.
     this.tui.setFocus(null);
-    this.tui.requestRender(true);
-    await new Promise((r) => setTimeout(r, 20));
+    for (const c of [this.live, this.prompt, this.footer]) this.tui.removeChild(c);
+    this.tui.requestRender();
+    await new Promise((r) => setTimeout(r, 40));
     this.tui.stop();
-  }
-
-  /** Width-aware text for a one-off line (e.g. in tests of layout). */
-  static width(text: string): number {
-    return visibleWidth(text);
   }
 }
