@@ -48,7 +48,11 @@ class Pty {
     this.child.stdout.on("data", (d) => {
       this.out += d.toString("utf8");
       const now = performance.now();
-      this.waiters = this.waiters.filter((w) => !(w.test(this.out) && (w.resolve(now), true)));
+      this.waiters = this.waiters.filter((w) => {
+        if (!w.test(this.out)) return true;
+        w.resolve(now);
+        return false;
+      });
     });
   }
 

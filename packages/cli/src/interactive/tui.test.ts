@@ -253,6 +253,19 @@ describe("the terminal view", { timeout: 300_000 }, () => {
     });
   }
 
+  test("with NO_COLOR an answer is plain text: the markdown as written, no colours", async () => {
+    const { tmux } = await start([
+      { content: "Some **bold** and a fence:\n\n```ts\nconst x = 1;\n```\n\n- one" },
+    ]);
+    tmux.type("hi");
+    await tmux.waitFor(/^- one$/m);
+    const plain = tmux.rows();
+    assert.ok(plain.includes("Some **bold** and a fence:"), plain.join("\n"));
+    assert.ok(plain.includes("```ts") && plain.includes("const x = 1;"));
+    for (const r of tmux.rowsAnsi().filter((r) => /bold|const x|one/.test(r)))
+      assert.doesNotMatch(r, /\x1b\[(?:[0-9;]*;)?(3[0-9]|9[0-7]|1)m/, `a coloured row: ${JSON.stringify(r)}`);
+  });
+
   test("the / menu lists commands with descriptions, filters fuzzily, and inserts the choice", async () => {
     const { tmux } = await start([]);
     tmux.type("/", false);
