@@ -98,7 +98,7 @@ describe("the terminal view", { timeout: 300_000 }, () => {
     const { server, tmux } = await start([{ content: "Read all fifty." }, { content: "unused" }]);
     const block = Array.from({ length: 50 }, (_, i) => `pasted line ${i + 1}`).join("\n");
     tmux.paste(block);
-    await tmux.waitFor(/^› \[paste #1 \+50 lines\]/m);
+    await tmux.waitFor(/^› \[pasted 50 lines #1\]/m);
     await sleep(300);
     assert.equal(posts(server).length, 0, "nothing is sent before Enter");
     tmux.keys("Enter");
@@ -113,7 +113,7 @@ describe("the terminal view", { timeout: 300_000 }, () => {
   test("a paste expands into the editor with Ctrl-X before it is sent", async () => {
     const { server, tmux } = await start([{ content: "ok" }]);
     tmux.paste(Array.from({ length: 12 }, (_, i) => `row ${i}`).join("\n"));
-    await tmux.waitFor(/\[paste #1 \+12 lines\]/);
+    await tmux.waitFor(/\[pasted 12 lines #1\]/);
     tmux.keys("C-x");
     await tmux.waitFor(/^› row 0\n {2}row 1\n/m);
     tmux.type(" and more", false);

@@ -101,8 +101,10 @@ class PromptBox implements Component, Focusable {
         continue;
       }
       const first = borders === 1 && out.filter((l) => !l.includes("more")).length === 0;
-      // The editor pads its lines to the width: blanks a copy of the screen would carry.
-      out.push(`${borders === 1 ? (first ? s.cyan("› ") : "  ") : "  "}${line.replace(/ +$/, "")}`);
+      // The editor pads its lines to the width: blanks a copy of the screen would carry. Its
+      // paste marker reads as what it is, in the same number of columns (the cursor keeps its place).
+      const shown = line.replace(/ +$/, "").replace(/\[paste #(\d+) \+(\d+) lines\]/g, "[pasted $2 lines #$1]");
+      out.push(`${borders === 1 ? (first ? s.cyan("› ") : "  ") : "  "}${shown}`);
     }
     return out;
   }
