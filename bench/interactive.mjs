@@ -200,34 +200,33 @@ async function handsStart({ idle = false } = {}) {
   }
 }
 
-/** Launch → first model request of a one-shot `hands TASK` (no terminal: as bench:startup). */
+/** Launch → first model request of a one-shot `hands TASK`, in the same pty (same wrapper cost). */
 async function handsOneShot() {
   const model = await modelServer();
   const ws = workspace("hands-ibench");
-  const started = performance.now();
-  const child = spawn(
-    process.execPath,
-    [HANDS_BIN, "--json", "--quiet", ...handsArgs(model.url, ws), "say done"],
+  const pty = new Pty(
+    [process.execPath, HANDS_BIN, "--json", "--quiet", ...handsArgs(model.url, ws), "say done"],
     {
       cwd: ws,
-      env: { ...process.env, HANDS_DATA_DIR: join(ws, ".data"), XDG_CONFIG_HOME: join(ws, ".config") },
-      stdio: ["ignore", "pipe", "pipe"],
+      env: { HOME: ws, HANDS_DATA_DIR: join(ws, ".data"), XDG_CONFIG_HOME: join(ws, ".config") },
     },
   );
-  const code = await new Promise((r) => child.on("close", r));
-  await model.close();
-  rmSync(ws, { recursive: true, force: true });
-  if (code !== 0 || model.requests !== 1 || model.invalid.length)
-    throw new Error(`one-shot hands failed (exit ${code})`);
-  return model.firstRequestAt - started;
+  try {
+    const code = await new Promise((r) => pty.child.on("close", r));
+    if (code !== 0 || model.requests !== 1 || model.invalid.length || !/"status":"done"/.test(pty.out))
+      throw new Error(`one-shot hands failed (exit ${code}): ${pty.out.slice(-500)}`);
+    return model.firstRequestAt - pty.started;
+  } finally {
+    await model.close();
+    rmSync(ws, { recursive: true, force: true });
+  }
 }
 
-/** Launch → exit of `node -e 0`: what any Node program pays first, on this machine now. */
+/** Launch → exit of `node -e 0` in the same pty: what any Node program pays first, on this machine now. */
 async function nodeBaseline() {
-  const started = performance.now();
-  const child = spawn(process.execPath, ["-e", "0"], { stdio: "ignore" });
-  await new Promise((r) => child.on("close", r));
-  return performance.now() - started;
+  const pty = new Pty([process.execPath, "-e", "0"], { cwd: tmpdir(), env: { HOME: tmpdir() } });
+  await new Promise((r) => pty.child.on("close", r));
+  return performance.now() - pty.started;
 }
 
 /** Launch → editable prompt of pi's interactive mode, and its idle RSS. */

@@ -27,8 +27,12 @@ import { ToolBlock } from "./tool-block.js";
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /** The editor's border lines start with this (a no-op SGR), so the prompt box can find them. */
 const BORDER = "\x1b[22m";
-/** How often streamed text is drawn (ms). */
-const STREAM_FRAME_MS = 50;
+/**
+ * While a request runs, one timer draws the stream, the spinner and the elapsed times, about 15
+ * times a second. pi-tui draws a frame at most every 16 ms: each frame for the stream keeps a
+ * key typed just after it waiting for the next slot, so they are kept few.
+ */
+const RUN_FRAME_MS = 66;
 /** Lines of a request echoed into the conversation (a paste shows its first lines). */
 const ECHO_LINES = 6;
 
@@ -103,7 +107,9 @@ class PromptBox implements Component, Focusable {
       const first = borders === 1 && out.filter((l) => !l.includes("more")).length === 0;
       // The editor pads its lines to the width: blanks a copy of the screen would carry. Its
       // paste marker reads as what it is, in the same number of columns (the cursor keeps its place).
-      const shown = line.replace(/ +$/, "").replace(/\[paste #(\d+) \+(\d+) lines\]/g, "[pasted $2 lines #$1]");
+      const shown = line
+        .replace(/ +$/, "")
+        .replace(/\[paste #(\d+) \+(\d+) lines\]/g, "[pasted $2 lines #$1]");
       out.push(`${borders === 1 ? (first ? s.cyan("› ") : "  ") : "  "}${shown}`);
     }
     return out;
@@ -145,7 +151,6 @@ export class TuiFront implements View, Input {
   private readonly toolBlocks = new Map<string, ToolBlock>();
   private lastToolBlock: ToolBlock | undefined;
   private notice: string | undefined;
-  private streamTimer: NodeJS.Timeout | undefined;
   private readonly live = new Lines((w) => this.liveLines(w));
   private readonly footer = new Lines((w) => [truncateToWidth(this.options.status(w - 1), w - 1, "…")]);
 
@@ -223,7 +228,7 @@ export class TuiFront implements View, Input {
       this.ticker = setInterval(() => {
         this.frame++;
         this.render();
-      }, 100);
+      }, RUN_FRAME_MS);
       this.ticker.unref();
     } else if (!on && this.ticker && !this.spin && !this.interrupt) {
       clearInterval(this.ticker);
@@ -361,22 +366,10 @@ export class TuiFront implements View, Input {
         if (e.status !== "done") this.print(s.red(`✘ ${e.status}: ${e.reason ?? ""}`));
         break;
     }
-    if (e.type === "text_delta" || e.type === "thinking_delta" || e.type === "tool_output")
-      this.streamRender();
-    else this.render();
+    // Streamed pieces wait for the run's next frame (see RUN_FRAME_MS); other events show at once.
+    const streamed = e.type === "text_delta" || e.type === "thinking_delta" || e.type === "tool_output";
+    if (!streamed || !this.ticker) this.render();
   };
-
-  /**
-   * Streamed pieces are drawn at most 20 times a second: pi-tui draws a frame at most every
-   * 16 ms, so frames for the stream would keep a typed key waiting for the next slot.
-   */
-  private streamRender(): void {
-    if (this.streamTimer) return;
-    this.streamTimer = setTimeout(() => {
-      this.streamTimer = undefined;
-      this.render();
-    }, STREAM_FRAME_MS);
-  }
 
   /** A run starts: Esc and Ctrl-C now stop it. */
   beginRun(stop: () => void): void {
@@ -664,7 +657,6 @@ export class TuiFront implements View, Input {
   /** Stops drawing and gives the terminal back (the screen keeps the conversation). */
   async stop(): Promise<void> {
     if (this.ticker) clearInterval(this.ticker);
-    if (this.streamTimer) clearTimeout(this.streamTimer);
     // The last frame is the conversation alone: no editor or status line left in the scrollback.
     this.tui.setFocus(null);
     for (const c of [this.live, this.prompt, this.footer]) this.tui.removeChild(c);
