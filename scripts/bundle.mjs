@@ -108,6 +108,27 @@ const sdkHeaders = {
   },
 };
 
+/**
+ * pi-tui (the interactive view) makes a require from import.meta.url for one optional addon
+ * (koffi, Windows only); in the bundle that is the require the bin gives every chunk.
+ */
+const PI_TUI_TERMINAL = /[\\/]node_modules[\\/]@mariozechner[\\/]pi-tui[\\/]dist[\\/]terminal\.js$/;
+const piTuiRequire = {
+  name: "pi-tui-require",
+  setup(b) {
+    b.onLoad({ filter: PI_TUI_TERMINAL }, (args) => {
+      const text = readFileSync(args.path, "utf8");
+      const from = "const cjsRequire = createRequire(import.meta.url);";
+      if (!text.includes(from)) problems.push(`${args.path}: expected "${from}"`);
+      return {
+        contents: text.replace(from, "const cjsRequire = require;"),
+        loader: "js",
+        resolveDir: dirname(args.path),
+      };
+    });
+  },
+};
+
 // Every chunk gets the URL helper (tiny; unused chunks do not pay for more than its definition).
 // `require` is the one the bin hands every chunk (made for the bundle folder). Each package is
 // resolved once per process (a resolve reads package.json files: ~1 ms), shared by all chunks.
@@ -137,7 +158,7 @@ const result = await build({
   chunkNames: "[name]-[hash]",
   external: EXTERNAL,
   banner: { js: banner },
-  plugins: [ownUrls, sdkHeaders],
+  plugins: [ownUrls, sdkHeaders, piTuiRequire],
   metafile: true,
   logLevel: "warning",
 });

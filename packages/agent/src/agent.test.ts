@@ -341,6 +341,41 @@ describe("agent loop", () => {
     rmSync(workspace, { recursive: true, force: true });
   });
 
+  test("a command's output reaches live views as it comes (tool_output before tool_end), not the trace", async () => {
+    const workspace = realpathSync(mkdtempSync(join(tmpdir(), "hands-agent-live-")));
+    const agent = new Agent({
+      provider: new ScriptedProvider([
+        {
+          toolCalls: [
+            { name: "run_command", arguments: { command: "echo early; sleep 0.3; echo late >&2" } },
+          ],
+        },
+        { content: "done" },
+      ]),
+      workspace,
+      tools: [runCommandTool],
+      createSandbox: () => createSandbox({ kind: "local", workspace }),
+    });
+    const seen: { type: string; at: number; text?: string; stream?: string }[] = [];
+    const trace = new TraceWriter(join(workspace, "trace.jsonl"));
+    await agent.run("x", {
+      onEvent: (e) => {
+        trace.write(e);
+        if (e.type === "tool_output")
+          seen.push({ type: e.type, at: performance.now(), text: e.text, stream: e.stream });
+        if (e.type === "tool_end") seen.push({ type: e.type, at: performance.now() });
+      },
+    });
+    trace.close();
+    const early = seen.find((s) => s.text?.includes("early"));
+    const end = seen.find((s) => s.type === "tool_end")!;
+    assert.ok(early && early.stream === "stdout", JSON.stringify(seen));
+    assert.ok(end.at - early.at >= 200, "the first line came while the command still ran");
+    assert.ok(seen.some((s) => s.stream === "stderr" && s.text?.includes("late")));
+    assert.doesNotMatch(readFileSync(trace.path, "utf8"), /"tool_output"/);
+    rmSync(workspace, { recursive: true, force: true });
+  });
+
   test("the trace records every step as JSONL, ending with the result", async () => {
     const t = setup(
       new ScriptedProvider([{ toolCalls: [{ name: "echo", arguments: { text: "t" } }] }, { content: "fin" }]),

@@ -86,6 +86,15 @@ export type AgentEvent =
     })
   | (Base & { type: "correction"; step: number; text: string })
   | (Base & { type: "tool_start"; step: number; callId: string; name: string; args: unknown })
+  /** Output of a running command as it comes (live views only; the trace keeps `tool_end`). */
+  | (Base & {
+      type: "tool_output";
+      step: number;
+      callId: string;
+      name: string;
+      stream: "stdout" | "stderr";
+      text: string;
+    })
   /** A decision on a call that writes or runs something (see AgentOptions.approve). */
   | (Base & {
       type: "approval";

@@ -86,7 +86,10 @@ async function runOne(
     isError = true;
   } else {
     try {
-      const r = await prepared.tool.execute(prepared.args, ctx);
+      // Commands stream their output to live views as it comes.
+      const onOutput = (stream: "stdout" | "stderr", text: string) =>
+        emit({ type: "tool_output", step, callId: call.id, name: call.name, stream, text });
+      const r = await prepared.tool.execute(prepared.args, { ...ctx, onOutput });
       output = r.output;
       isError = r.isError ?? false;
       data = r.data;

@@ -25,7 +25,7 @@ export interface TraceRead {
 }
 
 /** The fields each event type must have to be shown (the rest are optional or newer). */
-const REQUIRED: Record<Exclude<AgentEventType, "text_delta" | "thinking_delta">, string[]> = {
+const REQUIRED: Record<Exclude<AgentEventType, "text_delta" | "thinking_delta" | "tool_output">, string[]> = {
   run_start: ["runId", "task"],
   model_request: ["step"],
   thinking: ["step", "text"],

@@ -62,7 +62,13 @@ export class TraceWriter {
 
   /** Use as the run's event listener. */
   readonly write = (event: AgentEvent): void => {
-    if (this.fd === undefined || event.type === "text_delta" || event.type === "thinking_delta") return;
+    if (
+      this.fd === undefined ||
+      event.type === "text_delta" ||
+      event.type === "thinking_delta" ||
+      event.type === "tool_output"
+    )
+      return;
     if (event.type === "model_request") {
       const sent = event[SENT_MESSAGES];
       if (sent) {

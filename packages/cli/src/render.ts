@@ -137,10 +137,14 @@ export class LiveView {
   constructor(
     private readonly write: (text: string) => void,
     private readonly style: Style,
-    options: { plan?: boolean } = {},
+    options: { plan?: boolean; answer?: AnswerStream } = {},
   ) {
     this.planning = options.plan ?? false;
+    this.answer = options.answer;
   }
+
+  /** When the answer streams to the terminal, a step's text is not repeated here. */
+  private readonly answer: AnswerStream | undefined;
 
   readonly onEvent = (e: AgentEvent): void => {
     const s = this.style;
@@ -161,7 +165,8 @@ export class LiveView {
         break;
       case "model_response":
         // A thought that comes with tool calls; a final answer goes to stdout instead.
-        if (e.toolCalls.length > 0 && e.content.trim()) this.write(s.dim(`● ${oneLine(e.content, 200)}\n`));
+        if (e.toolCalls.length > 0 && e.content.trim() && !this.answer?.streamed)
+          this.write(s.dim(`● ${oneLine(e.content, 200)}\n`));
         break;
       case "correction":
         this.write(s.yellow(`  ! ${oneLine(e.text, 160)}\n`));
@@ -189,4 +194,39 @@ export class LiveView {
       }
     }
   };
+}
+
+/**
+ * A one-shot run in a terminal: the answer is written to stdout as it streams, not all at the
+ * end. Text of a step that turns out to call tools stays where it is (it was the model's
+ * preamble); `finish` then writes the answer only when it was not streamed whole.
+ */
+export class AnswerStream {
+  /** What this step streamed so far. */
+  private step = "";
+  /** Text of the step that ended without tool calls: the answer, as shown. */
+  private last: string | undefined;
+
+  constructor(private readonly write: (text: string) => void) {}
+
+  /** True when the step's text went to the terminal (the live view need not repeat it). */
+  get streamed(): boolean {
+    return this.step.length > 0;
+  }
+
+  readonly onEvent = (e: AgentEvent): void => {
+    if (e.type === "model_request") this.step = "";
+    else if (e.type === "text_delta") {
+      this.step += e.text;
+      this.write(e.text);
+    } else if (e.type === "model_response") {
+      if (this.step && !this.step.endsWith("\n")) this.write("\n");
+      this.last = e.toolCalls.length === 0 ? this.step : undefined;
+    }
+  };
+
+  /** Ends the run's output with its answer, unless that is what was streamed. */
+  finish(answer: string): void {
+    if (this.last === undefined || this.last.trim() !== answer.trim()) this.write(`${answer}\n`);
+  }
 }

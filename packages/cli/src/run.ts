@@ -10,7 +10,7 @@ import { HELP, parseCliArgs, UsageError } from "./args.js";
 import { ignoreClosedStdout } from "./closed-stdout.js";
 import { commandNamed } from "./commands.js";
 import { JsonLines } from "./json-lines.js";
-import { COLOR, LiveView, PLAIN } from "./render.js";
+import { AnswerStream, COLOR, LiveView, PLAIN } from "./render.js";
 
 export const EXIT_CODES: Record<RunStatus, number> = {
   done: 0,
@@ -86,7 +86,10 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     },
   });
 
-  const view = new LiveView(err, style, { plan: args.plan });
+  // In a terminal the answer streams to stdout as it comes (a pipe gets it whole at the end).
+  const answer =
+    !args.json && process.stdout.isTTY ? new AnswerStream((t) => process.stdout.write(t)) : undefined;
+  const view = new LiveView(err, style, { plan: args.plan, ...(answer ? { answer } : {}) });
   const listeners: ((e: AgentEvent) => void)[] = [];
   // A reader that goes away (`hands --json … | head -1`) must not crash the run.
   // The stdout stream is set up at the first write (often after the first request has left).
@@ -105,6 +108,8 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     process.once("exit", jsonLines.flush);
     listeners.push(jsonLines.write);
   }
+  // The stream's listener goes first: the live view asks it whether a step's text was shown.
+  if (answer) listeners.push(answer.onEvent);
   if (!args.quiet && !args.json) listeners.push(view.onEvent);
 
   // First Ctrl-C stops the run cleanly (status "aborted"); a second one quits at once.
@@ -131,7 +136,8 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     if (!args.json) {
       if (result.status === "done") {
         ignoreClosedStdout(process.stdout);
-        process.stdout.write(`${result.answer}\n`);
+        if (answer) answer.finish(result.answer);
+        else process.stdout.write(`${result.answer}\n`);
       } else if (args.quiet) err(`hands: ${result.status}: ${result.reason ?? ""}\n`);
     }
     return EXIT_CODES[result.status];

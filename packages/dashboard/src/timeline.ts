@@ -114,6 +114,7 @@ export class Timeline {
     switch (e.type) {
       case "text_delta":
       case "thinking_delta":
+      case "tool_output":
         return;
       case "plan":
         run.plan = e.items;

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import {
   Agent,
   type AgentEvent,
+  APPROVAL_MODES,
   type ApprovalMode,
   type ApprovalPrompt,
   builtinTools,
@@ -114,6 +115,8 @@ export interface ResumedSession {
   id: string;
   steps: number;
   requests: number;
+  /** Input tokens of its last model call (how full the context is). */
+  contextTokens?: number;
 }
 
 /** What openSession puts together. */
@@ -147,6 +150,8 @@ export class HandsSession {
   private trace: TraceWriter | undefined;
   private readonly audit: (e: AgentEvent) => void;
   private closed = false;
+  /** The settings last written to the session file. */
+  recorded: { provider: string; model: string; approval: string } | undefined;
 
   readonly setup: SessionSetup;
   readonly id: string;
@@ -215,6 +220,12 @@ export class HandsSession {
         model: this.provider.model,
       });
     const writer = this.writer;
+    // The model and approval mode in force, recorded when they change: a resume restores them.
+    const now = { provider: this.provider.name, model: this.provider.model, approval: this.mode };
+    if (writer && JSON.stringify(now) !== JSON.stringify(this.recorded)) {
+      writer.append({ type: "settings", time: Date.now(), ...now });
+      this.recorded = now;
+    }
     const trace = this.openTrace();
     const checkpoints = options.readOnly ? undefined : this.checkpoints;
     checkpoints?.begin(task);
@@ -320,7 +331,22 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
     report("warning", line, "trust");
   for (const line of settings.warnings) report("warning", `hands: warning: ${line}`, "settings");
 
-  const provider = await resolveProvider(settings, (t) => report("info", t, "model"));
+  // A resumed session goes on with its own model and approval mode unless a flag says otherwise.
+  const store = new SessionStore(join(data, "sessions"));
+  const loaded = resumeFrom(store, setup.resume, workspace);
+  const saved = loaded?.settings;
+  const sameProvider = !saved?.provider || saved.provider === settings.provider;
+  if (saved?.provider && !sameProvider && !setup.flags?.model)
+    report(
+      "warning",
+      `The resumed session used ${saved.provider}; going on with ${settings.provider}.`,
+      "model",
+    );
+  const provider = await resolveProvider(
+    settings,
+    (t) => report("info", t, "model"),
+    !setup.flags?.model && sameProvider ? saved?.model : undefined,
+  );
   // The SDK's chunk is read while the sandbox, memory and MCP set-up below run.
   provider.prepare?.();
   const box = await prepareSandbox(
@@ -336,8 +362,6 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
   );
   const opened: { close(): Promise<void> | void }[] = [box];
   try {
-    const store = new SessionStore(join(data, "sessions"));
-    const loaded = resumeFrom(store, setup.resume, workspace);
     const id = loaded?.meta.id ?? setup.id ?? newSessionId();
     const checkpoints = setup.checkpoints
       ? await openCheckpoints({
@@ -390,7 +414,17 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
         id: loaded.meta.id,
         steps: loaded.steps,
         requests: loaded.messages.filter((m) => m.role === "user").length,
+        ...(loaded.lastUsage ? { contextTokens: loaded.lastUsage.inputTokens } : {}),
       };
+      const mode = loaded.settings.approval;
+      if (!setup.flags?.approval && mode && (APPROVAL_MODES as readonly string[]).includes(mode))
+        session.mode = mode as ApprovalMode;
+      if (loaded.settings.model)
+        session.recorded = {
+          provider: loaded.settings.provider ?? session.provider.name,
+          model: loaded.settings.model,
+          approval: loaded.settings.approval ?? session.mode,
+        };
     }
     return session;
   } catch (err) {

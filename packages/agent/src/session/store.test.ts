@@ -39,6 +39,23 @@ describe("session store", () => {
     assert.equal(store.latest("/ws/c"), undefined);
   });
 
+  test("the latest settings line and the last call's usage come back on load (what a resume restores)", () => {
+    const w = store.create({ workspace: "/ws/s", provider: "openai", model: "first" });
+    w.append({ type: "settings", time: 1, provider: "openai", model: "first", approval: "ask" });
+    w.usage({ inputTokens: 500, outputTokens: 5 });
+    w.append({ type: "settings", time: 2, provider: "openai", model: "second", approval: "auto" });
+    w.usage({ inputTokens: 1234, outputTokens: 7 });
+    w.close();
+    const loaded = store.load(w.meta.id);
+    assert.deepEqual(loaded.settings, { provider: "openai", model: "second", approval: "auto" });
+    assert.equal(loaded.lastUsage?.inputTokens, 1234);
+    assert.equal(loaded.usage.inputTokens, 1734);
+    // A session from before settings lines: the meta's model and provider.
+    const old = store.create({ workspace: "/ws/s", provider: "anthropic", model: "meta-model" });
+    old.close();
+    assert.deepEqual(store.load(old.meta.id).settings, { provider: "anthropic", model: "meta-model" });
+  });
+
   test("a torn last line and unanswered tool calls are repaired", () => {
     const w = store.create({ workspace: "/ws/t" });
     w.message({ role: "user", content: "go" });

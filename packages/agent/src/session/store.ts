@@ -21,12 +21,18 @@ export type SessionLine =
   | { type: "usage"; time: number; usage: Usage }
   | { type: "turn"; time: number; status: string; steps: number }
   /** The conversation was summarised: these messages replace everything before. */
-  | { type: "compact"; time: number; messages: Message[] };
+  | { type: "compact"; time: number; messages: Message[] }
+  /** The session's model, provider and approval mode from here on (a resume restores them). */
+  | { type: "settings"; time: number; provider?: string; model?: string; approval?: string };
 
 export interface LoadedSession {
   meta: SessionMeta;
   messages: Message[];
   usage: Usage;
+  /** The latest model, provider and approval mode recorded (the meta's model and provider before any). */
+  settings: { provider?: string; model?: string; approval?: string };
+  /** The usage of the last model call: its input tokens are how full the context was. */
+  lastUsage?: Usage;
   steps: number;
   updated: number;
 }
@@ -148,6 +154,8 @@ export function parseSession(text: string, mtime = Date.now()): LoadedSession {
   let meta: SessionMeta | undefined;
   const messages: Message[] = [];
   const usage = emptyUsage();
+  let lastUsage: Usage | undefined;
+  let settings: LoadedSession["settings"] = {};
   let updated = mtime;
   const lines = text.split("\n");
   for (const raw of lines) {
@@ -167,8 +175,13 @@ export function parseSession(text: string, mtime = Date.now()): LoadedSession {
         ...(line.model ? { model: line.model } : {}),
       };
     else if (line.type === "message") messages.push(line.message);
-    else if (line.type === "usage") addUsage(usage, line.usage);
-    else if (line.type === "compact") messages.splice(0, messages.length, ...line.messages);
+    else if (line.type === "usage") {
+      addUsage(usage, line.usage);
+      lastUsage = line.usage;
+    } else if (line.type === "settings") {
+      const { type: _t, time: _time, ...rest } = line;
+      settings = { ...settings, ...rest };
+    } else if (line.type === "compact") messages.splice(0, messages.length, ...line.messages);
     if ("time" in line && typeof line.time === "number") updated = line.time;
   }
   if (!meta) throw new Error("not a session file (no session line)");
@@ -177,6 +190,12 @@ export function parseSession(text: string, mtime = Date.now()): LoadedSession {
     meta,
     messages: repaired,
     usage,
+    settings: {
+      ...(meta.provider ? { provider: meta.provider } : {}),
+      ...(meta.model ? { model: meta.model } : {}),
+      ...settings,
+    },
+    ...(lastUsage ? { lastUsage } : {}),
     steps: repaired.filter((m) => m.role === "assistant").length,
     updated,
   };

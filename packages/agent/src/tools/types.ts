@@ -11,6 +11,8 @@ export interface ToolContext {
   /** The task's sandbox session, created on first use. */
   sandbox: () => Promise<Sandbox>;
   signal: AbortSignal;
+  /** Where a command's output goes as it comes (a live view), besides its result. */
+  onOutput?: (stream: "stdout" | "stderr", text: string) => void;
 }
 
 export interface ToolResult {

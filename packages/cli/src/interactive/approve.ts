@@ -2,12 +2,12 @@
 // and where it runs). Answers: yes / no (then an optional reason the model sees) / always.
 import type { ApprovalPrompt, UserAnswer } from "@hands/agent";
 import { oneLine } from "../render.js";
-import type { LineInput } from "./input.js";
-import { capLines, colorDiff, type SessionView } from "./ui.js";
+import type { Input, View } from "./front.js";
+import { capLines, colorDiff } from "./ui.js";
 
 const MAX_DIFF_LINES = 60;
 
-export function makeAsker(input: LineInput, view: SessionView, sandbox = "local") {
+export function makeAsker(input: Input, view: View, sandbox = "local") {
   return async (p: ApprovalPrompt): Promise<UserAnswer> => {
     const s = view.style;
     view.breakLine();
@@ -36,6 +36,22 @@ export function makeAsker(input: LineInput, view: SessionView, sandbox = "local"
         ),
       );
     const choices = p.settingsPath !== undefined ? "[y]es / [n]o" : "[y]es / [n]o / [a]lways this session";
+    if (input.choose) {
+      // A terminal: one key. "a" is offered only where an "always" may apply.
+      const keys = p.settingsPath !== undefined ? ["y", "n"] : ["y", "n", "a"];
+      const always = p.settingsPath !== undefined ? "" : ` / ${s.bold("a")}lways: ${alwaysScope(p)}`;
+      const k = await input.choose(
+        `${s.yellow("Allow?")} ${s.bold("y")}es / ${s.bold("n")}o (then a reason)${always} ${s.dim("· Esc stops")}`,
+        keys,
+      );
+      if (k === null || p.signal.aborted) return { answer: "no", reason: "the user stopped the step" };
+      if (k === "y") return { answer: "yes" };
+      if (k === "a") return { answer: "always" };
+      const reason = (
+        (await input.read(s.dim("Reason for the model (optional; Enter to skip):"))) ?? ""
+      ).trim();
+      return { answer: "no", ...(reason ? { reason } : {}) };
+    }
     for (;;) {
       if (p.signal.aborted) return { answer: "no", reason: "the user stopped the step" };
       const a = await input.read(`${s.yellow("Allow?")} ${choices}: `);
@@ -50,4 +66,14 @@ export function makeAsker(input: LineInput, view: SessionView, sandbox = "local"
       }
     }
   };
+}
+
+/** What an "always" answer would cover (the gate's rule: see alwaysKeys in @hands/agent). */
+function alwaysScope(p: ApprovalPrompt): string {
+  if (p.kind === "write") return "every file write this session";
+  if (p.kind === "command" && p.name === "run_command" && p.command) {
+    const words = p.command.trim().split(/\s+/).slice(0, 2).join(" ");
+    return `"${oneLine(words, 30)}" commands like this one, this session`;
+  }
+  return `${p.name} this session`;
 }

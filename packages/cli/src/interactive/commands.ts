@@ -7,6 +7,22 @@ import { compactedHistory, undoNote } from "./session-notes.js";
 import { formatSessions } from "./subcommands.js";
 import { capLines, colorDiff, formatTokens } from "./ui.js";
 
+/** The `/` menu: each command with what it does (the same as /help). */
+export const SLASH_COMMANDS: { name: string; description: string; argumentHint?: string }[] = [
+  { name: "help", description: "list the commands and keys" },
+  { name: "model", argumentHint: "[NAME]", description: "show or switch the model" },
+  { name: "plan", argumentHint: "TASK", description: "plan first (read-only), accept or edit, then execute" },
+  { name: "approval", argumentHint: "[auto|ask|read-only]", description: "show or set approvals" },
+  { name: "compact", description: "summarise the conversation to free context" },
+  { name: "cost", description: "tokens and cost of this session" },
+  { name: "diff", description: "what this session changed in the workspace" },
+  { name: "undo", description: "put back the files changed by the last request" },
+  { name: "expand", argumentHint: "[N]", description: "the full output of the last (or Nth last) tool call" },
+  { name: "thinking", argumentHint: "[N]", description: "the model's full reasoning in the last reply" },
+  { name: "sessions", description: "saved sessions (resume with hands --resume ID)" },
+  { name: "exit", description: "quit (also Ctrl-D)" },
+];
+
 export const SLASH_HELP = `Commands:
   /help              this list
   /model [NAME]      show or switch the model
@@ -22,6 +38,15 @@ export const SLASH_HELP = `Commands:
   /exit              quit (also Ctrl-D; Ctrl-C stops a running step)
 End a line with \\ to continue the request on the next line.`;
 
+/** Keys of the terminal view (added to /help there). */
+export const KEYS_HELP = `Keys:
+  Enter send · Shift/Alt-Enter, Ctrl-J or \\ then Enter: new line · Tab completes
+  /  the command menu · @  attach a file (fuzzy; .gitignore respected)
+  Up/Down history (this workspace) · Ctrl-R search it · Ctrl-W/Alt-D kill a word · Ctrl-Y yank
+  Esc or Ctrl-C stop the running request and drop the queued ones
+  Up on an empty line while busy: edit the last queued request
+  Ctrl-O fold/unfold the last tool's output · Ctrl-X expand a [paste] marker to edit it`;
+
 export async function runSlashCommand(
   line: string,
   state: SessionState,
@@ -34,7 +59,7 @@ export async function runSlashCommand(
   switch (cmd) {
     case "help":
     case "?":
-      view.print(SLASH_HELP);
+      view.print(view.tty ? `${SLASH_HELP}\n${KEYS_HELP}` : SLASH_HELP);
       return;
     case "exit":
     case "quit":

@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { LineInput } from "./input.js";
+import type { Input } from "./front.js";
 
 export function editorCommand(env: NodeJS.ProcessEnv = process.env): string {
   return env.VISUAL?.trim() || env.EDITOR?.trim() || "vi";
@@ -12,7 +12,7 @@ export function editorCommand(env: NodeJS.ProcessEnv = process.env): string {
 
 export async function editText(
   text: string,
-  input: LineInput,
+  input: Input,
   fileName: string,
 ): Promise<{ text: string } | { error: string }> {
   const editor = editorCommand();

@@ -52,7 +52,7 @@ async function start(
   script: Parameters<typeof startScriptedServer>[0],
   args: string[] = [],
   ws?: string,
-  ready: RegExp = /^› ?$/m,
+  ready: RegExp = /^› *$/m,
   columns?: number,
 ) {
   assert.ok(hasTmux(), "tmux is needed for these tests: run scripts/test-env.sh");
@@ -84,7 +84,7 @@ function toolResults(server: ScriptedServer, i: number): string[] {
   return msgs.filter((m: any) => m.role === "tool").map((m: any) => String(m.content));
 }
 
-describe("interactive hands in a terminal", { timeout: 60_000 }, () => {
+describe("interactive hands in a terminal", { timeout: 180_000 }, () => {
   test("asks before a write with a diff; a 'no' reaches the model with its reason; the policy denies rm -rf /; /undo", async () => {
     const { server, workspace, tmux } = await start([
       { content: "", toolCalls: [{ name: "write_file", arguments: { path: "hello.txt", content: "hi\n" } }] },
@@ -103,10 +103,10 @@ describe("interactive hands in a terminal", { timeout: 60_000 }, () => {
     let screen = await tmux.waitFor(/wants to change hello\.txt[\s\S]*-hi\n\+bye[\s\S]*Allow\?.*$/m);
     assert.match(screen, /denied by policy \(rm -rf of \/ or ~\): deletes the whole file system/);
     assert.equal(readFileSync(join(workspace, "hello.txt"), "utf8"), "hi\n");
-    tmux.type("n");
+    tmux.type("n", false); // one key: no Enter
     await tmux.waitFor(/Reason for the model/);
     tmux.type("keep hi, it is friendlier");
-    screen = await tmux.waitFor(/All done\.[\s\S]*^› ?$/m);
+    screen = await tmux.waitFor(/All done\.[\s\S]*^› *$/m);
     assert.equal(
       readFileSync(join(workspace, "hello.txt"), "utf8"),
       "hi\n",
@@ -129,37 +129,6 @@ describe("interactive hands in a terminal", { timeout: 60_000 }, () => {
     screen = await again.tmux.waitFor(/Resumed session/);
     assert.match(screen, /Last reply: All done\./);
     assert.doesNotMatch(screen, /Noted/);
-  });
-
-  test("tool lines are cut at the terminal's width, never wrapped (so the ✓ rewrite stays on one row)", async () => {
-    const long = `echo ${"abcdefghij".repeat(7)}`;
-    const { tmux } = await start(
-      [
-        { content: "", toolCalls: [{ name: "run_command", arguments: { command: long } }] },
-        { content: "", toolCalls: [{ name: "run_command", arguments: { command: `${long}; exit 2` } }] },
-        { content: "Both ran." },
-      ],
-      ["--approval", "auto", "--sandbox", "local"],
-      undefined,
-      /^› ?$/m,
-      60,
-    );
-    tmux.type("run it");
-    await tmux.waitFor(/Both ran\./);
-    const rows = tmux.rows();
-    const tools = rows.filter((r) => /^ {2}[✓✗] run_command /.test(r));
-    assert.equal(tools.length, 2, rows.join("\n"));
-    for (const r of tools) {
-      assert.ok(r.length <= 59, `a tool row of ${r.length} columns: ${r}`);
-      assert.match(r, /…$/);
-    }
-    assert.match(tools[1]!, /^ {2}✗ /);
-    assert.ok(!rows.some((r) => r.includes("⋯")), `a pending line was left behind:\n${rows.join("\n")}`);
-    // The rows right after each tool line are not its continuation.
-    for (const r of tools) {
-      const next = rows[rows.indexOf(r) + 1] ?? "";
-      if (!/^ {2}[✓✗] /.test(next)) assert.doesNotMatch(next, /abcdefghij/);
-    }
   });
 
   test("a session killed with SIGKILL resumes with its completed steps", async () => {
@@ -219,7 +188,7 @@ describe("interactive hands in a terminal", { timeout: 60_000 }, () => {
     tmux.type("two");
     await tmux.waitFor(/second done/);
     tmux.type("/diff");
-    const diff = await tmux.waitFor(/\+\+\+ b\/d\/c\.txt[\s\S]*^› ?$/m);
+    const diff = await tmux.waitFor(/\+\+\+ b\/d\/c\.txt[\s\S]*^› *$/m);
     assert.match(diff, /--- a\/a\.txt\n\+\+\+ b\/a\.txt\n@@ -1 \+1 @@\n-A\n\+A3/);
     assert.match(diff, /--- a\/b\.txt\n\+\+\+ \/dev\/null\n@@ -1 \+0,0 @@\n-B/);
     tmux.type("/undo");
@@ -440,11 +409,9 @@ describe("interactive hands in a terminal", { timeout: 60_000 }, () => {
     tmux.type("e");
     await tmux.waitFor(/fake editor, add a step: $/m);
     tmux.type("Clean up");
-    const from = screen.length;
+    // (The screen is redrawn whole after the editor: "Run it twice" is new, no offset needed.)
     screen = await tmux.waitFor(
       /Plan:\n {2}1\. \[ \] Create greet\.py\n {2}2\. \[ \] Run it twice\n {2}3\. \[ \] Clean up\n.*\[a\]ccept/,
-      15_000,
-      from,
     );
     tmux.type("a");
     await tmux.waitFor(/Executed\./);
@@ -452,7 +419,7 @@ describe("interactive hands in a terminal", { timeout: 60_000 }, () => {
     assert.match(String(exec.at(-1).content), /1\. Create greet\.py\n2\. Run it twice\n3\. Clean up/);
   });
 
-  test("while the model streams, the status line stays on the last row; after the turn the prompt is back there", async () => {
+  test("while the model streams, the editor and the status line stay at the bottom; the text scrolls above them", async () => {
     const lines = Array.from({ length: 80 }, (_, i) => `filler line ${i + 1}`).join("\n");
     const { tmux } = await start(
       [
@@ -463,31 +430,29 @@ describe("interactive hands in a terminal", { timeout: 60_000 }, () => {
       ["--approval", "auto"],
     );
     tmux.type("fill the screen");
-    await tmux.waitFor(/filler line 80[\s\S]*^› ?$/m);
+    await tmux.waitFor(/filler line 80[\s\S]*^› *$/m);
     tmux.type("now stream");
     await tmux.waitFor(/Streaming the answer/);
-    const rows = await waitForRows(tmux, (r) => /^── scripted-model · .* ──$/.test(r.at(-1) ?? ""));
+    const bottom = (r: string[]) => r.filter((x) => x.trim() !== "");
+    const rows = await waitForRows(tmux, (r) => /^── scripted-model · .* ──$/.test(bottom(r).at(-1) ?? ""));
     assert.equal(rows.length, 50);
+    const shown = bottom(rows);
+    assert.match(shown.at(-2) ?? "", /^› *$/, "the editor is right above the status line");
     const text = rows.findIndex((r) => r.startsWith("Streaming the answer"));
-    assert.ok(text > 0 && text < 49, `the streamed text is above the bar:\n${rows.join("\n")}`);
+    const prompt = rows.findIndex((r) => /^› *$/.test(r));
+    assert.ok(text > 0 && text < prompt, `the streamed text is above the editor:\n${rows.join("\n")}`);
     assert.ok(
       rows.some((r) => r === "› now stream"),
       "the request scrolled up with the rest",
     );
     tmux.keys("C-c");
-    const after = await waitForRows(tmux, (r) => /^› ?$/.test(r.at(-1) ?? ""));
-    assert.match(
-      after.at(-2) ?? "",
-      /^── scripted-model · .* ──$/,
-      "the per-prompt status line is printed above the prompt",
-    );
-    const since = after.slice(after.indexOf("› now stream"));
+    const after = await waitForRows(tmux, (r) => r.some((x) => /aborted/.test(x)));
     assert.equal(
-      since.filter((r) => /^── scripted-model/.test(r)).length,
+      after.filter((r) => /^── scripted-model/.test(r)).length,
       1,
-      `the pinned bar was cleared:\n${after.join("\n")}`,
+      `one status line on the screen:\n${after.join("\n")}`,
     );
-    assert.ok(since.some((r) => /aborted/.test(r)));
+    assert.match(bottom(after).at(-1) ?? "", /^── scripted-model · .* ──$/);
   });
 
   test("Ctrl-C stops the running step and keeps the session; twice at the prompt quits", async () => {
@@ -501,10 +466,11 @@ describe("interactive hands in a terminal", { timeout: 60_000 }, () => {
     tmux.type("wait a while");
     await tmux.waitFor(/⋯ run_command sleep 30/);
     tmux.keys("C-c");
-    await tmux.waitFor(/Stopping…[\s\S]*aborted[\s\S]*^› ?$/m);
+    await tmux.waitFor(/Stopping…[\s\S]*aborted[\s\S]*^› *$/m);
     tmux.type("and now?");
-    // The prompt, not just the answer's text: a Ctrl-C before the turn has ended stops it instead.
-    await tmux.waitFor(/second answer[\s\S]*^› ?$/m);
+    // The turn's end, not just the answer's text: a Ctrl-C before the turn has ended stops it instead.
+    await tmux.waitFor(/second answer[\s\S]*^› *$/m);
+    await waitForRows(tmux, (r) => !r.some((x) => /Esc to stop|⋯/.test(x)));
     const msgs = server.requests.filter((r) => r.method === "POST")[1]?.body?.messages as any[];
     assert.deepEqual(
       msgs.map((m) => m.role),

@@ -3,13 +3,12 @@
 
 import { formatPlan, parseEditedPlan, planFileText } from "../plan.js";
 import { editText } from "./editor.js";
-import type { LineInput } from "./input.js";
-import type { SessionView } from "./ui.js";
+import type { Input, View } from "./front.js";
 
 export async function reviewPlan(
   proposed: string[],
-  input: LineInput,
-  view: SessionView,
+  input: Input,
+  view: View,
 ): Promise<string[] | undefined> {
   const s = view.style;
   let items = proposed;
@@ -31,11 +30,7 @@ export async function reviewPlan(
   }
 }
 
-async function editInEditor(
-  items: string[],
-  input: LineInput,
-  view: SessionView,
-): Promise<string[] | undefined> {
+async function editInEditor(items: string[], input: Input, view: View): Promise<string[] | undefined> {
   view.breakLine();
   const r = await editText(planFileText(items), input, "plan.md");
   if ("error" in r) {
@@ -46,7 +41,7 @@ async function editInEditor(
 }
 
 /** Without a terminal there is no editor to open: the plan is typed, one item a line. */
-async function typePlan(input: LineInput, view: SessionView): Promise<string[] | undefined> {
+async function typePlan(input: Input, view: View): Promise<string[] | undefined> {
   view.print(view.style.dim("Type the plan, one item a line; an empty line ends it."));
   const typed: string[] = [];
   for (;;) {

@@ -93,17 +93,24 @@ test("an interactive session with memory: requests within the budget, early fact
       ws,
       env,
     );
-    await tmux.waitFor(/^› ?$/m);
-    // Each wait reads the screen from the latest prompt on.
+    await tmux.waitFor(/^› *$/m);
+    // Each wait reads the screen from the latest prompt on. The editor is always there: a turn
+    // is over when its answer is on the screen and the spinner has gone.
     let mark = 0;
+    const idle = async () => {
+      for (let i = 0; i < 400 && tmux.rows().some((r) => /Esc to stop/.test(r)); i++)
+        await new Promise((r) => setTimeout(r, 50));
+      return tmux.screen();
+    };
     const ask = async (text: string, expect: RegExp) => {
       tmux.type(text);
-      const screen = await tmux.waitFor(new RegExp(`${expect.source}[\\s\\S]*^› ?$`, "m"), 20_000, mark);
+      await tmux.waitFor(new RegExp(`${expect.source}[\\s\\S]*^› *$`, "m"), 20_000, mark);
+      const screen = await idle();
       mark = screen.lastIndexOf("›");
       return screen;
     };
     let screen = await ask("hello", /Hi\./);
-    const ctx = Number(screen.match(/ctx ([\d.]+k?)\/1\.5k[^\n]*\n› ?$/m)?.[1]?.replace("k", "e3"));
+    const ctx = Number(screen.match(/^› *\n── .*ctx ([\d.]+k?)\/1\.5k/m)?.[1]?.replace("k", "e3"));
     assert.ok(ctx > 0 && ctx <= BUDGET, `the status line shows context used / budget: ${ctx}`);
     await ask(`Remember: the deploy key is ${KEY}.`, /Noted\./);
     await ask("read big.log", /Done reading\./);
@@ -127,7 +134,8 @@ test("an interactive session with memory: requests within the budget, early fact
 
     // /compact summarises through memory, with the configured summarizer (the model).
     tmux.type("/compact");
-    screen = await tmux.waitFor(/Compacted \d+ messages into a summary[\s\S]*^› ?$/m, 20_000, mark);
+    await tmux.waitFor(/Compacted \d+ messages into a summary[\s\S]*^› *$/m, 20_000, mark);
+    screen = await idle();
     mark = screen.lastIndexOf("›");
     const summaryCall = chats(server.requests).at(-1)!.body.messages as WireMessage[];
     assert.match(String(summaryCall[0]!.content), /^Summarize the notes/);

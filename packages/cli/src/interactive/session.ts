@@ -1,6 +1,7 @@
 // The interactive session: a prompt, requests that continue one conversation, approvals,
 // slash commands, plans, checkpoints for /undo, and a session file saved as it goes.
-import { join, resolve } from "node:path";
+import { realpathSync } from "node:fs";
+import { resolve } from "node:path";
 import type {
   AgentEvent,
   ApprovalMode,
@@ -12,17 +13,18 @@ import type {
   TurnCheckpoints,
 } from "@hands/agent";
 import type { Message, Provider, Usage } from "@hands/llm";
-import { type AgentMemory, openSession } from "@hands/sdk/root";
+import { type AgentMemory, dataDir, openSession } from "@hands/sdk/root";
 import type { CliArgs } from "../args.js";
 import { extractPlan, PLAN_INSTRUCTIONS, planExecutionRequest, planRequest } from "../plan.js";
 import { COLOR, PLAIN } from "../render.js";
 import { makeAsker } from "./approve.js";
-import { runSlashCommand } from "./commands.js";
+import { runSlashCommand, SLASH_COMMANDS } from "./commands.js";
+import type { Input, View } from "./front.js";
 import { LineInput } from "./input.js";
 import { reviewPlan } from "./plan-review.js";
 import { lastReply } from "./session-notes.js";
-import { StatusBar } from "./status-bar.js";
 import { askTrust } from "./trust-prompt.js";
+import type { TuiFront } from "./tui/front.js";
 import { SessionView } from "./ui.js";
 
 export interface SessionState {
@@ -33,8 +35,8 @@ export interface SessionState {
   mode: ApprovalMode;
   history: Message[];
   usage: Usage;
-  view: SessionView;
-  input: LineInput;
+  view: View;
+  input: Input;
   checkpoints: TurnCheckpoints;
   store: SessionStore;
   writer: SessionWriter | undefined;
@@ -52,11 +54,18 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
   const tty = Boolean(process.stdin.isTTY && process.stdout.isTTY);
   const useColor = args.color ?? (tty && !process.env.NO_COLOR);
   const style = useColor ? COLOR : PLAIN;
-  const out = (text: string) => process.stdout.write(text);
+  // In a terminal, everything goes through the terminal view once it is up. It starts before
+  // the session has opened (model, sandbox, memory…): the prompt is editable at once, and a
+  // request typed meanwhile waits for the session.
+  let front: TuiFront | undefined;
+  const out = (text: string) => (front ? front.print(text) : process.stdout.write(text));
+  let statusText: ((width: number) => string) | undefined;
+  if (tty)
+    front = await startFront(args, style, useColor, (w) => statusText?.(w) ?? style.dim("── starting… ──"));
   // Memory and checkpoint warnings go through the view once there is one.
-  let shown: { view: SessionView; ask: ReturnType<typeof makeAsker> } | undefined;
+  let shown: { view: View; ask: ReturnType<typeof makeAsker> } | undefined;
   let todos: TodoItem[] = [];
-  const session = await openSession({
+  const opening = openSession({
     workspace: args.cwd ?? process.cwd(),
     flags: args,
     approvalDefault: "ask",
@@ -68,16 +77,61 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     },
     askUser: (p: ApprovalPrompt) => shown!.ask(p),
     // In a terminal, a folder whose settings would be partly ignored asks once to be trusted.
-    ...(tty ? { confirmTrust: (ignored: string[], ws: string) => askTrust(ws, ignored, style, out) } : {}),
+    ...(front
+      ? { confirmTrust: (ignored: string[], ws: string) => askTrustInView(front!, ws, ignored, style) }
+      : tty
+        ? { confirmTrust: (ignored: string[], ws: string) => askTrust(ws, ignored, style, out) }
+        : {}),
     report: (level, text, topic) => {
-      if (topic === "sandbox") err(`${text}\n`);
+      // (Not on stderr while the terminal view draws: it would land in the middle of its frame.)
+      if (topic === "sandbox") front ? front.print(style.yellow(text)) : err(`${text}\n`);
       else if (topic === "memory" && shown) shown.view.print(style.yellow(text));
       else if (topic === "checkpoints" && shown) shown.view.print(style.yellow(`  ! ${text}`));
       else if (topic === "mcp" && level === "warning" && shown) shown.view.print(style.yellow(`${text}\n`));
       else out(level === "warning" ? style.yellow(`${text}\n`) : style.dim(`${text}\n`));
     },
   });
+  let session: Awaited<typeof opening>;
+  try {
+    session = await opening;
+  } catch (e) {
+    // The error is printed after the terminal is given back.
+    await front?.stop();
+    throw e;
+  }
   const { workspace, settings, store } = session;
+  const sandbox = session.sandboxKind;
+  const { memory, instructions } = session;
+  const statusInfo = (width?: number) => {
+    // With memory, the context is what memory assembled, on the scale of its budget.
+    if (memory?.contextTokens) view.contextTokens = memory.contextTokens;
+    const budget = memory ? memory.budget : settings.maxTokens;
+    return {
+      model: session.provider.model,
+      workspace,
+      sandbox,
+      approval: session.mode,
+      usage: session.usage,
+      ...(budget ? { contextBudget: budget } : {}),
+      ...(width ? { width } : {}),
+    };
+  };
+  const status = (width?: number) => view.statusLine(statusInfo(width));
+
+  let view: View;
+  let input: Input;
+  if (front) {
+    statusText = (width) => status(width);
+    view = front;
+    input = front;
+  } else {
+    view = new SessionView(out, style, false);
+    input = new LineInput(false);
+  }
+  shown = { view, ask: makeAsker(input, view, sandbox) };
+  // A resumed session's status line shows its context as it was.
+  if (session.resumed?.contextTokens) view.contextTokens = session.resumed.contextTokens;
+
   if (args.continue && !session.resumed)
     out(style.dim("No earlier session in this workspace: starting a new one.\n"));
   if (session.resumed) {
@@ -86,29 +140,6 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     const reply = lastReply(session.history);
     if (reply) out(style.dim(`Last reply: ${reply.slice(0, 300)}\n`));
   }
-
-  const view = new SessionView(out, style, tty, () => process.stdout.columns);
-  const input = new LineInput(tty, join(session.dataDir, "history"));
-  const sandbox = session.sandboxKind;
-  shown = { view, ask: makeAsker(input, view, sandbox) };
-  const { memory, instructions } = session;
-
-  const status = (width?: number) => {
-    // With memory, the context is what memory assembled, on the scale of its budget.
-    if (memory) view.contextTokens = memory.contextTokens;
-    const budget = memory ? memory.budget : settings.maxTokens;
-    return view.statusLine({
-      model: session.provider.model,
-      workspace,
-      sandbox,
-      approval: session.mode,
-      usage: session.usage,
-      ...(budget ? { contextBudget: budget } : {}),
-      ...(width ? { width } : {}),
-    });
-  };
-  // While a request runs, the status line stays on the terminal's last row where that is safe.
-  const bar = tty && StatusBar.supported(process.stdout) ? new StatusBar(process.stdout, status) : undefined;
 
   let current: AbortController | undefined;
   const checkpoints = session.checkpoints!;
@@ -150,27 +181,26 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
       await session.setModel(name);
     },
     async request(text: string, plan = false) {
-      current = new AbortController();
+      const controller = new AbortController();
+      current = controller;
       view.turnTokens = 0;
-      bar?.start();
+      front?.beginRun(() => controller.abort());
       try {
         return await session.run(text, {
-          signal: current.signal,
+          signal: controller.signal,
           ...(plan ? { readOnly: true, instructions: PLAN_INSTRUCTIONS } : {}),
-          onEvent: (e: AgentEvent) => {
-            view.onEvent(e);
-            if (e.type === "model_response" || e.type === "tool_end") bar?.draw();
-          },
+          onEvent: (e: AgentEvent) => view.onEvent(e),
         });
       } finally {
         current = undefined;
         view.breakLine();
-        bar?.stop();
+        front?.endRun();
       }
     },
   };
 
-  // Ctrl-C: stops the running step; at the prompt, twice quits. Ctrl-D quits.
+  // Ctrl-C: stops the running step; at the prompt, twice quits. Ctrl-D quits. In a terminal the
+  // view reads Ctrl-C and Esc as keys; a SIGINT sent from elsewhere stops the running step.
   let lastInterrupt = 0;
   const onInterrupt = () => {
     if (input.suspended) return; // the editor has the terminal and its own Ctrl-C
@@ -187,13 +217,8 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
       return;
     }
     lastInterrupt = now;
-    if (tty) {
-      input.rl.write(null, { ctrl: true, name: "u" });
-      out(style.dim("\n(Ctrl-C again to quit, or Ctrl-D)\n"));
-      input.rl.prompt();
-    }
   };
-  input.rl.on("SIGINT", onInterrupt);
+  if (input instanceof LineInput) input.rl.on("SIGINT", onInterrupt);
   process.on("SIGINT", onInterrupt);
 
   out(
@@ -209,11 +234,11 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
       view.todos = todos;
       let text: string | null;
       if (first) {
-        text = first;
+        text = front ? front.takeRequest(first) : first;
+        if (!front) out(`${style.cyan("›")} ${text}\n`);
         first = undefined;
-        out(`${style.cyan("›")} ${text}\n`);
       } else {
-        out(`${status()}\n`);
+        if (!front) out(`${status()}\n`);
         text = await input.readRequest(`${style.cyan("›")} `, `${style.dim("…")} `);
       }
       if (text === null) break;
@@ -236,9 +261,15 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     input.close();
     await session.close();
     view.breakLine();
+    const saved = state.writer
+      ? style.dim(`Session saved: ${state.writer.meta.id} (hands --resume ${state.writer.meta.id})\n`)
+      : "";
+    if (front) {
+      if (saved) front.print(saved);
+      await front.stop();
+      front = undefined;
+    } else if (saved) out(saved);
   }
-  if (state.writer)
-    out(style.dim(`Session saved: ${state.writer.meta.id} (hands --resume ${state.writer.meta.id})\n`));
   return exitCode;
 
   /** Plan first (read-only), let the user accept, edit or cancel the checklist, then execute it. */
@@ -257,4 +288,49 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     view.todos = todos;
     await state.request(planExecutionRequest(items));
   }
+}
+
+/** The terminal view, started (its code is loaded only here: a pipe never loads it). */
+async function startFront(
+  args: CliArgs,
+  style: typeof COLOR,
+  markdown: boolean,
+  status: (width: number) => string,
+): Promise<TuiFront> {
+  const [{ TuiFront }, { PromptHistory }] = await Promise.all([
+    import("./tui/front.js"),
+    import("./tui/history.js"),
+  ]);
+  let workspace = resolve(args.cwd ?? process.cwd());
+  try {
+    workspace = realpathSync(workspace);
+  } catch {
+    // openSession reports a missing folder.
+  }
+  const front = new TuiFront({
+    style,
+    markdown,
+    workspace,
+    history: new PromptHistory(dataDir(process.env), workspace),
+    commands: SLASH_COMMANDS,
+    status,
+    notifyAfterMs: Number(process.env.HANDS_NOTIFY_AFTER_MS ?? 10_000),
+  });
+  await front.start();
+  return front;
+}
+
+/** The trust question (see trust-prompt.ts) asked in the terminal view: one key, y or n. */
+async function askTrustInView(front: TuiFront, workspace: string, ignored: string[], style: typeof COLOR) {
+  front.print(
+    `${style.yellow("?")} ${style.bold(workspace)} is not a trusted folder. Its .hands/ settings include:\n` +
+      ignored.map((i) => `    ${i}`).join("\n") +
+      `\n${style.dim("  A repository you cloned, or a command run here, can write these files.")}`,
+  );
+  const k = await front.choose(`${style.yellow("Trust this folder and apply them?")} [y/N]`, [
+    "y",
+    "n",
+    "\r",
+  ]);
+  return k === "y";
 }

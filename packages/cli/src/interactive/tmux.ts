@@ -26,6 +26,28 @@ export class TmuxSession {
     return execFileSync("tmux", ["-L", this.socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
   }
 
+  /** Pastes `text` as a terminal does: bracketed (the program is told where a paste starts and ends). */
+  paste(text: string): void {
+    execFileSync("tmux", ["-L", this.socket, "-f", "/dev/null", "load-buffer", "-b", "p", "-"], {
+      input: text,
+    });
+    this.tmux("paste-buffer", "-p", "-d", "-b", "p", "-t", "t");
+  }
+
+  /** The visible rows with their colours and styles (escape sequences), top to bottom. */
+  rowsAnsi(): string[] {
+    return this.tmux("capture-pane", "-p", "-e", "-t", "t").replace(/\n$/, "").split("\n");
+  }
+
+  /** Everything the program writes to the terminal from now on is copied into `file`. */
+  recordOutput(file: string): void {
+    this.tmux("pipe-pane", "-o", "-t", "t", `cat >> ${quote(file)}`);
+  }
+
+  resize(width: number, height = this.height): void {
+    this.tmux("resize-window", "-t", "t", "-x", String(width), "-y", String(height));
+  }
+
   /** Starts `argv` in `cwd` with exactly `env`; the pane stays after it exits, showing its code. */
   start(argv: string[], cwd: string, env: Record<string, string>): void {
     const assignments = Object.entries(env).map(([k, v]) => quote(`${k}=${v}`));

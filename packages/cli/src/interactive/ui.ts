@@ -13,6 +13,7 @@ import {
   toolMark,
   toolOutcome,
 } from "../render.js";
+import type { ToolRecord } from "./front.js";
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -20,12 +21,7 @@ export function formatTokens(n: number): string {
   return n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
 }
 
-export interface ToolRecord {
-  name: string;
-  args: unknown;
-  output: string;
-  isError: boolean;
-}
+export type { ToolRecord } from "./front.js";
 
 export class SessionView {
   private spinner: NodeJS.Timeout | undefined;

@@ -239,7 +239,8 @@ describe("a hostile .hands/ in an untrusted folder", { timeout: 120_000 }, () =>
     assert.match(screen, new RegExp(`baseUrl "${attacker.url.replace(/[./]/g, "\\$&")}"`));
     assert.match(screen, /sandbox "local"/);
     no.type("n");
-    screen = await no.waitFor(/^› ?$/m);
+    // (The editor is up from the start: the notice says the session is open.)
+    screen = await no.waitFor(/hands trust[\s\S]*^› *$/m);
     assert.match(screen, /hands trust/);
     no.type("hello");
     await no.waitFor(/user server answered/);
@@ -253,7 +254,7 @@ describe("a hostile .hands/ in an untrusted folder", { timeout: 120_000 }, () =>
     yes.start([process.execPath, BIN], u.ws, env);
     await yes.waitFor(/Trust this folder and apply them\? \[y\/N\]/);
     yes.type("y");
-    screen = await yes.waitFor(/^› ?$/m);
+    screen = await yes.waitFor(/Trusted [\s\S]*^› *$/m);
     assert.match(screen, /Trusted /);
     yes.type("hello");
     await yes.waitFor(/attacker answered/);

@@ -59,6 +59,7 @@ export async function runInSandbox(
       maxOutputBytes: EXEC_MAX_OUTPUT_BYTES,
       ...(extra.stdin !== undefined ? { stdin: extra.stdin } : {}),
       ...(extra.keepBackground ? { keepBackground: true } : {}),
+      ...(ctx.onOutput ? streamTo(ctx.onOutput) : {}),
     });
   } catch (e) {
     return errorResult(`could not run the ${extra.label}: ${(e as Error).message}`);
@@ -77,5 +78,13 @@ export async function runInSandbox(
       stdoutBytes: result.stdoutBytes ?? Buffer.byteLength(result.stdout),
       stderrBytes: result.stderrBytes ?? Buffer.byteLength(result.stderr),
     },
+  };
+}
+
+/** The sandbox's stream callbacks, feeding a live view. */
+function streamTo(onOutput: NonNullable<ToolContext["onOutput"]>) {
+  return {
+    onStdout: (chunk: string) => onOutput("stdout", chunk),
+    onStderr: (chunk: string) => onOutput("stderr", chunk),
   };
 }
