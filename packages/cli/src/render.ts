@@ -1,5 +1,6 @@
 // The live view on stderr: one readable line per thought, tool call and result.
 import type { AgentEvent } from "@hands/agent";
+import { formatCost } from "@hands/llm";
 
 export interface Style {
   dim(s: string): string;
@@ -184,7 +185,7 @@ export class LiveView {
       }
       case "result": {
         const tokens = e.usage.inputTokens + e.usage.outputTokens;
-        const cost = e.usage.costUsd ? ` · $${e.usage.costUsd.toFixed(4)}` : "";
+        const cost = e.usage.costUsd ? ` · ${formatCost(e.usage.costUsd)}` : "";
         const summary = `${e.steps} step${e.steps === 1 ? "" : "s"} · ${tokens.toLocaleString("en")} tokens${cost} · ${formatMs(e.durationMs)}`;
         const planned = this.planning;
         this.planning = false;

@@ -5,6 +5,7 @@ import { formatCost } from "@hands/llm";
 import { dataDir, realFolder } from "@hands/sdk/root";
 import { UsageError } from "./args.js";
 import { SESSIONS_HELP } from "./command-help.js";
+import { oneLine } from "./render.js";
 import { formatTable } from "./table.js";
 
 export function runSessionsCommand(argv: string[], out: (s: string) => void): number {
@@ -40,9 +41,4 @@ export function formatSessions(list: SessionSummary[]): string {
     ],
     rows,
   );
-}
-
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

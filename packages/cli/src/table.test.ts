@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { SessionSummary } from "@hands/agent";
-import { formatSessions } from "./interactive/subcommands.js";
+import { formatSessions } from "./sessions-command.js";
 
 function session(id: string, steps: number, costUsd: number, firstRequest: string): SessionSummary {
   return {
@@ -31,10 +31,12 @@ test("/sessions columns line up whatever the widths of ids, step counts and cost
   for (const line of lines.slice(1)) {
     assert.match(line.slice(at("last used")), /^2026-01-02 03:04 /);
     assert.match(line.slice(0, at("steps") + "steps".length), /\d$/);
-    assert.match(line.slice(0, at("cost") + "cost".length), /\$\d+\.\d{4}$/);
+    assert.match(line.slice(0, at("cost") + "cost".length), /(\$\d+\.\d+|–)$/);
     assert.equal(line[at("first request") - 1], " ");
     assert.notEqual(line[at("first request")], " ");
   }
-  assert.match(lines[2]!, /1234 {2}\$12\.5000 {2}写一个测试$/);
-  assert.match(lines[3]!, /^x +2026-01-02 03:04 +0 +\$0\.0000 {2}\(no request\)$/);
+  assert.match(lines[1]!, / \$0\.0012 {2}fix the parser$/);
+  assert.match(lines[2]!, /1234 +\$12\.50 {2}写一个测试$/);
+  // No known price (or nothing spent): –, never "$0.0000".
+  assert.match(lines[3]!, /^x +2026-01-02 03:04 +0 +– {2}\(no request\)$/);
 });

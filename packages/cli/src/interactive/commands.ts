@@ -1,10 +1,10 @@
 // Slash commands of the interactive session.
 import { APPROVAL_MODES, type ApprovalMode, type UndoResult } from "@hands/agent";
-import type { Message } from "@hands/llm";
+import { formatCost, type Message } from "@hands/llm";
 import { mainArgument } from "../render.js";
+import { formatSessions } from "../sessions-command.js";
 import type { SessionState } from "./session.js";
 import { compactedHistory, undoNote } from "./session-notes.js";
-import { formatSessions } from "./subcommands.js";
 import { capLines, colorDiff, formatTokens } from "./ui.js";
 
 /** The `/` menu: each command with what it does (the same as /help). */
@@ -93,7 +93,7 @@ export async function runSlashCommand(
     case "cost": {
       const u = state.usage;
       view.print(
-        `Tokens: ${formatTokens(u.inputTokens)} in (${formatTokens(u.cachedInputTokens ?? 0)} cached), ${formatTokens(u.outputTokens)} out · cost $${(u.costUsd ?? 0).toFixed(4)}`,
+        `Tokens: ${formatTokens(u.inputTokens)} in (${formatTokens(u.cachedInputTokens ?? 0)} cached), ${formatTokens(u.outputTokens)} out · cost ${formatCost(u.costUsd)}`,
       );
       return;
     }

@@ -1,23 +1,10 @@
-// `hands sessions` (saved sessions) and `hands init` (a starter AGENTS.md from a project scan).
+// `hands init`: a starter AGENTS.md from a project scan.
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { SessionStore, type SessionSummary } from "@hands/agent";
-import { dataDir, realFolder, scanProject } from "@hands/sdk/root";
+import { realFolder, scanProject } from "@hands/sdk/root";
 import { UsageError } from "../args.js";
-import { oneLine } from "../render.js";
-import { formatTable } from "../table.js";
 
 export async function runSubcommand(name: string, argv: string[]): Promise<number> {
-  if (name === "sessions") {
-    const all = argv.includes("--all");
-    const store = new SessionStore(join(dataDir(), "sessions"));
-    const ws = realFolder(process.cwd(), "workspace folder");
-    const list = store.list().filter((s) => all || s.workspace === ws);
-    process.stdout.write(
-      `${list.length ? formatSessions(list) : `No sessions${all ? "" : " in this workspace (--all lists every workspace)"}.`}\n`,
-    );
-    return 0;
-  }
   if (name === "init") {
     const ws = realFolder(process.cwd(), "workspace folder");
     const path = join(ws, "AGENTS.md");
@@ -28,27 +15,6 @@ export async function runSubcommand(name: string, argv: string[]): Promise<numbe
     return 0;
   }
   throw new UsageError(`unknown command ${name}`);
-}
-
-export function formatSessions(list: SessionSummary[]): string {
-  if (list.length === 0) return "No sessions yet.";
-  const rows = list.map((s) => [
-    s.id,
-    new Date(s.updated).toISOString().replace("T", " ").slice(0, 16),
-    String(s.steps),
-    `$${s.costUsd.toFixed(4)}`,
-    oneLine(s.firstRequest || "(no request)", 60),
-  ]);
-  return formatTable(
-    [
-      { header: "ID" },
-      { header: "last used" },
-      { header: "steps", align: "right" },
-      { header: "cost", align: "right" },
-      { header: "first request" },
-    ],
-    rows,
-  );
 }
 
 /** What a scan of the project says: languages, package manager, scripts, folders. */

@@ -1,7 +1,7 @@
 // What the session shows: streaming text, one line per tool call (rewritten in place with its
 // status and duration in a terminal), a spinner while the model thinks, and the status line.
 import type { AgentEvent, TodoItem } from "@hands/agent";
-import type { Usage } from "@hands/llm";
+import { formatCost, type Usage } from "@hands/llm";
 import {
   fitWidth,
   formatMs,
@@ -192,7 +192,7 @@ export class SessionView {
     width?: number;
   }): string {
     const ctx = `ctx ${formatTokens(this.contextTokens)}${info.contextBudget ? `/${formatTokens(info.contextBudget)}` : ""}`;
-    const cost = `$${(info.usage.costUsd ?? 0).toFixed(4)}`;
+    const cost = formatCost(info.usage.costUsd);
     const parts = [
       info.model,
       shortPath(info.workspace),

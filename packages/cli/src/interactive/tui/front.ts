@@ -3,6 +3,7 @@
 // pi-tui redraws only the rows that changed. Requests typed while one runs are queued (shown,
 // editable with Up, dropped by Esc or Ctrl-C, which also stop the run); a paste is one request.
 import type { AgentEvent, TodoItem } from "@hands/agent";
+import { formatCost } from "@hands/llm";
 import {
   type Component,
   Container,
@@ -246,7 +247,7 @@ export class TuiFront implements View, Input {
     const parts = [
       info.model,
       `ctx ${formatTokens(this.contextTokens)}${info.contextBudget ? `/${formatTokens(info.contextBudget)}` : ""}`,
-      `$${(info.usage.costUsd ?? 0).toFixed(4)}`,
+      formatCost(info.usage.costUsd),
       info.approval,
     ];
     return this.style.dim(truncateToWidth(`── ${parts.join(" · ")} ──`, width, "…"));
