@@ -1,6 +1,6 @@
 // Slash commands of the interactive session.
 import { APPROVAL_MODES, type ApprovalMode, type UndoResult } from "@hands/agent";
-import { formatCost, type Message } from "@hands/llm";
+import { formatCost, listedModels, type Message } from "@hands/llm";
 import { mainArgument } from "../render.js";
 import { formatSessions } from "../sessions-command.js";
 import type { SessionState } from "./session.js";
@@ -10,7 +10,7 @@ import { capLines, colorDiff, formatTokens } from "./ui.js";
 /** The `/` menu: each command with what it does (the same as /help). */
 export const SLASH_COMMANDS: { name: string; description: string; argumentHint?: string }[] = [
   { name: "help", description: "list the commands and keys" },
-  { name: "model", argumentHint: "[NAME]", description: "show or switch the model" },
+  { name: "model", argumentHint: "[NAME]", description: "the model and the endpoint's models, or switch" },
   { name: "plan", argumentHint: "TASK", description: "plan first (read-only), accept or edit, then execute" },
   { name: "approval", argumentHint: "[auto|ask|read-only]", description: "show or set approvals" },
   { name: "compact", description: "summarise the conversation to free context" },
@@ -25,7 +25,7 @@ export const SLASH_COMMANDS: { name: string; description: string; argumentHint?:
 
 export const SLASH_HELP = `Commands:
   /help              this list
-  /model [NAME]      show or switch the model
+  /model [NAME]      show the model and the models the endpoint lists, or switch
   /plan TASK         plan first (read-only), accept or edit the checklist ($EDITOR), then execute it
   /approval [MODE]   show or set approvals: auto | ask | read-only
   /compact           summarise the conversation so far to free context
@@ -73,7 +73,13 @@ export async function runSlashCommand(
         } catch (e) {
           view.print(s.red(`Cannot switch model: ${(e as Error).message}`));
         }
-      } else view.print(`Model: ${state.provider.model} (${state.provider.name})`);
+      } else {
+        view.print(`Model: ${state.provider.model} (${state.provider.name})`);
+        const list = await state.endpointModels();
+        if (list.ok && list.models.length)
+          view.print(`The endpoint has: ${listedModels(list.models, 40)} — /model NAME switches`);
+        else if (!list.ok) view.print(s.dim(`(the endpoint's models: ${list.message})`));
+      }
       return;
     case "approval":
       if (arg) {

@@ -12,7 +12,7 @@ import type {
   TodoItem,
   TurnCheckpoints,
 } from "@hands/agent";
-import type { Message, Provider, Usage } from "@hands/llm";
+import { fetchModelList, type Message, type ModelList, type Provider, type Usage } from "@hands/llm";
 import { type AgentMemory, dataDir, openSession } from "@hands/sdk/root";
 import type { CliArgs } from "../args.js";
 import { extractPlan, PLAN_INSTRUCTIONS, planExecutionRequest, planRequest } from "../plan.js";
@@ -44,6 +44,8 @@ export interface SessionState {
   memory: AgentMemory | undefined;
   /** Switches the model (/model). */
   switchModel(name: string): Promise<void>;
+  /** The models the endpoint lists, or why they cannot be listed (/model). */
+  endpointModels(): Promise<ModelList>;
   /** Runs one request; `plan` makes it a planning request (read-only tools). */
   request(text: string, plan?: boolean): Promise<RunResult | undefined>;
   out(text: string): void;
@@ -179,6 +181,12 @@ export async function runInteractive(args: CliArgs, err: (text: string) => void)
     },
     async switchModel(name: string) {
       await session.setModel(name);
+    },
+    async endpointModels(): Promise<ModelList> {
+      const { provider, baseUrl, apiKey } = session.settings;
+      if (provider === "anthropic" || !baseUrl)
+        return { ok: false, problem: "http", message: "this provider's models are not listed here" };
+      return fetchModelList(baseUrl, apiKey ? { apiKey } : {});
     },
     async request(text: string, plan = false) {
       const controller = new AbortController();

@@ -281,6 +281,14 @@ describe("the terminal view", { timeout: 300_000 }, () => {
     await tmux.waitFor(/No changes in this session\./);
   });
 
+  test("/model names the model and lists the models the endpoint has", async () => {
+    const server = await startScriptedServer({ script: [], model: "listed-model-x" });
+    const { tmux } = await start([], { server, model: "chosen-model" });
+    tmux.type("/model");
+    const screen = await tmux.waitFor(/The endpoint has: listed-model-x/);
+    assert.match(screen, /Model: chosen-model \(openai\)/);
+  });
+
   test("@ completes workspace files (not ignored ones), attaches the chosen file, refuses a link out", async () => {
     const ws = mkdtempSync(join(scratch, "ws-"));
     mkdirSync(join(ws, "src"));
