@@ -79,16 +79,29 @@ def entry(path):
         e["symlink"] = target
     return e
 
-def pump(pid, fd, stream, state):
-    while True:
-        try:
-            data = os.read(stream.fileno(), 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        state["last"] = time.monotonic()
+def emit(pid, fd, data, state):
+    """Sends output read from a process (the caller holds state["lock"]); after its exit went out,
+    what a left-behind child still writes is read and dropped."""
+    state["last"] = time.monotonic()
+    if not state["ended"]:
         send({"ev": "out", "pid": pid, "fd": fd, "data": base64.b64encode(data).decode()})
+
+def pump(pid, fd, stream, state):
+    # Wait for data without the lock, then read and send it under the lock: bytes taken out of
+    # the pipe are always sent before the waiter can decide the output is over (a reader that
+    # read the last bytes and then did not get the CPU for a while lost them to the exit).
+    poller = select.poll()
+    poller.register(stream.fileno(), select.POLLIN)
+    while True:
+        poller.poll()
+        with state["lock"]:
+            try:
+                data = os.read(stream.fileno(), 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            emit(pid, fd, data, state)
 
 class Pty:
     """The master side of a process's pseudo-terminal, non-blocking. Its reader closes it when the
@@ -153,16 +166,16 @@ class Pty:
             while not self.done.is_set():
                 if not poller.poll(200):
                     continue
-                try:
-                    data = os.read(self.master, 65536)
-                except BlockingIOError:
-                    continue
-                except OSError:
-                    break
-                if not data:
-                    break
-                state["last"] = time.monotonic()
-                send({"ev": "out", "pid": pid, "fd": 1, "data": base64.b64encode(data).decode()})
+                with state["lock"]:
+                    try:
+                        data = os.read(self.master, 65536)
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        break
+                    if not data:
+                        break
+                    emit(pid, 1, data, state)
         finally:
             with self.lock:
                 self.closed = True
@@ -196,21 +209,25 @@ def unread(fd):
 def waiter(p, readers, state):
     code = p.wait()
     # Output still in the pipes is sent first; a grandchild holding them open does not hold the
-    # end: once nothing was read for 0.1 s and nothing waits unread (a busy agent can leave a
-    # reader behind for longer than that), the exit goes out.
-    while any(r.is_alive() for r, _ in readers):
+    # end: once nothing was read for 0.1 s and nothing waits unread, the exit goes out. Checked
+    # and sent under the readers' lock, so no read is half done (its bytes out of the pipe, not
+    # yet sent) and no output of this process follows its exit.
+    while True:
         for r, _ in readers:
             r.join(0.02)
-        if time.monotonic() - state["last"] > 0.1 and not any(r.is_alive() and unread(fd) for r, fd in readers):
-            break
-    procs.pop(p.pid, None)
-    t = ptys.pop(p.pid, None)
-    if t is not None:
-        t.done.set()
-    ev = {"ev": "exit", "pid": p.pid, "exited": code >= 0, "code": code if code >= 0 else 128 - code}
-    if code < 0:
-        ev["signal"] = signal.Signals(-code).name
-    send(ev)
+        with state["lock"]:
+            if all(not r.is_alive() for r, _ in readers) or (
+                    time.monotonic() - state["last"] > 0.1 and not any(r.is_alive() and unread(fd) for r, fd in readers)):
+                state["ended"] = True
+                procs.pop(p.pid, None)
+                t = ptys.pop(p.pid, None)
+                if t is not None:
+                    t.done.set()
+                ev = {"ev": "exit", "pid": p.pid, "exited": code >= 0, "code": code if code >= 0 else 128 - code}
+                if code < 0:
+                    ev["signal"] = signal.Signals(-code).name
+                send(ev)
+                return
 
 def op_start(m):
     user = m.get("user") or "user"
@@ -224,7 +241,7 @@ def op_start(m):
     env.update(m.get("sandboxEnvs") or {})
     env.update(m.get("envs") or {})
     argv = [m["cmd"]] + list(m.get("args") or [])
-    state = {"last": time.monotonic()}
+    state = {"last": time.monotonic(), "lock": threading.Lock(), "ended": False}
     if m.get("pty") is not None:
         size = winsize(m["pty"])
         master, slave = os.openpty()
