@@ -1,7 +1,7 @@
 // What the session shows: streaming text, one line per tool call (rewritten in place with its
 // status and duration in a terminal), a spinner while the model thinks, and the status line.
 import type { AgentEvent, TodoItem } from "@hands/agent";
-import { formatCost, type Usage } from "@hands/llm";
+import { formatCost } from "@hands/llm";
 import {
   fitWidth,
   formatMs,
@@ -13,7 +13,7 @@ import {
   toolMark,
   toolOutcome,
 } from "../render.js";
-import type { ToolRecord } from "./front.js";
+import type { StatusInfo, ToolRecord } from "./front.js";
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -149,12 +149,11 @@ export class SessionView {
         }
         break;
       }
-      case "approval":
-        if (!e.allow && e.source !== "user") {
-          const by = e.source === "policy" ? `policy${e.rule ? ` (${e.rule})` : ""}` : e.source;
-          this.print(s.red(`  ⊘ denied by ${by}: ${e.reason ?? ""}`));
-        }
+      case "approval": {
+        const denied = deniedLine(e, s);
+        if (denied) this.print(denied);
         break;
+      }
       case "tool_end": {
         const start = this.toolStarts.get(e.callId);
         this.tools.push({ name: e.name, args: start?.args, output: e.output, isError: e.isError });
@@ -180,17 +179,7 @@ export class SessionView {
   };
 
   /** model · workspace · sandbox · context · cost · approval · todo */
-  statusLine(info: {
-    model: string;
-    workspace: string;
-    sandbox: string;
-    approval: string;
-    usage: Usage;
-    contextBudget?: number;
-    session?: string;
-    /** Cut to this many columns (the pinned bar must not wrap). */
-    width?: number;
-  }): string {
+  statusLine(info: StatusInfo): string {
     const ctx = `ctx ${formatTokens(this.contextTokens)}${info.contextBudget ? `/${formatTokens(info.contextBudget)}` : ""}`;
     const cost = formatCost(info.usage.costUsd);
     const parts = [
@@ -240,4 +229,11 @@ export function colorDiff(diff: string, style: Style): string {
               : l,
     )
     .join("\n");
+}
+
+/** The line shown when a tool call was refused by someone other than the user (policy, mode…). */
+export function deniedLine(e: Extract<AgentEvent, { type: "approval" }>, s: Style): string | undefined {
+  if (e.allow || e.source === "user") return undefined;
+  const by = e.source === "policy" ? `policy${e.rule ? ` (${e.rule})` : ""}` : e.source;
+  return s.red(`  ⊘ denied by ${by}: ${e.reason ?? ""}`);
 }

@@ -18,7 +18,7 @@ import {
 } from "@mariozechner/pi-tui";
 import { formatMs, oneLine, type Style, thinkingLine, toolOutcome } from "../../render.js";
 import type { Input, StatusInfo, ToolRecord, View } from "../front.js";
-import { formatTokens, SessionView } from "../ui.js";
+import { deniedLine, formatTokens, SessionView } from "../ui.js";
 import { Block } from "./block.js";
 import { atMentions, HandsAutocomplete, readAttachment, withAttachments } from "./files.js";
 import type { PromptHistory } from "./history.js";
@@ -344,12 +344,11 @@ export class TuiFront implements View, Input {
       case "tool_output":
         this.toolBlocks.get(e.callId)?.append(e.text);
         break;
-      case "approval":
-        if (!e.allow && e.source !== "user") {
-          const by = e.source === "policy" ? `policy${e.rule ? ` (${e.rule})` : ""}` : e.source;
-          this.print(s.red(`  ⊘ denied by ${by}: ${e.reason ?? ""}`));
-        }
+      case "approval": {
+        const denied = deniedLine(e, s);
+        if (denied) this.print(denied);
         break;
+      }
       case "tool_end": {
         const block = this.toolBlocks.get(e.callId);
         this.tools.push({ name: e.name, args: block?.args, output: e.output, isError: e.isError });
