@@ -9,13 +9,13 @@
 // session. Medians over --runs N (default 7) interleaved launches. `npm run bench:interactive`
 // (--no-pi to leave pi out, --json for the figures as JSON).
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { median } from "./harness-run.mjs";
-import { installPi } from "./startup.mjs";
+import { installPi, piAgentDir } from "./startup.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const HANDS_BIN = join(here, "..", "packages", "cli", "bin", "hands.js");
@@ -233,22 +233,7 @@ async function nodeBaseline() {
 async function piStart(pi, { idle = false } = {}) {
   const model = await modelServer();
   const ws = workspace("pi-ibench");
-  const agentDir = join(ws, ".pi-agent");
-  mkdirSync(agentDir);
-  // docs/models.md: a custom provider speaking the Chat Completions API (as bench/startup.mjs).
-  writeFileSync(
-    join(agentDir, "models.json"),
-    JSON.stringify({
-      providers: {
-        bench: {
-          baseUrl: model.url,
-          api: "openai-completions",
-          apiKey: "sk-bench",
-          models: [{ id: "bench" }],
-        },
-      },
-    }),
-  );
+  const agentDir = piAgentDir(ws, model.url);
   const pty = new Pty([pi, "--offline", "--provider", "bench", "--model", "bench"], {
     cwd: ws,
     env: { HOME: ws, PI_CODING_AGENT_DIR: agentDir },

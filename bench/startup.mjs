@@ -28,6 +28,23 @@ export const PI_VERSION = "0.73.1";
 const PEERS = join(here, ".peers");
 const HANDS_BIN = join(here, "..", "packages", "cli", "bin", "hands.js");
 
+/**
+ * A pi agent folder in `ws` whose only provider is the model server at `url` (docs/models.md:
+ * a custom provider speaking the Chat Completions API, model "bench"); pi reads it through
+ * PI_CODING_AGENT_DIR.
+ */
+export function piAgentDir(ws, url) {
+  const agentDir = join(ws, ".pi-agent");
+  mkdirSync(agentDir);
+  const models = {
+    providers: {
+      bench: { baseUrl: url, api: "openai-completions", apiKey: "sk-bench", models: [{ id: "bench" }] },
+    },
+  };
+  writeFileSync(join(agentDir, "models.json"), JSON.stringify(models));
+  return agentDir;
+}
+
 /** pi's bin, installed into bench/.peers on first use. */
 export function installPi(log = (s) => console.error(s)) {
   const bin = join(PEERS, "node_modules", ".bin", "pi");
@@ -141,21 +158,8 @@ function programs({ pi, handsBins, cpu, second, uncached }) {
     name: "pi",
     async run() {
       const ws = mkdtempSync(join(tmpdir(), "pi-startup-"));
-      const agentDir = join(ws, ".pi-agent");
-      mkdirSync(agentDir);
       const model = await startFakeModel({ steps: 1, file: "unused" });
-      // docs/models.md: a custom provider speaking the Chat Completions API.
-      const models = {
-        providers: {
-          bench: {
-            baseUrl: model.url,
-            api: "openai-completions",
-            apiKey: "sk-bench",
-            models: [{ id: "bench" }],
-          },
-        },
-      };
-      writeFileSync(join(agentDir, "models.json"), JSON.stringify(models));
+      const agentDir = piAgentDir(ws, model.url);
       try {
         return await launch({
           label: "pi",
