@@ -432,7 +432,7 @@ describe("every setting: the same effect from each source, one-shot and interact
           runCase(row, source, "interactive"),
         ]);
         const say = (o: Observed) =>
-          `exit ${o.code}\nstderr: ${o.stderr.slice(-1500)}\nstdout: ${o.stdout.slice(-800)}`;
+          `exit ${o.code}\nstderr: ${o.stderr.slice(-1500)}\nstdout: ${o.stdout.slice(-800)}\nfirst tool result: ${firstTool(o).slice(0, 1500)}`;
         assert.deepEqual(row.observe(once), row.expected, `one-shot:\n${say(once)}`);
         assert.deepEqual(row.observe(session), row.expected, `interactive:\n${say(session)}`);
       });

@@ -8,7 +8,7 @@
 import { spawnSync } from "node:child_process";
 import { statSync } from "node:fs";
 import { dirname } from "node:path";
-import { registerShare, sharedElsewhere, unregisterShare } from "./share-registry.js";
+import { registerShare, sharedElsewhere, unregisterShare, withShareLock } from "./share-registry.js";
 
 /** The uid (and gid) sandboxed code runs as when Hands runs as root on a root-owned workspace. */
 export const DEDICATED_SANDBOX_UID = 61_000;
@@ -82,14 +82,17 @@ export function shareWorkspace(workspace: string, uid: number): Share {
   const closed = ancestors(workspace).filter((d) => (statSync(d).mode & 0o001) === 0);
   const steps: string[][] = closed.map((d) => ["-m", `u:${uid}:x`, "--", d]);
   steps.push(["-R", "-P", "-m", `${entry},d:${entry}`, "--", workspace]);
-  registerShare(workspace, closed);
-  let r: ReturnType<typeof spawnSync> = { status: 0 } as ReturnType<typeof spawnSync>;
-  for (const args of steps) {
-    r = spawnSync("setfacl", args, { encoding: "utf8", timeout: 120_000 });
-    if (r.error || r.status !== 0) break;
-  }
+  const r = withShareLock(() => {
+    registerShare(workspace, closed);
+    let step: ReturnType<typeof spawnSync> = { status: 0 } as ReturnType<typeof spawnSync>;
+    for (const args of steps) {
+      step = spawnSync("setfacl", args, { encoding: "utf8", timeout: 120_000 });
+      if (step.error || step.status !== 0) break;
+    }
+    if (step.error || step.status !== 0) unregisterShare(workspace, closed);
+    return step;
+  });
   if (r.error || r.status !== 0) {
-    unregisterShare(workspace, closed);
     const why = r.error ? r.error.message : String(r.stderr).trim().split("\n").slice(0, 3).join("; ");
     throw new Error(
       `the workspace ${workspace} is owned by root and sandboxed commands never run as root: Hands runs them as uid ${uid} and could not share the workspace with it (setfacl: ${why}); install the acl package, or chown the workspace to an unprivileged user`,
@@ -112,6 +115,10 @@ export function unshareWorkspace(workspace: string): boolean {
   if (!share) return true;
   shares.delete(workspace);
   clearTimeout(share.timer);
+  return withShareLock(() => takeBack(workspace, share));
+}
+
+function takeBack(workspace: string, share: Share): boolean {
   const elsewhere = sharedElsewhere(workspace, share.ancestors);
   unregisterShare(workspace, share.ancestors);
   const released = share.ancestors.filter((d) => !elsewhere.above.has(d));

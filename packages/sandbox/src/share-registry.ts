@@ -3,9 +3,12 @@
 // workspace, nor the pass-through on a folder above it that another still needs. One empty file
 // per process and folder in a root-only folder under /run: `<hash of the folder>.<pid>` for the
 // workspace and for each folder above it that got a pass-through entry; files of processes that
-// are gone do not count.
+// are gone do not count. Sharing and taking back run under one lock across processes: a check
+// of the registry and the ACL changes that follow it must not interleave with another
+// process's (one ending would take back the pass-through another had just been given).
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, rmSync } from "node:fs";
+import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 
 const DIR = "/run/hands-shares";
@@ -19,6 +22,41 @@ function registry(): string | undefined {
   }
   const st = lstatSync(DIR, { throwIfNoEntry: false });
   return st?.isDirectory() && st.uid === 0 && (st.mode & 0o077) === 0 ? DIR : undefined;
+}
+
+/** How long a share or take-back waits for another process's before going on without the lock. */
+const LOCK_WAIT_S = 300;
+
+/**
+ * Runs `fn` holding the registry's lock (a kernel flock on `.lock`, so a process that dies
+ * mid-way frees it). util-linux `flock` takes the lock on the descriptor it inherits: the lock
+ * belongs to the open file, which stays open here until `fn` is done. Without a registry or
+ * the `flock` program, `fn` runs unlocked (as before).
+ */
+export function withShareLock<T>(fn: () => T): T {
+  const dir = registry();
+  let fd: number | undefined;
+  try {
+    if (dir) {
+      fd = openSync(join(dir, ".lock"), constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+      const r = spawnSync("flock", ["-x", "-w", String(LOCK_WAIT_S), "3"], {
+        stdio: ["ignore", "ignore", "ignore", fd],
+        timeout: (LOCK_WAIT_S + 5) * 1000,
+      });
+      if (r.status !== 0) {
+        closeSync(fd);
+        fd = undefined;
+      }
+    }
+  } catch {
+    if (fd !== undefined) closeSync(fd);
+    fd = undefined;
+  }
+  try {
+    return fn();
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 function key(workspace: string): string {
