@@ -191,14 +191,12 @@ describe("agent loop", () => {
         { content: "ok" },
       ]),
     );
-    const started = performance.now();
     const r = await t.agent.run("x");
-    const elapsed = performance.now() - started;
     assert.equal(r.status, "done");
-    // a and b overlap; w starts after both ended; c starts after w ended.
+    // a and b overlap (both started before either ended: the order proves it, whatever the
+    // machine's load); w starts after both ended; c starts after w ended.
     assert.deepEqual(t.log.slice(0, 2).sort(), ["start a", "start b"]);
     assert.deepEqual(t.log.slice(4), ["start w", "end w", "start c", "end c"]);
-    assert.ok(elapsed < 150 * 2 + 50 + 120, `took ${elapsed} ms: reads were not parallel`);
     assert.deepEqual(toolMessages(r), ["read a", "read b", "wrote w", "read c"]);
     t.cleanup();
   });
