@@ -131,6 +131,34 @@ for (const kind of ["local", "bwrap", "docker"] as SandboxKind[]) {
         await sb.exec("cd /workspace");
       });
 
+      test("a command that ends in exit keeps its descriptors its own and its output clean", async () => {
+        // After `exit` inside the job the state file's descriptor number is free: the file the
+        // command opened last takes it. Neither that file nor stderr may receive the state.
+        const r = await sb.exec("exec {fd}>own.txt; echo mine >&$fd; exec 2>&1; echo err >&2; exit 3");
+        assert.equal(r.exitCode, 3);
+        assert.equal(r.stdout, "err\n");
+        assert.equal(r.stderr, "");
+        assert.equal(await readFile(join(ws.dir, "own.txt"), "utf8"), "mine\n");
+      });
+
+      test("long and odd command lines and stdin arrive byte for byte", async () => {
+        // Command lines travel behind their length: newlines, quotes, backslashes, UTF-8 and
+        // 200 kB must survive, and the next command must still be framed right.
+        const odd = "a'b\"c\\d\ne\u00fc\u{1F600}$HOME`x`";
+        const big = "y".repeat(200_000);
+        const r = await sb.exec(`printf '%s' "$1$2" | wc -c; cat`, {
+          stdin: odd,
+          env: { ODD: odd },
+        });
+        assert.equal(r.stdout, `0\n${odd}`);
+        const e = await sb.exec('printf %s "$ODD"', { env: { ODD: odd } });
+        assert.equal(e.stdout, odd);
+        const l = await sb.exec(`v='${big}'; echo \${#v}`);
+        assert.equal(l.stdout, "200000\n");
+        const after = await sb.exec("echo next");
+        assert.equal(after.stdout, "next\n");
+      });
+
       test("upload and download a folder as tar; entries leading out are refused", async () => {
         const s = sb as SessionSandbox;
         await sb.writeFile("pack/one.txt", "1");

@@ -1,7 +1,7 @@
 // The persistent shell that runs inside a bwrap or docker session, and how the host talks to it.
 //
-// The host writes one line per command: shell assignments whose values are ANSI-C quoted
-// (`$'…'`), so any bytes survive a single `read -r`. What the model is told a command printed
+// The host writes one line per command, behind its length: shell assignments whose values are
+// ANSI-C quoted (`$'…'`), so any bytes survive and the line is pure ASCII. What the model is told a command printed
 // must be what that command printed, so:
 // - The shell and its output relays are started from execute-only programs (runtime-dir.ts):
 //   they are not dumpable, and no sandboxed process can open their /proc/PID/fd, ptrace them
@@ -20,10 +20,11 @@
 //   kept processes get a discard reader, so nothing a kept process writes later reaches any
 //   result.
 // - The command runs in a subshell job (own process group thanks to `set -m`), so `exit` and
-//   endless builtin loops stay contained and a timeout kills exactly its tree. Its EXIT trap
-//   writes the exported variables and working directory into a state file of its own (closed
-//   for the command itself; bash keeps its saved copy close-on-exec, so no program the command
-//   starts holds it). The file is made and unlinked before any sandboxed process exists, so it
+//   endless builtin loops stay contained and a timeout kills exactly its tree. When the command
+//   returns, the job writes the exported variables and working directory into a state file of
+//   its own (closed for the command itself; bash keeps its saved copy close-on-exec, so no
+//   program the command starts holds it; a command that ends in `exit`, `exec` or `set -e`
+//   keeps the session's previous state). The file is made and unlinked before any sandboxed process exists, so it
 //   has no name anything could open; being a file, not a pipe, the shell reads it back in one
 //   call. The shell keeps that text and hands it to the next job, which evaluates it; the
 //   session shell itself never runs anything a command wrote.
@@ -124,14 +125,18 @@ __h_settle() {
     exit 1
   fi
   if [ -n "$__h_ow" ]; then
+    # The discard readers' ends are open before the relays go: a kept process writing in
+    # between must not meet a pipe without a reader (SIGPIPE would kill it).
+    if [ "$__h_keep" != ' ' ]; then
+      exec {__h_d1}< /dev/fd/$__h_ow {__h_d2}< /dev/fd/$__h_ew
+      "$__h_cat" <&$__h_d1 > /dev/null {__h_d1}<&- {__h_d2}<&- {__h_ow}>&- {__h_ew}>&- 3>&- &
+      __h_discard+="$! "
+      "$__h_cat" <&$__h_d2 > /dev/null {__h_d1}<&- {__h_d2}<&- {__h_ow}>&- {__h_ew}>&- 3>&- &
+      __h_discard+="$! "
+      exec {__h_d1}<&- {__h_d2}<&-
+    fi
     kill -KILL $__h_or $__h_er
     wait $__h_or $__h_er
-    if [ "$__h_keep" != ' ' ]; then
-      "$__h_cat" < /dev/fd/$__h_ow > /dev/null {__h_ow}>&- {__h_ew}>&- 3>&- &
-      __h_discard+="$! "
-      "$__h_cat" < /dev/fd/$__h_ew > /dev/null {__h_ow}>&- {__h_ew}>&- 3>&- &
-      __h_discard+="$! "
-    fi
     exec {__h_ow}>&- {__h_ew}>&-
     __h_ow=; __h_ew=; __h_or=; __h_er=
   fi
@@ -142,7 +147,16 @@ __h_settle() {
 }
 
 printf 'READY %s\n' "$$"
-while IFS= read -r __h_line; do
+# Each command line comes behind its length (8 hex digits): read -N takes it in one call, where
+# a line read stops at every byte. (Started as "sh", bash is in POSIX mode, where read -N too
+# reads a byte at a time: the reads run outside it; commands still run as before.)
+while :; do
+  set +o posix
+  IFS= read -r -N 8 __h_len || exit 0
+  case $__h_len in ????????) ;; *) exit 0 ;; esac
+  case $__h_len in *[!0-9a-f]*) echo "session shell: bad command frame" >&3; exit 1 ;; esac
+  IFS= read -r -N $((16#$__h_len)) __h_line || exit 1
+  set -o posix
   __h_in=; __h_hasin=0; __h_cwd=; __h_sub=0; __h_keepbg=0; __h_tok=
   eval "$__h_line"
   __h_settle
@@ -166,19 +180,21 @@ while IFS= read -r __h_line; do
   else
     exec {__h_ir}<&$__h_null
   fi
-  # A job that dies before its EXIT trap (killed, or exec) must not leave an old state behind.
+  # A job that ends before it reports (killed, exit, exec) must not leave an old state behind.
   : >/dev/fd/$__h_sf
   (
     trap - INT TERM HUP PIPE USR1
-    __h_self=$BASHPID
-    unset __h_line __h_in __h_tok __h_ow __h_ew __h_or __h_er __h_infra __h_base __h_keep __h_discard __h_left __h_leftpids __h_inpid __h_jo __h_je __h_x1 __h_x2 __h_null
+    unset __h_len __h_line __h_in __h_tok __h_ow __h_ew __h_or __h_er __h_infra __h_base __h_keep __h_discard __h_left __h_leftpids __h_inpid __h_jo __h_je __h_x1 __h_x2 __h_null
     eval "$__h_state"
     unset __h_state
     __h_pwd0=$PWD
-    # Only this subshell reports (nested subshells of the command may run EXIT traps too).
-    trap '[ "$BASHPID" = "$__h_self" ] && { export -p; if [ -n "$__h_cwd" ]; then printf "cd -- %q\n" "$__h_pwd0"; else printf "cd -- %q\n" "$PWD"; fi; printf "\0"; } 2>/dev/null >/dev/fd/$__h_sf' EXIT
     if [ -n "$__h_cwd" ]; then cd -- "$__h_cwd" || exit 1; fi
     eval "$__h_cmd" {__h_sf}>&-
+    # Reported once the command returns (not from an EXIT trap: after an "exit" inside the eval
+    # the state file's number is closed, or reused by whatever the command opened last).
+    __h_rc=$?
+    { export -p; if [ -n "$__h_cwd" ]; then printf "cd -- %q\n" "$__h_pwd0"; else printf "cd -- %q\n" "$PWD"; fi; printf "\0"; } 2>/dev/null >/dev/fd/$__h_sf
+    exit $__h_rc
   ) <&$__h_ir >&$__h_jo 2>&$__h_je {__h_ir}<&- {__h_x1}>&- {__h_x2}>&- {__h_null}<&- 3>&- &
   __h_job=$!
   __h_lastjob=$__h_job
@@ -244,5 +260,8 @@ export function commandLine(opts: {
   if (opts.stdin !== undefined) parts.push("__h_hasin=1", `__h_in=${ansiQuote(opts.stdin)}`);
   if (opts.cwd) parts.push(`__h_cwd=${ansiQuote(opts.cwd)}`);
   if (opts.keepBackground) parts.push("__h_keepbg=1");
-  return `${parts.join("; ")}\n`;
+  // Every byte is ASCII (ansiQuote escapes the rest), so its length in characters is its length
+  // in bytes whatever the shell's locale.
+  const line = parts.join("; ");
+  return `${line.length.toString(16).padStart(8, "0")}${line}`;
 }
