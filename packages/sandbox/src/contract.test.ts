@@ -141,6 +141,19 @@ for (const kind of ["local", "bwrap", "docker"] as SandboxKind[]) {
         assert.equal(await readFile(join(ws.dir, "own.txt"), "utf8"), "mine\n");
       });
 
+      test("a session state larger than a pipe (100 kB of exported variables) is kept", async () => {
+        // The state used to travel through a pipe the shell read only after the job ended: past
+        // 64 KiB the job blocked writing it until the command's timeout.
+        const r = await sb.exec("export BIG=$(head -c 100000 /dev/zero | tr '\\0' x); echo set", {
+          timeoutMs: 10_000,
+        });
+        assert.equal(r.timedOut, false, JSON.stringify({ ...r, stdout: r.stdout.slice(0, 200) }));
+        assert.equal(r.stdout, "set\n");
+        const n = await sb.exec("echo ${#BIG}; unset BIG");
+        assert.equal(n.stdout, "100000\n");
+        assert.equal((await sb.exec("echo x${BIG:0:1}")).stdout, "x\n");
+      });
+
       test("long and odd command lines and stdin arrive byte for byte", async () => {
         // Command lines travel behind their length: newlines, quotes, backslashes, UTF-8 and
         // 200 kB must survive, and the next command must still be framed right.
