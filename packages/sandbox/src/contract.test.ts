@@ -149,8 +149,10 @@ for (const kind of ["local", "bwrap", "docker"] as SandboxKind[]) {
         });
         assert.equal(r.timedOut, false, JSON.stringify({ ...r, stdout: r.stdout.slice(0, 200) }));
         assert.equal(r.stdout, "set\n");
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion
         const n = await sb.exec("echo ${#BIG}; unset BIG");
         assert.equal(n.stdout, "100000\n");
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion
         assert.equal((await sb.exec("echo x${BIG:0:1}")).stdout, "x\n");
       });
 
