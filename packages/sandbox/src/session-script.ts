@@ -61,7 +61,8 @@ set -m
 cd /workspace
 # Allow-list network: start the forwarder to the host's proxy and wait until it listens.
 if [ -S /run/hands-proxy.sock ] && [ -n "$HANDS_FORWARDER" ]; then
-  exec 4< <(exec python3 -c "$HANDS_FORWARDER" 2>/dev/null </dev/null 3>&-)
+  # (The forwarder is a dumpable python: it must hold none of the session's descriptors.)
+  exec 4< <(exec python3 -c "$HANDS_FORWARDER" 2>/dev/null </dev/null 3>&- {__h_sf}>&- {__h_null}<&-)
   __h_fwd=$!
   read -r -u 4 __h_ready
   exec 4<&-
