@@ -241,15 +241,11 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
     if (!this.session?.alive || remount) await this.restart();
     const session = this.session as ShellSession;
     const cwd = options.cwd ? await this.files.sandboxCwd(options.cwd, WORKSPACE_PATH) : undefined;
-    const oomBefore = this.cgroup ? await this.cgroup.oomKills() : 0;
+    const oomBefore = this.cgroup ? this.cgroup.oomKillsNow() : 0;
     const r = await execWithQuota(this.quota, { ...options, ...(cwd ? { cwd } : {}) }, (o) =>
       session.exec(command, o),
     );
-    if (
-      this.cgroup &&
-      (r.exitCode === 137 || r.exitCode === null) &&
-      (await this.cgroup.oomKills()) > oomBefore
-    )
+    if (this.cgroup && (r.exitCode === 137 || r.exitCode === null) && this.cgroup.oomKillsNow() > oomBefore)
       markOom(r, this.limits);
     this.protectedPaths.finish(r, remount);
     this.lastUsedAt = Date.now();

@@ -103,11 +103,21 @@ export class Cgroup {
 
   /** How many times the kernel's OOM killer has killed a process in this group. */
   async oomKills(): Promise<number> {
+    return this.oomKillsNow();
+  }
+
+  /** The same, read at once (a few microseconds; no thread-pool round trip per command). */
+  oomKillsNow(): number {
     const file =
       this.mode === "v1"
         ? join(this.dirs[0] ?? "", "memory.oom_control")
         : join(this.dirs[0] ?? "", "memory.events");
-    const text = await readFile(file, "utf8").catch(() => "");
+    let text = "";
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      text = "";
+    }
     const m = /^oom_kill (\d+)/m.exec(text);
     return m ? Number(m[1]) : 0;
   }

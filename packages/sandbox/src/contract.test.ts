@@ -131,6 +131,49 @@ for (const kind of ["local", "bwrap", "docker"] as SandboxKind[]) {
         await sb.exec("cd /workspace");
       });
 
+      test("a command that ends in exit keeps its descriptors its own and its output clean", async () => {
+        // After `exit` inside the job the state file's descriptor number is free: the file the
+        // command opened last takes it. Neither that file nor stderr may receive the state.
+        const r = await sb.exec("exec {fd}>own.txt; echo mine >&$fd; exec 2>&1; echo err >&2; exit 3");
+        assert.equal(r.exitCode, 3);
+        assert.equal(r.stdout, "err\n");
+        assert.equal(r.stderr, "");
+        assert.equal(await readFile(join(ws.dir, "own.txt"), "utf8"), "mine\n");
+      });
+
+      test("a session state larger than a pipe (100 kB of exported variables) is kept", async () => {
+        // The state used to travel through a pipe the shell read only after the job ended: past
+        // 64 KiB the job blocked writing it until the command's timeout.
+        const r = await sb.exec("export BIG=$(head -c 100000 /dev/zero | tr '\\0' x); echo set", {
+          timeoutMs: 10_000,
+        });
+        assert.equal(r.timedOut, false, JSON.stringify({ ...r, stdout: r.stdout.slice(0, 200) }));
+        assert.equal(r.stdout, "set\n");
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion
+        const n = await sb.exec("echo ${#BIG}; unset BIG");
+        assert.equal(n.stdout, "100000\n");
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion
+        assert.equal((await sb.exec("echo x${BIG:0:1}")).stdout, "x\n");
+      });
+
+      test("long and odd command lines and stdin arrive byte for byte", async () => {
+        // Command lines travel behind their length: newlines, quotes, backslashes, UTF-8 and
+        // 200 kB must survive, and the next command must still be framed right.
+        const odd = "a'b\"c\\d\ne\u00fc\u{1F600}$HOME`x`";
+        const big = "y".repeat(200_000);
+        const r = await sb.exec(`printf '%s' "$1$2" | wc -c; cat`, {
+          stdin: odd,
+          env: { ODD: odd },
+        });
+        assert.equal(r.stdout, `0\n${odd}`);
+        const e = await sb.exec('printf %s "$ODD"', { env: { ODD: odd } });
+        assert.equal(e.stdout, odd);
+        const l = await sb.exec(`v='${big}'; echo \${#v}`);
+        assert.equal(l.stdout, "200000\n");
+        const after = await sb.exec("echo next");
+        assert.equal(after.stdout, "next\n");
+      });
+
       test("upload and download a folder as tar; entries leading out are refused", async () => {
         const s = sb as SessionSandbox;
         await sb.writeFile("pack/one.txt", "1");

@@ -78,5 +78,27 @@ for (const kind of ["bwrap", "docker"] as SandboxKind[]) {
         await sb.destroy();
       }
     });
+
+    test("the forwarder (a process commands can reach) holds none of the session's descriptors", async () => {
+      const sb = await makeSandbox(kind, ws.dir, { network: "proxy", proxySocket: proxy.socketPath });
+      try {
+        // Every descriptor of every process this command may open /proc/PID/fd of, by target.
+        const r = await sb.exec(
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion
+          "for d in /proc/[0-9]*/fd; do p=${d#/proc/}; p=${p%/fd}; [ $p = $BASHPID ] && continue; " +
+            'for f in "$d"/*; do t=$(readlink "$f" 2>/dev/null) && echo "$p $(cat /proc/$p/comm) $t"; done; done',
+        );
+        const lines = r.stdout.trim().split("\n");
+        // The forwarder is reachable (a plain python3 of the sandbox's user)…
+        assert.ok(
+          lines.some((l) => / python3 /.test(l)),
+          r.stdout,
+        );
+        // …but it holds no state file, and nothing reachable holds one.
+        assert.doesNotMatch(r.stdout, /hands-state/, r.stdout);
+      } finally {
+        await sb.destroy();
+      }
+    });
   });
 }

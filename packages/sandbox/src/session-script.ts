@@ -1,23 +1,35 @@
 // The persistent shell that runs inside a bwrap or docker session, and how the host talks to it.
 //
-// The host writes one line per command: shell assignments whose values are ANSI-C quoted
-// (`$'…'`), so any bytes survive a single `read -r`. What the model is told a command printed
+// The host writes one line per command, behind its length: shell assignments whose values are
+// ANSI-C quoted (`$'…'`), so any bytes survive and the line is pure ASCII. What the model is told a command printed
 // must be what that command printed, so:
 // - The shell and its output relays are started from execute-only programs (runtime-dir.ts):
 //   they are not dumpable, and no sandboxed process can open their /proc/PID/fd, ptrace them
-//   or read their memory. Only they hold the pipes to the host.
-// - Each command gets fresh pipes for stdin, stdout and stderr (process substitutions); a
-//   relay copies them to the host, framed by `TOKEN:begin` and `TOKEN:end RC LEFT` lines. The
-//   token is random per command and never given to the command.
+//   or read their memory.
+// - Each command's output is framed by `TOKEN:begin` and `TOKEN:end RC LEFT` lines on both
+//   streams; the token is random per command and never given to the command, and the host
+//   drops everything outside a frame.
+// - Direct or relayed. While nothing is kept from earlier commands and the command did not ask
+//   to keep what it starts, it writes straight into the host's pipes (no copy, no extra
+//   process to wake: a step is a fork and a wait). Anything it leaves running is killed
+//   before the next command's begin line — bytes it wrote before dying come before that line
+//   and are dropped — and should that ever fail, the shell ends the session rather than run
+//   the next command beside a process holding the host's pipes. A command that keeps
+//   processes (keepBackground), and every command while kept processes live, gets fresh pipes
+//   instead, copied to the host by relays; the relays are stopped before the next command and
+//   kept processes get a discard reader, so nothing a kept process writes later reaches any
+//   result.
 // - The command runs in a subshell job (own process group thanks to `set -m`), so `exit` and
-//   endless builtin loops stay contained and a timeout kills exactly its tree. Its EXIT trap
-//   writes the exported variables and working directory into a pipe of its own (closed for
-//   the command itself; bash keeps its saved copy close-on-exec, so no program the command
-//   starts holds it). The session shell keeps that text and hands it to the next job, which
-//   evaluates it; the session shell itself never runs anything a command wrote.
+//   endless builtin loops stay contained and a timeout kills exactly its tree. When the command
+//   returns, the job writes the exported variables and working directory into a state file of
+//   its own (closed for the command itself; bash keeps its saved copy close-on-exec, so no
+//   program the command starts holds it; a command that ends in `exit`, `exec` or `set -e`
+//   keeps the session's previous state). The file is made and unlinked before any sandboxed process exists, so it
+//   has no name anything could open; being a file, not a pipe, the shell reads it back in one
+//   call. The shell keeps that text and hands it to the next job, which evaluates it; the
+//   session shell itself never runs anything a command wrote.
 // - When the job ends, the processes it left running are listed in the end line (LEFT). At the
-//   next command they are killed (a fork bomb included) unless the command asked to keep them;
-//   then the old relays are stopped, so nothing a leftover writes later reaches any result.
+//   next command they are killed (a fork bomb included) unless the command asked to keep them.
 //   Kept processes run beside later commands as the same user: they cannot reach the session's
 //   pipes, but could open the pipes of a later command's own programs through /proc/PID/fd,
 //   so keep only what you trust.
@@ -27,11 +39,20 @@ unset HANDS_SESSION
 exec 3>&2 2>/dev/null
 __h_cat=$HANDS_RELAY
 unset HANDS_RELAY
-__h_job=; __h_lastjob=; __h_ow=; __h_ew=; __h_or=; __h_er=; __h_prevkeep=0; __h_fwd=
-__h_keep=' '; __h_discard=; __h_left=; __h_leftpids=; __h_inpid=; __h_sp=; __h_state=
+__h_job=; __h_lastjob=; __h_ow=; __h_ew=; __h_or=; __h_er=; __h_prevkeep=0; __h_prevdirect=0; __h_fwd=
+__h_keep=' '; __h_discard=; __h_left=; __h_leftpids=; __h_inpid=; __h_state=
 # Processes that were here before us (docker's init and main process) are never leftovers.
 __h_base=' '
 for __h_p in /proc/[0-9]*; do __h_p=${"${"}__h_p#/proc/}; [ "$__h_p" = $$ ] || __h_base+="$__h_p "; done
+# The state file: made exclusively (noclobber: no planted name is followed) before any sandboxed
+# command runs, then unlinked; only descriptors reach it.
+set -C
+__h_sfn=/tmp/.hands-state.$$.$RANDOM$RANDOM
+exec {__h_sf}>"$__h_sfn" || { echo "session shell: cannot make its state file in /tmp" >&3; exit 95; }
+set +C
+rm -f -- "$__h_sfn" || { echo "session shell: cannot unlink its state file" >&3; exit 95; }
+unset __h_sfn
+exec {__h_null}</dev/null
 # Timeout/abort: kill the command's process group until it is empty (a fork bomb keeps adding
 # to it while the first signal lands). kill is a builtin: this works with no PID left.
 trap 'if [ -n "$__h_job" ]; then __h_n=0; while kill -KILL -- -"$__h_job" && [ $__h_n -lt 500 ]; do __h_n=$((__h_n + 1)); done; fi' USR1
@@ -40,7 +61,8 @@ set -m
 cd /workspace
 # Allow-list network: start the forwarder to the host's proxy and wait until it listens.
 if [ -S /run/hands-proxy.sock ] && [ -n "$HANDS_FORWARDER" ]; then
-  exec 4< <(exec python3 -c "$HANDS_FORWARDER" 2>/dev/null </dev/null 3>&-)
+  # (The forwarder is a dumpable python: it must hold none of the session's descriptors.)
+  exec 4< <(exec python3 -c "$HANDS_FORWARDER" 2>/dev/null </dev/null 3>&- {__h_sf}>&- {__h_null}<&-)
   __h_fwd=$!
   read -r -u 4 __h_ready
   exec 4<&-
@@ -71,21 +93,23 @@ __h_scan() {
 }
 
 # Before a command: kill what the previous one left running (unless it asked to keep it), then
-# stop its relays; kept processes get a discard reader instead, so their writes do not fail.
+# stop its relays, if it had any; kept processes get a discard reader instead, so their writes
+# do not fail.
 __h_settle() {
-  [ -n "$__h_ow" ] || return 0
+  [ -n "$__h_lastjob" ] || return 0
   local p n=0 live=
   # The last command's stdin writer, if the command did not read it all.
   [ -n "$__h_inpid" ] && kill -KILL "$__h_inpid" && wait "$__h_inpid"
   __h_inpid=
-  # Fast path: the last command left nothing running and nothing is kept, so no process but
-  # us can hold its pipes; check once more and let the next command reuse them and the relays.
-  if [ -z "$__h_leftpids" ] && [ "$__h_keep" = ' ' ] && [ -z "$__h_discard" ]; then
+  # Fast path: the last command left nothing running and nothing is kept; check once more.
+  if [ -z "$__h_leftpids" ] && [ "$__h_keep" = ' ' ] && [ -z "$__h_ow$__h_discard" ]; then
     __h_scan
-    [ -z "$__h_leftpids" ] && __h_reuse=1 && return 0
+    [ -z "$__h_leftpids" ] && return 0
   fi
-  if [ "$__h_prevkeep" = 1 ]; then __h_scan; __h_keep+="$__h_leftpids"; fi
-  if [ "$__h_prevkeep" != 1 ] && [ -n "$__h_lastjob" ]; then
+  if [ "$__h_prevkeep" = 1 ]; then
+    __h_scan
+    __h_keep+="$__h_leftpids"
+  else
     while kill -KILL -- -"$__h_lastjob" && [ $n -lt 100 ]; do n=$((n + 1)); done
   fi
   n=0
@@ -95,16 +119,28 @@ __h_settle() {
     for p in $__h_leftpids; do kill -KILL "$p"; done
     n=$((n + 1))
   done
-  kill -KILL $__h_or $__h_er
-  wait $__h_or $__h_er
-  if [ "$__h_prevkeep" = 1 ]; then
-    "$__h_cat" < /dev/fd/$__h_ow > /dev/null {__h_ow}>&- {__h_ew}>&- 3>&- &
-    __h_discard+="$! "
-    "$__h_cat" < /dev/fd/$__h_ew > /dev/null {__h_ow}>&- {__h_ew}>&- 3>&- &
-    __h_discard+="$! "
+  # Something the last command started outlived every kill and may hold the host's pipes:
+  # no later command may run beside it.
+  if [ -n "$__h_leftpids" ] && [ "$__h_prevdirect" = 1 ]; then
+    echo "session shell: processes a command left could not be stopped; ending the session" >&3
+    exit 1
   fi
-  exec {__h_ow}>&- {__h_ew}>&- {__h_sp}>&-
-  __h_ow=; __h_ew=; __h_sp=
+  if [ -n "$__h_ow" ]; then
+    # The discard readers' ends are open before the relays go: a kept process writing in
+    # between must not meet a pipe without a reader (SIGPIPE would kill it).
+    if [ "$__h_keep" != ' ' ]; then
+      exec {__h_d1}< /dev/fd/$__h_ow {__h_d2}< /dev/fd/$__h_ew
+      "$__h_cat" <&$__h_d1 > /dev/null {__h_d1}<&- {__h_d2}<&- {__h_ow}>&- {__h_ew}>&- 3>&- &
+      __h_discard+="$! "
+      "$__h_cat" <&$__h_d2 > /dev/null {__h_d1}<&- {__h_d2}<&- {__h_ow}>&- {__h_ew}>&- 3>&- &
+      __h_discard+="$! "
+      exec {__h_d1}<&- {__h_d2}<&-
+    fi
+    kill -KILL $__h_or $__h_er
+    wait $__h_or $__h_er
+    exec {__h_ow}>&- {__h_ew}>&-
+    __h_ow=; __h_ew=; __h_or=; __h_er=
+  fi
   for p in $__h_discard; do [ -e /proc/$p ] && live+="$p "; done
   __h_discard=$live; live=
   for p in $__h_keep; do [ -e /proc/$p ] && live+="$p "; done
@@ -112,41 +148,55 @@ __h_settle() {
 }
 
 printf 'READY %s\n' "$$"
-while IFS= read -r __h_line; do
-  __h_in=; __h_hasin=0; __h_cwd=; __h_sub=0; __h_keepbg=0; __h_tok=; __h_reuse=0
+# Each command line comes behind its length (8 hex digits): read -N takes it in one call, where
+# a line read stops at every byte. (Started as "sh", bash is in POSIX mode, where read -N too
+# reads a byte at a time: the reads run outside it; commands still run as before.)
+while :; do
+  set +o posix
+  IFS= read -r -N 8 __h_len || exit 0
+  case $__h_len in ????????) ;; *) exit 0 ;; esac
+  case $__h_len in *[!0-9a-f]*) echo "session shell: bad command frame" >&3; exit 1 ;; esac
+  IFS= read -r -N $((16#$__h_len)) __h_line || exit 1
+  set -o posix
+  __h_in=; __h_hasin=0; __h_cwd=; __h_sub=0; __h_keepbg=0; __h_tok=
   eval "$__h_line"
   __h_settle
   printf '%s:begin\n' "$__h_tok"
   printf '%s:begin\n' "$__h_tok" >&3
-  if [ "$__h_reuse" != 1 ]; then
+  if [ "$__h_keepbg" = 1 ] || [ "$__h_keep" != ' ' ] || [ -n "$__h_discard" ]; then
     exec {__h_ow}> >(exec "$__h_cat" 3>&-)
     __h_or=$!
     exec {__h_ew}> >(exec "$__h_cat" >&3 {__h_ow}>&- 3>&-)
     __h_er=$!
+    __h_jo=$__h_ow; __h_je=$__h_ew; __h_x1=$__h_ow; __h_x2=$__h_ew; __h_prevdirect=0
+  else
+    # (__h_x1/__h_x2: what the command's processes must not hold; fd 9 is never open.)
+    __h_jo=1; __h_je=3; __h_x1=9; __h_x2=9; __h_prevdirect=1
   fi
   __h_infra=" $$ $__h_fwd $__h_discard$__h_or $__h_er "
   if [ "$__h_hasin" = 1 ]; then
-    exec {__h_ir}< <(printf '%s' "$__h_in" {__h_ow}>&- {__h_ew}>&- 3>&-)
+    exec {__h_ir}< <(printf '%s' "$__h_in" {__h_x1}>&- {__h_x2}>&- 3>&-)
     __h_inpid=$!
     __h_infra+="$__h_inpid "
   else
-    exec {__h_ir}< /dev/null
+    exec {__h_ir}<&$__h_null
   fi
-  # The state pipe (read-write, so the shell holds both ends); the ':' behind it is ours too.
-  if [ -z "$__h_sp" ]; then exec {__h_sp}<> <(:); __h_infra+="$! "; fi
+  # A job that ends before it reports (killed, exit, exec) must not leave an old state behind.
+  : >/dev/fd/$__h_sf
   (
     trap - INT TERM HUP PIPE USR1
-    __h_self=$BASHPID
-    unset __h_line __h_in __h_tok __h_ow __h_ew __h_or __h_er __h_infra __h_base __h_keep __h_discard __h_left __h_leftpids __h_inpid
+    unset __h_len __h_line __h_in __h_tok __h_ow __h_ew __h_or __h_er __h_infra __h_base __h_keep __h_discard __h_left __h_leftpids __h_inpid __h_jo __h_je __h_x1 __h_x2 __h_null
     eval "$__h_state"
     unset __h_state
     __h_pwd0=$PWD
-    # Only this subshell reports (nested subshells of the command may run EXIT traps too).
-    # (A state larger than the pipe's 64 KiB blocks here until the command's timeout.)
-    trap '[ "$BASHPID" = "$__h_self" ] && { export -p; if [ -n "$__h_cwd" ]; then printf "cd -- %q\n" "$__h_pwd0"; else printf "cd -- %q\n" "$PWD"; fi; printf "\0"; } 2>/dev/null >&$__h_sp' EXIT
     if [ -n "$__h_cwd" ]; then cd -- "$__h_cwd" || exit 1; fi
-    eval "$__h_cmd" {__h_sp}>&-
-  ) <&$__h_ir >&$__h_ow 2>&$__h_ew {__h_ir}<&- {__h_ow}>&- {__h_ew}>&- 3>&- &
+    eval "$__h_cmd" {__h_sf}>&-
+    # Reported once the command returns (not from an EXIT trap: after an "exit" inside the eval
+    # the state file's number is closed, or reused by whatever the command opened last).
+    __h_rc=$?
+    { export -p; if [ -n "$__h_cwd" ]; then printf "cd -- %q\n" "$__h_pwd0"; else printf "cd -- %q\n" "$PWD"; fi; printf "\0"; } 2>/dev/null >/dev/fd/$__h_sf
+    exit $__h_rc
+  ) <&$__h_ir >&$__h_jo 2>&$__h_je {__h_ir}<&- {__h_x1}>&- {__h_x2}>&- {__h_null}<&- 3>&- &
   __h_job=$!
   __h_lastjob=$__h_job
   exec {__h_ir}<&-
@@ -155,19 +205,12 @@ while IFS= read -r __h_line; do
     kill -0 "$__h_job" || break
   done
   __h_job=
-  # The job's state, written before it exited (nothing there when it was killed or ran exit).
-  if read -t 0 -u $__h_sp; then
-    if IFS= read -r -d '' -t 1 -u $__h_sp __h_s; then
-      [ "$__h_sub" = 0 ] && __h_state=$__h_s
-    else
-      exec {__h_sp}>&-
-      __h_sp=
-    fi
-  fi
+  # The job's state, written before it exited (nothing there when it was killed or ran exec).
+  if IFS= read -r -d '' __h_s < /dev/fd/$__h_sf && [ "$__h_sub" = 0 ]; then __h_state=$__h_s; fi
   __h_scan
-  printf '%s:end %d %s\n' "$__h_tok" "$__h_rc" "$__h_left" >&$__h_ow || printf '%s:end %d %s\n' "$__h_tok" "$__h_rc" "$__h_left"
-  printf '%s:end\n' "$__h_tok" >&$__h_ew || printf '%s:end\n' "$__h_tok" >&3
   __h_prevkeep=$__h_keepbg
+  printf '%s:end %d %s\n' "$__h_tok" "$__h_rc" "$__h_left" >&$__h_jo || printf '%s:end %d %s\n' "$__h_tok" "$__h_rc" "$__h_left"
+  printf '%s:end\n' "$__h_tok" >&$__h_je || printf '%s:end\n' "$__h_tok" >&3
 done
 `;
 
@@ -218,5 +261,8 @@ export function commandLine(opts: {
   if (opts.stdin !== undefined) parts.push("__h_hasin=1", `__h_in=${ansiQuote(opts.stdin)}`);
   if (opts.cwd) parts.push(`__h_cwd=${ansiQuote(opts.cwd)}`);
   if (opts.keepBackground) parts.push("__h_keepbg=1");
-  return `${parts.join("; ")}\n`;
+  // Every byte is ASCII (ansiQuote escapes the rest), so its length in characters is its length
+  // in bytes whatever the shell's locale.
+  const line = parts.join("; ");
+  return `${line.length.toString(16).padStart(8, "0")}${line}`;
 }

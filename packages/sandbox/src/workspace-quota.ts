@@ -4,6 +4,7 @@
 // baseline is measured in the background at start; while a command runs, the filesystem's
 // free space is polled (one statfs, microseconds) and only when it fell by a noticeable
 // amount is the workspace walked to see whether the growth is really the session's.
+import { statfsSync } from "node:fs";
 import { lstat, opendir, statfs } from "node:fs/promises";
 import { join } from "node:path";
 import type { ExecOptions, ExecResult } from "./types.js";
@@ -89,7 +90,14 @@ export class WorkspaceQuota {
         busy = false;
       }
     };
-    void tick();
+    // The first reading is one statfs call, made here: a thread-pool round trip per command
+    // is a wait on a loaded machine.
+    try {
+      const s = statfsSync(this.workspace);
+      last = s.bavail * s.bsize;
+    } catch {
+      // the workspace vanished: the ticks find out
+    }
     const timer = setInterval(() => void tick(), POLL_MS);
     timer.unref();
     return async () => {
