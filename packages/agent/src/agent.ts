@@ -134,7 +134,12 @@ export class Agent {
     };
 
     const system =
-      opts.systemPrompt ?? buildSystemPrompt({ workspace: opts.workspace, instructions: opts.instructions });
+      opts.systemPrompt ??
+      buildSystemPrompt({
+        workspace: opts.workspace,
+        instructions: opts.instructions,
+        tools: this.registry.names,
+      });
     const messages: Message[] = [{ role: "system", content: system }];
     let chars = system.length;
     for (const m of runOptions.history ?? []) {
@@ -299,7 +304,7 @@ export class Agent {
             repeats = key === lastCallKey ? repeats + 1 : 1;
             lastCallKey = key;
             if (repeats >= REPEAT_WARNING_AFTER) {
-              content += `\n\nNOTE: this is the same ${r.call.name} call ${repeats} times in a row. Its result will not change; try a different approach.`;
+              content += `\n\nNOTE: the same ${r.call.name} call ${repeats} times in a row; its result will not change.`;
             }
             push({
               role: "tool",

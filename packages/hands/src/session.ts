@@ -40,6 +40,7 @@ import { dataDir as defaultDataDir } from "./paths.js";
 import { loadPolicy } from "./policy.js";
 import { memoryHost, resolveProvider } from "./provider.js";
 import { type PreparedSandbox, prepareSandbox } from "./sandbox-setup.js";
+import { sandboxHasPython, usableTools } from "./session-tools.js";
 import { resolveSettings, type Settings } from "./settings.js";
 import type { SettingFlags } from "./settings-flags.js";
 import { untrustedNotice } from "./trust.js";
@@ -235,7 +236,11 @@ export class HandsSession {
     const agent = new Agent({
       provider: memory?.unsettled ? afterNextRequest(this.provider, () => memory.settle()) : this.provider,
       workspace: this.workspace,
-      tools: options.readOnly ? this.readOnlyTools : [...this.tools, ...(options.extraTools ?? [])],
+      // In mode read-only only the read-only tools are offered: the gate refuses all the others.
+      tools: usableTools(
+        options.readOnly ? this.readOnlyTools : [...this.tools, ...(options.extraTools ?? [])],
+        { approval: this.mode, python: true },
+      ),
       createSandbox: this.box.create,
       maxSteps: this.settings.maxSteps,
       ...(maxTokens ? { maxTokens } : {}),
@@ -387,8 +392,13 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
 
     const memoryTools = memory ? [memory.tool] : [];
     const todo = setup.onTodos ? [createTodoTool(setup.onTodos) as Tool] : [];
-    const tools = [...builtinTools(), ...todo, ...(mcp?.tools ?? []), ...memoryTools];
-    const readOnlyTools = [...builtinTools().filter((t) => t.readOnly), ...memoryTools];
+    // A sandbox without python3 cannot run execute_python: it is not offered (session-tools.ts).
+    const builtins = usableTools(builtinTools(), {
+      approval: "auto",
+      python: sandboxHasPython(settings.sandbox),
+    });
+    const tools = [...builtins, ...todo, ...(mcp?.tools ?? []), ...memoryTools];
+    const readOnlyTools = [...builtins.filter((t) => t.readOnly), ...memoryTools];
     const session = new HandsSession({
       setup,
       id,
