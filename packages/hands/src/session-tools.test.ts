@@ -1,12 +1,12 @@
 // Tools a session cannot use are not sent: each rule seen in the first request a real session
 // sends to the scripted model server over HTTP, and the rules themselves on their own.
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { builtinTools, type Tool } from "@hands/agent";
-import { type ScriptedServer, startScriptedServer } from "@hands/llm";
+import { type ScriptedServer, type ServerTurn, startScriptedServer } from "@hands/llm";
 import { createSession, type SessionOptions } from "./index.js";
 import { sandboxHasPython, usableTools } from "./session-tools.js";
 
@@ -21,8 +21,8 @@ const ALL = builtinTools().map((t) => t.name);
 const WRITES = ["write_file", "edit_file", "run_command", "execute_python"];
 
 /** One request of a real session; what the model was offered: tool names and system prompt. */
-async function firstRequest(extra: Partial<SessionOptions>) {
-  const server = await startScriptedServer([{ content: "done" }]);
+async function firstRequest(extra: Partial<SessionOptions>, script: ServerTurn[] = [{ content: "done" }]) {
+  const server = await startScriptedServer(script);
   servers.push(server);
   const home = mkdtempSync(join(scratch, "case-"));
   const workspace = join(home, "ws");
@@ -45,11 +45,15 @@ async function firstRequest(extra: Partial<SessionOptions>) {
     await session.close();
   }
   const chat = server.requests.filter((r) => r.path.endsWith("/chat/completions"));
-  assert.equal(chat.length, 1);
+  assert.equal(chat.length, script.length);
   const body = chat[0]!.body;
+  const tool = chat.at(-1)!.body.messages.find((m: { role: string }) => m.role === "tool");
   return {
     tools: (body.tools as { function: { name: string } }[]).map((t) => t.function.name),
     system: body.messages[0].content as string,
+    /** What the model was told of its first tool call, if it made one. */
+    result: tool?.content as string | undefined,
+    workspace,
   };
 }
 
@@ -90,6 +94,16 @@ test("approval read-only: tools that would be refused (writes, commands) are not
   for (const name of WRITES) assert.ok(!system.includes(name), `the prompt names ${name}:\n${system}`);
 });
 
+test("approval read-only: a model calling write_file anyway is told why it is not there; nothing is written", async () => {
+  const { result, workspace } = await firstRequest({ approval: "read-only" }, [
+    { toolCalls: [{ name: "write_file", arguments: { path: "x.txt", content: "x" } }] },
+    { content: "done" },
+  ]);
+  assert.match(result!, /^ERROR: write_file is not available in this session: the session is read-only/);
+  assert.match(result!, /Valid tools: read_file, list_dir/);
+  assert.ok(!existsSync(join(workspace, "x.txt")));
+});
+
 test("no python3 where the local sandbox runs commands: execute_python is not sent; run_command still is", async () => {
   // python3 present but not executable does not count.
   const { tools } = await withPath(binDir("python3", 0o644), () => firstRequest({}));
@@ -97,6 +111,16 @@ test("no python3 where the local sandbox runs commands: execute_python is not se
   assert.ok(tools.includes("run_command"));
   const withPython = await withPath(binDir("python3", 0o755), () => firstRequest({}));
   assert.ok(withPython.tools.includes("execute_python"));
+  const called = await withPath(binDir("python3", 0o644), () =>
+    firstRequest({}, [
+      { toolCalls: [{ name: "execute_python", arguments: { code: "print(1)" } }] },
+      { content: "done" },
+    ]),
+  );
+  assert.match(
+    called.result!,
+    /^ERROR: execute_python is not available in this session: python3 was not found/,
+  );
 });
 
 test("memory off: no recall tool; memory on: recall is offered", async () => {

@@ -49,9 +49,26 @@ export interface ToolConditions {
   python: boolean;
 }
 
+/** Why a request in these conditions cannot use `tool`, or undefined when it can. */
+export function whyUnusable(tool: Tool, when: ToolConditions): string | undefined {
+  if (when.approval === "read-only" && !tool.readOnly)
+    return "the session is read-only (approval mode read-only): no writes or commands";
+  if (!when.python && tool.name === "execute_python")
+    return "python3 was not found in the sandbox; use run_command to check which Python is available";
+  return undefined;
+}
+
 /** The tools of `all` a request in these conditions can use, in their order. */
 export function usableTools(all: readonly Tool[], when: ToolConditions): Tool[] {
-  return all.filter(
-    (t) => (when.approval !== "read-only" || t.readOnly) && (when.python || t.name !== "execute_python"),
-  );
+  return all.filter((t) => whyUnusable(t, when) === undefined);
+}
+
+/** The tools of `all` left out in these conditions, each with the reason. */
+export function withheldTools(all: readonly Tool[], when: ToolConditions): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const t of all) {
+    const why = whyUnusable(t, when);
+    if (why) out[t.name] = why;
+  }
+  return out;
 }
