@@ -301,7 +301,7 @@ describe("agent loop", () => {
       },
       (req) => {
         const other = join(savedPath, "..", "..", "another-run", "x.txt");
-        assert.match(req.messages.at(-1)!.content, /^\s+1\tHEADxxxx/);
+        assert.match(req.messages.at(-1)!.content, /^1\tHEADxxxx/);
         return { toolCalls: [{ name: "read_file", arguments: { path: other } }] };
       },
       { content: "done" },

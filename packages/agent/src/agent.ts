@@ -67,6 +67,11 @@ export interface AgentOptions {
   /** Asked before each call of a tool that is not read-only (approvals, command policy). */
   approve?: ApproveHook;
   /**
+   * Tools left out of this run because they could not be used (name → why): a call to one is
+   * answered with the reason instead of "unknown tool" (e.g. one the history shows it calling).
+   */
+  withheldTools?: Record<string, string>;
+  /**
    * Maps the full history to what the model is sent this step (e.g. memory assembling a
    * context within a token budget). Must not change the history; on error the full history is sent.
    * Called once a step; after a context overflow, `info.windowTokens` is set on later steps.
@@ -101,7 +106,7 @@ const MAX_EMPTY_REPLIES = 2;
 export class Agent {
   readonly registry: ToolRegistry;
   constructor(private readonly options: AgentOptions) {
-    this.registry = new ToolRegistry(options.tools);
+    this.registry = new ToolRegistry(options.tools, options.withheldTools);
   }
 
   async run(task: string, runOptions: RunOptions = {}): Promise<RunResult> {
@@ -134,7 +139,12 @@ export class Agent {
     };
 
     const system =
-      opts.systemPrompt ?? buildSystemPrompt({ workspace: opts.workspace, instructions: opts.instructions });
+      opts.systemPrompt ??
+      buildSystemPrompt({
+        workspace: opts.workspace,
+        instructions: opts.instructions,
+        tools: this.registry.names,
+      });
     const messages: Message[] = [{ role: "system", content: system }];
     let chars = system.length;
     for (const m of runOptions.history ?? []) {
@@ -299,7 +309,7 @@ export class Agent {
             repeats = key === lastCallKey ? repeats + 1 : 1;
             lastCallKey = key;
             if (repeats >= REPEAT_WARNING_AFTER) {
-              content += `\n\nNOTE: this is the same ${r.call.name} call ${repeats} times in a row. Its result will not change; try a different approach.`;
+              content += `\n\nNOTE: the same ${r.call.name} call ${repeats} times in a row; its result will not change.`;
             }
             push({
               role: "tool",

@@ -16,7 +16,11 @@ export class ToolRegistry {
   private ajv: AjvType | undefined;
   private schemaList: ToolSchema[] | undefined;
 
-  constructor(tools: Iterable<Tool>) {
+  /** `withheld`: tools not offered this run (name → why), named as such when called. */
+  constructor(
+    tools: Iterable<Tool>,
+    private readonly withheld: Readonly<Record<string, string>> = {},
+  ) {
     for (const tool of tools) {
       if (this.tools.has(tool.name)) throw new Error(`duplicate tool name: ${tool.name}`);
       this.tools.set(tool.name, tool);
@@ -44,6 +48,12 @@ export class ToolRegistry {
   prepare(call: ToolCall): PreparedCall {
     const tool = this.tools.get(call.name);
     if (!tool) {
+      const why = Object.hasOwn(this.withheld, call.name) ? this.withheld[call.name] : undefined;
+      if (why)
+        return {
+          ok: false,
+          error: `ERROR: ${call.name} is not available in this session: ${why}. Valid tools: ${this.names.join(", ")}.`,
+        };
       return {
         ok: false,
         error: `ERROR: unknown tool "${call.name}". Valid tools: ${this.names.join(", ")}.`,

@@ -135,7 +135,7 @@ test("a tool result with a note after its output stores only the note; one whose
   // The output is still written once (in its tool_end); the note after it in the message line.
   const text = readFileSync(path, "utf8");
   assert.equal(text.split(`echoed 1 ${"~".repeat(40)}`).length - 1, 4, "four calls, four tool_end lines");
-  assert.ok(text.includes('"contentAfter":"\\n\\nNOTE: this is the same echo call 3 times'));
+  assert.ok(text.includes('"contentAfter":"\\n\\nNOTE: the same echo call 3 times'));
   // Lose the tool_end lines (a damaged trace): the results that pointed there cannot be shown.
   const damaged = readFileSync(path, "utf8")
     .split("\n")

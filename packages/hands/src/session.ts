@@ -40,6 +40,7 @@ import { dataDir as defaultDataDir } from "./paths.js";
 import { loadPolicy } from "./policy.js";
 import { memoryHost, resolveProvider } from "./provider.js";
 import { type PreparedSandbox, prepareSandbox } from "./sandbox-setup.js";
+import { sandboxHasPython, usableTools, withheldTools } from "./session-tools.js";
 import { resolveSettings, type Settings } from "./settings.js";
 import type { SettingFlags } from "./settings-flags.js";
 import { untrustedNotice } from "./trust.js";
@@ -133,6 +134,8 @@ interface SessionParts {
   instructions: string | undefined;
   tools: Tool[];
   readOnlyTools: Tool[];
+  /** Whether the sandbox's commands find python3 (execute_python is offered only then). */
+  python: boolean;
   checkpoints: TurnCheckpoints | undefined;
   memory: AgentMemory | undefined;
   mcp: McpConnection | undefined;
@@ -163,6 +166,7 @@ export class HandsSession {
   readonly instructions: string | undefined;
   readonly tools: Tool[];
   readonly readOnlyTools: Tool[];
+  private readonly python: boolean;
   readonly checkpoints: TurnCheckpoints | undefined;
   readonly memory: AgentMemory | undefined;
   readonly mcp: McpConnection | undefined;
@@ -182,6 +186,7 @@ export class HandsSession {
     this.instructions = parts.instructions;
     this.tools = parts.tools;
     this.readOnlyTools = parts.readOnlyTools;
+    this.python = parts.python;
     this.checkpoints = parts.checkpoints;
     this.memory = parts.memory;
     this.mcp = parts.mcp;
@@ -232,10 +237,15 @@ export class HandsSession {
     const maxTokens = options.maxTokens ?? this.settings.maxTokens;
     // A memory deferred until the first request has left is opened while the model answers.
     const memory = this.memory;
+    // Only the tools this request can use are sent (session-tools.ts): in mode read-only the
+    // gate refuses every other one, and execute_python needs python3 in the sandbox.
+    const candidates = options.readOnly ? this.readOnlyTools : [...this.tools, ...(options.extraTools ?? [])];
+    const conditions = { approval: this.mode, python: this.python };
     const agent = new Agent({
       provider: memory?.unsettled ? afterNextRequest(this.provider, () => memory.settle()) : this.provider,
       workspace: this.workspace,
-      tools: options.readOnly ? this.readOnlyTools : [...this.tools, ...(options.extraTools ?? [])],
+      tools: usableTools(candidates, conditions),
+      withheldTools: withheldTools(candidates, conditions),
       createSandbox: this.box.create,
       maxSteps: this.settings.maxSteps,
       ...(maxTokens ? { maxTokens } : {}),
@@ -402,6 +412,7 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
       instructions,
       tools,
       readOnlyTools,
+      python: sandboxHasPython(settings.sandbox),
       checkpoints,
       memory,
       mcp,

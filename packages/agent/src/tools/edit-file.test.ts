@@ -34,7 +34,7 @@ describe("edit_file", () => {
     );
     assert.equal(r.isError, undefined, r.output);
     assert.match(r.output, /^Edited calc\.py: replaced lines 7-7 with lines 7-8\./);
-    assert.match(r.output, /\n {5}7\t {4}# subtract\n {5}8\t {4}return a - b\n/);
+    assert.match(r.output, /\n 7\t {4}# subtract\n 8\t {4}return a - b\n/);
     assert.equal(
       readFileSync(file(), "utf8"),
       SRC.replace("    return a - b\n", "    # subtract\n    return a - b\n"),
@@ -58,7 +58,7 @@ describe("edit_file", () => {
     assert.equal(r.isError, true);
     assert.match(r.output, /^ERROR: old_string was not found in calc\.py/);
     assert.match(r.output, /lines 6-7/);
-    assert.match(r.output, / {5}6\tdef sub\(a, b\):\n {5}7\t {4}return a - b/);
+    assert.match(r.output, /\n6\tdef sub\(a, b\):\n7\t {4}return a - b/);
     assert.equal(readFileSync(file(), "utf8"), SRC);
   });
 
@@ -75,7 +75,7 @@ describe("edit_file", () => {
   it("hints when old_string carries read_file line numbers", async () => {
     writeFileSync(file(), SRC);
     const r = await editFileTool.execute(
-      { path: "calc.py", old_string: "     3\tdef add(a, b):", new_string: "x" },
+      { path: "calc.py", old_string: "3\tdef add(a, b):", new_string: "x" },
       t,
     );
     assert.match(r.output, /line-number prefixes/);

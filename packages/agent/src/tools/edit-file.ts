@@ -76,7 +76,7 @@ function snippet(lines: string[], from: number, to: number): string[] {
       out.push(`   … (${fmtInt(end - n + 1)} more lines)`);
       break;
     }
-    out.push(numbered(n, clipLine(lines[n - 1] ?? "", 300)));
+    out.push(numbered(n, clipLine(lines[n - 1] ?? "", 300), String(end).length));
   }
   return out;
 }
@@ -160,7 +160,7 @@ function noMatchMessage(shown: string, content: string, old: string): string {
     parts.push(label);
     const shownLines: string[] = [];
     for (let n = c.line; n <= Math.min(end, c.line + 14); n++)
-      shownLines.push(numbered(n, clipLine(lines[n - 1] ?? "", 300)));
+      shownLines.push(numbered(n, clipLine(lines[n - 1] ?? "", 300), String(end).length));
     if (end > c.line + 14) shownLines.push(`   … (${end - c.line - 14} more lines)`);
     parts.push(shownLines.join("\n"));
   }

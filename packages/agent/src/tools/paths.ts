@@ -7,10 +7,7 @@ import { isInside, realPathOf } from "@hands/sandbox/base";
 import type { ToolContext } from "./types.js";
 
 /** The `path` parameter of the tools that take one file. */
-export const FILE_PATH_PARAM = {
-  type: "string",
-  description: "File path, relative to the workspace root (or absolute inside it).",
-};
+export const FILE_PATH_PARAM = { type: "string" };
 
 /** A path the model may not use; the message is written for the model. */
 export class PathError extends Error {

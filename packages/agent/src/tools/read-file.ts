@@ -176,13 +176,14 @@ export const readFileTool: Tool<ReadFileArgs> = {
           { path: shown, totalLines: slice.totalLines },
         );
       }
+      const width = String(offset + slice.lines.length - 1).length;
       const out = slice.lines.map((line, i) => {
         const full = slice.lengths[i] ?? line.length;
         const text =
           full > line.length || line.length > READ_MAX_LINE_CHARS
             ? `${line.slice(0, READ_MAX_LINE_CHARS)} … [line clipped: ${fmtInt(full)} chars]`
             : clipLine(line, READ_MAX_LINE_CHARS);
-        return numbered(offset + i, text);
+        return numbered(offset + i, text, width);
       });
       const endLine = offset + slice.lines.length - 1;
       const remaining = slice.totalLines - endLine;

@@ -11,10 +11,10 @@ export function recallTool(source: RecallSource): Tool<{ id: string }> {
   return {
     name: "recall",
     description:
-      'Recall from memory: pass the id of a compressed item (e.g. "m1a2b3c4d5e") to get the full original text, or a few words to search earlier steps.',
+      'The full text of a compressed memory item by its id (e.g. "m1a2b3c4d5e"), or a search of earlier steps for a few words.',
     parameters: {
       type: "object",
-      properties: { id: { type: "string", description: "A memory id, or words to search for" } },
+      properties: { id: { type: "string", description: "A memory id, or words" } },
       required: ["id"],
       additionalProperties: false,
     },

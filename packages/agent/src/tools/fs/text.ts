@@ -51,9 +51,12 @@ export function countLines(text: string): number {
   return text.endsWith("\n") ? n : n + 1;
 }
 
-/** `cat -n` style line number prefix. */
-export function numbered(lineNo: number, text: string): string {
-  return `${String(lineNo).padStart(6)}\t${text}`;
+/**
+ * A line with its number, `cat -n` style but padded only to `width` digits (that of the last
+ * number shown): every read result repeats the prefix on each line, on every later request.
+ */
+export function numbered(lineNo: number, text: string, width = 1): string {
+  return `${String(lineNo).padStart(width)}\t${text}`;
 }
 
 /** Clips a line to `max` characters with a marker saying how long it was. */
