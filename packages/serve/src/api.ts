@@ -10,8 +10,12 @@ import type { ServeMetrics } from "./metrics.js";
 import { ApiError, type SandboxService } from "./service.js";
 import type { SandboxRow, SandboxState, Tenant } from "./store.js";
 
-/** The envd version we present: new enough for every SDK feature we implement (octet-stream uploads, closeStdin). */
-export const ENVD_VERSION = "0.5.7";
+/**
+ * The envd version we present: new enough for every SDK feature we implement (octet-stream
+ * uploads, closeStdin, file metadata from 0.6.2) and no newer — 0.6.3's entry info in watch
+ * events is not implemented, so the SDK refuses `includeEntry` instead of dropping it.
+ */
+export const ENVD_VERSION = "0.6.2";
 const MAX_BODY_BYTES = 1024 * 1024;
 const PAGE_MAX = 100;
 

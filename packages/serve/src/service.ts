@@ -207,6 +207,11 @@ export class SandboxService {
     return this.runtimes.get(id)?.alive ? this.liveRows.get(id) : undefined;
   }
 
+  /** The rows of every sandbox running on this node with a live agent. */
+  runningRows(): SandboxRow[] {
+    return [...this.liveRows.values()].filter((r) => this.runtimes.get(r.id)?.alive);
+  }
+
   /** Starts filling the warm pool (after recover(), which would remove its folders). */
   warmUp(): void {
     this.pool.fill();
