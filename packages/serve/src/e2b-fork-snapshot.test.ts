@@ -29,7 +29,7 @@ describe("fork and snapshots through the e2b SDK (bwrap)", { skip, timeout: 180_
   const cleanup: Sandbox[] = [];
 
   before(async () => {
-    s = await startTestServe();
+    s = await startTestServe({ warm: { base: 1 } });
     otherKey = (await s.keys.create("tenant-b")).key;
     sb = await Sandbox.create({ envs: { FROM_CREATE: "yes" }, metadata: { suite: "fork" } });
   });
@@ -77,6 +77,25 @@ describe("fork and snapshots through the e2b SDK (bwrap)", { skip, timeout: 180_
       );
     }
     await bg.kill();
+  });
+
+  it("forks into a warm sandbox: the files become its uid's, its agent's folder stays the service's", async () => {
+    for (let i = 0; i < 400 && s.service.poolSize < 1; i++) await new Promise((r) => setTimeout(r, 25));
+    assert.equal(s.service.poolSize, 1, "the warm pool has a sandbox ready");
+    await sb.files.write("/home/user/warm.txt", "into a warm one");
+    const [fork] = await sb.fork();
+    assert.ok(fork instanceof Sandbox, String(fork));
+    cleanup.push(fork);
+    assert.equal(s.service.poolSize, 0, "the fork took the warm sandbox");
+    assert.equal(await fork.files.read("/home/user/warm.txt"), "into a warm one");
+    assert.equal((await fork.commands.run("cat warm.txt")).stdout, "into a warm one");
+    if (process.getuid?.() === 0) {
+      const ws = s.service.workspaceOf(fork.sandboxId);
+      const uid = lstatSync(ws).uid;
+      assert.notEqual(uid, 0);
+      assert.equal(lstatSync(join(ws, "home", "warm.txt")).uid, uid);
+      assert.equal(lstatSync(join(ws, ".hands-agent")).uid, 0, "the agent's folder is not handed over");
+    }
   });
 
   it("forks several at once, each on its own: one over the tenant's quota fails, the others start", async () => {

@@ -336,8 +336,7 @@ export class SandboxService {
     if (body.autoPause === true) checkMemoryRequest(body.autoPauseMemory, "autoPauseMemory");
     await this.checkQuota(tenant, spec);
     await this.acquire(tenant, signal);
-    // A warm sandbox already runs on an empty folder: one that starts from files starts cold.
-    const warm = body.allow_internet_access === true || seed ? undefined : this.pool.take(name);
+    const warm = body.allow_internet_access === true ? undefined : this.pool.take(name);
     const id = warm?.id ?? newSandboxId();
     const now = Date.now();
     const row: SandboxRow = {
@@ -370,6 +369,8 @@ export class SandboxService {
         if (refusal) throw new ApiError(429, refusal);
         inserted = true;
         if (warm) {
+          // Nothing but its agent has run in a warm sandbox: its folder can take the files as is.
+          if (seed) await this.seedFolder(id, seed, true);
           warm.rt.envs = envs;
           this.adopt(row, warm.rt);
         } else {
@@ -420,12 +421,15 @@ export class SandboxService {
     }
   }
 
-  /** Fills a new sandbox's folder with a copy of `files`, owned by the uid the sandbox will run as. */
-  private async seedFolder(id: string, files: string): Promise<void> {
+  /**
+   * Fills a new sandbox's folder with a copy of `files`, owned by the uid the sandbox runs as:
+   * a folder made here before the sandbox starts, or a warm sandbox's (`exists`).
+   */
+  private async seedFolder(id: string, files: string, exists = false): Promise<void> {
     const ws = this.workspaceOf(id);
-    mkdirSync(ws, { mode: 0o700 });
+    if (!exists) mkdirSync(ws, { mode: 0o700 });
     const user = this.users?.userOf(this.folderName(id));
-    if (user) chownSync(ws, user.uid, user.gid);
+    if (user && !exists) chownSync(ws, user.uid, user.gid);
     await copyWorkspace(files, ws, user);
   }
 

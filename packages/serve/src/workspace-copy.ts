@@ -36,7 +36,9 @@ export async function copyWorkspace(
     ["-C", from, "--one-file-system", "--numeric-owner", ...XATTRS, `--exclude=${EXCLUDE}`, "-cf", "-", "."],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
-  const unpack = spawn("tar", ["-C", to, "--numeric-owner", ...XATTRS, "-xpf", "-"], {
+  // --no-overwrite-dir: folders that exist (the target itself, a warm sandbox's home) keep
+  // their owner and mode instead of taking the source's.
+  const unpack = spawn("tar", ["-C", to, "--numeric-owner", "--no-overwrite-dir", ...XATTRS, "-xpf", "-"], {
     stdio: ["pipe", "ignore", "pipe"],
   });
   pack.stdout.pipe(unpack.stdin);
@@ -61,7 +63,24 @@ export async function copyWorkspace(
     throw new Error(`copying the sandbox's files failed: ${packErr.trim()}`);
   if (unpackCode !== 0) throw new Error(`copying the sandbox's files failed: ${unpackErr.trim()}`);
   if (owner) {
-    const r = await run("chown", ["-R", "-h", "--", `${owner.uid}:${owner.gid}`, to]);
+    // Everything copied, never the agent's folder of a sandbox that already runs (it stays the
+    // service's); find does not follow links.
+    const r = await run("find", [
+      to,
+      "-mindepth",
+      "1",
+      "-path",
+      `${to}/.hands-agent`,
+      "-prune",
+      "-o",
+      "-exec",
+      "chown",
+      "-h",
+      "--",
+      `${owner.uid}:${owner.gid}`,
+      "{}",
+      "+",
+    ]);
     if (r.code !== 0) throw new Error(`giving the copied files to the sandbox failed: ${r.stderr.trim()}`);
   }
 }
