@@ -111,6 +111,16 @@ describe("file metadata and signed URLs through the e2b SDK (bwrap)", { skip, ti
     const put = await raw(ul, { method: "POST", body: form });
     assert.equal(put.status, 200, put.text);
     assert.equal(await sb.files.read("signed/up.txt"), "uploaded via signed url");
+    // As envd: a part named "file" without a file name (a plain form field) is the content too.
+    const fieldUrl = await sb.uploadUrl("signed/field.txt");
+    const fieldForm = new FormData();
+    fieldForm.append("file", "sent as a form field");
+    const viaField = await raw(fieldUrl, { method: "POST", body: fieldForm });
+    assert.equal(viaField.status, 200, viaField.text);
+    assert.deepEqual(viaField.json(), [
+      { name: "field.txt", type: "file", path: "/home/user/signed/field.txt" },
+    ]);
+    assert.equal(await sb.files.read("signed/field.txt"), "sent as a form field");
   });
 
   it("refuses forged, expired and re-aimed signatures", async () => {

@@ -2,13 +2,15 @@
 // holds back the reads instead of filling memory) and upload (POST, multipart/form-data or
 // application/octet-stream, optionally gzip; written through the agent in bounded pieces).
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Readable } from "node:stream";
+import { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import busboy from "busboy";
 import type { AgentEntry } from "../agent/client.js";
 import type { EnvdContext } from "./context.js";
 
 const PIECE = 256 * 1024;
+/** The largest plain form field taken as a file's content (it is held in memory whole). */
+const FIELD_MAX = 16 * 1024 * 1024;
 
 export class HttpError extends Error {
   constructor(
@@ -208,7 +210,7 @@ export async function upload(
         bb = busboy({
           headers: req.headers,
           preservePath: true,
-          limits: { fileSize: maxBytes, files: 1000, fields: 100 },
+          limits: { fileSize: maxBytes, files: 1000, fields: 100, fieldSize: FIELD_MAX },
         });
       } catch (e) {
         reject(new HttpError(400, (e as Error).message));
@@ -238,6 +240,31 @@ export async function upload(
             return;
           }
           results.push(info(await writeStream(ctx, target, stream, maxBytes, metadata)));
+        });
+        chain.catch(fail);
+      });
+      // envd writes every part named "file", also one without a file name (a plain form field,
+      // as `form.append("file", "text")` sends it): its value is the content.
+      bb.on("field", (name, value, meta) => {
+        if (name !== "file" || failed) return;
+        if (!path) {
+          fail(new HttpError(400, "path is required (query or part file name)"));
+          return;
+        }
+        if (meta.valueTruncated) {
+          fail(
+            new HttpError(
+              413,
+              `a form field is larger than ${FIELD_MAX} bytes: send the file as a file part`,
+            ),
+          );
+          return;
+        }
+        chain = chain.then(async () => {
+          if (failed) return;
+          results.push(
+            info(await writeStream(ctx, path, Readable.from([Buffer.from(value)]), maxBytes, metadata)),
+          );
         });
         chain.catch(fail);
       });
