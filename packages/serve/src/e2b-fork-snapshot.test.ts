@@ -176,6 +176,42 @@ describe("fork and snapshots through the e2b SDK (bwrap)", { skip, timeout: 180_
     }
   });
 
+  it("a home swapped for a link to a host folder is never chowned through, on fork, restore or resume", async () => {
+    const victim = mkdtempSync(join(s.dataDir, "victim-"));
+    const before = lstatSync(victim);
+    const v = await Sandbox.create();
+    cleanup.push(v);
+    try {
+      // The sandbox owns /workspace, so it can put a link where its home was.
+      await v.commands.run(`cd /workspace && mv home home.real && ln -s ${victim} home`, { cwd: "/" });
+      const unchanged = () => {
+        const now = lstatSync(victim);
+        assert.deepEqual([now.uid, now.gid, now.mode], [before.uid, before.gid, before.mode]);
+      };
+      const [f] = await v.fork();
+      assert.ok(f instanceof Sandbox, String(f));
+      cleanup.push(f);
+      const snap = await v.createSnapshot();
+      const r = await Sandbox.create(snap.snapshotId);
+      cleanup.push(r);
+      unchanged();
+      await v.pause();
+      const back = await Sandbox.connect(v.sandboxId);
+      unchanged();
+      for (const x of [f, r, back]) {
+        await x.files.write("/home/user/ok.txt", "a home of its own");
+        assert.equal(await x.files.read("/home/user/ok.txt"), "a home of its own");
+        const home = join(s.service.workspaceOf(x.sandboxId), "home");
+        assert.ok(lstatSync(home).isDirectory(), "the home is a real folder again");
+      }
+      unchanged();
+      assert.deepEqual(readdirSync(victim), [], "nothing was written into the host folder");
+      await Sandbox.deleteSnapshot(snap.snapshotId);
+    } finally {
+      rmSync(victim, { recursive: true, force: true });
+    }
+  });
+
   it("makes snapshots, starts sandboxes from them, lists and deletes them", async () => {
     await sb.files.write("/home/user/app/config.json", '{"env": "test"}');
     const snap = await sb.createSnapshot();

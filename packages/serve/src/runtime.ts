@@ -2,7 +2,7 @@
 // in-sandbox agent, plus the table of processes the agent runs. The workspace folder holds the
 // user's home (`home/`, seen as /home/user) and the agent's socket (`.hands-agent/`).
 import { randomBytes } from "node:crypto";
-import { chmodSync, chownSync, mkdirSync } from "node:fs";
+import { chmodSync, chownSync, lstatSync, mkdirSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { createSandbox, type Sandbox, type SandboxKind } from "@hands/sandbox";
@@ -66,6 +66,11 @@ export interface ProcessEntry {
  * to the sandbox's user (0700); the agent's folder is the service's, and only passable.
  */
 export function prepareWorkspace(workspace: string, user?: SandboxUser): void {
+  // The sandbox owns its folder: while it ran (before a pause, in a fork's or a snapshot's
+  // source) it may have put a link or a folder of its own where these go. Nothing runs in it
+  // now, so what is not the real thing is removed — never followed by the chown/chmod below.
+  keepOnlyRealFolder(join(workspace, "home"), false);
+  keepOnlyRealFolder(join(workspace, AGENT_DIR), user !== undefined);
   mkdirSync(join(workspace, "home"), { recursive: true, mode: 0o700 });
   mkdirSync(join(workspace, AGENT_DIR), { recursive: true, mode: 0o711 });
   if (user) {
@@ -74,6 +79,14 @@ export function prepareWorkspace(workspace: string, user?: SandboxUser): void {
   }
   chmodSync(workspace, 0o700);
   chmodSync(join(workspace, AGENT_DIR), 0o711);
+}
+
+/** Removes `path` unless it is a real folder (and, `serviceOwned`, one the service owns). */
+function keepOnlyRealFolder(path: string, serviceOwned: boolean): void {
+  const st = lstatSync(path, { throwIfNoEntry: false });
+  if (!st) return;
+  if (st.isDirectory() && (!serviceOwned || st.uid === process.getuid?.())) return;
+  rmSync(path, { recursive: true, force: true });
 }
 
 export class SandboxRuntime {

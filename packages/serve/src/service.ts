@@ -8,7 +8,7 @@ import { performance } from "node:perf_hooks";
 import type { ServeMetrics } from "./metrics.js";
 import { type Warm, WarmPool } from "./pool.js";
 import { CapacityError, FairQueue } from "./queue.js";
-import { SandboxRuntime } from "./runtime.js";
+import { prepareWorkspace, SandboxRuntime } from "./runtime.js";
 import { type SandboxMetric, sampleMetrics } from "./sandbox-metrics.js";
 import { folderKey, SandboxUsers } from "./sandbox-users.js";
 import { SnapshotError, type SnapshotRecord, Snapshots } from "./snapshots.js";
@@ -431,6 +431,9 @@ export class SandboxService {
     const user = this.users?.userOf(this.folderName(id));
     if (user && !exists) chownSync(ws, user.uid, user.gid);
     await copyWorkspace(files, ws, user);
+    // The copy is of what the source's sandbox made: a home it swapped for a link is replaced
+    // by a real one here (a warm sandbox runs on this folder already; a cold one gets it again).
+    prepareWorkspace(ws, user);
   }
 
   private launch(
