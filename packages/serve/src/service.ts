@@ -421,21 +421,6 @@ export class SandboxService {
     }
   }
 
-  /**
-   * Fills a new sandbox's folder with a copy of `files`, owned by the uid the sandbox runs as:
-   * a folder made here before the sandbox starts, or a warm sandbox's (`exists`).
-   */
-  private async seedFolder(id: string, files: string, exists = false): Promise<void> {
-    const ws = this.workspaceOf(id);
-    if (!exists) mkdirSync(ws, { mode: 0o700 });
-    const user = this.users?.userOf(this.folderName(id));
-    if (user && !exists) chownSync(ws, user.uid, user.gid);
-    await copyWorkspace(files, ws, user);
-    // The copy is of what the source's sandbox made: a home it swapped for a link is replaced
-    // by a real one here (a warm sandbox runs on this folder already; a cold one gets it again).
-    prepareWorkspace(ws, user);
-  }
-
   private launch(
     id: string,
     spec: TemplateSpec,
@@ -773,6 +758,21 @@ export class SandboxService {
       gone.push(id);
     }
     return gone;
+  }
+
+  /**
+   * Fills a new sandbox's folder with a copy of `files`, owned by the uid the sandbox runs as:
+   * a folder made here before the sandbox starts, or a warm sandbox's (`exists`).
+   */
+  private async seedFolder(id: string, files: string, exists = false): Promise<void> {
+    const ws = this.workspaceOf(id);
+    if (!exists) mkdirSync(ws, { mode: 0o700 });
+    const user = this.users?.userOf(this.folderName(id));
+    if (user && !exists) chownSync(ws, user.uid, user.gid);
+    await copyWorkspace(files, ws, user);
+    // The copy is of what the source's sandbox made: a home it swapped for a link is replaced
+    // by a real one here (a warm sandbox runs on this folder already; a cold one gets it again).
+    prepareWorkspace(ws, user);
   }
 
   private removeFiles(id: string): void {
