@@ -60,7 +60,7 @@ for (const [template, runtime] of [
         await sb.files.write("app/meta.txt", "m", { metadata: { k: "v" } });
         assert.deepEqual((await sb.files.getInfo("app/meta.txt")).metadata, { k: "v" });
       }
-      const [fork] = await sb.fork();
+      const [fork] = await sb.fork({ timeoutMs: 120_000 });
       assert.ok(fork instanceof Sandbox, String(fork));
       made.push(fork);
       assert.equal(await fork.files.read("app/state.txt"), "before fork");

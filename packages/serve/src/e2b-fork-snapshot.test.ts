@@ -44,7 +44,7 @@ describe("fork and snapshots through the e2b SDK (bwrap)", { skip, timeout: 180_
       "mkdir -p app/deep && echo '#!/bin/sh' > app/run.sh && chmod 751 app/run.sh && echo deep > app/deep/f && ln -s /etc/hostname app/link && mkfifo app/pipe",
     );
     const bg = await sb.commands.run("sleep 120", { background: true });
-    const forks = await sb.fork();
+    const forks = await sb.fork({ timeoutMs: 120_000 });
     assert.equal(forks.length, 1);
     const fork = forks[0];
     assert.ok(fork instanceof Sandbox, String(fork));
@@ -83,7 +83,7 @@ describe("fork and snapshots through the e2b SDK (bwrap)", { skip, timeout: 180_
     for (let i = 0; i < 400 && s.service.poolSize < 1; i++) await new Promise((r) => setTimeout(r, 25));
     assert.equal(s.service.poolSize, 1, "the warm pool has a sandbox ready");
     await sb.files.write("/home/user/warm.txt", "into a warm one");
-    const [fork] = await sb.fork();
+    const [fork] = await sb.fork({ timeoutMs: 120_000 });
     assert.ok(fork instanceof Sandbox, String(fork));
     cleanup.push(fork);
     assert.equal(s.service.poolSize, 0, "the fork took the warm sandbox");
@@ -107,6 +107,15 @@ describe("fork and snapshots through the e2b SDK (bwrap)", { skip, timeout: 180_
     assert.equal(new Set(ok.map((f) => f.sandboxId)).size, 2);
     for (const f of ok)
       assert.ok((await f.getInfo()).endAt.getTime() < Date.now() + 61_000, "timeout applied");
+    // Without one, a fork lives E2B's default for forks: 15 s.
+    const [short] = await sb.fork();
+    assert.ok(short instanceof Sandbox, String(short));
+    const end = (await short.getInfo()).endAt.getTime();
+    await short.kill();
+    assert.ok(
+      end <= Date.now() + 15_500,
+      `a fork without a timeout ends within 15 s: ${end - Date.now()} ms`,
+    );
 
     const { key } = await s.keys.create("tenant-q", "q", { maxSandboxes: 3 });
     const q = await Sandbox.create({ ...s.opts(key) });
@@ -149,7 +158,7 @@ describe("fork and snapshots through the e2b SDK (bwrap)", { skip, timeout: 180_
       );
       const forks: Sandbox[] = [];
       for (let i = 0; i < 4; i++) {
-        const [f] = await sb.fork();
+        const [f] = await sb.fork({ timeoutMs: 120_000 });
         assert.ok(f instanceof Sandbox);
         forks.push(f);
         cleanup.push(f);
@@ -188,7 +197,7 @@ describe("fork and snapshots through the e2b SDK (bwrap)", { skip, timeout: 180_
         const now = lstatSync(victim);
         assert.deepEqual([now.uid, now.gid, now.mode], [before.uid, before.gid, before.mode]);
       };
-      const [f] = await v.fork();
+      const [f] = await v.fork({ timeoutMs: 120_000 });
       assert.ok(f instanceof Sandbox, String(f));
       cleanup.push(f);
       const snap = await v.createSnapshot();

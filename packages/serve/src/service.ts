@@ -116,6 +116,7 @@ export interface ServiceOptions {
 }
 
 const DEFAULT_TIMEOUT_S = 300;
+const FORK_TIMEOUT_S = 15;
 const ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 
 function newSandboxId(): string {
@@ -627,7 +628,11 @@ export class SandboxService {
     const count = body.count === undefined || body.count === null ? 1 : body.count;
     if (typeof count !== "number" || !Number.isInteger(count) || count < 1 || count > 100)
       throw new ApiError(400, "count must be a whole number 1..100");
-    const timeout = body.timeout === undefined || body.timeout === null ? undefined : body.timeout;
+    // E2B's default for forks (its API's SandboxForkRequest): 15 s unless asked for more.
+    const timeout =
+      body.timeout === undefined || body.timeout === null
+        ? Math.min(FORK_TIMEOUT_S, tenant.maxLifetimeSec)
+        : body.timeout;
     this.timeoutSeconds(timeout, tenant);
     const row = await this.usable(tenant, id);
     if (row.state !== "running") throw new ApiError(409, `sandbox '${id}' is not running`);
