@@ -5,9 +5,11 @@
 // /etc stays a symlink; a FIFO is never opened), stays on one filesystem, and unpacks into a
 // fresh folder nobody else can reach. The copy then belongs to the new sandbox's uid.
 import { spawn } from "node:child_process";
+import { lstatSync } from "node:fs";
+import { join } from "node:path";
 
-/** The agent's folder (its socket) is the service's, never copied. */
-const EXCLUDE = "./.hands-agent";
+/** What is copied: the home, the sandbox's state (the rest of the folder is the service's mount points and the agent's socket). */
+const HOME = "home";
 const XATTRS = ["--xattrs", "--xattrs-include=user.*"];
 
 function run(cmd: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
@@ -23,17 +25,22 @@ function run(cmd: string, args: string[]): Promise<{ code: number | null; stderr
 }
 
 /**
- * Copies the tree under `from` into the existing, empty folder `to` (modes, times, user.*
- * xattrs kept), then gives all of it to `owner` when the service runs as root.
+ * Copies the home under `from` into the folder `to` (modes, times, user.* xattrs kept; a home
+ * that is there already — a warm sandbox's, mounted — stays that folder and gets the files), then
+ * gives what was copied to `owner` when the service runs as root.
  */
 export async function copyWorkspace(
   from: string,
   to: string,
   owner?: { uid: number; gid: number },
 ): Promise<void> {
+  // A home that is not a real folder (the sandbox swapped it for a link) has nothing to copy; the
+  // target keeps (or gets) a real one. tar never follows it either way: a name given to it is
+  // archived as what it is, so a swap after this check is stored as the link it is.
+  if (!lstatSync(join(from, HOME), { throwIfNoEntry: false })?.isDirectory()) return;
   const pack = spawn(
     "tar",
-    ["-C", from, "--one-file-system", "--numeric-owner", ...XATTRS, `--exclude=${EXCLUDE}`, "-cf", "-", "."],
+    ["-C", from, "--one-file-system", "--numeric-owner", ...XATTRS, "-cf", "-", `./${HOME}`],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   // --no-overwrite-dir: folders that exist (the target itself, a warm sandbox's home) keep
@@ -63,16 +70,9 @@ export async function copyWorkspace(
     throw new Error(`copying the sandbox's files failed: ${packErr.trim()}`);
   if (unpackCode !== 0) throw new Error(`copying the sandbox's files failed: ${unpackErr.trim()}`);
   if (owner) {
-    // Everything copied, never the agent's folder of a sandbox that already runs (it stays the
-    // service's); find does not follow links.
+    // The home and everything in it; find does not follow links (nor a link given to it).
     const r = await run("find", [
-      to,
-      "-mindepth",
-      "1",
-      "-path",
-      `${to}/.hands-agent`,
-      "-prune",
-      "-o",
+      join(to, HOME),
       "-exec",
       "chown",
       "-h",
