@@ -243,6 +243,14 @@ describe("fork and snapshots through the e2b SDK (bwrap)", { skip, timeout: 180_
       ["my-snap"],
     );
     assert.equal((await Sandbox.listSnapshots({ name: "my-snap-nope" }).nextItems()).length, 0);
+    // E2B's spellings of the same snapshot: namespaced and tag-qualified.
+    for (const name of ["my-snap:default", "tenant-a/my-snap", "tenant-a/my-snap:default"])
+      assert.deepEqual(
+        (await Sandbox.listSnapshots({ name }).nextItems()).map((x) => x.snapshotId),
+        ["my-snap"],
+        name,
+      );
+    assert.equal((await Sandbox.listSnapshots({ name: "my-snap:v2" }).nextItems()).length, 0);
     assert.equal((await sb.listSnapshots().nextItems()).length, 2);
     assert.equal((await a.listSnapshots().nextItems()).length, 0);
     const paged = Sandbox.listSnapshots({ limit: 1 });
@@ -256,7 +264,7 @@ describe("fork and snapshots through the e2b SDK (bwrap)", { skip, timeout: 180_
     // The same name again: a new version of that snapshot, not a second one.
     await sb.files.write("/home/user/version.txt", "v2");
     assert.equal((await sb.createSnapshot({ name: "my-snap" })).snapshotId, "my-snap");
-    const v2 = await Sandbox.create("my-snap");
+    const v2 = await Sandbox.create("tenant-a/my-snap:default");
     cleanup.push(v2);
     assert.equal(await v2.files.read("/home/user/version.txt"), "v2");
 

@@ -51,7 +51,8 @@ export class Snapshots {
   }
 
   /** The snapshot `id` of the tenant, with the folder its files are in. */
-  find(tenantId: string, id: string): { record: SnapshotRecord; files: string } | undefined {
+  find(tenantId: string, ref: string): { record: SnapshotRecord; files: string } | undefined {
+    const id = snapshotRef(ref);
     const folder = this.folder(tenantId, id);
     const record = readRecord(folder);
     if (!record || record.tenantId !== tenantId || record.id !== id) return undefined;
@@ -65,7 +66,7 @@ export class Snapshots {
       const r = readRecord(join(this.dir, name));
       if (!r || r.tenantId !== tenantId) continue;
       if (filter.sandboxId && r.sandboxId !== filter.sandboxId) continue;
-      if (filter.name && r.id !== filter.name && !r.names.includes(filter.name)) continue;
+      if (filter.name && r.id !== snapshotRef(filter.name)) continue;
       out.push(r);
     }
     return out.sort((a, b) => b.createdAt - a.createdAt || a.id.localeCompare(b.id));
@@ -122,9 +123,10 @@ export class Snapshots {
   }
 
   /** Deletes the tenant's snapshot: false when it has none of that id. */
-  remove(tenantId: string, id: string): boolean {
-    if (!this.find(tenantId, id)) return false;
-    const folder = this.folder(tenantId, id);
+  remove(tenantId: string, ref: string): boolean {
+    const found = this.find(tenantId, ref);
+    if (!found) return false;
+    const folder = this.folder(tenantId, found.record.id);
     const gone = `${folder}.gone-${randomBytes(4).toString("hex")}`;
     renameSync(folder, gone);
     rmSync(gone, { recursive: true, force: true });
@@ -150,6 +152,16 @@ export class Snapshots {
       if (name.startsWith(".fork-") || /\.(new|old|gone)-[0-9a-f]{8}$/.test(name))
         rmSync(join(this.dir, name), { recursive: true, force: true });
   }
+}
+
+/**
+ * A snapshot as E2B names it — `name`, `namespace/name`, `name:default` — to its id here: each
+ * tenant's snapshots are its own (the namespace is the tenant, whatever is written) and have one
+ * version, `default`.
+ */
+function snapshotRef(ref: string): string {
+  const name = ref.slice(ref.lastIndexOf("/") + 1);
+  return name.endsWith(":default") ? name.slice(0, -":default".length) : name;
 }
 
 function newId(): string {
