@@ -4,6 +4,9 @@
 // docker, gVisor), then N sandboxes at once with C clients running M commands in all —
 // completed, failed, leaked (sandbox folders, cgroups, containers and rows left after the kills).
 // `npm run bench:serve [-- --creates 30 --runs 200 --sandboxes 100 --clients 20 --commands 2000 --json]`
+// Per backend also fork, snapshot and restore (a sandbox from the snapshot) p50/p99, over a home of
+// --fork-files small files (default 200, ~800 KB); `--forks N` of each (default 10; 0 skips them),
+// `--fork-only` for just those.
 // `npm run bench:serve -- --forwarding [--runs 500]`: instead, two nodes sharing PostgreSQL (the
 // private test server of scripts/postgres.sh, or --database URL): the `commands.run('true')`
 // round trip to a sandbox on node A, straight to A and through node B (which forwards it).
@@ -30,6 +33,9 @@ const SANDBOXES = arg("sandboxes", 100);
 const CLIENTS = arg("clients", 20);
 const COMMANDS = arg("commands", 2000);
 const JSON_OUT = process.argv.includes("--json");
+const FORKS = arg("forks", 10);
+const FORK_FILES = arg("fork-files", 200);
+const FORK_ONLY = process.argv.includes("--fork-only");
 
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -126,7 +132,53 @@ async function forwardingOverhead() {
   }
 }
 
+/** fork(), createSnapshot() and Sandbox.create(snapshotId), each timed until the SDK has it. */
+async function forkAndSnapshot(label, template, n, warm = {}) {
+  if (n === 0) return;
+  await withServe({ warm }, async (s) => {
+    // With a pool, each timed call finds a warm sandbox ready, as on a steady service.
+    const ready = async () => {
+      for (let i = 0; i < 400 && Object.keys(warm).length > 0 && s.service.poolSize < 1; i++)
+        await new Promise((r) => setTimeout(r, 25));
+    };
+    const sb = await Sandbox.create(template, { timeoutMs: 600_000 });
+    // python3, not coreutils: this gVisor answers coreutils' statx with EINVAL.
+    await sb.commands.run(
+      `python3 -c "import os; os.makedirs('proj'); [open('proj/f%d' % i, 'wb').write(os.urandom(4096)) for i in range(${FORK_FILES})]"`,
+    );
+    const fork = [];
+    const snapshot = [];
+    const restore = [];
+    for (let i = 0; i < n; i++) {
+      await ready();
+      let t = performance.now();
+      const [f] = await sb.fork();
+      fork.push(performance.now() - t);
+      if (!(f instanceof Sandbox)) throw f;
+      await f.kill();
+      t = performance.now();
+      const snap = await sb.createSnapshot();
+      snapshot.push(performance.now() - t);
+      await ready();
+      t = performance.now();
+      const r = await Sandbox.create(snap.snapshotId);
+      restore.push(performance.now() - t);
+      // The restored sandbox has the files (the timing is of a usable copy, not of an empty one).
+      const count = `python3 -c "import os; print(len(os.listdir('proj')))"`;
+      if ((await r.commands.run(count)).stdout.trim() !== String(FORK_FILES))
+        throw new Error(`restore ${label}: files missing`);
+      await r.kill();
+      await Sandbox.deleteSnapshot(snap.snapshotId);
+    }
+    report(`fork ${label} (${FORK_FILES} files)`, fork);
+    report(`createSnapshot ${label}`, snapshot);
+    report(`create from snapshot ${label}`, restore);
+    await sb.kill();
+  });
+}
+
 async function createAndRun(label, template, options, creates, runs) {
+  if (FORK_ONLY) return;
   const warm = Object.keys(options.warm ?? {}).length > 0;
   await withServe(options, async (s) => {
     // Let a warm pool fill before timing (a steady service has one ready).
@@ -158,14 +210,22 @@ async function createAndRun(label, template, options, creates, runs) {
 
 await createAndRun("bwrap (warm pool)", "base", { warm: { base: 4 } }, CREATES, RUNS);
 await createAndRun("bwrap (cold)", "base", { warm: {} }, CREATES, 0);
+await forkAndSnapshot("bwrap (warm pool)", "base", FORKS, { base: 2 });
+await forkAndSnapshot("bwrap (cold)", "base", FORKS);
 const dockerOk = (await checkDocker()).ok && (await imageExists(imageTag()));
 if (dockerOk) {
   await createAndRun("docker", "docker", { warm: {} }, Math.ceil(CREATES / 3), Math.ceil(RUNS / 2));
+  await forkAndSnapshot("docker", "docker", Math.ceil(FORKS / 2));
   const info = await (await dockerClient()).info();
-  if (info.Runtimes?.runsc)
+  if (info.Runtimes?.runsc) {
     await createAndRun("gvisor", "gvisor", { warm: {} }, Math.ceil(CREATES / 3), Math.ceil(RUNS / 2));
-  else console.log("gvisor: skipped (docker has no runsc runtime)");
+    await forkAndSnapshot("gvisor", "gvisor", Math.ceil(FORKS / 2));
+  } else console.log("gvisor: skipped (docker has no runsc runtime)");
 } else console.log("docker, gvisor: skipped (no docker or no sandbox image)");
+if (FORK_ONLY) {
+  if (JSON_OUT) console.log(JSON.stringify({ results }, null, 2));
+  process.exit(0);
+}
 
 // Load: N sandboxes alive at once, C clients sharing M commands.
 const load = await withServe({ warm: {}, capacity: SANDBOXES }, async (s, dataDir) => {

@@ -7,11 +7,16 @@ import { trafficTokenOf } from "./envd/access.js";
 import { FORWARDED_HEADER, forward } from "./forward.js";
 import type { Keys } from "./keys.js";
 import type { ServeMetrics } from "./metrics.js";
-import { ApiError, type SandboxService } from "./service.js";
+import { ApiError, type ForkResult, type SandboxService } from "./service.js";
+import type { SnapshotRecord } from "./snapshots.js";
 import type { SandboxRow, SandboxState, Tenant } from "./store.js";
 
-/** The envd version we present: new enough for every SDK feature we implement (octet-stream uploads, closeStdin). */
-export const ENVD_VERSION = "0.5.7";
+/**
+ * The envd version we present: new enough for every SDK feature we implement (octet-stream
+ * uploads, closeStdin, file metadata from 0.6.2) and no newer — 0.6.3's entry info in watch
+ * events is not implemented, so the SDK refuses `includeEntry` instead of dropping it.
+ */
+export const ENVD_VERSION = "0.6.2";
 const MAX_BODY_BYTES = 1024 * 1024;
 const PAGE_MAX = 100;
 
@@ -210,7 +215,38 @@ async function auditBody(
 }
 
 /** Management calls that change a running or paused sandbox go to the node that has it. */
-const OWNER_ACTIONS = new Set(["DELETE", "pause", "resume", "connect", "metrics"]);
+const OWNER_ACTIONS = new Set(["DELETE", "pause", "resume", "connect", "metrics", "fork", "snapshots"]);
+
+function snapshotInfo(r: SnapshotRecord): Record<string, unknown> {
+  return { snapshotID: r.id, names: r.names };
+}
+
+/** E2B's SandboxForkResult: exactly one of sandbox and error. */
+function forkResult(r: ForkResult): Record<string, unknown> {
+  if ("row" in r) return { sandbox: sandboxBody(r.row) };
+  return { error: { code: r.error.status, message: r.error.message } };
+}
+
+/** GET /snapshots: the tenant's snapshots on this node, newest first, paged like the sandbox list. */
+function listSnapshots(service: SandboxService, tenant: Tenant, url: URL, res: ServerResponse): void {
+  const limitRaw = url.searchParams.get("limit");
+  const limit = limitRaw === null ? PAGE_MAX : Number(limitRaw);
+  if (!Number.isInteger(limit) || limit < 1 || limit > PAGE_MAX)
+    throw new ApiError(400, `limit must be 1..${PAGE_MAX}`);
+  const token = url.searchParams.get("nextToken");
+  const offset = token === null ? 0 : Number(Buffer.from(token, "base64url").toString("utf8"));
+  if (!Number.isInteger(offset) || offset < 0) throw new ApiError(400, "nextToken is not valid");
+  const all = service.snapshots.list(tenant.id, {
+    sandboxId: url.searchParams.get("sandboxID") ?? undefined,
+    name: url.searchParams.get("name") ?? undefined,
+  });
+  const page = all.slice(offset, offset + limit);
+  const headers: Record<string, string> =
+    offset + limit < all.length
+      ? { "x-next-token": Buffer.from(String(offset + limit)).toString("base64url") }
+      : {};
+  send(res, 200, page.map(snapshotInfo), headers);
+}
 
 export function createApiRouter(o: {
   service: SandboxService;
@@ -277,6 +313,25 @@ export function createApiRouter(o: {
         send(res, 200, await auditBody(service, tenant, audit[1] as string, url));
         return;
       }
+      if (path === "/snapshots") {
+        if (req.method !== "GET") throw new ApiError(405, "method not allowed");
+        listSnapshots(service, tenant, url, res);
+        return;
+      }
+      const template = /^\/templates\/([^/]{1,200})$/.exec(path);
+      if (template) {
+        // The SDK deletes a snapshot as the template it is in E2B (deleteSnapshot).
+        if (req.method !== "DELETE") throw new ApiError(405, "method not allowed");
+        let id: string;
+        try {
+          id = decodeURIComponent(template[1] as string);
+        } catch {
+          throw new ApiError(400, "the template id is not properly URL-encoded");
+        }
+        await service.deleteSnapshot(tenant, id);
+        send(res, 204);
+        return;
+      }
       const m = /^(?:\/v2)?\/sandboxes(?:\/([a-z0-9]{1,64}))?(?:\/([a-z]+))?$/.exec(path);
       if (!m) throw new ApiError(404, `no such endpoint: ${req.method} ${path}`);
       const [, id, action] = m;
@@ -317,7 +372,7 @@ export function createApiRouter(o: {
           send(res, 204);
           return;
         case "pause":
-          await service.pause(tenant, id);
+          await service.pause(tenant, id, body.memory);
           send(res, 204);
           return;
         case "resume": {
@@ -335,6 +390,14 @@ export function createApiRouter(o: {
           );
           return;
         }
+        case "fork": {
+          const results = await service.fork(tenant, id, body, abort.signal);
+          send(res, 201, results.map(forkResult));
+          return;
+        }
+        case "snapshots":
+          send(res, 201, snapshotInfo(await service.createSnapshot(tenant, id, body.name)));
+          return;
         default:
           throw new ApiError(404, `no such endpoint: ${req.method} ${path}`);
       }

@@ -55,7 +55,7 @@ describe("management API vs openapi.yml", () => {
   it("does not serve what the contract does not name", async () => {
     for (const [method, path] of [
       ["GET", "/templates"],
-      ["POST", "/sandboxes/nosuchsandbox000000/fork"],
+      ["POST", "/sandboxes/nosuchsandbox000000/checkpoint"],
       ["GET", "/v3/sandboxes"],
     ] as const) {
       const r = await raw(`${s.apiUrl}${path}`, { method, headers: { "x-api-key": s.key } });

@@ -2,7 +2,7 @@
 // in-sandbox agent, plus the table of processes the agent runs. The workspace folder holds the
 // user's home (`home/`, seen as /home/user) and the agent's socket (`.hands-agent/`).
 import { randomBytes } from "node:crypto";
-import { chmodSync, chownSync, mkdirSync } from "node:fs";
+import { chmodSync, chownSync, lstatSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { createSandbox, type Sandbox, type SandboxKind } from "@hands/sandbox";
@@ -66,11 +66,23 @@ export interface ProcessEntry {
  * to the sandbox's user (0700); the agent's folder is the service's, and only passable.
  */
 export function prepareWorkspace(workspace: string, user?: SandboxUser): void {
-  mkdirSync(join(workspace, "home"), { recursive: true, mode: 0o700 });
+  const home = join(workspace, "home");
+  // The sandbox owns its folder: a paused one may have left `home` (or the agent's folder) as a
+  // symlink or a file. Nothing of it runs now, so what is checked here is what gets mounted
+  // (bwrap and dockerd would follow a link on the host); chown/chmod below never follow one.
+  for (const d of [home, join(workspace, AGENT_DIR)]) {
+    const st = lstatSync(d, { throwIfNoEntry: false });
+    if (st && !st.isDirectory()) {
+      const aside = `${d}.replaced-${randomBytes(4).toString("hex")}`;
+      renameSync(d, aside);
+      rmSync(aside, { force: true, recursive: false });
+    }
+  }
+  mkdirSync(home, { recursive: true, mode: 0o700 });
   mkdirSync(join(workspace, AGENT_DIR), { recursive: true, mode: 0o711 });
   if (user) {
     chownSync(workspace, user.uid, user.gid);
-    chownSync(join(workspace, "home"), user.uid, user.gid);
+    chownSync(home, user.uid, user.gid);
   }
   chmodSync(workspace, 0o700);
   chmodSync(join(workspace, AGENT_DIR), 0o711);

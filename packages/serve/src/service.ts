@@ -2,16 +2,18 @@
 // capacity (queueing fairly when full), keeps their lifecycle in the store (timeouts, pause and
 // resume, kill), reaps what expired — also what a previous run of the service left behind.
 import { createHmac, randomBytes } from "node:crypto";
-import { existsSync, lstatSync, readdirSync, rmSync } from "node:fs";
+import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { ServeMetrics } from "./metrics.js";
 import { type Warm, WarmPool } from "./pool.js";
 import { CapacityError, FairQueue } from "./queue.js";
-import { SandboxRuntime } from "./runtime.js";
+import { prepareWorkspace, SandboxRuntime } from "./runtime.js";
 import { type SandboxMetric, sampleMetrics } from "./sandbox-metrics.js";
 import { folderKey, SandboxUsers } from "./sandbox-users.js";
+import { SnapshotError, type SnapshotRecord, Snapshots } from "./snapshots.js";
 import { type AuditEntry, quotaRefusal, type SandboxRow, type Store, type Tenant } from "./store.js";
+import { copyWorkspace } from "./workspace-copy.js";
 
 export interface TemplateSpec {
   backend: "bwrap" | "docker";
@@ -50,6 +52,24 @@ export interface CreateRequest {
   autoPause?: unknown;
   secure?: unknown;
   network?: unknown;
+  autoPauseMemory?: unknown;
+}
+
+/** What one fork of a sandbox became: the new sandbox, or why it did not start. */
+export type ForkResult = { row: SandboxRow } | { error: ApiError };
+
+/**
+ * Processes do not survive a pause here (bwrap cannot checkpoint them; docker's checkpoint needs
+ * CRIU and an experimental daemon), so a pause that asks to keep memory is refused with the
+ * reason, rather than done without it.
+ */
+function checkMemoryRequest(v: unknown, what: string): void {
+  if (v === undefined || v === null || v === false) return;
+  if (v !== true) throw new ApiError(400, `${what} must be a boolean`);
+  throw new ApiError(
+    400,
+    `${what}: true is not supported: hands serve keeps a paused sandbox's files, not its memory or processes (pause with keepMemory: false)`,
+  );
 }
 
 /**
@@ -96,6 +116,7 @@ export interface ServiceOptions {
 }
 
 const DEFAULT_TIMEOUT_S = 300;
+const FORK_TIMEOUT_S = 15;
 const ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 
 function newSandboxId(): string {
@@ -142,6 +163,7 @@ export class SandboxService {
   private closed = false;
   private readonly pool: WarmPool;
   private readonly pausedRetentionMs: number;
+  readonly snapshots: Snapshots;
 
   constructor(o: ServiceOptions) {
     this.store = o.store;
@@ -153,6 +175,8 @@ export class SandboxService {
     this.pausedRetentionMs = o.pausedRetentionMs ?? 7 * 24 * 3600_000;
     this.users = SandboxUsers.forService(join(this.dataDir, "sandboxes"), o.sandboxUid);
     this.folderKey = folderKey(this.dataDir);
+    this.snapshots = new Snapshots(this.dataDir, this.folderKey, (name) => name in this.templates);
+    this.snapshots.sweep();
     this.pool = new WarmPool(
       o.warm ?? { base: 2 },
       async (template) => {
@@ -207,6 +231,11 @@ export class SandboxService {
     return this.runtimes.get(id)?.alive ? this.liveRows.get(id) : undefined;
   }
 
+  /** The rows of every sandbox running on this node with a live agent. */
+  runningRows(): SandboxRow[] {
+    return [...this.liveRows.values()].filter((r) => this.runtimes.get(r.id)?.alive);
+  }
+
   /** Starts filling the warm pool (after recover(), which would remove its folders). */
   warmUp(): void {
     this.pool.fill();
@@ -257,12 +286,16 @@ export class SandboxService {
     return { paused, removed };
   }
 
-  private template(id: unknown): { name: string; spec: TemplateSpec } {
+  /** A template, or one of the tenant's snapshots (its files seed the new sandbox). */
+  private template(id: unknown, tenant: Tenant): { name: string; spec: TemplateSpec; seed?: string } {
     const name = id === undefined || id === null || id === "" ? "base" : id;
     if (typeof name !== "string") throw new ApiError(400, "templateID must be a string");
     const spec = this.templates[name];
-    if (!spec) throw new ApiError(404, `template '${name}' not found`);
-    return { name, spec };
+    if (spec) return { name, spec };
+    const snap = this.snapshots.find(tenant.id, name);
+    const snapSpec = snap && this.templates[snap.record.templateId];
+    if (!snap || !snapSpec) throw new ApiError(404, `template '${name}' not found`);
+    return { name: snap.record.templateId, spec: snapSpec, seed: snap.files };
   }
 
   private timeoutSeconds(v: unknown, tenant: Tenant): number {
@@ -284,16 +317,24 @@ export class SandboxService {
     if (refusal) throw new ApiError(429, refusal);
   }
 
-  async create(tenant: Tenant, body: CreateRequest, signal?: AbortSignal): Promise<SandboxRow> {
+  /** Creates a sandbox; `seedFiles` (a fork's capture) becomes its folder's content. */
+  async create(
+    tenant: Tenant,
+    body: CreateRequest,
+    signal?: AbortSignal,
+    seedFiles?: string,
+  ): Promise<SandboxRow> {
     if (this.closed) throw new ApiError(503, "the service is shutting down");
     const t0 = performance.now();
-    const { name, spec } = this.template(body.templateID);
+    const { name, spec, seed: snapshotFiles } = this.template(body.templateID, tenant);
+    const seed = seedFiles ?? snapshotFiles;
     const timeout = this.timeoutSeconds(body.timeout, tenant);
     const metadata = stringMap(body.metadata, "metadata");
     const envs = stringMap(body.envVars, "envVars");
     if (body.allow_internet_access !== undefined && typeof body.allow_internet_access !== "boolean")
       throw new ApiError(400, "allow_internet_access must be a boolean");
     checkAccessRequest(body);
+    if (body.autoPause === true) checkMemoryRequest(body.autoPauseMemory, "autoPauseMemory");
     await this.checkQuota(tenant, spec);
     await this.acquire(tenant, signal);
     const warm = body.allow_internet_access === true ? undefined : this.pool.take(name);
@@ -329,9 +370,14 @@ export class SandboxService {
         if (refusal) throw new ApiError(429, refusal);
         inserted = true;
         if (warm) {
+          // Nothing but its agent has run in a warm sandbox: its folder can take the files as is.
+          if (seed) await this.seedFolder(id, seed, true);
           warm.rt.envs = envs;
           this.adopt(row, warm.rt);
-        } else await this.startRuntime(row, spec);
+        } else {
+          if (seed) await this.seedFolder(id, seed);
+          await this.startRuntime(row, spec);
+        }
         // The timeout is the sandbox's running time: it starts now, not when the row went in.
         const endAt = Date.now() + timeout * 1000;
         if (endAt > row.endAt) {
@@ -506,8 +552,9 @@ export class SandboxService {
     await this.store.setEndAt(id, Date.now() + t * 1000);
   }
 
-  async pause(tenant: Tenant, id: string): Promise<void> {
+  async pause(tenant: Tenant, id: string, memory?: unknown): Promise<void> {
     await this.usable(tenant, id);
+    checkMemoryRequest(memory, "memory");
     await this.exclusive(id, async () => {
       const row = await this.usable(tenant, id);
       if (row.state === "paused") throw new ApiError(409, `sandbox '${id}' is already paused`);
@@ -566,6 +613,116 @@ export class SandboxService {
     return row;
   }
 
+  /**
+   * Forks a running sandbox of this node: its files are captured once, while it runs on
+   * untouched, and `count` new sandboxes start from that capture (with its template,
+   * environment, internet access and metadata). Each fork succeeds or fails on its own.
+   * Processes are not carried over (README: what each backend can keep).
+   */
+  async fork(
+    tenant: Tenant,
+    id: string,
+    body: { timeout?: unknown; count?: unknown },
+    signal?: AbortSignal,
+  ): Promise<ForkResult[]> {
+    const count = body.count === undefined || body.count === null ? 1 : body.count;
+    if (typeof count !== "number" || !Number.isInteger(count) || count < 1 || count > 100)
+      throw new ApiError(400, "count must be a whole number 1..100");
+    // E2B's default for forks (its API's SandboxForkRequest): 15 s unless asked for more.
+    const timeout =
+      body.timeout === undefined || body.timeout === null
+        ? Math.min(FORK_TIMEOUT_S, tenant.maxLifetimeSec)
+        : body.timeout;
+    this.timeoutSeconds(timeout, tenant);
+    const row = await this.usable(tenant, id);
+    if (row.state !== "running") throw new ApiError(409, `sandbox '${id}' is not running`);
+    if (row.node !== this.node) throw new ApiError(502, `sandbox '${id}' runs on node '${row.node}'`);
+    // One lifecycle change at a time: a pause or kill waits for the capture, not the reverse.
+    const staged = await this.exclusive(id, async () => {
+      const now = await this.usable(tenant, id);
+      if (now.state !== "running") throw new ApiError(409, `sandbox '${id}' is not running`);
+      return this.snapshots.stage(this.workspaceOf(id)).catch((e: Error) => {
+        throw new ApiError(500, `sandbox '${id}' could not be captured: ${e.message}`);
+      });
+    });
+    try {
+      const settled = await Promise.allSettled(
+        Array.from({ length: count }, () =>
+          this.create(
+            tenant,
+            {
+              templateID: row.templateId,
+              timeout,
+              metadata: row.metadata,
+              envVars: row.envs,
+              allow_internet_access: row.internet,
+              autoPause: row.autoPause,
+            },
+            signal,
+            staged.files,
+          ),
+        ),
+      );
+      const results = settled.map((r): ForkResult => {
+        if (r.status === "fulfilled") return { row: r.value };
+        const e = r.reason;
+        return { error: e instanceof ApiError ? e : new ApiError(500, (e as Error).message) };
+      });
+      await this.store.audit({
+        tenant: tenant.id,
+        sandbox: id,
+        event: "fork",
+        detail: {
+          count,
+          forks: results.flatMap((r) => ("row" in r ? [r.row.id] : [])),
+          failed: results.filter((r) => "error" in r).length,
+        },
+      });
+      return results;
+    } finally {
+      staged.drop();
+    }
+  }
+
+  /** A snapshot of a sandbox's files (running or paused), kept until the tenant deletes it. */
+  async createSnapshot(tenant: Tenant, id: string, name: unknown): Promise<SnapshotRecord> {
+    if (name !== undefined && name !== null && typeof name !== "string")
+      throw new ApiError(400, "name must be a string");
+    await this.usable(tenant, id);
+    const record = await this.exclusive(id, async () => {
+      const row = await this.usable(tenant, id);
+      if (row.node !== this.node) throw new ApiError(502, `sandbox '${id}' is on node '${row.node}'`);
+      try {
+        return await this.snapshots.create(
+          tenant.id,
+          { sandboxId: id, templateId: row.templateId, workspace: this.workspaceOf(id) },
+          typeof name === "string" ? name : undefined,
+        );
+      } catch (e) {
+        if (e instanceof SnapshotError) throw new ApiError(e.status, e.message);
+        throw new ApiError(500, `the snapshot of sandbox '${id}' could not be made: ${(e as Error).message}`);
+      }
+    });
+    await this.store.audit({
+      tenant: tenant.id,
+      sandbox: id,
+      event: "snapshot",
+      detail: { snapshot: record.id },
+    });
+    return record;
+  }
+
+  async deleteSnapshot(tenant: Tenant, snapshotId: string): Promise<void> {
+    if (snapshotId in this.templates)
+      throw new ApiError(
+        400,
+        `'${snapshotId}' is a template of the service, not a snapshot: it cannot be deleted`,
+      );
+    if (!this.snapshots.remove(tenant.id, snapshotId))
+      throw new ApiError(404, `snapshot '${snapshotId}' not found`);
+    await this.store.audit({ tenant: tenant.id, event: "snapshot-delete", detail: { snapshot: snapshotId } });
+  }
+
   /** Ends what expired: kill, or pause for sandboxes created with autoPause. */
   async reap(now = Date.now()): Promise<string[]> {
     const gone: string[] = [];
@@ -606,6 +763,21 @@ export class SandboxService {
       gone.push(id);
     }
     return gone;
+  }
+
+  /**
+   * Fills a new sandbox's folder with a copy of `files`, owned by the uid the sandbox runs as:
+   * a folder made here before the sandbox starts, or a warm sandbox's (`exists`).
+   */
+  private async seedFolder(id: string, files: string, exists = false): Promise<void> {
+    const ws = this.workspaceOf(id);
+    if (!exists) mkdirSync(ws, { mode: 0o700 });
+    const user = this.users?.userOf(this.folderName(id));
+    if (user && !exists) chownSync(ws, user.uid, user.gid);
+    await copyWorkspace(files, ws, user);
+    // The copy is of what the source's sandbox made: a home it swapped for a link is replaced
+    // by a real one here (a warm sandbox runs on this folder already; a cold one gets it again).
+    prepareWorkspace(ws, user);
   }
 
   private removeFiles(id: string): void {

@@ -28,6 +28,8 @@ export interface AgentEntry {
   group: string;
   mtime: number;
   symlink?: string;
+  /** User-defined file metadata (the file's `user.e2b.*` extended attributes). */
+  meta?: Record<string, string>;
 }
 
 export type AgentEvent =

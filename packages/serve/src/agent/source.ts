@@ -77,7 +77,45 @@ def entry(path):
          "owner": owner(st.st_uid), "group": owner(st.st_gid), "mtime": st.st_mtime_ns}
     if target is not None:
         e["symlink"] = target
+    else:
+        meta = read_meta(path)
+        if meta:
+            e["meta"] = meta
     return e
+
+# File metadata (envd 0.6.2): user-defined key/values kept as "user.e2b.<key>" extended attributes.
+META_PREFIX = "user.e2b."
+
+def read_meta(path):
+    try:
+        names = os.listxattr(path, follow_symlinks=False)
+    except OSError:
+        return None
+    out = {}
+    for n in names:
+        if n.startswith(META_PREFIX):
+            try:
+                out[n[len(META_PREFIX):]] = os.getxattr(path, n, follow_symlinks=False).decode("ascii", "replace")
+            except OSError:
+                pass
+    return out
+
+def replace_meta(fd, path, meta):
+    # Each upload replaces the file's metadata: keys it does not send are removed.
+    try:
+        for n in os.listxattr(fd):
+            if n.startswith(META_PREFIX) and n[len(META_PREFIX):] not in meta:
+                os.removexattr(fd, n)
+        for k, v in meta.items():
+            os.setxattr(fd, META_PREFIX + k, v.encode("ascii"))
+    except OSError as e:
+        if e.errno in (errno.ENOTSUP, errno.EOPNOTSUPP) and not meta:
+            return
+        if e.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
+            raise Fail("failed_precondition", "%s: this sandbox's filesystem keeps no file metadata (extended attributes are not supported)" % path)
+        if e.errno in (errno.ENOSPC, errno.E2BIG, errno.ERANGE):
+            raise Fail("invalid_argument", "%s: the file metadata is too large" % path)
+        raise os_fail(e, path)
 
 def emit(pid, fd, data, state):
     """Sends output read from a process (the caller holds state["lock"]); after its exit went out,
@@ -406,6 +444,8 @@ def op_write(m):
             raise Fail("invalid_argument", "path '%s' is a directory" % path)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "ab" if m.get("append") else "wb") as f:
+            if not m.get("append") and isinstance(m.get("meta"), dict):
+                replace_meta(f.fileno(), path, m["meta"])
             f.write(base64.b64decode(m.get("data") or ""))
     except OSError as e:
         raise os_fail(e, path)

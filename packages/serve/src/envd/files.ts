@@ -2,13 +2,15 @@
 // holds back the reads instead of filling memory) and upload (POST, multipart/form-data or
 // application/octet-stream, optionally gzip; written through the agent in bounded pieces).
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Readable } from "node:stream";
+import { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import busboy from "busboy";
 import type { AgentEntry } from "../agent/client.js";
 import type { EnvdContext } from "./context.js";
 
 const PIECE = 256 * 1024;
+/** The largest plain form field taken as a file's content (it is held in memory whole). */
+const FIELD_MAX = 16 * 1024 * 1024;
 
 export class HttpError extends Error {
   constructor(
@@ -105,12 +107,45 @@ export async function download(ctx: EnvdContext, url: URL, res: ServerResponse):
   ctx.audit("file", { op: "read", path, bytes: offset });
 }
 
+const METADATA_HEADER = "x-metadata-";
+/** envd's limits: a key fits an xattr name after "user.e2b."; all of a file's metadata fits 4 KiB. */
+const METADATA_KEY_MAX = 246;
+const METADATA_TOTAL_MAX = 4096;
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/**
+ * The file metadata of an upload: every `X-Metadata-<key>: <value>` header (key lowercased,
+ * first value when a header repeats). Each upload replaces the file's metadata, so none is {}.
+ */
+export function uploadMetadata(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  let total = 0;
+  for (const [name, values] of Object.entries(req.headersDistinct)) {
+    if (!name.startsWith(METADATA_HEADER) || !values) continue;
+    const key = name.slice(METADATA_HEADER.length);
+    const value = values[0] ?? "";
+    if (key === "" || !PRINTABLE_ASCII.test(key) || !PRINTABLE_ASCII.test(value))
+      throw new HttpError(400, `metadata '${key}': keys and values must be printable US-ASCII`);
+    if (Buffer.byteLength(key) > METADATA_KEY_MAX)
+      throw new HttpError(
+        400,
+        `metadata key '${key.slice(0, 32)}…' is longer than ${METADATA_KEY_MAX} bytes`,
+      );
+    total += "user.e2b.".length + Buffer.byteLength(key) + Buffer.byteLength(value);
+    if (total > METADATA_TOTAL_MAX)
+      throw new HttpError(400, `the file metadata is larger than ${METADATA_TOTAL_MAX} bytes`);
+    out[key] = value;
+  }
+  return out;
+}
+
 /** Writes one stream to a sandbox path in pieces; returns the entry and the byte count. */
 async function writeStream(
   ctx: EnvdContext,
   path: string,
   input: Readable,
   maxBytes: number,
+  meta: Record<string, string>,
 ): Promise<AgentEntry> {
   let buf: Buffer[] = [];
   let held = 0;
@@ -125,6 +160,7 @@ async function writeStream(
       path,
       data: data.toString("base64"),
       append,
+      ...(append ? {} : { meta }),
     });
     append = true;
   };
@@ -140,8 +176,20 @@ async function writeStream(
   return entry as AgentEntry;
 }
 
-function info(e: AgentEntry): { name: string; type: string; path: string } {
-  return { name: e.name, type: e.type === "dir" ? "directory" : "file", path: e.path };
+interface UploadedEntry {
+  name: string;
+  type: string;
+  path: string;
+  metadata?: Record<string, string>;
+}
+
+function info(e: AgentEntry): UploadedEntry {
+  return {
+    name: e.name,
+    type: e.type === "dir" ? "directory" : "file",
+    path: e.path,
+    ...(e.meta && Object.keys(e.meta).length > 0 ? { metadata: e.meta } : {}),
+  };
 }
 
 export async function upload(
@@ -153,7 +201,8 @@ export async function upload(
 ): Promise<void> {
   const type = String(req.headers["content-type"] ?? "");
   const path = queryPath(url, false);
-  const results: Array<{ name: string; type: string; path: string }> = [];
+  const results: UploadedEntry[] = [];
+  const metadata = uploadMetadata(req);
   if (type.startsWith("multipart/form-data")) {
     await new Promise<void>((resolve, reject) => {
       let bb: busboy.Busboy;
@@ -161,7 +210,7 @@ export async function upload(
         bb = busboy({
           headers: req.headers,
           preservePath: true,
-          limits: { fileSize: maxBytes, files: 1000, fields: 100 },
+          limits: { fileSize: maxBytes, files: 1000, fields: 100, fieldSize: FIELD_MAX },
         });
       } catch (e) {
         reject(new HttpError(400, (e as Error).message));
@@ -190,7 +239,32 @@ export async function upload(
             stream.resume();
             return;
           }
-          results.push(info(await writeStream(ctx, target, stream, maxBytes)));
+          results.push(info(await writeStream(ctx, target, stream, maxBytes, metadata)));
+        });
+        chain.catch(fail);
+      });
+      // envd writes every part named "file", also one without a file name (a plain form field,
+      // as `form.append("file", "text")` sends it): its value is the content.
+      bb.on("field", (name, value, meta) => {
+        if (name !== "file" || failed) return;
+        if (!path) {
+          fail(new HttpError(400, "path is required (query or part file name)"));
+          return;
+        }
+        if (meta.valueTruncated) {
+          fail(
+            new HttpError(
+              413,
+              `a form field is larger than ${FIELD_MAX} bytes: send the file as a file part`,
+            ),
+          );
+          return;
+        }
+        chain = chain.then(async () => {
+          if (failed) return;
+          results.push(
+            info(await writeStream(ctx, path, Readable.from([Buffer.from(value)]), maxBytes, metadata)),
+          );
         });
         chain.catch(fail);
       });
@@ -205,7 +279,7 @@ export async function upload(
       throw new HttpError(415, `unsupported content encoding: ${enc}`);
     const input = enc === "gzip" ? req.pipe(createGunzip()) : req;
     try {
-      results.push(info(await writeStream(ctx, path, input, maxBytes)));
+      results.push(info(await writeStream(ctx, path, input, maxBytes, metadata)));
     } catch (e) {
       if ((e as { code?: string }).code === "Z_DATA_ERROR")
         throw new HttpError(400, "body is not valid gzip");

@@ -33,6 +33,7 @@ export function entryInfo(e: AgentEntry): Record<string, unknown> {
     group: e.group,
     modifiedTime: new Date(Math.floor(e.mtime / 1e6)).toISOString(),
     ...(e.symlink !== undefined ? { symlinkTarget: e.symlink } : {}),
+    ...(e.meta && Object.keys(e.meta).length > 0 ? { metadata: e.meta } : {}),
   };
 }
 

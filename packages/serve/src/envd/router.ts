@@ -26,6 +26,7 @@ import type { EnvdContext } from "./context.js";
 import { download, HttpError, httpErrorOf, sendJsonError, upload } from "./files.js";
 import * as fsService from "./filesystem.js";
 import * as processService from "./process.js";
+import { admitSigned, isSignedFilesRequest, type SignedRequest, signedRequestOf } from "./signing.js";
 
 export { ENVD_PORT, INTERPRETER_PORT };
 
@@ -150,7 +151,10 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
     // A request without a token for its port is refused before anything is looked up.
     const port = portOf(req);
     const offered = offeredTokens(req, port);
-    if (offered.length === 0) {
+    const url = new URL(req.url ?? "/", "http://sandbox");
+    // A signed /files URL (downloadUrl / uploadUrl) stands in for the token: signing.ts.
+    const signedFiles = offered.length === 0 && port === ENVD_PORT && isSignedFilesRequest(url);
+    if (offered.length === 0 && !signedFiles) {
       req.resume();
       metrics.errors.inc({ api: "sandbox", code: "401" });
       sendJsonError(res, new HttpError(401, missingTokenMessage(port)));
@@ -158,10 +162,23 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
     }
     let id: string | undefined;
     let row: SandboxRow | undefined;
+    let signed: SignedRequest | undefined;
     try {
       id = await target(req, async (token) => (await store.sandboxByToken(token))?.id);
       row = id ? (service.liveRow(id) ?? remote.get(id) ?? (await store.sandbox(id))) : undefined;
+      if (signedFiles) {
+        signed = signedRequestOf(req, url);
+        // Without a sandbox named in the request, the signature itself says whose it is.
+        row = admitSigned(signed, id ? (row ? [row] : []) : service.runningRows());
+        id = row.id;
+      }
     } catch (e) {
+      if (e instanceof HttpError) {
+        req.resume();
+        metrics.errors.inc({ api: "sandbox", code: String(e.status) });
+        sendJsonError(res, e, req);
+        return;
+      }
       // The state (a database) does not answer: an error in the usual shape, not a hang or a 500.
       req.resume();
       metrics.errors.inc({ api: "sandbox", code: "503" });
@@ -172,7 +189,7 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
       );
       return;
     }
-    if (!id || !row || !tokenAdmits(offered, port, row.token)) {
+    if (!id || !row || (!signed && !tokenAdmits(offered, port, row.token))) {
       req.resume();
       metrics.errors.inc({ api: "sandbox", code: "403" });
       sendJsonError(res, new HttpError(403, "the access token is not valid for this sandbox"));
@@ -201,11 +218,10 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
       notFound(res);
       return;
     }
-    const url = new URL(req.url ?? "/", "http://sandbox");
     const ctx: EnvdContext = {
       runtime: rt,
       row,
-      user: userOf(req),
+      user: signed ? signed.username || "user" : userOf(req),
       metrics,
       audit: (event, detail) =>
         void store
