@@ -155,6 +155,10 @@ export async function upload(
   const path = queryPath(url, false);
   const results: Array<{ name: string; type: string; path: string }> = [];
   if (type.startsWith("multipart/form-data")) {
+    // One part that cannot be written (a read-only path, a folder in the way) does not end the
+    // request: the other parts are written, the whole body is read (no reset connection), and
+    // the answer names every file that failed and why.
+    const fileErrors: Array<{ path: string; error: HttpError }> = [];
     await new Promise<void>((resolve, reject) => {
       let bb: busboy.Busboy;
       try {
@@ -190,7 +194,15 @@ export async function upload(
             stream.resume();
             return;
           }
-          results.push(info(await writeStream(ctx, target, stream, maxBytes)));
+          try {
+            results.push(info(await writeStream(ctx, target, stream, maxBytes)));
+          } catch (e) {
+            const error = httpErrorOf(e);
+            // Too large is about the request, not this file: that ends it.
+            if (error.status === 413) throw error;
+            stream.resume();
+            fileErrors.push({ path: target, error });
+          }
         });
         chain.catch(fail);
       });
@@ -198,6 +210,20 @@ export async function upload(
       bb.on("close", () => void chain.then(() => (failed ? undefined : resolve()), fail));
       req.pipe(bb);
     });
+    if (fileErrors.length > 0) {
+      const first = fileErrors[0] as { path: string; error: HttpError };
+      const written = results.length ? `; written: ${results.map((r) => r.path).join(", ")}` : "";
+      throw new HttpError(
+        first.error.status,
+        fileErrors.length === 1 && results.length === 0
+          ? first.error.message
+          : `${fileErrors.length} of ${fileErrors.length + results.length} files could not be written: ${fileErrors
+              .map((f) =>
+                f.error.message.startsWith(f.path) ? f.error.message : `${f.path}: ${f.error.message}`,
+              )
+              .join("; ")}${written}`,
+      );
+    }
   } else if (type.startsWith("application/octet-stream")) {
     if (!path) throw new HttpError(400, "path is required");
     const enc = String(req.headers["content-encoding"] ?? "identity");
