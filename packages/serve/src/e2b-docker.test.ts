@@ -59,6 +59,12 @@ for (const [template, runtime] of [
         assert.ok(Number(uid) > SANDBOX_GID && Number(uid) <= SANDBOX_GID + SANDBOX_UID_COUNT, r.stdout);
       } else assert.equal(Number(uid), process.getuid?.());
       assert.equal(r.stderr, "err\n");
+      // The home is writable and sudo is there (running as the same unprivileged uid).
+      const home = await sb.commands.run(
+        "touch /home/user/w && sudo id -u && sudo touch /usr/x 2>/dev/null; echo $?",
+      );
+      assert.equal(home.stdout, `${uid}\n1\n`);
+      assert.equal((await sb.files.write("/home/user/api.txt", "a")).path, "/home/user/api.txt");
       await assert.rejects(
         sb.commands.run("exit 9"),
         (e: unknown) => e instanceof CommandExitError && e.exitCode === 9,
