@@ -288,6 +288,8 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
         Tmpfs: {
           "/tmp": `rw,nosuid,nodev,size=${tmp},mode=1777`,
           "/home/hands": `rw,nosuid,nodev,size=${tmp},uid=${uid},mode=700`,
+          // With an account (E2B's templates): root's home is a folder the user may use too.
+          ...(o.account ? { "/root": `rw,nosuid,nodev,size=${tmp},uid=${uid},mode=700` } : {}),
           "/run": `rw,nosuid,nodev,size=1m,uid=${uid},mode=755`,
           // Root-owned: the execute-only session programs (see installSessionPrograms).
           "/run/hands": "rw,exec,nosuid,nodev,size=4m,mode=755",

@@ -6,6 +6,7 @@ import { chmodSync, existsSync, lstatSync, mkdtempSync, rmSync, statSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { Sandbox as CodeSandbox } from "@e2b/code-interpreter";
 import { checkBwrap } from "@hands/sandbox";
 import { FilesystemEventType, Sandbox, SandboxError, TimeoutError } from "e2b";
 import { startTestServe, type TestServe } from "./test-support.js";
@@ -159,6 +160,35 @@ describe("E2B parity of hands serve (bwrap)", { skip, timeout: 120_000 }, () => 
     } finally {
       rmSync(target, { recursive: true, force: true });
     }
+  });
+
+  it("code contexts: the default one is listed before its first cell, a context may start in /root", async () => {
+    const ci = await CodeSandbox.connect(sb.sandboxId);
+    const before = await ci.listCodeContexts();
+    assert.deepEqual(
+      before.map((c) => [c.id, c.language, c.cwd]),
+      [["default", "python", "/home/user"]],
+    );
+    assert.equal((await ci.runCode("import os\nos.getcwd()")).text, "/home/user");
+    assert.equal((await ci.listCodeContexts()).filter((c) => c.id === "default").length, 1, "listed once");
+    const root = await ci.createCodeContext({ language: "python", cwd: "/root" });
+    assert.equal(root.cwd, "/root");
+    assert.equal((await ci.runCode("import os\nos.getcwd()", { context: root })).text, "/root");
+    assert.ok((await ci.listCodeContexts()).some((c) => c.id === root.id && c.cwd === "/root"));
+  });
+
+  it("runCode on a sandbox killed during the cell rejects with the SDK's TimeoutError", async () => {
+    const other = await CodeSandbox.create();
+    await other.runCode("1");
+    const run = other.runCode("import time; time.sleep(300)", { timeoutMs: 300_000 }).then(
+      () => assert.fail("runCode must reject"),
+      (e: unknown) => e as Error,
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    await other.kill();
+    const err = await run;
+    assert.ok(err instanceof TimeoutError, `${err?.constructor?.name}: ${err?.message}`);
+    assert.match(err.message, /sandbox was killed while the request was in progress/);
   });
 
   it("a command of a killed sandbox ends with E2B's error: the sandbox was killed", async () => {

@@ -538,6 +538,12 @@ def handle(m):
         send({"id": m["id"], "err": ["internal", "%s: %s" % (type(e).__name__, e)]})
 
 def main():
+    # root's home, as E2B's templates have it (a cwd for code contexts, user "root"), where the
+    # root folder is writable (bwrap); the docker backend mounts one.
+    try:
+        os.makedirs("/root", mode=0o700, exist_ok=True)
+    except OSError:
+        pass
     send({"hello": os.environ.get("HANDS_AGENT_NONCE", "")})
     buf = b""
     while True:
