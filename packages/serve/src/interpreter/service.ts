@@ -280,7 +280,8 @@ export async function interpreterHandler(
     // Every context, also one whose kernel died (its next cell starts a fresh one); the
     // default one is there before its first cell (as E2B's), its kernel started by that cell.
     const listed = [...kernelsOf(ctx.runtime).values()].map(info);
-    if (!listed.some((c) => c.id === "default"))
+    // (Not when the sandbox is at its context bound: a cell without a context is refused then.)
+    if (!listed.some((c) => c.id === "default") && listed.length < MAX_CONTEXTS)
       listed.unshift({ id: "default", language: "python", cwd: ctx.runtime.home });
     send(res, 200, listed);
     return;
