@@ -20,9 +20,54 @@ const { runServeCommand } = await import(process.argv[1]);
 process.exitCode = await runServeCommand(["--data", process.argv[2], "--api", "127.0.0.1:0", "--sandbox-address", "127.0.0.1:0"]);
 `;
 
+// The same, with a listening socket opened beside the service (as a library might leave one).
+const MAIN_WITH_HELD_HANDLE = `
+const net = await import("node:net");
+net.createServer().listen(0, "127.0.0.1");
+${MAIN}`;
+
 describe("hands serve stops promptly on SIGTERM", { skip, timeout: 180_000 }, () => {
   const data = mkdtempSync(join(tmpdir(), "hs-stop-"));
   after(() => rmSync(data, { recursive: true, force: true }));
+
+  it("exits even when something it does not own still holds the process, and says what", async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        MAIN_WITH_HELD_HANDLE,
+        new URL("./command.js", import.meta.url).href,
+        data,
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    const exited = new Promise<number | null>((r) => child.once("exit", (c) => r(c)));
+    try {
+      for (let i = 0; i < 400 && !/sandboxes (\S+)/.test(out); i++)
+        await new Promise((r) => setTimeout(r, 50));
+      assert.match(out, /management API/, err);
+      const t0 = Date.now();
+      child.kill("SIGTERM");
+      const code = await Promise.race([
+        exited,
+        new Promise((r) => setTimeout(() => r("still running"), 15_000)),
+      ]);
+      assert.equal(code, 0, err);
+      assert.ok(Date.now() - t0 < 10_000);
+      assert.match(err, /stopped; still open after 3 s: .*TCPServerWrap.*; exiting/);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
+  });
 
   it(`exits within seconds after bwrap${docker ? " and docker" : ""} sandboxes were used, with one running and one starting`, async () => {
     let keyOut = "";
