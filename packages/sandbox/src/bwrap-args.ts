@@ -5,6 +5,7 @@ import { posix } from "node:path";
 import { NON_INTERACTIVE_ENV } from "./env.js";
 import { executeOnlyCopy, writePrivateFile } from "./runtime-dir.js";
 import { seccompProgram } from "./seccomp.js";
+import { checkAccount, checkProgramName, PROGRAMS_DIR, type SandboxAccount } from "./types.js";
 
 export const WORKSPACE_PATH = "/workspace";
 export const SANDBOX_UID = 1000;
@@ -21,7 +22,33 @@ export interface BwrapArgsOptions {
   proxySocket?: string;
   /** Workspace paths mounted read-only over the workspace (protected-paths.ts). */
   readOnly?: Array<{ host: string; rel: string }>;
+  /** The sandbox's user and home (default `hands`, a private tmpfs /home/hands). */
+  account?: SandboxAccount;
+  /** Leave the root tmpfs writable (its pages count against the sandbox's memory limit). */
+  writableRoot?: boolean;
+  /** Host files (programFiles) mounted read-only in PROGRAMS_DIR, by name. */
+  programs?: Record<string, string>;
 }
+
+const programCache = new Map<string, string>();
+
+/** Each script as a read-only, executable file in this process's private folder (once per text). */
+export function programFiles(programs: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, text] of Object.entries(programs)) {
+    checkProgramName(name);
+    const key = `${name}\0${text}`;
+    let path = programCache.get(key);
+    if (!path) {
+      path = writePrivateFile(`program-${programCache.size}-${name}`, text, 0o555);
+      programCache.set(key, path);
+    }
+    out[name] = path;
+  }
+  return out;
+}
+
+export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /** System folders the sandbox sees read-only (symlinks such as /bin → usr/bin are mirrored). */
 const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
@@ -76,21 +103,42 @@ const PROC_MASKED = [
   "/proc/timer_stats",
 ];
 
-let etcFiles: Record<string, string> | undefined;
+const etcFiles = new Map<string, Record<string, string>>();
 
-/** Synthetic passwd/group/hosts/nsswitch files, written once per process in its private folder. */
-function syntheticEtc(): Record<string, string> {
-  if (etcFiles) return etcFiles;
-  etcFiles = {
-    passwd: writePrivateFile(
-      "passwd",
-      `root:x:0:0:root:/root:/usr/sbin/nologin\nhands:x:${SANDBOX_UID}:${SANDBOX_UID}:hands:${SANDBOX_HOME}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
-    ),
-    group: writePrivateFile("group", `root:x:0:\nhands:x:${SANDBOX_UID}:\nnogroup:x:65534:\n`),
-    hosts: writePrivateFile("hosts", "127.0.0.1 localhost hands\n::1 localhost ip6-localhost\n"),
-    "nsswitch.conf": writePrivateFile("nsswitch.conf", "passwd: files\ngroup: files\nhosts: files dns\n"),
+/** passwd and group lines naming `uid` as the account (checked: nothing in them can add a line). */
+export function accountEtc(
+  name: string,
+  home: string,
+  uid: number,
+  gid: number,
+): { passwd: string; group: string } {
+  checkAccount({ name, home, homeFolder: "" });
+  return {
+    passwd: `root:x:0:0:root:/root:/usr/sbin/nologin\n${name}:x:${uid}:${gid}:${name}:${home}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
+    group: `root:x:0:\n${name}:x:${gid}:\nnogroup:x:65534:\n`,
   };
-  return etcFiles;
+}
+
+/** Synthetic passwd/group/hosts/nsswitch files, written once per process (and account) in its private folder. */
+function syntheticEtc(account?: SandboxAccount): Record<string, string> {
+  const name = account?.name ?? "hands";
+  const home = account?.home ?? SANDBOX_HOME;
+  const key = `${name}:${home}`;
+  const known = etcFiles.get(key);
+  if (known) return known;
+  const tag = etcFiles.size === 0 ? "" : `-${etcFiles.size}`;
+  const lines = accountEtc(name, home, SANDBOX_UID, SANDBOX_UID);
+  const files = {
+    passwd: writePrivateFile(`passwd${tag}`, lines.passwd),
+    group: writePrivateFile(`group${tag}`, lines.group),
+    hosts: writePrivateFile(`hosts${tag}`, "127.0.0.1 localhost hands\n::1 localhost ip6-localhost\n"),
+    "nsswitch.conf": writePrivateFile(
+      `nsswitch.conf${tag}`,
+      "passwd: files\ngroup: files\nhosts: files dns\n",
+    ),
+  };
+  etcFiles.set(key, files);
+  return files;
 }
 
 let seccompFile: string | null | undefined;
@@ -120,7 +168,7 @@ function sessionProgramCopies(): { shell: string; relay: string } {
 
 export function sandboxEnv(extra: Record<string, string>): Record<string, string> {
   return {
-    PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    PATH: SANDBOX_PATH,
     HOME: SANDBOX_HOME,
     USER: "hands",
     LOGNAME: "hands",
@@ -164,7 +212,7 @@ export function bwrapArgs(o: BwrapArgsOptions): string[] {
     const p = `/etc/${f}`;
     if (existsSync(p)) a.push("--ro-bind", p, p);
   }
-  for (const [f, path] of Object.entries(syntheticEtc())) a.push("--ro-bind", path, `/etc/${f}`);
+  for (const [f, path] of Object.entries(syntheticEtc(o.account))) a.push("--ro-bind", path, `/etc/${f}`);
   if (o.network === "host" && existsSync("/etc/resolv.conf"))
     a.push("--ro-bind", "/etc/resolv.conf", "/etc/resolv.conf");
   // As root, the sandbox user is root outside for file permissions: kernel settings and the
@@ -175,7 +223,10 @@ export function bwrapArgs(o: BwrapArgsOptions): string[] {
   for (const p of PROC_READ_ONLY) a.push("--ro-bind-try", p, p);
   for (const p of PROC_MASKED) if (existsSync(p)) a.push("--ro-bind", "/dev/null", p);
   a.push("--size", String(o.tmpBytes), "--tmpfs", "/tmp");
-  a.push("--size", String(o.tmpBytes), "--tmpfs", "/home", "--dir", SANDBOX_HOME);
+  if (o.account) {
+    checkAccount(o.account);
+    a.push("--size", String(o.tmpBytes), "--tmpfs", "/home", "--bind", o.account.homeFolder, o.account.home);
+  } else a.push("--size", String(o.tmpBytes), "--tmpfs", "/home", "--dir", SANDBOX_HOME);
   a.push(
     "--size",
     String(1024 * 1024),
@@ -189,12 +240,17 @@ export function bwrapArgs(o: BwrapArgsOptions): string[] {
   );
   const programs = sessionProgramCopies();
   a.push("--ro-bind", programs.shell, SESSION_SHELL, "--ro-bind", programs.relay, SESSION_RELAY);
+  for (const [name, file] of Object.entries(o.programs ?? {})) {
+    checkProgramName(name);
+    a.push("--ro-bind", file, `${PROGRAMS_DIR}/${name}`);
+  }
   if (o.network === "proxy" && o.proxySocket) a.push("--bind", o.proxySocket, "/run/hands-proxy.sock");
   a.push("--bind", o.workspace, WORKSPACE_PATH);
   for (const r of o.readOnly ?? []) a.push("--ro-bind", r.host, posix.join(WORKSPACE_PATH, r.rel));
   a.push("--chdir", WORKSPACE_PATH);
-  // The root itself (bubblewrap's tmpfs, no size cap) is read-only once everything is mounted.
-  a.push("--remount-ro", "/");
+  // The root itself (bubblewrap's tmpfs, no size cap of its own) is read-only once everything is
+  // mounted, unless asked for: then what is written there counts against the memory limit.
+  if (!o.writableRoot) a.push("--remount-ro", "/");
   a.push("--clearenv");
   for (const [k, v] of Object.entries(o.env)) a.push("--setenv", k, v);
   return a;

@@ -12,6 +12,8 @@ import {
   type BwrapArgsOptions,
   bwrapArgs,
   type NetworkMode,
+  programFiles,
+  SANDBOX_PATH,
   SECCOMP_FD,
   SESSION_SHELL,
   sandboxEnv,
@@ -31,7 +33,14 @@ import { FORWARDER, PROXY_ENV } from "./proxy.js";
 import { checkBwrap } from "./sandbox-kind.js";
 import { SESSION_COMMAND, SESSION_ENV, SESSION_SCRIPT } from "./session-script.js";
 import { ShellSession } from "./shell-session.js";
-import type { ExecOptions, ExecResult, Sandbox, SandboxKind } from "./types.js";
+import {
+  type ExecOptions,
+  type ExecResult,
+  PROGRAMS_DIR,
+  type Sandbox,
+  type SandboxAccount,
+  type SandboxKind,
+} from "./types.js";
 import { DEFAULT_WORKSPACE_QUOTA_BYTES, execWithQuota, WorkspaceQuota } from "./workspace-quota.js";
 
 export const DEFAULT_TMP_BYTES = 256 * 1024 * 1024;
@@ -56,6 +65,12 @@ export interface BwrapSandboxOptions {
   protectedPaths?: readonly string[];
   /** Most disk space a session may add to the workspace (0: no check). */
   workspaceQuotaBytes?: number;
+  /** The sandbox's user and home (types.ts SandboxAccount). */
+  account?: SandboxAccount;
+  /** The root folder stays a writable tmpfs (charged to the memory limit). */
+  writableRoot?: boolean;
+  /** Scripts on the sandbox's PATH (types.ts SandboxOptions.programs). */
+  programs?: Record<string, string>;
 }
 
 /** tmpfs pages count against the memory limit: keep scratch space well below it. */
@@ -164,8 +179,15 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
       workspace: this.workspace,
       network: this.network,
       tmpBytes: options.tmpBytes ?? defaultTmpBytes(this.limits),
-      env: sandboxEnv({ ...networkEnv(this.network, options.proxyEnv), ...(options.env ?? {}) }),
+      env: sandboxEnv({
+        ...networkEnv(this.network, options.proxyEnv),
+        ...(options.programs ? { PATH: `${PROGRAMS_DIR}:${SANDBOX_PATH}` } : {}),
+        ...(options.env ?? {}),
+      }),
       ...(options.proxySocket ? { proxySocket: options.proxySocket } : {}),
+      ...(options.account ? { account: options.account } : {}),
+      ...(options.programs ? { programs: programFiles(options.programs) } : {}),
+      ...(options.writableRoot ? { writableRoot: true } : {}),
     };
   }
 

@@ -19,12 +19,14 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
     ...(options.workspaceQuotaBytes !== undefined
       ? { workspaceQuotaBytes: options.workspaceQuotaBytes }
       : {}),
+    ...(options.account ? { account: options.account } : {}),
+    ...(options.programs ? { programs: options.programs } : {}),
   };
   switch (options.kind) {
     case "local":
       return new LocalSandbox({ workspace: options.workspace, ...(options.env ? { env: options.env } : {}) });
     case "bwrap":
-      return BwrapSandbox.create(common);
+      return BwrapSandbox.create({ ...common, ...(options.writableRoot ? { writableRoot: true } : {}) });
     case "docker": {
       const { DockerSandbox, checkDocker } = await import("./docker.js");
       const ok = await checkDocker();

@@ -8,7 +8,15 @@ import { posix } from "node:path";
 import { PassThrough } from "node:stream";
 import type Dockerode from "dockerode";
 import { defaultTmpBytes, markOom, networkEnv, SHM_BYTES } from "./bwrap.js";
-import { type NetworkMode, SESSION_RELAY, SESSION_SHELL, sandboxEnv, WORKSPACE_PATH } from "./bwrap-args.js";
+import {
+  accountEtc,
+  type NetworkMode,
+  programFiles,
+  SESSION_RELAY,
+  SESSION_SHELL,
+  sandboxEnv,
+  WORKSPACE_PATH,
+} from "./bwrap-args.js";
 import { DEFAULT_LIMITS, type Limits, pruneCgroups } from "./cgroups.js";
 import { realpathOrSelf } from "./confine.js";
 import { FileBackedSandbox } from "./file-backed.js";
@@ -17,11 +25,19 @@ import { releaseHostUser, sandboxHostUser } from "./host-user.js";
 import { imageTag } from "./image.js";
 import { bootId, ownerGone, processStartTime } from "./proc.js";
 import { ProtectedPathsGuard } from "./protected-paths.js";
+import { writePrivateFile } from "./runtime-dir.js";
 import { dockerSeccompProfile } from "./seccomp.js";
 import { SESSION_COMMAND, SESSION_ENV, SESSION_SCRIPT } from "./session-script.js";
 import { ShellSession } from "./shell-session.js";
 import { startOrDestroy } from "./start-or-destroy.js";
-import type { ExecOptions, ExecResult, Sandbox, SandboxKind } from "./types.js";
+import {
+  checkAccount,
+  type ExecOptions,
+  type ExecResult,
+  type Sandbox,
+  type SandboxAccount,
+  type SandboxKind,
+} from "./types.js";
 import { DEFAULT_WORKSPACE_QUOTA_BYTES, execWithQuota, WorkspaceQuota } from "./workspace-quota.js";
 
 export const LABEL_SESSION = "hands.session";
@@ -50,6 +66,28 @@ export interface DockerSandboxOptions {
   workspaceQuotaBytes?: number;
   /** Shared client (one per process is enough). */
   docker?: Dockerode;
+  /** The sandbox's user and home (types.ts SandboxAccount): its passwd lines and a bind at its home. */
+  account?: SandboxAccount;
+  /** Scripts on the sandbox's PATH (types.ts SandboxOptions.programs), in /usr/local/bin. */
+  programs?: Record<string, string>;
+}
+
+const accountFiles = new Map<string, { passwd: string; group: string }>();
+
+/** passwd/group files naming the container's uid as the account (once per process and uid). */
+function accountEtcFiles(a: SandboxAccount, uid: number, gid: number): { passwd: string; group: string } {
+  const key = `${a.name}:${a.home}:${uid}:${gid}`;
+  let f = accountFiles.get(key);
+  if (!f) {
+    const lines = accountEtc(a.name, a.home, uid, gid);
+    const tag = `${uid}-${gid}-${accountFiles.size}`;
+    f = {
+      passwd: writePrivateFile(`passwd-${tag}`, lines.passwd),
+      group: writePrivateFile(`group-${tag}`, lines.group),
+    };
+    accountFiles.set(key, f);
+  }
+  return f;
 }
 
 let client: Dockerode | undefined;
@@ -77,12 +115,12 @@ export async function checkDocker(): Promise<{ ok: boolean; reason: string }> {
 }
 
 /** The uid:gid the container runs as: never root (see host-user.ts). */
-function containerUser(ws: string, holder: object): { user: string; uid: number } {
+function containerUser(ws: string, holder: object): { user: string; uid: number; gid: number } {
   const u = sandboxHostUser(ws, holder);
   const st = statSync(ws);
   const uid = u?.uid ?? st.uid;
   const gid = u?.gid ?? st.gid;
-  return { user: `${uid}:${gid}`, uid };
+  return { user: `${uid}:${gid}`, uid, gid };
 }
 
 /** True when host process `hostPid` is the process `inner` of some PID namespace. */
@@ -167,6 +205,8 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
   private container: Dockerode.Container | undefined;
   private containerId = "";
   private session: ShellSession | undefined;
+  /** The session's hijacked connection to the engine (ended with the container, see destroy). */
+  private sessionStream: NodeJS.ReadWriteStream | undefined;
   private readonly protectedPaths: ProtectedPathsGuard;
   private readonly quota: WorkspaceQuota | undefined;
 
@@ -200,7 +240,7 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
 
   private async start(): Promise<void> {
     const o = this.options;
-    const { user, uid } = containerUser(this.workspace, this);
+    const { user, uid, gid } = containerUser(this.workspace, this);
     const tmp = o.tmpBytes ?? defaultTmpBytes(this.limits);
     const fsize = o.fileSizeBytes ?? 512 * 1024 * 1024;
     const network = o.network ?? "none";
@@ -210,6 +250,17 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
       ...readOnly.map((b) => `${b.host}:${posix.join(WORKSPACE_PATH, b.rel)}:ro`),
     ];
     if (network === "proxy" && o.proxySocket) binds.push(`${o.proxySocket}:/run/hands-proxy.sock`);
+    if (o.account) {
+      checkAccount(o.account);
+      const etc = accountEtcFiles(o.account, uid, gid);
+      binds.push(
+        `${o.account.homeFolder}:${o.account.home}`,
+        `${etc.passwd}:/etc/passwd:ro`,
+        `${etc.group}:/etc/group:ro`,
+      );
+    }
+    for (const [name, file] of Object.entries(programFiles(o.programs ?? {})))
+      binds.push(`${file}:/usr/local/bin/${name}:ro`);
     const env = sandboxEnv({ ...networkEnv(network, o.proxyEnv), ...(o.env ?? {}) });
     const image = o.image ?? imageTag();
     const container = await this.docker.createContainer({
@@ -237,6 +288,8 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
         Tmpfs: {
           "/tmp": `rw,nosuid,nodev,size=${tmp},mode=1777`,
           "/home/hands": `rw,nosuid,nodev,size=${tmp},uid=${uid},mode=700`,
+          // With an account (E2B's templates): root's home is a folder the user may use too.
+          ...(o.account ? { "/root": `rw,nosuid,nodev,size=${tmp},uid=${uid},mode=700` } : {}),
           "/run": `rw,nosuid,nodev,size=1m,uid=${uid},mode=755`,
           // Root-owned: the execute-only session programs (see installSessionPrograms).
           "/run/hands": "rw,exec,nosuid,nodev,size=4m,mode=755",
@@ -306,6 +359,8 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
       Tty: false,
     });
     const stream = await exec.start({ hijack: true, stdin: true });
+    (this.sessionStream as { destroy?: () => void } | undefined)?.destroy?.();
+    this.sessionStream = stream;
     const stdout = new PassThrough();
     const stderr = new PassThrough();
     this.docker.modem.demuxStream(stream, stdout, stderr);
@@ -384,6 +439,10 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
     if (this.destroyed) return;
     this.destroyed = true;
     if (this.container) await this.container.remove({ force: true }).catch(() => {});
+    // dockerd does not always close a hijacked exec connection when its container goes: left
+    // open, it would keep the process alive after everything else stopped.
+    (this.sessionStream as { destroy?: () => void } | undefined)?.destroy?.();
+    this.sessionStream = undefined;
     this.protectedPaths.release();
     releaseHostUser(this.workspace, this);
   }

@@ -61,6 +61,25 @@ export interface Sandbox {
   destroy(): Promise<void>;
 }
 
+/**
+ * The sandbox's user as its programs know it (`whoami`, `~`, /etc/passwd): its name, its home,
+ * and the host folder mounted read-write as that home. The caller makes sure `homeFolder` is a
+ * real folder (no symlink) while nothing of the sandbox runs.
+ */
+export interface SandboxAccount {
+  name: string;
+  /** An absolute path under /home. */
+  home: string;
+  homeFolder: string;
+}
+
+/** A name and home that are safe in a passwd line and as a mount point. */
+export function checkAccount(a: SandboxAccount): void {
+  if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(a.name)) throw new Error(`invalid sandbox user name: ${a.name}`);
+  if (!/^\/home\/[A-Za-z0-9._-]+$/.test(a.home) || a.home.includes("/.."))
+    throw new Error(`a sandbox user's home must be /home/NAME: ${a.home}`);
+}
+
 export interface SandboxOptions {
   kind: SandboxKind;
   /** Host folder that becomes the sandbox's workspace. */
@@ -91,6 +110,26 @@ export interface SandboxOptions {
    * DEFAULT_WORKSPACE_QUOTA_BYTES; 0 turns the check off). A command going over is stopped.
    */
   workspaceQuotaBytes?: number;
+  /** bwrap/docker: the sandbox's user and home (default `hands`, a private /home/hands). */
+  account?: SandboxAccount;
+  /**
+   * bwrap: the root folder stays writable (a tmpfs whose pages count against the sandbox's
+   * memory limit), so commands may create folders at `/` as on a VM. Default: read-only.
+   */
+  writableRoot?: boolean;
+  /**
+   * bwrap/docker: scripts installed read-only on the sandbox's PATH (name → text), e.g. a
+   * `sudo` for templates that expect one. They run as the sandbox's user like anything else.
+   */
+  programs?: Record<string, string>;
+}
+
+/** Where `programs` are: first on bwrap's PATH; docker's login shells reset PATH, so there /usr/local/bin. */
+export const PROGRAMS_DIR = "/run/hands/bin";
+
+/** A program name that is one plain file name. */
+export function checkProgramName(name: string): void {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) throw new Error(`invalid program name: ${name}`);
 }
 
 /** Optional abilities of isolating backends (bwrap, docker). */

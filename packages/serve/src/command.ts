@@ -200,6 +200,24 @@ const OPTIONS = {
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
 
+/** How long a stopped service may wait for the last handles to close on their own. */
+const EXIT_GRACE_MS = 3000;
+
+/**
+ * Everything the service holds is closed by now; whatever still keeps the process alive (a
+ * connection a peer holds open, a library's socket) must not keep a stopped `hands serve` up:
+ * say what it is and exit. Unref'd, so a process with nothing left exits at once.
+ */
+function exitIfStillHeld(err: Out): void {
+  setTimeout(() => {
+    const held = process.getActiveResourcesInfo().filter((r) => r !== "Timeout");
+    err(
+      `hands serve: stopped; still open after ${EXIT_GRACE_MS / 1000} s: ${held.join(", ") || "timers"}; exiting\n`,
+    );
+    process.exit(process.exitCode ?? 0);
+  }, EXIT_GRACE_MS).unref();
+}
+
 /** Entry point of `hands serve` (argv after "serve"); resolves with the exit code. */
 export async function runServeCommand(
   argv: string[],
@@ -264,6 +282,7 @@ export async function runServeCommand(
       "hands serve: stopping (running sandboxes keep their files; after the next start, connect resumes them)\n",
     );
     await s.close();
+    exitIfStillHeld(err);
     return 0;
   } catch (e) {
     err(`hands serve: ${(e as Error).message}\n`);

@@ -1,6 +1,6 @@
 // The official SDK against the docker backend (template "docker") and gVisor (template
-// "gvisor": docker with the runsc runtime) — the same operations as on bwrap, where the home is
-// /workspace/home (see runtime.ts).
+// "gvisor": docker with the runsc runtime) — the same operations as on bwrap: the user is `user`
+// and its home /home/user, as in E2B's templates (see runtime.ts).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { Sandbox as CodeSandbox } from "@e2b/code-interpreter";
@@ -49,16 +49,22 @@ for (const [template, runtime] of [
     });
 
     it("runs commands with streams, envs, cwd and exit codes, as an unprivileged user", async () => {
-      const r = await sb.commands.run("echo out $FROM_CREATE $X; echo err >&2; pwd; id -u", {
+      const r = await sb.commands.run("echo out $FROM_CREATE $X; echo err >&2; pwd; id -u; whoami", {
         envs: { X: "x" },
       });
-      const [out, cwd, uid] = r.stdout.split("\n");
-      assert.deepEqual([out, cwd], ["out yes x", "/workspace/home"]);
+      const [out, cwd, uid, name] = r.stdout.split("\n");
+      assert.deepEqual([out, cwd, name], ["out yes x", "/home/user", "user"]);
       // As root, each sandbox has a uid of its own (sandbox-users.ts); else the service's own.
       if (process.getuid?.() === 0) {
         assert.ok(Number(uid) > SANDBOX_GID && Number(uid) <= SANDBOX_GID + SANDBOX_UID_COUNT, r.stdout);
       } else assert.equal(Number(uid), process.getuid?.());
       assert.equal(r.stderr, "err\n");
+      // The home is writable and sudo is there (running as the same unprivileged uid).
+      const home = await sb.commands.run(
+        "touch /home/user/w && sudo id -u && sudo touch /usr/x 2>/dev/null; echo $?",
+      );
+      assert.equal(home.stdout, `${uid}\n1\n`);
+      assert.equal((await sb.files.write("/home/user/api.txt", "a")).path, "/home/user/api.txt");
       await assert.rejects(
         sb.commands.run("exit 9"),
         (e: unknown) => e instanceof CommandExitError && e.exitCode === 9,

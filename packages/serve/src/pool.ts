@@ -11,6 +11,8 @@ export interface Warm {
 export class WarmPool {
   private readonly ready = new Map<string, Warm[]>();
   private readonly filling = new Set<string>();
+  /** Starts under way: close() waits for them, so none outlives the pool. */
+  private readonly starting = new Set<Promise<unknown>>();
   private closed = false;
 
   constructor(
@@ -45,20 +47,23 @@ export class WarmPool {
       const want = this.sizes[t] ?? 0;
       if ((this.ready.get(t)?.length ?? 0) >= want) continue;
       this.filling.add(t);
-      void this.launch(t)
-        .then(
-          (w) => {
-            if (this.closed) return this.discard(w);
-            const list = this.ready.get(t) ?? [];
-            list.push(w);
-            this.ready.set(t, list);
-          },
-          () => new Promise((r) => setTimeout(r, 1000)),
-        )
-        .finally(() => {
-          this.filling.delete(t);
-          this.fill(t);
-        });
+      const start = this.launch(t).then(
+        (w) => {
+          if (this.closed) return this.discard(w);
+          const list = this.ready.get(t) ?? [];
+          list.push(w);
+          this.ready.set(t, list);
+        },
+        () => {
+          if (!this.closed) return new Promise((r) => setTimeout(r, 1000).unref());
+        },
+      );
+      this.starting.add(start);
+      void start.finally(() => {
+        this.starting.delete(start);
+        this.filling.delete(t);
+        this.fill(t);
+      });
     }
   }
 
@@ -66,6 +71,6 @@ export class WarmPool {
     this.closed = true;
     const all = [...this.ready.values()].flat();
     this.ready.clear();
-    await Promise.all(all.map((w) => this.discard(w)));
+    await Promise.all([...all.map((w) => this.discard(w)), ...this.starting]);
   }
 }

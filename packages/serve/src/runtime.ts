@@ -1,6 +1,7 @@
 // One live E2B-style sandbox: a Hands sandbox (bwrap or docker) whose first command is the
 // in-sandbox agent, plus the table of processes the agent runs. The workspace folder holds the
-// user's home (`home/`, seen as /home/user) and the agent's socket (`.hands-agent/`).
+// user's home (`home/`, mounted at /home/user on both backends) and the agent's socket
+// (`.hands-agent/`). The sandbox's user is `user`, as in E2B's templates.
 import { randomBytes } from "node:crypto";
 import { chmodSync, chownSync, lstatSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
@@ -9,17 +10,10 @@ import { createSandbox, type Sandbox, type SandboxKind } from "@hands/sandbox";
 import { AgentClient, type AgentEvent } from "./agent/client.js";
 import { AGENT_SOURCE } from "./agent/source.js";
 import type { SandboxUser } from "./sandbox-users.js";
+import { SUDO_SCRIPT } from "./sudo.js";
 
 export const E2B_HOME = "/home/user";
-
-/**
- * The user's home inside the sandbox. bwrap's /home is a private tmpfs, so /home/user can be a
- * link to the workspace; the docker image's root is read-only, so there the home is the
- * workspace folder itself (until packages/sandbox can mount the workspace at /home/user).
- */
-export function homeFor(kind: RuntimeOptions["kind"]): string {
-  return kind === "bwrap" ? E2B_HOME : `${IN_SANDBOX_WORKSPACE}/home`;
-}
+export const E2B_USER = "user";
 const IN_SANDBOX_WORKSPACE = "/workspace";
 const AGENT_DIR = ".hands-agent";
 const START_TIMEOUT_MS = 15_000;
@@ -127,6 +121,12 @@ export class SandboxRuntime {
         id: o.id,
         network: o.internet ? "host" : "none",
         limits: { memoryBytes: o.limits.memoryBytes, cpus: o.limits.cpus },
+        account: { name: E2B_USER, home: E2B_HOME, homeFolder: join(o.workspace, "home") },
+        // E2B's sandboxes may create folders at `/`: bwrap's root tmpfs stays writable (its pages
+        // count against the memory limit). Docker's root stays read-only (its writable layer
+        // would have no size limit on this host).
+        writableRoot: true,
+        programs: { sudo: SUDO_SCRIPT },
         ...(o.runtime ? { runtime: o.runtime } : {}),
         ...(o.image ? { image: o.image } : {}),
       });
@@ -139,8 +139,7 @@ export class SandboxRuntime {
             HANDS_AGENT_SOURCE: AGENT_SOURCE,
             HANDS_AGENT_SOCKET: `${IN_SANDBOX_WORKSPACE}/${AGENT_DIR}/agent.sock`,
             HANDS_AGENT_NONCE: nonce,
-            HANDS_AGENT_HOME: homeFor(o.kind),
-            HANDS_AGENT_HOME_TARGET: `${IN_SANDBOX_WORKSPACE}/home`,
+            HANDS_AGENT_HOME: E2B_HOME,
           },
           timeoutMs: 2 ** 31 - 1,
           maxOutputBytes: 64 * 1024,
@@ -152,7 +151,7 @@ export class SandboxRuntime {
           throw new Error(`sandbox agent exited before it started: ${r.stderr.slice(0, 2000) || r.exitCode}`);
         }),
       ]);
-      const rt = new SandboxRuntime(sandbox, new AgentClient(socket), o.envs, homeFor(o.kind));
+      const rt = new SandboxRuntime(sandbox, new AgentClient(socket), o.envs, E2B_HOME);
       rt.agentRun = run.catch(() => undefined);
       return rt;
     } catch (e) {
@@ -237,7 +236,8 @@ export class SandboxRuntime {
     // Bounded: a backend whose command stream outlives the sandbox must not hold up a kill.
     await Promise.race([this.agentRun, new Promise((r) => setTimeout(r, 5000).unref())]);
     for (const p of this.processes.values())
-      for (const l of p.listeners) l({ ev: "exit", pid: p.pid, exited: false, code: -1, signal: "SIGKILL" });
+      for (const l of p.listeners)
+        l({ ev: "exit", pid: p.pid, exited: false, code: -1, signal: "SIGKILL", sandboxGone: true });
     this.processes.clear();
     for (const w of this.watchers.values()) w({ ev: "fs_end", wid: "", err: "sandbox stopped" });
     this.watchers.clear();

@@ -422,12 +422,12 @@ export class SandboxService {
     }
   }
 
-  private launch(
+  private async launch(
     id: string,
     spec: TemplateSpec,
     o: { envs: Record<string, string>; internet: boolean },
   ): Promise<SandboxRuntime> {
-    return SandboxRuntime.start({
+    const rt = await SandboxRuntime.start({
       kind: spec.backend,
       workspace: this.workspaceOf(id),
       id: `serve-${id}`,
@@ -438,6 +438,13 @@ export class SandboxService {
       ...(spec.runtime ? { runtime: spec.runtime } : {}),
       ...(spec.image ? { image: spec.image } : {}),
     });
+    // A start that finishes after close() began would run on with nobody to stop it (its
+    // bubblewrap child or docker stream keeping the stopped service's process alive).
+    if (this.closed) {
+      await rt.stop();
+      throw new ApiError(503, "the service is stopping");
+    }
+    return rt;
   }
 
   private async startRuntime(row: SandboxRow, spec: TemplateSpec): Promise<void> {
@@ -791,6 +798,11 @@ export class SandboxService {
     this.closed = true;
     if (this.reaper) clearInterval(this.reaper);
     await this.pool.close();
+    // Creates, resumes, pauses and kills under way end first (a start that ends now stops
+    // itself, see launch), bounded: a stuck one must not hold up the stop.
+    const pending = [...this.busy.values()].map((p) => p.catch(() => {}));
+    if (pending.length)
+      await Promise.race([Promise.all(pending), new Promise((r) => setTimeout(r, 15_000).unref())]);
     const all = [...this.runtimes.values()];
     this.runtimes.clear();
     this.liveRows.clear();

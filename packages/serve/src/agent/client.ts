@@ -34,7 +34,15 @@ export interface AgentEntry {
 
 export type AgentEvent =
   | { ev: "out"; pid: number; fd: 1 | 2; data: string }
-  | { ev: "exit"; pid: number; exited: boolean; code: number; signal?: string }
+  | {
+      ev: "exit";
+      pid: number;
+      exited: boolean;
+      code: number;
+      signal?: string;
+      /** Set by the host (never taken from the agent) when the sandbox itself went away. */
+      sandboxGone?: true;
+    }
   | { ev: "fs"; wid: string; name: string; type: "create" | "write" | "remove" | "chmod" }
   | { ev: "fs_end"; wid: string; err: string };
 
@@ -112,6 +120,7 @@ export class AgentClient extends EventEmitter {
       return;
     }
     if (typeof m.ev === "string") {
+      delete m.sandboxGone;
       this.emit("event", m as unknown as AgentEvent);
       return;
     }

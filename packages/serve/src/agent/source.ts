@@ -419,6 +419,9 @@ def op_remove(m):
             shutil.rmtree(path)
         else:
             os.unlink(path)
+    except FileNotFoundError:
+        # As envd's (os.RemoveAll): what is not there is already removed.
+        pass
     except OSError as e:
         raise os_fail(e, path)
     return {}
@@ -480,6 +483,10 @@ def watcher(wid, root, recursive, stop):
             old = before.get(name)
             if old is None:
                 send({"ev": "fs", "wid": wid, "name": name, "type": "create"})
+                # A file that already has content when first seen was also written (inotify
+                # reports both); an empty one gets its write when its content comes.
+                if stat.S_ISREG(sig[2]) and sig[1] > 0:
+                    send({"ev": "fs", "wid": wid, "name": name, "type": "write"})
             elif old[0] != sig[0] or old[1] != sig[1]:
                 send({"ev": "fs", "wid": wid, "name": name, "type": "write"})
             elif old[2] != sig[2]:
@@ -571,10 +578,10 @@ def handle(m):
         send({"id": m["id"], "err": ["internal", "%s: %s" % (type(e).__name__, e)]})
 
 def main():
+    # root's home, as E2B's templates have it (a cwd for code contexts, user "root"), where the
+    # root folder is writable (bwrap); the docker backend mounts one.
     try:
-        os.makedirs(os.path.dirname(HOME), exist_ok=True)
-        if not os.path.lexists(HOME):
-            os.symlink(os.environ["HANDS_AGENT_HOME_TARGET"], HOME)
+        os.makedirs("/root", mode=0o700, exist_ok=True)
     except OSError:
         pass
     send({"hello": os.environ.get("HANDS_AGENT_NONCE", "")})

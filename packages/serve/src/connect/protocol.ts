@@ -181,6 +181,17 @@ export class ServerStream {
     this.res.end(envelope(0x02, error ? { error: { code: error.code, message: error.message } } : {}));
   }
 
+  /**
+   * Drops the connection without an end message, as a sandbox that vanished does: the client
+   * sees the stream cut off (E2B's SDK then asks /health and reports the sandbox gone).
+   */
+  cut(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.stopKeepalive();
+    this.res.destroy();
+  }
+
   private stopKeepalive(): void {
     if (this.keepalive) clearInterval(this.keepalive);
     this.keepalive = undefined;

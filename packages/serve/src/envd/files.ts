@@ -204,6 +204,10 @@ export async function upload(
   const results: UploadedEntry[] = [];
   const metadata = uploadMetadata(req);
   if (type.startsWith("multipart/form-data")) {
+    // One part that cannot be written (a read-only path, a folder in the way) does not end the
+    // request: the other parts are written, the whole body is read (no reset connection), and
+    // the answer names every file that failed and why.
+    const fileErrors: Array<{ path: string; error: HttpError }> = [];
     await new Promise<void>((resolve, reject) => {
       let bb: busboy.Busboy;
       try {
@@ -239,7 +243,15 @@ export async function upload(
             stream.resume();
             return;
           }
-          results.push(info(await writeStream(ctx, target, stream, maxBytes, metadata)));
+          try {
+            results.push(info(await writeStream(ctx, target, stream, maxBytes, metadata)));
+          } catch (e) {
+            const error = httpErrorOf(e);
+            // Too large is about the request, not this file: that ends it.
+            if (error.status === 413) throw error;
+            stream.resume();
+            fileErrors.push({ path: target, error });
+          }
         });
         chain.catch(fail);
       });
@@ -262,9 +274,15 @@ export async function upload(
         }
         chain = chain.then(async () => {
           if (failed) return;
-          results.push(
-            info(await writeStream(ctx, path, Readable.from([Buffer.from(value)]), maxBytes, metadata)),
-          );
+          try {
+            results.push(
+              info(await writeStream(ctx, path, Readable.from([Buffer.from(value)]), maxBytes, metadata)),
+            );
+          } catch (e) {
+            const error = httpErrorOf(e);
+            if (error.status === 413) throw error;
+            fileErrors.push({ path, error });
+          }
         });
         chain.catch(fail);
       });
@@ -272,6 +290,20 @@ export async function upload(
       bb.on("close", () => void chain.then(() => (failed ? undefined : resolve()), fail));
       req.pipe(bb);
     });
+    if (fileErrors.length > 0) {
+      const first = fileErrors[0] as { path: string; error: HttpError };
+      const written = results.length ? `; written: ${results.map((r) => r.path).join(", ")}` : "";
+      throw new HttpError(
+        first.error.status,
+        fileErrors.length === 1 && results.length === 0
+          ? first.error.message
+          : `${fileErrors.length} of ${fileErrors.length + results.length} files could not be written: ${fileErrors
+              .map((f) =>
+                f.error.message.startsWith(f.path) ? f.error.message : `${f.path}: ${f.error.message}`,
+              )
+              .join("; ")}${written}`,
+      );
+    }
   } else if (type.startsWith("application/octet-stream")) {
     if (!path) throw new HttpError(400, "path is required");
     const enc = String(req.headers["content-encoding"] ?? "identity");

@@ -124,6 +124,11 @@ function follow(
     } else if (ev.ev === "exit") {
       detach();
       onEnd(ev);
+      // Killed with its sandbox: no exit status to report, the sandbox is gone (as E2B's is).
+      if (ev.sandboxGone) {
+        stream.cut();
+        return;
+      }
       stream.send({ event: { end: endEvent(ev) } });
       stream.end();
     }

@@ -111,6 +111,12 @@ async function spawnKernel(
   const listener = (ev: AgentEvent) => {
     if (ev.ev === "exit") {
       k.exited = true;
+      // With its sandbox: the cell's answer is cut off, as E2B's (the SDK then finds the
+      // sandbox gone and rejects with its TimeoutError instead of an empty result).
+      if (ev.sandboxGone) {
+        k.onLine?.({ type: "__gone__" });
+        return;
+      }
       k.onLine?.({ type: "error", name: "KernelDied", value: "the kernel exited", traceback: "" });
       k.onLine?.({ type: "__done__" });
       return;
@@ -210,7 +216,12 @@ async function execute(ctx: EnvdContext, req: IncomingMessage, res: ServerRespon
         resolve();
       };
       current.onLine = (msg) => {
-        if (msg.type === "__done__") finish();
+        if (msg.type === "__gone__") {
+          finished = true;
+          current.onLine = undefined;
+          res.destroy();
+          resolve();
+        } else if (msg.type === "__done__") finish();
         else if (!res.destroyed) res.write(`${JSON.stringify(msg)}\n`);
       };
       // A client that gives up (runCode's timeout) interrupts the cell: KeyboardInterrupt in
@@ -266,8 +277,13 @@ export async function interpreterHandler(
   }
   if (path === "/contexts" && req.method === "GET") {
     req.resume();
-    // Every context, also one whose kernel died (its next cell starts a fresh one).
-    send(res, 200, [...kernelsOf(ctx.runtime).values()].map(info));
+    // Every context, also one whose kernel died (its next cell starts a fresh one); the
+    // default one is there before its first cell (as E2B's), its kernel started by that cell.
+    const listed = [...kernelsOf(ctx.runtime).values()].map(info);
+    // (Not when the sandbox is at its context bound: a cell without a context is refused then.)
+    if (!listed.some((c) => c.id === "default") && listed.length < MAX_CONTEXTS)
+      listed.unshift({ id: "default", language: "python", cwd: ctx.runtime.home });
+    send(res, 200, listed);
     return;
   }
   const m = /^\/contexts\/([A-Za-z0-9-]{1,64})(\/restart)?$/.exec(path);
