@@ -112,12 +112,15 @@ __h_settle() {
   else
     while kill -KILL -- -"$__h_lastjob" && [ $n -lt 100 ]; do n=$((n + 1)); done
   fi
+  # A killed process in the middle of disk I/O (a \`sync\` the quota stopped) dies only once that
+  # I/O is done: after 50 quick rounds, rounds 50 ms apart for up to 5 s.
   n=0
-  while [ $n -lt 50 ]; do
+  while [ $n -lt 150 ]; do
     __h_scan
     [ -z "$__h_leftpids" ] && break
     for p in $__h_leftpids; do kill -KILL "$p"; done
     n=$((n + 1))
+    [ $n -gt 50 ] && sleep 0.05
   done
   # Something the last command started outlived every kill and may hold the host's pipes:
   # no later command may run beside it.
