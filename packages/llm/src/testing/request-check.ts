@@ -101,7 +101,8 @@ function checkOpenAI(body: Json): string | undefined {
         return `tools[${j}] is not a function tool with a name`;
       if (!TOOL_NAME.test(t.function.name))
         return `tools[${j}].function.name ${JSON.stringify(t.function.name)} is not valid`;
-      const schemaError = t.function.parameters === undefined ? undefined : objectSchemaError(t.function.parameters);
+      const schemaError =
+        t.function.parameters === undefined ? undefined : objectSchemaError(t.function.parameters);
       if (schemaError) return `tools[${j}] (${t.function.name}): invalid schema: ${schemaError}`;
     }
   }
