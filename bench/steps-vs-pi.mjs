@@ -287,10 +287,11 @@ for (const a of list) await loop(a, kinds[0], 1); // warm the file cache once; n
 for (let r = 0; r < runs; r++) {
   // Who goes first alternates run by run, so neither always runs right after the other.
   const order = r % 2 ? [...list].reverse() : list;
-  for (const kind of kinds)
+  for (const kind of kinds) {
     for (const size of SIZES)
       for (const a of order) samples[kind][a.name][size].push(await loop(a, kind, size));
-  console.error(`run ${r + 1}/${runs} done, load ${loadavg()[0].toFixed(2)}`);
+    console.error(`run ${r + 1}/${runs}: ${kind} done, load ${loadavg()[0].toFixed(2)}`);
+  }
 }
 stopBusy();
 const report = {
