@@ -83,12 +83,11 @@ function workspace(prefix) {
 }
 
 /**
- * Runs `command args` under tree-rusage.py; resolves to its wall time, the tree's CPU and peak
+ * Runs `command args` under tree-rusage.py; resolves to its wall time (fork → exit), the tree's CPU and peak
  * RSS, the CLOCK_MONOTONIC ns it started at, and its stdout, after checking the exit code.
  */
 async function measured(label, command, args, { env = {}, cwd }) {
   const out = join(cwd, ".rusage.json");
-  const started = performance.now();
   const child = spawn(WRAP[0], [...WRAP.slice(1), out, command, ...args], {
     cwd,
     stdio: ["ignore", "pipe", "pipe"],
@@ -102,12 +101,14 @@ async function measured(label, command, args, { env = {}, cwd }) {
     child.on("error", reject);
     child.on("close", r);
   });
-  const wallMs = performance.now() - started;
   if (code !== 0)
     throw new Error(`${label} failed (exit ${code}): ${stdout.slice(-500)} ${stderr.slice(-1500)}`);
   const usage = JSON.parse(readFileSync(out, "utf8"));
   if (usage.leftovers > 0) console.error(`${label}: ${usage.leftovers} process(es) left running, killed`);
-  return { wallMs, cpuMs: usage.cpuMs, rssKb: usage.maxRssKb, startedNs: BigInt(usage.startedNs), stdout };
+  const startedNs = BigInt(usage.startedNs);
+  // From the fork to the command's exit: the wrapper's own start and wait are not counted.
+  const wallMs = Number(BigInt(usage.endedNs) - startedNs) / 1e6;
+  return { wallMs, cpuMs: usage.cpuMs, rssKb: usage.maxRssKb, startedNs, stdout };
 }
 
 /** The agents compared: the hands bins, then pi; each runs one loop of `steps` turns of `kind`. */

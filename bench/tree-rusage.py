@@ -1,5 +1,5 @@
 # Runs a command and writes, as JSON to the file named first, the CPU time (user + sys) and the
-# peak RSS of its whole process tree, and the CLOCK_MONOTONIC time it was started at.
+# peak RSS of its whole process tree, and the CLOCK_MONOTONIC times it was started and ended at.
 #   python3 -SI bench/tree-rusage.py OUT.json COMMAND [ARGS…]
 # It is made a child subreaper, so descendants that outlive their parents (a daemon, a detached
 # sandbox) are re-parented to it and waited for here: every process of the tree is reaped by a
@@ -27,7 +27,7 @@ if pid == 0:
 
 def reap(block):
     """Reaps exited children; returns False when none is left."""
-    global code
+    global code, ended_ns
     while True:
         try:
             p, status = os.waitpid(-1, 0 if block else os.WNOHANG)
@@ -36,6 +36,7 @@ def reap(block):
         if p == 0:
             return True
         if p == pid:
+            ended_ns = time.monotonic_ns()
             code = os.waitstatus_to_exitcode(status)
             if block:
                 return True
@@ -56,6 +57,7 @@ def children():
 
 
 code = None
+ended_ns = None
 while code is None:
     reap(True)
 deadline = time.monotonic() + 2
@@ -70,7 +72,7 @@ ru = resource.getrusage(resource.RUSAGE_CHILDREN)
 with open(out, "w") as f:
     cpu_ms = (ru.ru_utime + ru.ru_stime) * 1000
     f.write(
-        f'{{"startedNs":"{started_ns}","cpuMs":{cpu_ms},"maxRssKb":{ru.ru_maxrss},'
+        f'{{"startedNs":"{started_ns}","endedNs":"{ended_ns}","cpuMs":{cpu_ms},"maxRssKb":{ru.ru_maxrss},'
         f'"leftovers":{len(leftovers)},"code":{code}}}'
     )
 sys.exit(code if code >= 0 else 128 - code)
