@@ -165,6 +165,43 @@ test("a message whose text memory already holds is stored once, under one id", a
   memory.close();
 });
 
+test("a step whose only new words are bare numbers brings no recall note; a word still does", async () => {
+  const memory = new Memory({ policy: { shortTermCapacity: 4, compressAbove: 50 } });
+  const asm = new ContextAssembler(memory, { budget: 3000 });
+  const step = (s: number, content: string): Message[] => [
+    { role: "assistant", content: "", toolCalls: [{ id: `x${s}`, name: "read_file", arguments: "{}" }] },
+    { role: "tool", toolCallId: `x${s}`, name: "read_file", content },
+  ];
+  const history: Message[] = [
+    { role: "system", content: "You are a coding agent." },
+    { role: "user", content: "Fix the failing build." },
+  ];
+  const isNote = (m: Message) => m.content.startsWith("Memory (automatic note");
+  let sent: Message[] = [];
+  // Each output names its own setting and port (setting_s = 7000 + s).
+  for (let s = 1, before = 0; asm.compactions < 2 || asm.compactions === before; s++) {
+    before = asm.compactions;
+    history.push(...step(s, `${"line of code here\n".repeat(60)}setting_${s} = ${7000 + s}`));
+    sent = await asm.assemble(history, s);
+    assert.ok(s < 100);
+  }
+  const shown = sent.map((m) => m.content).join("\n");
+  const away = [...Array(10).keys()].map((s) => s + 1).find((s) => !shown.includes(`setting_${s} `));
+  assert.ok(away, "some step's output is out of the context");
+  // Only a number is new (it matches that earlier output word for word): no note.
+  history.push(...step(98, `${7000 + away}`));
+  sent = await asm.assemble(history, 98);
+  assert.equal(sent.filter(isNote).length, 0, "a bare number brought a note");
+  // A word of that output: it comes back.
+  history.push(...step(99, `which value has setting_${away}?`));
+  sent = await asm.assemble(history, 99);
+  const notes = sent.filter(isNote);
+  assert.equal(notes.length, 1);
+  assert.ok(notes[0]!.content.includes(`setting_${away} = ${7000 + away}`), notes[0]!.content.slice(0, 300));
+  await asm.flush();
+  memory.close();
+});
+
 test("a recall note shows earlier steps matching the latest step's new words, and nothing when none match", async () => {
   // A small short-term buffer: older outputs are summarized (summaries rank high on importance).
   const memory = new Memory({ policy: { shortTermCapacity: 4, compressAbove: 50 } });

@@ -436,7 +436,11 @@ export class ContextAssembler {
     // What the step brings up that the context does not hold yet is what may need recalling:
     // a step that only repeats known words costs no retrieval at all.
     const fresh = this.freshWords(added);
-    if (budget < 60 || fresh.length === 0) return undefined;
+    // Bare numbers (a repeat count, line numbers, an exit code, a timing) turn up in nearly every
+    // output: a step whose only new words are numbers relates to nothing in particular, and is
+    // not worth a search (in a loop of the same call, the harness's repeat count alone was new
+    // each step: a full-text search a step, half of what memory cost it).
+    if (budget < 60 || !fresh.some((w) => !BARE_NUMBER.test(w))) return undefined;
     // A short query of the most specific of them: a few FTS terms, not 30.
     const query = specificWords(fresh.join(" "), 12).join(" ");
     if (!query) return undefined;
@@ -853,6 +857,8 @@ export class ContextAssembler {
 }
 
 /** The `n` most specific distinct content words (identifiers, numbers, paths, long words), in order. */
+const BARE_NUMBER = /^\d+$/;
+
 function specificWords(text: string, n: number): string[] {
   const ws = [...new Set(contentWords(text))];
   const score = (w: string) => (/[\d_./]/.test(w) ? 20 : 0) + Math.min(w.length, 14);

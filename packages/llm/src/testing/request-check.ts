@@ -1,6 +1,7 @@
 // What a real model server checks in a request body before answering, so fakes of it (the
 // scripted server, the bench's fake) reject what the real one would: JSON, the model, messages
-// with valid roles and content, and tool calls answered by results with matching ids.
+// with valid roles and content, tool calls answered by results with matching ids, and tool
+// parameters that are object schemas (OpenAI answers 400 "Invalid schema for function" otherwise).
 
 export type WireProtocol = "openai" | "anthropic";
 
@@ -15,6 +16,11 @@ export function checkChatRequest(protocol: WireProtocol, raw: string): string | 
   } catch (err) {
     return `invalid JSON (${(err as Error).message}) in ${raw.length} bytes: ${excerptNear(raw, err)}`;
   }
+  return checkChatBody(protocol, body);
+}
+
+/** As checkChatRequest, for a body already parsed (a server that reads it once). */
+export function checkChatBody(protocol: WireProtocol, body: unknown): string | undefined {
   if (!isObject(body)) return "the body is not a JSON object";
   if (typeof body.model !== "string" || body.model === "") return "`model` is missing or not a string";
   if (body.stream !== undefined && typeof body.stream !== "boolean") return "`stream` is not a boolean";
@@ -95,8 +101,27 @@ function checkOpenAI(body: Json): string | undefined {
         return `tools[${j}] is not a function tool with a name`;
       if (!TOOL_NAME.test(t.function.name))
         return `tools[${j}].function.name ${JSON.stringify(t.function.name)} is not valid`;
+      const schemaError =
+        t.function.parameters === undefined ? undefined : objectSchemaError(t.function.parameters);
+      if (schemaError) return `tools[${j}] (${t.function.name}): invalid schema: ${schemaError}`;
     }
   }
+  return undefined;
+}
+
+/** Why `schema` is not a tool's parameter schema: a JSON Schema object of type "object". */
+function objectSchemaError(schema: unknown): string | undefined {
+  if (!isObject(schema) || schema.type !== "object")
+    return `must be a JSON Schema of type "object", got ${JSON.stringify(isObject(schema) ? schema.type : schema)}`;
+  const props = schema.properties;
+  if (props !== undefined) {
+    if (!isObject(props)) return "`properties` is not an object";
+    for (const [name, p] of Object.entries(props))
+      if (!isObject(p) && typeof p !== "boolean") return `properties.${name} is not a schema`;
+  }
+  const required = schema.required;
+  if (required !== undefined && (!Array.isArray(required) || required.some((r) => typeof r !== "string")))
+    return "`required` is not an array of strings";
   return undefined;
 }
 
@@ -148,8 +173,8 @@ function checkAnthropic(body: Json): string | undefined {
     for (const [j, t] of body.tools.entries()) {
       if (!isObject(t) || typeof t.name !== "string" || !TOOL_NAME.test(t.name))
         return `tools[${j}].name is not valid`;
-      if (!isObject(t.input_schema) || t.input_schema.type !== "object")
-        return `tools[${j}].input_schema must be an object schema`;
+      const schemaError = objectSchemaError(t.input_schema);
+      if (schemaError) return `tools[${j}].input_schema must be an object schema: ${schemaError}`;
     }
   }
   return undefined;

@@ -245,6 +245,27 @@ describe("scripted server", () => {
         ),
         /function\.name "read file" is not valid/,
       ],
+      [
+        "/v1/chat/completions",
+        JSON.stringify(
+          chat({ tools: [{ type: "function", function: { name: "f", parameters: { type: "string" } } }] }),
+        ),
+        /tools\[0\] \(f\): invalid schema: must be a JSON Schema of type "object"/,
+      ],
+      [
+        "/v1/chat/completions",
+        JSON.stringify(
+          chat({
+            tools: [
+              {
+                type: "function",
+                function: { name: "f", parameters: { type: "object", properties: { p: "string" } } },
+              },
+            ],
+          }),
+        ),
+        /properties\.p is not a schema/,
+      ],
     ];
     try {
       for (const [path, body, why] of bad) {
@@ -259,11 +280,11 @@ describe("scripted server", () => {
     }
     assert.deepEqual(
       server.invalid.map((r) => r.request),
-      [1, 2, 3, 4, 5, 6, 7],
+      [1, 2, 3, 4, 5, 6, 7, 8, 9],
     );
     await assert.rejects(
       server.close(),
-      /received 7 invalid request\(s\):\n {2}#1 \/v1\/chat\/completions: invalid JSON/,
+      /received 9 invalid request\(s\):\n {2}#1 \/v1\/chat\/completions: invalid JSON/,
     );
   });
 
