@@ -1,7 +1,7 @@
 // NODE_EXTRA_CA_CERTS without its cost at every start. Node reads that file when the process
 // starts, before any JavaScript: it parses its own ~140 bundled root certificates and every
-// certificate in the file (~20 ms of CPU with the 140 of a system bundle, a third of the time to
-// the first model request), whether or not the process ever opens a TLS connection; a task
+// certificate in the file (with the 140 of a system bundle, a sixth of the CPU time to the
+// first model request), whether or not the process ever opens a TLS connection; a task
 // against a local model server never does. So the bin's launcher (line 2 of hands.js) moves the
 // variable aside to HANDS_EXTRA_CA_CERTS, and this file puts it back into the environment at
 // once (every process Hands starts sees it as it was) and makes this process trust the file's
@@ -62,24 +62,18 @@ function beforeImport(id) {
   if (!trusted && TLS_MODULES.has(id)) trust();
 }
 
-/** The certificates in the file; a file that cannot be read is warned of, as node does, and adds none. */
-function fileCertificates() {
+/** The file's text; a file that cannot be read is warned of, as node does, and adds nothing. */
+function fileText() {
   try {
-    const text = require("node:fs").readFileSync(file, "latin1");
-    return text.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? [];
+    return require("node:fs").readFileSync(file, "latin1");
   } catch (error) {
     warn(error.code ?? error.message);
-    return [];
+    return "";
   }
 }
 
 function warn(reason) {
   process.stderr.write(`Warning: Ignoring extra certs from \`${file}\`, load failed: ${reason}\n`);
-}
-
-/** Node's own roots and the file's certificates (node too skips a block it cannot parse). */
-function defaultRoots(tls) {
-  return [...tls.rootCertificates, ...fileCertificates()];
 }
 
 // Every option node 20's createSecureContext reads (lib/_tls_common.js and
@@ -115,15 +109,27 @@ function trust() {
   if (trusted) return;
   trusted = true;
   const tls = require("node:tls");
-  const roots = defaultRoots(tls);
+  const pem = fileText();
   // Node 24.5 and later: the default roots can be set.
   if (typeof tls.setDefaultCACertificates === "function") {
     try {
-      tls.setDefaultCACertificates(roots);
+      const certificates = pem.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? [];
+      tls.setDefaultCACertificates([...tls.rootCertificates, ...certificates]);
       return;
     } catch {}
   }
+  if (!pem) return;
   const create = tls.createSecureContext;
+  /**
+   * A context as node makes it without `ca` (its bundled roots, parsed once for the process),
+   * then the file's certificates added to its store as node adds them at start-up: read in
+   * order up to the first block that is not one (node's AddCertsFromFile does the same).
+   */
+  const withFile = (options) => {
+    const context = create(options);
+    context.context.addCACert(pem);
+    return context;
+  };
   const sharable = process.versions.node.split(".")[0] === "20";
   /** The shared context and the defaults it was made under. */
   let shared;
@@ -132,10 +138,10 @@ function trust() {
     if (sharable && !CONTEXT_OPTIONS.some((o) => options?.[o] !== undefined)) {
       // The module's defaults, which a program may change at any time, are read at each call.
       const defaults = `${tls.DEFAULT_MIN_VERSION}\0${tls.DEFAULT_MAX_VERSION}\0${tls.DEFAULT_CIPHERS}\0${tls.DEFAULT_ECDH_CURVE}`;
-      if (shared?.defaults !== defaults) shared = { defaults, context: create({ ca: roots }) };
+      if (shared?.defaults !== defaults) shared = { defaults, context: withFile(options) };
       return shared.context;
     }
-    return create({ ...options, ca: roots });
+    return withFile(options);
   };
 }
 

@@ -8,9 +8,9 @@
 // bin/hands.js` works too). It passes no flag: any V8 flag makes node compile its built-in
 // modules without their code cache (~15 ms at each start). It moves NODE_EXTRA_CA_CERTS aside,
 // which node would read and parse before the first line of JavaScript at every start, TLS or
-// not (~20 ms); ./extra-ca.js puts it back at once and trusts its certificates from the first
-// TLS use on. Not when NODE_OPTIONS picks other default roots (--use-openssl-ca,
-// --use-system-ca): node's own handling stays then.
+// not (a sixth of the time to the first request); ./extra-ca.js puts it back at once and
+// trusts its certificates from the first TLS use on. Not when NODE_OPTIONS picks other default
+// roots (--use-openssl-ca, --use-system-ca): node's own handling stays then.
 //
 // It runs the bundle (../bundle/, made by scripts/bundle.mjs), whose chunks are CommonJS
 // function bodies: each is compiled here with node:vm, with the code V8 made for it at an
