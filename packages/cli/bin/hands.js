@@ -1,11 +1,16 @@
 #!/bin/sh
-//bin/sh -c :; exec node "$0" "$@"
+":" //; [ -z "${NODE_EXTRA_CA_CERTS-}" ] || case " ${NODE_OPTIONS-} " in *openssl-ca*|*system-ca*) ;; *) export HANDS_EXTRA_CA_CERTS="$NODE_EXTRA_CA_CERTS"; unset NODE_EXTRA_CA_CERTS;; esac; exec node "$0" "$@"
 // Both a shell script and a CommonJS module (bin/package.json says so). Run as a program
-// (`hands`, or the symlink npm puts in node_modules/.bin) the shell runs line 2 — a no-op, then
-// `exec node` — so node can be given flags here without `env -S` (which busybox, older coreutils
-// and some BSDs lack) and without starting node twice; for node the same line is a comment
-// (`node bin/hands.js` works too). It passes none: any V8 flag makes node compile its built-in
-// modules without their code cache (~15 ms at each start).
+// (`hands`, or the symlink npm puts in node_modules/.bin) the shell runs line 2 — `:` (a
+// builtin: no process is started), then `exec node` — so node can be given flags and an
+// environment here without `env -S` (which busybox, older coreutils and some BSDs lack) and
+// without starting node twice; for node the same line is a string and a comment (`node
+// bin/hands.js` works too). It passes no flag: any V8 flag makes node compile its built-in
+// modules without their code cache (~15 ms at each start). It moves NODE_EXTRA_CA_CERTS aside,
+// which node would read and parse before the first line of JavaScript at every start, TLS or
+// not (a sixth of the time to the first request); ./extra-ca.js puts it back at once and
+// trusts its certificates from the first TLS use on. Not when NODE_OPTIONS picks other default
+// roots (--use-openssl-ca, --use-system-ca): node's own handling stays then.
 //
 // It runs the bundle (../bundle/, made by scripts/bundle.mjs), whose chunks are CommonJS
 // function bodies: each is compiled here with node:vm, with the code V8 made for it at an
@@ -25,6 +30,13 @@
 // other source, another user's, damaged, not a regular file of the user's that only the user
 // can write) is compiled from source and saved again.
 "use strict";
+const movedCa = process.env.HANDS_EXTRA_CA_CERTS;
+let extraCa;
+if (movedCa !== undefined) {
+  delete process.env.HANDS_EXTRA_CA_CERTS;
+  extraCa = require("./extra-ca.js");
+  extraCa.restore(movedCa, process.argv[2]);
+}
 const fs = require("node:fs");
 const path = require("node:path");
 const { Script } = require("node:vm");
@@ -220,7 +232,9 @@ function chunkRequire(id) {
 chunkRequire.resolve = (id, options) => bundleRequire().resolve(id, options);
 /** `import()` of every chunk (renamed at build time): node's own for packages and built-ins. */
 function chunkImport(id) {
-  return id.startsWith("./") ? new Promise((resolve) => resolve(loadChunk(id.slice(2)))) : import(id);
+  if (id.startsWith("./")) return new Promise((resolve) => resolve(loadChunk(id.slice(2))));
+  extraCa?.beforeImport(id);
+  return import(id);
 }
 
 function loadChunk(name, bytes) {

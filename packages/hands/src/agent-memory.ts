@@ -104,6 +104,8 @@ export class AgentMemory {
       if (!first) return;
       this.assembler = await this.newAssembler(first.history[first.task]?.content ?? "");
       await this.assembler.assemble(first.history, first.step, first.task);
+      // Stored before the answer is used, as the request it was sent as.
+      await this.assembler.written();
       this.contextTokens = this.assembler.lastTokens;
     })();
     return this.settling;

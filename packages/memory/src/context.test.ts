@@ -240,3 +240,41 @@ test("a recall note shows earlier steps matching the latest step's new words, an
   await asm.flush();
   memory.close();
 });
+
+test("a first step sent as it is stores its system prompt and task after the request, as they were", async () => {
+  const memory = new Memory();
+  const asm = new ContextAssembler(memory, { budget: 20_000, preamble: "What earlier tasks taught: x" });
+  const history = session(1);
+  const first = await asm.assemble(history.slice(0, 2), 1);
+  // The request is what it was: the system prompt, the task, the preamble.
+  assert.deepEqual(
+    first.map((m) => m.content),
+    [history[0]!.content, history[1]!.content, "What earlier tasks taught: x"],
+  );
+  // Nothing is stored on its way: the two chunks wait until the request has gone (setImmediate).
+  assert.equal(memory.store.count({ scope: memory.scope }), 0);
+  await asm.written();
+  const stored = memory.store.list({ scope: memory.scope, order: "oldest", limit: 10 });
+  assert.deepEqual(
+    stored.map((c) => [c.type, c.content, c.meta.role, c.goals]),
+    [
+      ["system_event", history[0]!.content, "system", []],
+      ["user_input", history[1]!.content, "task", []],
+    ],
+  );
+  // The goal is the task from then on (later chunks carry it), and the next step waits for nothing.
+  const second = await asm.assemble(history, 2);
+  assert.deepEqual(second.slice(0, 3), first);
+  await asm.flush();
+  const later = memory.store.list({ scope: memory.scope, order: "oldest", limit: 10 }).slice(2);
+  assert.ok(later.length > 0 && later.every((c) => c.goals[0] === history[1]!.content));
+});
+
+test("a first step that is a compaction point (memory holds the scope) stores them before", async () => {
+  const memory = new Memory();
+  await memory.add({ type: "user_input", content: "an earlier part of the conversation" });
+  const asm = new ContextAssembler(memory, { budget: 20_000 });
+  await asm.assemble(session(0), 1);
+  assert.equal(memory.store.count({ scope: memory.scope }), 3);
+  await asm.flush();
+});

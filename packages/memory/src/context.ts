@@ -132,6 +132,11 @@ export class ContextAssembler {
     await this.writing;
   }
 
+  /** Resolves once the writes started so far are done (not the backlog: see flush). */
+  written(): Promise<void> {
+    return this.writing;
+  }
+
   /** The recall tool's answer, once pending writes are stored. */
   async recall(idOrQuery: string): Promise<string> {
     await this.flush();
@@ -228,19 +233,23 @@ export class ContextAssembler {
       // step is a compaction point, so its memory section can show what came before.
       if (this.options.cacheAware !== false && memory.store.count({ scope: memory.scope }) > 0)
         this.forceCompaction = true;
-      const sys = await memory.add({
-        type: "system_event",
-        content: history[0]!.content,
-        layer: "long_term",
-        meta: { role: "system" },
-      });
-      const first = await memory.add({
-        type: "user_input",
-        content: history[1]!.content,
-        importance: 1,
-        meta: { role: "task" },
-      });
-      this.fixedIds.push(sys.id, first.id);
+      const system = history[0]!.content;
+      const opening = history[1]!.content;
+      const storeFixed = async () => {
+        const sys = await memory.add({
+          type: "system_event",
+          content: system,
+          layer: "long_term",
+          meta: { role: "system" },
+        });
+        const first = await memory.add({
+          type: "user_input",
+          content: opening,
+          importance: 1,
+          meta: { role: "task" },
+        });
+        this.fixedIds.push(sys.id, first.id);
+      };
       this.seen = 2;
       this.historyTokens = messageTokens(history[0]!) + messageTokens(history[1]!);
       if (this.options.preamble) this.historyTokens += estimateTokens(this.options.preamble) + 4;
@@ -248,6 +257,23 @@ export class ContextAssembler {
         messageText(history[0]!).length +
         messageText(history[1]!).length +
         (this.options.preamble?.length ?? 0);
+      // Sent as it is (the system prompt, the task and the preamble, within the budget): nothing
+      // of this step is read back before its request leaves, so the two chunks (and the goal,
+      // which they are stored without) are stored after it, as every later step's messages are;
+      // the next step, a recall and flush wait for them. Otherwise (a compaction point) now.
+      const sentAsItIs =
+        history.length === 2 &&
+        this.options.cacheAware !== false &&
+        !this.forceCompaction &&
+        this.historyTokens <= this.budget;
+      if (sentAsItIs) {
+        const goal = task !== this.task && history[task] ? history[task]!.content : undefined;
+        if (goal !== undefined) this.task = task;
+        this.later(async () => {
+          await storeFixed();
+          if (goal !== undefined) memory.setGoal(goal);
+        });
+      } else await storeFixed();
     }
     if (task !== this.task && history[task]) {
       this.task = task;
@@ -672,20 +698,21 @@ export class ContextAssembler {
   }
 
   private storeSteps(steps: { pending: Pending[]; shownBefore: StepView | undefined }[]): void {
-    this.writing = new Promise((resolve, reject) =>
-      setImmediate(() => {
-        const t = performance.now();
-        this.persist(steps.flatMap((st) => st.pending)).then(() => {
-          for (const st of steps)
-            this.options.feedback?.observe(
-              st.shownBefore,
-              st.pending.map((p) => ({ id: p.id, message: p.m })),
-            );
-          this.ingestMs = performance.now() - t;
-          resolve();
-        }, reject);
-      }),
-    );
+    this.later(async () => {
+      const t = performance.now();
+      await this.persist(steps.flatMap((st) => st.pending));
+      for (const st of steps)
+        this.options.feedback?.observe(
+          st.shownBefore,
+          st.pending.map((p) => ({ id: p.id, message: p.m })),
+        );
+      this.ingestMs = performance.now() - t;
+    });
+  }
+
+  /** Runs `write` once the current request has gone out (setImmediate); `writing` until it is done. */
+  private later(write: () => Promise<void>): void {
+    this.writing = new Promise((resolve, reject) => setImmediate(() => write().then(resolve, reject)));
     // Handled here so a failed write never crashes the process; flush() still reports it.
     this.writing.catch(() => {});
   }
