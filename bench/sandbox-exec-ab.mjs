@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
+import { groupCpuMs, sandboxGroups } from "./sandbox-cpu.mjs";
 
 const args = process.argv.slice(2);
 const busyAt = args.indexOf("--busy");
@@ -22,42 +23,6 @@ const sides = {
   this: await import(new URL("../packages/sandbox/dist/index.js", import.meta.url).href),
 };
 const limits = { memoryBytes: 512 * 1024 * 1024, pids: 256, cpus: 1 };
-const TICK_MS = 10;
-
-/** CPU (ms) of a sandbox's processes: cpuacct/cpu.stat where there is one, else /proc times. */
-function sandboxCpuMs(kind, sb) {
-  const dirs =
-    kind === "bwrap"
-      ? [...(sb.cgroup?.dirs ?? [])].reverse()
-      : kind === "docker"
-        ? [
-            `/sys/fs/cgroup/cpuacct/docker/${sb.containerId}`,
-            `/sys/fs/cgroup/system.slice/docker-${sb.containerId}.scope`,
-          ]
-        : [];
-  for (const d of dirs) {
-    try {
-      const v2 = /usage_usec (\d+)/.exec(readFileSync(join(d, "cpu.stat"), "utf8"));
-      if (v2) return Number(v2[1]) / 1000;
-    } catch {}
-    try {
-      return Number(readFileSync(join(d, "cpuacct.usage"), "utf8")) / 1e6;
-    } catch {}
-  }
-  for (const d of dirs) {
-    let ms = 0;
-    try {
-      for (const p of readFileSync(join(d, "cgroup.procs"), "utf8").split("\n").filter(Boolean)) {
-        try {
-          const f = readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1].split(" ");
-          ms += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * TICK_MS;
-        } catch {}
-      }
-      return ms;
-    } catch {}
-  }
-  return Number.NaN;
-}
 
 const q = (xs, p) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * p)];
 const loops = Array.from({ length: BUSY }, () =>
@@ -83,7 +48,7 @@ try {
     const res = {};
     for (const [name, sb] of Object.entries(sbs)) {
       for (let i = 0; i < 10; i++) await sb.exec("true");
-      res[name] = { wall: [], host: 0, sb0: sandboxCpuMs(kind, sb) };
+      res[name] = { wall: [], host: 0, sb0: groupCpuMs(sandboxGroups(kind, sb)) };
     }
     for (let i = 0; i < N; i++) {
       for (const name of i % 2 ? ["other", "this"] : ["this", "other"]) {
@@ -97,7 +62,7 @@ try {
       }
     }
     for (const [name, r] of Object.entries(res)) {
-      const sbMs = (sandboxCpuMs(kind, sbs[name]) - r.sb0) / N;
+      const sbMs = (groupCpuMs(sandboxGroups(kind, sbs[name])) - r.sb0) / N;
       console.log(
         `${kind.padEnd(6)} ${name.padEnd(5)} median ${q(r.wall, 0.5).toFixed(2)} ms  p90 ${q(r.wall, 0.9).toFixed(2)} ms  CPU/call: host ${(r.host / N).toFixed(2)} ms${Number.isFinite(sbMs) ? `, sandbox ${sbMs.toFixed(2)} ms` : ""}`,
       );

@@ -23,13 +23,13 @@ import {
   listCgroups,
   runBwrapOnce,
 } from "../packages/sandbox/dist/index.js";
+import { groupCpuMs, sandboxGroups } from "./sandbox-cpu.mjs";
 
 const runsArg = process.argv.indexOf("--runs");
 const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 20;
 const busyArg = process.argv.indexOf("--busy");
 const BUSY = busyArg > 0 ? Number(process.argv[busyArg + 1]) : 0;
 const EXEC_ONLY = process.argv.includes("--exec-only");
-const TICK_MS = 1000 / 100; // USER_HZ: /proc times are in 1/100 s
 const ws = mkdtempSync(join(tmpdir(), "hands-bench-ws-"));
 const limits = { memoryBytes: 512 * 1024 * 1024, pids: 256, cpus: 1 };
 
@@ -67,51 +67,6 @@ async function counts() {
     ).length,
     processes: readdirSync("/proc").filter((n) => /^\d+$/.test(n)).length,
   };
-}
-
-/** CPU (ms) used so far by the processes of a cgroup folder (v1 cpuacct, v2 cpu.stat, else /proc). */
-function groupCpuMs(dirs) {
-  for (const d of dirs) {
-    try {
-      const v2 = /usage_usec (\d+)/.exec(readFileSync(join(d, "cpu.stat"), "utf8"));
-      if (v2) return Number(v2[1]) / 1000;
-    } catch {}
-    try {
-      return Number(readFileSync(join(d, "cpuacct.usage"), "utf8")) / 1e6;
-    } catch {}
-  }
-  // No accounting file: the processes' own times and those of the children they reaped.
-  let ms = 0;
-  for (const d of dirs) {
-    let pids = [];
-    try {
-      pids = readFileSync(join(d, "cgroup.procs"), "utf8").split("\n").filter(Boolean);
-    } catch {
-      continue;
-    }
-    for (const p of pids) {
-      try {
-        const f = readFileSync(`/proc/${p}/stat`, "utf8").split(") ")[1].split(" ");
-        ms += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * TICK_MS;
-      } catch {}
-    }
-    return ms;
-  }
-  return Number.NaN;
-}
-
-/** The cgroup folders holding a sandbox's processes (bwrap: its own group; docker: the container's). */
-function sandboxGroups(kind, sb) {
-  if (kind === "bwrap") return sb.cgroup ? [...sb.cgroup.dirs].reverse() : [];
-  if (kind === "docker") {
-    const id = sb.containerId;
-    return [
-      `/sys/fs/cgroup/cpuacct/docker/${id}`,
-      `/sys/fs/cgroup/system.slice/docker-${id}.scope`,
-      `/sys/fs/cgroup/docker/${id}`,
-    ];
-  }
-  return [];
 }
 
 /** Busy loops beside the measurement (each one core's worth of plain spinning). */
