@@ -142,7 +142,7 @@ test("feedback on the run's stream when memory compacts: the used result is mark
   const { ws, server } = await portTask();
   // A budget this small makes every step a compaction point: each step's messages are stored
   // as it goes, and the memory moves are on the --json stream.
-  const r = await hands([...flags(server, ws), "--json", "--context-budget", "300", "configure the port"]);
+  const r = await hands([...flags(server, ws), "--json", "--context-budget", "150", "configure the port"]);
   await server.close();
   assert.equal(r.code, 0, r.stderr);
   const moves = jsonLines(r.stdout).filter((e) => e.type === "memory");

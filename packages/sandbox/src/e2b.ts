@@ -455,8 +455,9 @@ export class E2BSandbox implements Sandbox {
       options.signal?.removeEventListener("abort", abortListener);
     }
     await treeKilled;
-    if (failure !== undefined)
-      throw await this.failed(failure, "the command's connection to the sandbox broke");
+    // The stream broke: a sandbox killed mid-command (the SDK's TimeoutError, as E2B cuts the
+    // stream), or the connection; failed() says which from the error and the sandbox's state.
+    if (failure !== undefined) throw await this.failed(failure, "the command did not finish");
     const parsed = out === "gave-up" ? undefined : parseExecOutput(out.stdout, out.stderr, token, kept);
     if (!parsed && !timedOut && !aborted) {
       // The wrapper itself was killed: most often because the whole sandbox was.
