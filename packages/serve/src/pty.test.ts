@@ -264,10 +264,17 @@ describe("e2b SDK terminals (sandbox.pty) against hands serve (bwrap)", { skip, 
     await t.until(/ok-3\r\n/);
     // A program that never reads its terminal: input queues up to a bound, then is refused —
     // and the sandbox keeps answering meanwhile.
-    await sb.pty.sendInput(pty.pid, keys("sleep 60\n"));
+    // The flood starts once that program runs: before, the shell's line editor reads (and
+    // drains) whatever arrives — on a loaded machine 20 MB went in that way.
+    await sb.pty.sendInput(pty.pid, keys("sleep 61\n"));
+    for (let i = 0; i < 100; i++) {
+      const r = await sb.commands.run("pgrep -x sleep -a || true");
+      if (/sleep 61/.test(r.stdout)) break;
+      await new Promise((w) => setTimeout(w, 100));
+    }
     const chunk = Buffer.alloc(512 * 1024, 0x61).toString("base64");
     let refused = false;
-    for (let i = 0; i < 40 && !refused; i++) {
+    for (let i = 0; i < 60 && !refused; i++) {
       const r = await call("SendInput", { process: sel(pty.pid), input: { pty: chunk } });
       if (r.status !== 200) {
         assert.equal(r.status, 429);
