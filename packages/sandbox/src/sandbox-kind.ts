@@ -1,6 +1,7 @@
 // Which backend "auto" means here, in a module of its own: front ends ask it at start-up,
 // before any sandbox is made, without loading the backends themselves.
 import { spawnSync } from "node:child_process";
+import { lstatSync, readlinkSync } from "node:fs";
 import type { SandboxKind } from "./types.js";
 
 let bwrapUsable: { ok: boolean; reason: string } | undefined;
@@ -12,14 +13,16 @@ export function checkBwrap(): { ok: boolean; reason: string } {
     bwrapUsable = { ok: false, reason: "bubblewrap needs Linux" };
     return bwrapUsable;
   }
-  const r = spawnSync(
-    "bwrap",
-    ["--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc", "true"],
-    {
-      encoding: "utf8",
-      timeout: 10_000,
-    },
-  );
+  // Only the system folders `true` needs, as sandboxes mount them: binding all of `/` walks every
+  // mount on the host, and one going away meanwhile (a container's overlay) failed the probe.
+  const args = ["--unshare-all", "--die-with-parent"];
+  for (const d of ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64"]) {
+    const st = lstatSync(d, { throwIfNoEntry: false });
+    if (st?.isSymbolicLink()) args.push("--symlink", readlinkSync(d), d);
+    else if (st?.isDirectory()) args.push("--ro-bind", d, d);
+  }
+  args.push("--proc", "/proc", "true");
+  const r = spawnSync("bwrap", args, { encoding: "utf8", timeout: 10_000 });
   if (r.error) bwrapUsable = { ok: false, reason: `bubblewrap is not installed (${r.error.message})` };
   else if (r.status !== 0)
     bwrapUsable = { ok: false, reason: `bubblewrap cannot create namespaces here: ${r.stderr.trim()}` };
