@@ -4,23 +4,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { Sandbox as CodeSandbox } from "@e2b/code-interpreter";
-import { checkDocker, dockerClient, imageExists, imageTag } from "@hands/sandbox";
 import { CommandExitError, Sandbox } from "e2b";
 import { SANDBOX_GID, SANDBOX_UID_COUNT } from "./sandbox-users.js";
-import { startTestServe, type TestServe } from "./test-support.js";
+import { dockerSkip, startTestServe, type TestServe } from "./test-support.js";
 import { keys, Screen } from "./test-support-pty.js";
-
-async function dockerSkip(runtime?: string): Promise<string | false> {
-  const d = await checkDocker();
-  if (!d.ok) return d.reason;
-  if (!(await imageExists(imageTag())))
-    return `the sandbox image ${imageTag()} is not built (scripts/test-env.sh builds it)`;
-  if (runtime) {
-    const info = (await (await dockerClient()).info()) as { Runtimes?: Record<string, unknown> };
-    if (!info.Runtimes?.[runtime]) return `docker has no "${runtime}" runtime registered`;
-  }
-  return false;
-}
 
 // DockerSandbox.destroy (packages/sandbox) removes the container but does not end its session's
 // hijacked exec stream; dockerd sometimes keeps that socket open, which would keep this test

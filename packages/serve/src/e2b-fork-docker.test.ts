@@ -4,21 +4,8 @@
 // attributes: metadata is refused there with the reason, never dropped.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { checkDocker, dockerClient, imageExists, imageTag } from "@hands/sandbox";
 import { Sandbox } from "e2b";
-import { startTestServe, type TestServe } from "./test-support.js";
-
-async function dockerSkip(runtime?: string): Promise<string | false> {
-  const d = await checkDocker();
-  if (!d.ok) return d.reason;
-  if (!(await imageExists(imageTag())))
-    return `the sandbox image ${imageTag()} is not built (scripts/test-env.sh builds it)`;
-  if (runtime) {
-    const info = (await (await dockerClient()).info()) as { Runtimes?: Record<string, unknown> };
-    if (!info.Runtimes?.[runtime]) return `docker has no "${runtime}" runtime registered`;
-  }
-  return false;
-}
+import { dockerSkip, startTestServe, type TestServe } from "./test-support.js";
 
 // As in e2b-docker.test.ts: dockerd may keep a destroyed container's exec stream open.
 after(() => {

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { checkDocker, dockerClient, imageExists, imageTag } from "@hands/sandbox";
 import pg from "pg";
 import { type RunningServe, type ServeOptions, startServe } from "./server.js";
 
@@ -156,4 +157,17 @@ export async function startNodeProcess(name: string, options: Partial<ServeOptio
       if (!so.keepData) wipe();
     },
   };
+}
+
+/** Why the docker backend (with `runtime`, e.g. runsc) cannot run here, or false when it can. */
+export async function dockerSkip(runtime?: string): Promise<string | false> {
+  const d = await checkDocker();
+  if (!d.ok) return d.reason;
+  if (!(await imageExists(imageTag())))
+    return `the sandbox image ${imageTag()} is not built (scripts/test-env.sh builds it)`;
+  if (runtime) {
+    const info = (await (await dockerClient()).info()) as { Runtimes?: Record<string, unknown> };
+    if (!info.Runtimes?.[runtime]) return `docker has no "${runtime}" runtime registered`;
+  }
+  return false;
 }
