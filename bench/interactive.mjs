@@ -177,16 +177,10 @@ function workspace(name) {
 
 const handsArgs = (url, ws) => ["--base-url", url, "--model", "bench", "--api-key", "sk-bench", "--cwd", ws];
 
-/** Launch → editable prompt of `hands`; with `idle`, also its RSS after a second at the prompt. */
-async function handsStart({ idle = false } = {}) {
-  const model = await modelServer();
-  const ws = workspace("hands-ibench");
-  const pty = new Pty([process.execPath, HANDS_BIN, ...handsArgs(model.url, ws)], {
-    cwd: ws,
-    env: { HOME: ws, HANDS_DATA_DIR: join(ws, ".data"), XDG_CONFIG_HOME: join(ws, ".config") },
-  });
+/** Launch → `ready` on the screen; with `idle`, also the RSS after a second there. Cleans up. */
+async function promptReady(pty, model, ws, ready, idle) {
   try {
-    const at = await pty.when((o) => o.includes("›") && o.includes(CURSOR));
+    const at = await pty.when(ready);
     let rss;
     if (idle) {
       await sleep(1000);
@@ -198,6 +192,17 @@ async function handsStart({ idle = false } = {}) {
     await model.close();
     rmSync(ws, { recursive: true, force: true });
   }
+}
+
+/** Launch → editable prompt of `hands`; with `idle`, also its RSS after a second at the prompt. */
+async function handsStart({ idle = false } = {}) {
+  const model = await modelServer();
+  const ws = workspace("hands-ibench");
+  const pty = new Pty([process.execPath, HANDS_BIN, ...handsArgs(model.url, ws)], {
+    cwd: ws,
+    env: { HOME: ws, HANDS_DATA_DIR: join(ws, ".data"), XDG_CONFIG_HOME: join(ws, ".config") },
+  });
+  return promptReady(pty, model, ws, (o) => o.includes("›") && o.includes(CURSOR), idle);
 }
 
 /** Launch → first model request of a one-shot `hands TASK`, in the same pty (same wrapper cost). */
@@ -238,19 +243,7 @@ async function piStart(pi, { idle = false } = {}) {
     cwd: ws,
     env: { HOME: ws, PI_CODING_AGENT_DIR: agentDir },
   });
-  try {
-    const at = await pty.when((o) => o.includes(CURSOR));
-    let rss;
-    if (idle) {
-      await sleep(1000);
-      rss = rssMb(pty.pid());
-    }
-    return { ms: at - pty.started, rss };
-  } finally {
-    await pty.close();
-    await model.close();
-    rmSync(ws, { recursive: true, force: true });
-  }
+  return promptReady(pty, model, ws, (o) => o.includes(CURSOR), idle);
 }
 
 /** A 10,000-token answer in markdown (lower case only), in pieces of about four tokens. */
