@@ -80,6 +80,12 @@ export const SANDBOX_COMMANDS: readonly SubcommandHelp[] = [
       "remove leftovers of crashed runs (and sessions older than AGE:\nminutes, or a duration such as 90s, 30m, 2h, 1d)",
   },
   {
+    name: "doctor",
+    usage: "doctor [--json] [--sandbox K]",
+    about:
+      "check every backend this machine could use (bubblewrap and user\nnamespaces, cgroups, Docker and containerd, the image, gVisor, disk\nspace, data folders, the allow-list proxy, a configured hands serve),\neach with its fix; exit 1 when the default backend (or K) cannot work",
+  },
+  {
     name: "build-image",
     usage: "build-image [--force]",
     about:
@@ -112,7 +118,7 @@ export const COMMAND_LINES = [
   { name: "memory", line: "hands memory ls|show|search|stats|export   inspect memory" },
   { name: "trust", line: "hands trust [DIR]   let DIR's .hands/ settings apply in full (--list)" },
   { name: "untrust", line: "hands untrust [DIR] forget a trusted folder" },
-  { name: "sandbox", line: "hands sandbox ls|exec|rm|prune|build-image   look after sandbox sessions" },
+  { name: "sandbox", line: "hands sandbox ls|exec|rm|prune|doctor|build-image   look after sandboxes" },
   {
     name: "dashboard",
     line: "hands dashboard     a local web app over runs, memory, sandboxes (--port N, --no-open)",

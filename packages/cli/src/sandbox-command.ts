@@ -1,4 +1,4 @@
-// `hands sandbox ls|exec|rm|prune|build-image`: look after sandbox sessions from outside the
+// `hands sandbox ls|exec|rm|prune|doctor|build-image`: look after sandbox sessions from outside the
 // agent. Docker sessions are containers labelled hands.session; bwrap sessions live inside
 // the hands process that made them (their cgroups show them here, and rm can end them).
 import { readFileSync } from "node:fs";
@@ -171,6 +171,8 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
         );
         return 0;
       }
+      case "doctor":
+        return await (await import("./doctor-command.js")).runDoctor(rest, out, err);
       case "build-image": {
         const { values } = parseArgs({ args: rest, options: { force: { type: "boolean" } } });
         if (!(await dockerUp())) {

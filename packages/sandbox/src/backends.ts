@@ -6,8 +6,17 @@
 export { listCgroups } from "./cgroups.js";
 export { createSandbox } from "./create.js";
 export { checkDocker, dockerClient, LABEL_SESSION } from "./docker.js";
+export {
+  bwrapChecks,
+  type CheckStatus,
+  cgroupCheck,
+  type DoctorCheck,
+  diskCheck,
+  dockerChecks,
+  proxyCheck,
+} from "./doctor.js";
 export { resolveE2BConnection } from "./e2b.js";
-export { buildImage } from "./image.js";
+export { buildImage, IMAGE_REPO, imageTag } from "./image.js";
 export { SessionManager } from "./manager.js";
 export { startAllowListProxy } from "./proxy.js";
 export { parseAllowRules } from "./proxy-rules.js";

@@ -12,6 +12,15 @@ export {
   LABEL_SESSION,
 } from "./docker.js";
 export {
+  bwrapChecks,
+  type CheckStatus,
+  cgroupCheck,
+  type DoctorCheck,
+  diskCheck,
+  dockerChecks,
+  proxyCheck,
+} from "./doctor.js";
+export {
   DEFAULT_E2B_TEMPLATE,
   DEFAULT_E2B_TTL_MS,
   type E2BConnection,
@@ -25,7 +34,7 @@ export { SYNC_EXCLUDES } from "./e2b-script.js";
 export { DEFAULT_SYNC_LIMITS, type SyncLimits } from "./e2b-sync.js";
 export { isSecretEnv, NON_INTERACTIVE_ENV, SECRET_ENV_NAMES, SECRET_ENV_PREFIXES, scrubEnv } from "./env.js";
 export { DEDICATED_SANDBOX_UID } from "./host-user.js";
-export { buildImage, imageExists, imageTag } from "./image.js";
+export { buildImage, IMAGE_REPO, imageExists, imageTag } from "./image.js";
 export {
   DEFAULT_TIMEOUT_MS,
   findShell,
