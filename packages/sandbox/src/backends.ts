@@ -5,6 +5,7 @@
 
 export { listCgroups } from "./cgroups.js";
 export { createSandbox } from "./create.js";
+export { type DiagnoseFacts, type Diagnosis, type DiagnosisCause, diagnoseFailure } from "./diagnose.js";
 export { checkDocker, dockerClient, LABEL_SESSION } from "./docker.js";
 export {
   bwrapChecks,
@@ -18,6 +19,7 @@ export {
 export { resolveE2BConnection } from "./e2b.js";
 export { buildImage, IMAGE_REPO, imageTag } from "./image.js";
 export { SessionManager } from "./manager.js";
+export { buildPackageIndex, loadPackageIndex, type PackageIndex, packageIndexFile } from "./package-index.js";
 export { startAllowListProxy } from "./proxy.js";
 export { parseAllowRules } from "./proxy-rules.js";
 export { reapLeftovers } from "./reaper.js";

@@ -264,11 +264,13 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
     const session = this.session as ShellSession;
     const cwd = options.cwd ? await this.files.sandboxCwd(options.cwd, WORKSPACE_PATH) : undefined;
     const oomBefore = this.cgroup ? this.cgroup.oomKillsNow() : 0;
+    const pidsBefore = this.cgroup ? this.cgroup.pidsLimitHitsNow() : 0;
     const r = await execWithQuota(this.quota, { ...options, ...(cwd ? { cwd } : {}) }, (o) =>
       session.exec(command, o),
     );
     if (this.cgroup && (r.exitCode === 137 || r.exitCode === null) && this.cgroup.oomKillsNow() > oomBefore)
       markOom(r, this.limits);
+    if (this.cgroup && r.exitCode !== 0 && this.cgroup.pidsLimitHitsNow() > pidsBefore) r.pidsLimited = true;
     this.protectedPaths.finish(r, remount);
     this.lastUsedAt = Date.now();
     return r;

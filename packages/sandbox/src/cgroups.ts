@@ -108,18 +108,14 @@ export class Cgroup {
 
   /** The same, read at once (a few microseconds; no thread-pool round trip per command). */
   oomKillsNow(): number {
-    const file =
-      this.mode === "v1"
-        ? join(this.dirs[0] ?? "", "memory.oom_control")
-        : join(this.dirs[0] ?? "", "memory.events");
-    let text = "";
-    try {
-      text = readFileSync(file, "utf8");
-    } catch {
-      text = "";
-    }
-    const m = /^oom_kill (\d+)/m.exec(text);
-    return m ? Number(m[1]) : 0;
+    const dir = this.dirs[0] ?? "";
+    return eventCount([join(dir, this.mode === "v1" ? "memory.oom_control" : "memory.events")], "oom_kill");
+  }
+
+  /** How many forks the PID limit has refused in this group (pids.events "max"), read at once. */
+  pidsLimitHitsNow(): number {
+    const dir = (this.mode === "v1" ? this.dirs[1] : this.dirs[0]) ?? "";
+    return eventCount([join(dir, "pids.events")], "max");
   }
 
   async pids(): Promise<number[]> {
@@ -185,4 +181,20 @@ export function pruneCgroups(keep: Set<string> = new Set(), minAgeMs = 60_000): 
     }
   }
   return n;
+}
+
+/** The counter `key` of the first of `files` that can be read (cgroup event files: "key N" lines). */
+export function eventCount(files: readonly string[], key: string): number {
+  const re = new RegExp(`^${key} (\\d+)`, "m");
+  for (const f of files) {
+    let text: string;
+    try {
+      text = readFileSync(f, "utf8");
+    } catch {
+      continue; // not this layout
+    }
+    const m = re.exec(text);
+    return m ? Number(m[1]) : 0;
+  }
+  return 0;
 }

@@ -17,7 +17,7 @@ import {
   sandboxEnv,
   WORKSPACE_PATH,
 } from "./bwrap-args.js";
-import { DEFAULT_LIMITS, type Limits, pruneCgroups } from "./cgroups.js";
+import { DEFAULT_LIMITS, eventCount, type Limits, pruneCgroups } from "./cgroups.js";
 import { realpathOrSelf } from "./confine.js";
 import { FileBackedSandbox } from "./file-backed.js";
 import { FileApi } from "./files.js";
@@ -407,11 +407,13 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
     if (!this.session?.alive || remount) await this.revive();
     const cwd = options.cwd ? await this.files.sandboxCwd(options.cwd, WORKSPACE_PATH) : undefined;
     const before = this.oomKills();
+    const pidsBefore = this.pidsLimitHits();
     const session = this.session as ShellSession;
     const r = await execWithQuota(this.quota, { ...options, ...(cwd ? { cwd } : {}) }, (o) =>
       session.exec(command, o),
     );
     if ((r.exitCode === 137 || r.exitCode === null) && this.oomKills() > before) markOom(r, this.limits);
+    if (r.exitCode !== 0 && this.pidsLimitHits() > pidsBefore) r.pidsLimited = true;
     this.protectedPaths.finish(r, remount);
     this.lastUsedAt = Date.now();
     return r;
@@ -419,20 +421,28 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
 
   /** OOM kills in the container's memory cgroup, when the engine runs on this host. */
   private oomKills(): number {
-    const files = [
-      `/sys/fs/cgroup/memory/docker/${this.containerId}/memory.oom_control`,
-      `/sys/fs/cgroup/system.slice/docker-${this.containerId}.scope/memory.events`,
-      `/sys/fs/cgroup/docker/${this.containerId}/memory.events`,
-    ];
-    for (const f of files) {
-      try {
-        const m = /^oom_kill (\d+)/m.exec(readFileSync(f, "utf8"));
-        if (m) return Number(m[1]);
-      } catch {
-        // not this layout
-      }
-    }
-    return 0;
+    const id = this.containerId;
+    return eventCount(
+      [
+        `/sys/fs/cgroup/memory/docker/${id}/memory.oom_control`,
+        `/sys/fs/cgroup/system.slice/docker-${id}.scope/memory.events`,
+        `/sys/fs/cgroup/docker/${id}/memory.events`,
+      ],
+      "oom_kill",
+    );
+  }
+
+  /** Forks the container's PID limit refused (pids.events "max"), when the engine runs on this host. */
+  private pidsLimitHits(): number {
+    const id = this.containerId;
+    return eventCount(
+      [
+        `/sys/fs/cgroup/pids/docker/${id}/pids.events`,
+        `/sys/fs/cgroup/system.slice/docker-${id}.scope/pids.events`,
+        `/sys/fs/cgroup/docker/${id}/pids.events`,
+      ],
+      "max",
+    );
   }
 
   async destroy(): Promise<void> {

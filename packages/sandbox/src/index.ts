@@ -4,6 +4,7 @@ export { type NetworkMode, WORKSPACE_PATH } from "./bwrap-args.js";
 export { Cgroup, DEFAULT_LIMITS, detectCgroups, type Limits, listCgroups } from "./cgroups.js";
 export { confinePath, isInside, realPathOf, realpathOrSelf, SandboxPathError } from "./confine.js";
 export { createSandbox } from "./create.js";
+export { type DiagnoseFacts, type Diagnosis, type DiagnosisCause, diagnoseFailure } from "./diagnose.js";
 export {
   checkDocker,
   DockerSandbox,
@@ -45,6 +46,7 @@ export {
 } from "./local.js";
 export { SessionManager, type SessionManagerOptions } from "./manager.js";
 export { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
+export { buildPackageIndex, loadPackageIndex, type PackageIndex, packageIndexFile } from "./package-index.js";
 export { DEFAULT_PROTECTED_PATHS } from "./protected-paths.js";
 export {
   type AllowListProxy,

@@ -46,6 +46,8 @@ export interface ExecResult {
   quotaExceeded?: boolean;
   /** True when the kernel killed the command for exceeding the sandbox's memory limit. */
   oomKilled?: boolean;
+  /** True when the sandbox's PID limit refused a fork during the command (the cgroup's pids events). */
+  pidsLimited?: boolean;
 }
 
 export interface Sandbox {
