@@ -24,7 +24,7 @@ import {
 import { buildSystemPrompt } from "./prompt.js";
 import { ToolRegistry } from "./registry.js";
 import { runToolCalls } from "./scheduler.js";
-import type { Tool, ToolContext } from "./tools/types.js";
+import type { DiagnoseCommand, Tool, ToolContext } from "./tools/types.js";
 import { addUsage, emptyUsage } from "./usage.js";
 
 /**
@@ -53,6 +53,8 @@ export interface AgentOptions {
   tools: Tool[];
   /** Creates the task's sandbox session; called at most once, on the first command. */
   createSandbox: () => Promise<Sandbox>;
+  /** Why a failed command failed (tools/types.ts DiagnoseCommand); none: results say only what ran. */
+  diagnose?: DiagnoseCommand;
   maxSteps?: number;
   /** Stop once this many tokens (input + output, summed over steps) have been used. */
   maxTokens?: number;
@@ -136,6 +138,7 @@ export class Agent {
         return sandbox;
       },
       signal,
+      ...(opts.diagnose ? { diagnose: opts.diagnose } : {}),
     };
 
     const system =

@@ -86,6 +86,12 @@ export const SANDBOX_COMMANDS: readonly SubcommandHelp[] = [
       "check every backend this machine could use (bubblewrap and user\nnamespaces, cgroups, Docker and containerd, the image, gVisor, disk\nspace, data folders, the allow-list proxy, a configured hands serve),\neach with its fix; exit 1 when the default backend (or K) cannot work",
   },
   {
+    name: "package-index",
+    usage: "package-index [--force]",
+    about:
+      "fetch the Debian suite's Contents index from apt's mirror once and\nkeep which packages provide each program and shared library, so a\nfailed command's result can name the package it lacks (build-image\ndoes this too)",
+  },
+  {
     name: "build-image",
     usage: "build-image [--force]",
     about:
@@ -118,7 +124,7 @@ export const COMMAND_LINES = [
   { name: "memory", line: "hands memory ls|show|search|stats|export   inspect memory" },
   { name: "trust", line: "hands trust [DIR]   let DIR's .hands/ settings apply in full (--list)" },
   { name: "untrust", line: "hands untrust [DIR] forget a trusted folder" },
-  { name: "sandbox", line: "hands sandbox ls|exec|rm|prune|doctor|build-image   look after sandboxes" },
+  { name: "sandbox", line: "hands sandbox ls|exec|rm|prune|doctor|build-image|…   look after sandboxes" },
   {
     name: "dashboard",
     line: "hands dashboard     a local web app over runs, memory, sandboxes (--port N, --no-open)",

@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import type { DoctorCheck } from "@hands/sandbox/backends";
-import { dataDir, resolveSettings, userConfigPath } from "@hands/sdk/root";
+import { dataDir, packageIndexDir, resolveSettings, userConfigPath } from "@hands/sdk/root";
 
 type Out = (s: string) => void;
 
@@ -61,6 +61,7 @@ export async function runDoctor(argv: string[], out: Out, err: Out): Promise<num
     { name: "gvisor", checks: docker.filter((c) => c.id.startsWith("gvisor.")) },
     { name: "data", checks: dataChecks(sb.diskCheck) },
     { name: "network", checks: [proxy] },
+    { name: "diagnosis", checks: [packageIndexCheck(sb.packageIndexFile)] },
     { name: "serve", checks: [serve] },
   ];
   const all = groups.flatMap((g) => g.checks);
@@ -297,4 +298,25 @@ function render(groups: Group[], backend: string, configured: string, usable: bo
   if (backend === "local")
     lines.push('note: "local" does not isolate commands; make bwrap or docker work for a real sandbox');
   return `${lines.join("\n")}\n`;
+}
+
+/** The package index that lets a failed command's result name the package it lacks. */
+function packageIndexCheck(file: (dir: string) => string): DoctorCheck {
+  const id = "diagnosis.index";
+  const title = "package index (which package provides a missing program or library)";
+  let path: string;
+  try {
+    path = file(packageIndexDir());
+  } catch (e) {
+    return { id, title, status: "skip", detail: `not a Debian host: ${(e as Error).message}` };
+  }
+  const st = lstatSync(path, { throwIfNoEntry: false });
+  if (st?.isFile()) return { id, title, status: "ok", detail: `${path} (${Math.round(st.size / 1024)} KiB)` };
+  return {
+    id,
+    title,
+    status: "warn",
+    detail: `${path} is not built: failed commands name what is missing but not its package`,
+    fix: "hands sandbox package-index (fetches the suite's Contents index from apt's mirror once)",
+  };
 }

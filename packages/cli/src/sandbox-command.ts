@@ -1,4 +1,4 @@
-// `hands sandbox ls|exec|rm|prune|doctor|build-image`: look after sandbox sessions from outside the
+// `hands sandbox ls|exec|rm|prune|doctor|package-index|build-image`: look after sandbox sessions from outside the
 // agent. Docker sessions are containers labelled hands.session; bwrap sessions live inside
 // the hands process that made them (their cgroups show them here, and rm can end them).
 import { readFileSync } from "node:fs";
@@ -6,6 +6,7 @@ import { basename } from "node:path";
 import { parseArgs } from "node:util";
 import {
   buildImage,
+  buildPackageIndex,
   checkDocker,
   createSandbox,
   dockerClient,
@@ -14,7 +15,7 @@ import {
   reapLeftovers,
 } from "@hands/sandbox/backends";
 import { shellJoin } from "@hands/sandbox/base";
-import { resolveSandboxKind } from "@hands/sdk/root";
+import { packageIndexDir, resolveSandboxKind } from "@hands/sdk/root";
 import { UsageError } from "./args.js";
 import { SANDBOX_HELP } from "./command-help.js";
 import { durationMs } from "./duration.js";
@@ -171,6 +172,11 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
         );
         return 0;
       }
+      case "package-index": {
+        const { values } = parseArgs({ args: rest, options: { force: { type: "boolean" } } });
+        out(`${await buildPackageIndex(packageIndexDir(), { force: values.force ?? false, log: err })}\n`);
+        return 0;
+      }
       case "doctor":
         return await (await import("./doctor-command.js")).runDoctor(rest, out, err);
       case "build-image": {
@@ -181,6 +187,8 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
         }
         const tag = await buildImage({ force: values.force ?? false, log: err });
         out(`${tag}\n`);
+        // The index a failed command's diagnosis reads: which package provides a program or library.
+        out(`${await buildPackageIndex(packageIndexDir(), { force: values.force ?? false, log: err })}\n`);
         return 0;
       }
       case undefined:

@@ -4,7 +4,13 @@
 // loaded when the first sandbox is made, not at start-up.
 import { mkdirSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
-import type { SessionManager, startAllowListProxy } from "@hands/sandbox";
+import type {
+  Diagnosis,
+  ExecResult,
+  PackageIndex,
+  SessionManager,
+  startAllowListProxy,
+} from "@hands/sandbox";
 import {
   DEFAULT_PROTECTED_PATHS,
   defaultSandboxKind,
@@ -29,7 +35,14 @@ export interface PreparedSandbox {
   /** Resolved on first read ("auto" probes bubblewrap). */
   readonly kind: SandboxKind;
   create: () => Promise<Sandbox>;
+  /** Why a failed command failed, from this sandbox's facts (network, limits, package index). */
+  diagnose: (sandbox: Sandbox, result: ExecResult) => Promise<Diagnosis | undefined>;
   close: () => Promise<void>;
+}
+
+/** Where `hands sandbox build-image` keeps the package index the diagnosis reads. */
+export function packageIndexDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(dataDir(env), "package-index");
 }
 
 /**
@@ -119,6 +132,7 @@ export async function prepareSandbox(
   }
   let proxy: Awaited<ReturnType<typeof startAllowListProxy>> | undefined;
   let manager: SessionManager | undefined;
+  let index: PackageIndex | undefined | null;
   return {
     get kind() {
       return kind();
@@ -137,6 +151,27 @@ export async function prepareSandbox(
         ...(k === "local" ? {} : { network: proxy ? "proxy" : choice.network === "host" ? "host" : "none" }),
         ...(proxy ? { proxySocket: proxy.socketPath } : {}),
         ...(k === "e2b" && choice.e2bTemplate ? { e2b: { template: choice.e2bTemplate } } : {}),
+      });
+    },
+    diagnose: async (sandbox, result) => {
+      const { DEFAULT_LIMITS, diagnoseFailure, loadPackageIndex, packageIndexFile } = await import(
+        "@hands/sandbox/backends"
+      );
+      if (index === undefined) {
+        try {
+          index = loadPackageIndex(packageIndexFile(packageIndexDir(env))) ?? null;
+        } catch {
+          index = null; // not a Debian host: no suite to name
+        }
+      }
+      const k = kind();
+      return diagnoseFailure(sandbox, result, {
+        ...(k === "local" || k === "e2b"
+          ? {}
+          : { network: proxy ? "proxy" : choice.network === "host" ? "host" : "none" }),
+        ...(k === "local" || k === "e2b" ? {} : { limits: DEFAULT_LIMITS }),
+        ...(index ? { index } : {}),
+        indexHint: "hands sandbox build-image makes one",
       });
     },
     close: async () => {

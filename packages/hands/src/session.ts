@@ -247,6 +247,7 @@ export class HandsSession {
       tools: usableTools(candidates, conditions),
       withheldTools: withheldTools(candidates, conditions),
       createSandbox: this.box.create,
+      diagnose: this.box.diagnose,
       maxSteps: this.settings.maxSteps,
       ...(maxTokens ? { maxTokens } : {}),
       outputDir: join(this.dataDir, "outputs"),

@@ -3,7 +3,7 @@
 // then keeps it out of the start-up code, which reaches this package only for the path checks
 // and the default kind (`@hands/sandbox`). Everything here is also exported from there.
 
-export { listCgroups } from "./cgroups.js";
+export { DEFAULT_LIMITS, listCgroups } from "./cgroups.js";
 export { createSandbox } from "./create.js";
 export { type DiagnoseFacts, type Diagnosis, type DiagnosisCause, diagnoseFailure } from "./diagnose.js";
 export { checkDocker, dockerClient, LABEL_SESSION } from "./docker.js";

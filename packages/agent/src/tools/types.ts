@@ -1,7 +1,7 @@
 // The tool contract: every tool returns text for the model and structured data for the UI
 // and the trace. Tools never throw for expected failures; they return `isError` results.
 import type { JsonSchema } from "@hands/llm";
-import type { Sandbox } from "@hands/sandbox";
+import type { ExecResult, Sandbox } from "@hands/sandbox";
 
 export interface ToolContext {
   /** Real path (realpath) of the workspace root. */
@@ -13,7 +13,15 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Where a command's output goes as it comes (a live view), besides its result. */
   onOutput?: (stream: "stdout" | "stderr", text: string) => void;
+  /** Why a command failed, from facts of the sandbox (its OOM/PID events, ldd, the package index). */
+  diagnose?: DiagnoseCommand;
 }
+
+/** One line that says why a failed command failed, or undefined for an ordinary failure. */
+export type DiagnoseCommand = (
+  sandbox: Sandbox,
+  result: ExecResult,
+) => Promise<{ cause: string; line: string; facts: Record<string, unknown> } | undefined>;
 
 export interface ToolResult {
   /** What the model sees. Errors start with "ERROR: ". */

@@ -1,5 +1,5 @@
 // Shared by run_command and execute_python: run through the sandbox and format the result.
-import type { ExecResult } from "@hands/sandbox";
+import type { ExecResult, Sandbox } from "@hands/sandbox";
 import { EXEC_DEFAULT_TIMEOUT_S, EXEC_MAX_TIMEOUT_S } from "../specs.js";
 import type { ToolContext, ToolResult } from "../types.js";
 import { errorResult } from "./errors.js";
@@ -51,8 +51,9 @@ export async function runInSandbox(
   extra: { stdin?: string; label: string; keepBackground?: boolean },
 ): Promise<ToolResult> {
   let result: ExecResult;
+  let sandbox: Sandbox;
   try {
-    const sandbox = await ctx.sandbox();
+    sandbox = await ctx.sandbox();
     result = await sandbox.exec(command, {
       timeoutMs: Math.round(timeoutS * 1000),
       signal: ctx.signal,
@@ -66,9 +67,15 @@ export async function runInSandbox(
   }
   // A command that ran and failed is a normal result (the exit code says it); isError is for
   // "could not run at all".
+  // A failure with a known cause says it in one line (and in the trace's data).
+  const failed = result.exitCode !== 0 || result.oomKilled === true;
+  const diagnosis =
+    failed && ctx.diagnose ? await ctx.diagnose(sandbox, result).catch(() => undefined) : undefined;
+  const output = formatExecResult(result, timeoutS);
   return {
-    output: formatExecResult(result, timeoutS),
+    output: diagnosis ? `${output}\ndiagnosis: ${diagnosis.line}` : output,
     data: {
+      ...(diagnosis ? { diagnosis: { cause: diagnosis.cause, ...diagnosis.facts } } : {}),
       exitCode: result.exitCode,
       signal: result.signal,
       timedOut: result.timedOut,
