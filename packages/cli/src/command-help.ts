@@ -86,6 +86,12 @@ export const SANDBOX_COMMANDS: readonly SubcommandHelp[] = [
       "check every backend this machine could use (bubblewrap and user\nnamespaces, cgroups, Docker and containerd, the image, gVisor, disk\nspace, data folders, the allow-list proxy, a configured hands serve),\neach with its fix; exit 1 when the default backend (or K) cannot work",
   },
   {
+    name: "image",
+    usage: "image --list [--sandbox docker|bwrap] [--json]",
+    about:
+      "what the sandbox image has (languages and tools with versions,\nnotable Python libraries), asked of a real sandbox of it",
+  },
+  {
     name: "package-index",
     usage: "package-index [--force]",
     about:

@@ -1,8 +1,9 @@
-// `hands sandbox ls|exec|rm|prune|doctor|package-index|build-image`: look after sandbox sessions from outside the
+// `hands sandbox ls|exec|rm|prune|doctor|image|package-index|build-image`: look after sandbox sessions from outside the
 // agent. Docker sessions are containers labelled hands.session; bwrap sessions live inside
 // the hands process that made them (their cgroups show them here, and rm can end them).
-import { readFileSync } from "node:fs";
-import { basename } from "node:path";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
 import { parseArgs } from "node:util";
 import {
   buildImage,
@@ -146,6 +147,55 @@ async function exec(argv: string[], out: Out, err: Out): Promise<number> {
   }
 }
 
+/** `image --list`: what the backend's image has, probed inside a real sandbox of it. */
+async function image(argv: string[], out: Out, err: Out): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { list: { type: "boolean" }, sandbox: { type: "string" }, json: { type: "boolean" } },
+  });
+  if (!values.list) {
+    err("hands sandbox image: give --list (what the image has: languages, tools, Python libraries)\n");
+    return 2;
+  }
+  const kind = values.sandbox ?? "docker";
+  if (kind !== "docker" && kind !== "bwrap")
+    throw new UsageError(`--sandbox must be docker or bwrap, got "${kind}"`);
+  if (kind === "docker" && !(await dockerUp())) {
+    err(`hands sandbox image: ${(await checkDocker()).reason}\n`);
+    return 1;
+  }
+  const { listImageRuntimes, imageTag } = await import("@hands/sandbox/backends");
+  const ws = mkdtempSync(join(tmpdir(), "hands-image-list-"));
+  try {
+    const sb = await createSandbox({ kind, workspace: ws, network: "none" });
+    try {
+      const runtimes = await listImageRuntimes(sb);
+      const what = kind === "docker" ? imageTag() : "the host's /usr (bwrap binds it read-only)";
+      if (values.json) {
+        out(`${JSON.stringify({ backend: kind, image: what, runtimes }, null, 2)}\n`);
+        return 0;
+      }
+      const lines = [`${what} (${kind})`];
+      for (const [k, title] of [
+        ["language", "languages"],
+        ["tool", "tools"],
+        ["python-library", "Python libraries"],
+      ] as const) {
+        lines.push(title);
+        const rows = runtimes.filter((r) => r.kind === k);
+        const w = Math.max(...rows.map((r) => r.name.length));
+        for (const r of rows) lines.push(`  ${r.name.padEnd(w)}  ${r.version ?? "— not installed"}`);
+      }
+      out(`${lines.join("\n")}\n`);
+      return 0;
+    } finally {
+      await sb.destroy();
+    }
+  } finally {
+    rmSync(ws, { recursive: true, force: true });
+  }
+}
+
 export async function runSandboxCommand(argv: string[]): Promise<number> {
   const out: Out = (s) => process.stdout.write(s);
   const err: Out = (s) => process.stderr.write(s);
@@ -172,6 +222,8 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
         );
         return 0;
       }
+      case "image":
+        return await image(rest, out, err);
       case "package-index": {
         const { values } = parseArgs({ args: rest, options: { force: { type: "boolean" } } });
         out(`${await buildPackageIndex(packageIndexDir(), { force: values.force ?? false, log: err })}\n`);

@@ -18,6 +18,7 @@ export {
 } from "./doctor.js";
 export { resolveE2BConnection } from "./e2b.js";
 export { buildImage, IMAGE_REPO, imageTag } from "./image.js";
+export { type ImageRuntime, listImageRuntimes } from "./image-contents.js";
 export { SessionManager } from "./manager.js";
 export { buildPackageIndex, loadPackageIndex, type PackageIndex, packageIndexFile } from "./package-index.js";
 export { startAllowListProxy } from "./proxy.js";

@@ -36,6 +36,7 @@ export { DEFAULT_SYNC_LIMITS, type SyncLimits } from "./e2b-sync.js";
 export { isSecretEnv, NON_INTERACTIVE_ENV, SECRET_ENV_NAMES, SECRET_ENV_PREFIXES, scrubEnv } from "./env.js";
 export { DEDICATED_SANDBOX_UID } from "./host-user.js";
 export { buildImage, IMAGE_REPO, imageExists, imageTag } from "./image.js";
+export { type ImageRuntime, listImageRuntimes } from "./image-contents.js";
 export {
   DEFAULT_TIMEOUT_MS,
   findShell,
