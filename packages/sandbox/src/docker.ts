@@ -421,27 +421,25 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
 
   /** OOM kills in the container's memory cgroup, when the engine runs on this host. */
   private oomKills(): number {
-    const id = this.containerId;
-    return eventCount(
-      [
-        `/sys/fs/cgroup/memory/docker/${id}/memory.oom_control`,
-        `/sys/fs/cgroup/system.slice/docker-${id}.scope/memory.events`,
-        `/sys/fs/cgroup/docker/${id}/memory.events`,
-      ],
-      "oom_kill",
-    );
+    return this.cgroupEvents("memory", "oom_kill");
   }
 
   /** Forks the container's PID limit refused (pids.events "max"), when the engine runs on this host. */
   private pidsLimitHits(): number {
+    return this.cgroupEvents("pids", "max");
+  }
+
+  /** A counter of the container's cgroup, in whichever layout (v1, v2 under systemd or not) the host has. */
+  private cgroupEvents(controller: "memory" | "pids", key: string): number {
     const id = this.containerId;
+    const events = `${controller}.events`;
     return eventCount(
       [
-        `/sys/fs/cgroup/pids/docker/${id}/pids.events`,
-        `/sys/fs/cgroup/system.slice/docker-${id}.scope/pids.events`,
-        `/sys/fs/cgroup/docker/${id}/pids.events`,
+        `/sys/fs/cgroup/${controller}/docker/${id}/${controller === "memory" ? "memory.oom_control" : events}`,
+        `/sys/fs/cgroup/system.slice/docker-${id}.scope/${events}`,
+        `/sys/fs/cgroup/docker/${id}/${events}`,
       ],
-      "max",
+      key,
     );
   }
 
