@@ -25,9 +25,11 @@
 //   its own (closed for the command itself; bash keeps its saved copy close-on-exec, so no
 //   program the command starts holds it; a command that ends in `exit`, `exec` or `set -e`
 //   keeps the session's previous state). The file is made and unlinked before any sandboxed process exists, so it
-//   has no name anything could open; being a file, not a pipe, the shell reads it back in one
-//   call. The shell keeps that text and hands it to the next job, which evaluates it; the
-//   session shell itself never runs anything a command wrote.
+//   has no name anything could open; being a file, not a pipe, the shell reads it back in a
+//   few calls, and takes it only behind the PID of the job it waited for. The shell keeps that
+//   text and hands it to the next job, which evaluates it unless it equals the exports every
+//   job inherits from the shell anyway; the session shell itself never runs anything a
+//   command wrote.
 // - When the job ends, the processes it left running are listed in the end line (LEFT). At the
 //   next command they are killed (a fork bomb included) unless the command asked to keep them.
 //   Kept processes run beside later commands as the same user: they cannot reach the session's
