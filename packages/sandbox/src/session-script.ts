@@ -25,9 +25,11 @@
 //   its own (closed for the command itself; bash keeps its saved copy close-on-exec, so no
 //   program the command starts holds it; a command that ends in `exit`, `exec` or `set -e`
 //   keeps the session's previous state). The file is made and unlinked before any sandboxed process exists, so it
-//   has no name anything could open; being a file, not a pipe, the shell reads it back in one
-//   call. The shell keeps that text and hands it to the next job, which evaluates it; the
-//   session shell itself never runs anything a command wrote.
+//   has no name anything could open; being a file, not a pipe, the shell reads it back in a
+//   few calls, and takes it only behind the PID of the job it waited for. The shell keeps that
+//   text and hands it to the next job, which evaluates it unless it equals the exports every
+//   job inherits from the shell anyway; the session shell itself never runs anything a
+//   command wrote.
 // - When the job ends, the processes it left running are listed in the end line (LEFT). At the
 //   next command they are killed (a fork bomb included) unless the command asked to keep them.
 //   Kept processes run beside later commands as the same user: they cannot reach the session's
@@ -40,7 +42,7 @@ exec 3>&2 2>/dev/null
 __h_cat=$HANDS_RELAY
 unset HANDS_RELAY
 __h_job=; __h_lastjob=; __h_ow=; __h_ew=; __h_or=; __h_er=; __h_prevkeep=0; __h_prevdirect=0; __h_fwd=
-__h_keep=' '; __h_discard=; __h_left=; __h_leftpids=; __h_inpid=; __h_state=
+__h_keep=' '; __h_discard=; __h_left=; __h_leftpids=; __h_inpid=; __h_exp=; __h_dir=
 # Processes that were here before us (docker's init and main process) are never leftovers.
 __h_base=' '
 for __h_p in /proc/[0-9]*; do __h_p=${"${"}__h_p#/proc/}; [ "$__h_p" = $$ ] || __h_base+="$__h_p "; done
@@ -53,6 +55,7 @@ set +C
 rm -f -- "$__h_sfn" || { echo "session shell: cannot unlink its state file" >&3; exit 95; }
 unset __h_sfn
 exec {__h_null}</dev/null
+
 # Timeout/abort: kill the command's process group until it is empty (a fork bomb keeps adding
 # to it while the first signal lands). kill is a builtin: this works with no PID left.
 trap 'if [ -n "$__h_job" ]; then __h_n=0; while kill -KILL -- -"$__h_job" && [ $__h_n -lt 500 ]; do __h_n=$((__h_n + 1)); done; fi' USR1
@@ -68,6 +71,10 @@ if [ -S /run/hands-proxy.sock ] && [ -n "$HANDS_FORWARDER" ]; then
   exec 4<&-
 fi
 unset HANDS_FORWARDER
+# What every job inherits from this shell anyway, as a job reports it (below): a state equal
+# to it needs no evaluation in the next job. PWD and OLDPWD travel as the working directory.
+( export -n PWD OLDPWD; export -p ) 2>/dev/null >/dev/fd/$__h_sf
+IFS= read -r -d '' __h_exp0 < /dev/fd/$__h_sf
 __h_infra=" $$ $__h_fwd "
 
 # Lists the processes nobody accounts for (no forks: safe under a fork bomb) into __h_leftpids
@@ -182,37 +189,46 @@ while :; do
     __h_inpid=$!
     __h_infra+="$__h_inpid "
   else
-    exec {__h_ir}<&$__h_null
+    __h_ir=$__h_null
   fi
-  # A job that ends before it reports (killed, exit, exec) must not leave an old state behind.
-  : >/dev/fd/$__h_sf
   (
     trap - INT TERM HUP PIPE USR1
-    unset __h_len __h_line __h_in __h_tok __h_ow __h_ew __h_or __h_er __h_infra __h_base __h_keep __h_discard __h_left __h_leftpids __h_inpid __h_jo __h_je __h_x1 __h_x2 __h_null
-    eval "$__h_state"
-    unset __h_state
+    unset __h_len __h_line __h_in __h_tok __h_ow __h_ew __h_or __h_er __h_infra __h_base __h_keep __h_discard __h_left __h_leftpids __h_inpid __h_jo __h_je __h_x1 __h_x2 __h_null __h_exp0
+    [ -z "$__h_exp" ] || eval "$__h_exp"
+    [ -z "$__h_dir" ] || [ "$__h_dir" = "$PWD" ] || cd -- "$__h_dir"
+    unset __h_exp __h_dir
     __h_pwd0=$PWD
     if [ -n "$__h_cwd" ]; then cd -- "$__h_cwd" || exit 1; fi
     eval "$__h_cmd" {__h_sf}>&-
     # Reported once the command returns (not from an EXIT trap: after an "exit" inside the eval
-    # the state file's number is closed, or reused by whatever the command opened last).
+    # the state file's number is closed, or reused by whatever the command opened last), in one
+    # write, behind this job's PID: what an earlier job wrote (one killed later, or whose
+    # state was not to be kept) is never taken for this one's.
     __h_rc=$?
-    { export -p; if [ -n "$__h_cwd" ]; then printf "cd -- %q\n" "$__h_pwd0"; else printf "cd -- %q\n" "$PWD"; fi; printf "\0"; } 2>/dev/null >/dev/fd/$__h_sf
+    if [ -n "$__h_cwd" ]; then __h_t=$__h_pwd0; else __h_t=$PWD; fi
+    { printf '%s\0' "$BASHPID"; export -n PWD OLDPWD; export -p; printf '\0%s\0' "$__h_t"; } 2>/dev/null >/dev/fd/$__h_sf
     exit $__h_rc
   ) <&$__h_ir >&$__h_jo 2>&$__h_je {__h_ir}<&- {__h_x1}>&- {__h_x2}>&- {__h_null}<&- 3>&- &
   __h_job=$!
   __h_lastjob=$__h_job
-  exec {__h_ir}<&-
+  [ "$__h_hasin" = 1 ] && exec {__h_ir}<&-
   while :; do
     wait "$__h_job"; __h_rc=$?
     kill -0 "$__h_job" || break
   done
   __h_job=
   # The job's state, written before it exited (nothing there when it was killed or ran exec).
-  if IFS= read -r -d '' __h_s < /dev/fd/$__h_sf && [ "$__h_sub" = 0 ]; then __h_state=$__h_s; fi
+  # (Three reads, not one and pattern removals: those take quadratic time on a large state.)
+  if { IFS= read -r -d '' __h_s && IFS= read -r -d '' __h_e && IFS= read -r -d '' __h_d; } < /dev/fd/$__h_sf &&
+    [ "$__h_sub" = 0 ] && [ "$__h_s" = "$__h_lastjob" ]; then
+    if [ "$__h_e" = "$__h_exp0" ]; then __h_exp=; else __h_exp=$__h_e; fi
+    __h_dir=$__h_d
+  fi
+  __h_e=; __h_d=
   __h_scan
   __h_prevkeep=$__h_keepbg
-  printf '%s:end %d %s\n' "$__h_tok" "$__h_rc" "$__h_left" >&$__h_jo || printf '%s:end %d %s\n' "$__h_tok" "$__h_rc" "$__h_left"
+  if [ "$__h_jo" = 1 ]; then printf '%s:end %d %s\n' "$__h_tok" "$__h_rc" "$__h_left"
+  else printf '%s:end %d %s\n' "$__h_tok" "$__h_rc" "$__h_left" >&$__h_jo || printf '%s:end %d %s\n' "$__h_tok" "$__h_rc" "$__h_left"; fi
   printf '%s:end\n' "$__h_tok" >&$__h_je || printf '%s:end\n' "$__h_tok" >&3
 done
 `;
