@@ -10,5 +10,6 @@ export { resolveE2BConnection } from "./e2b.js";
 export { buildImage } from "./image.js";
 export { SessionManager } from "./manager.js";
 export { startAllowListProxy } from "./proxy.js";
+export { type EgressPolicy, parseEgressPolicy } from "./proxy-egress.js";
 export { parseAllowRules } from "./proxy-rules.js";
 export { reapLeftovers } from "./reaper.js";
