@@ -336,7 +336,10 @@ for (const [template, skip] of BACKENDS) {
       });
       const manual = await Sandbox.create(template, { timeoutMs: 2000, lifecycle: { onTimeout: "pause" } });
       try {
+        // (On a slow machine the write may come after the pause: it resumes `auto`, as traffic does.)
         await auto.files.write("/home/user/kept.txt", "kept");
+        // The timeouts start again now, so both pause after the write.
+        await Promise.allSettled([auto.setTimeout(1000), manual.setTimeout(1000)]);
         for (let i = 0; i < 100; i++) {
           const states = await Promise.all([auto, manual].map(async (x) => (await x.getInfo()).state));
           if (states.every((st) => st === "paused")) break;
