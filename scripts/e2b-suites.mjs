@@ -93,7 +93,8 @@ globalThis.fetch = (input, init) => {
 
 // Every `../src…` import of the SDK's public surface becomes the npm package.
 const e2bEntry = join(REPO, "node_modules", "e2b", "dist", "index.mjs");
-const configPath = join(sdkDir, "vitest.hands.config.mjs");
+// One per run: runs for several backends may share the extracted tests.
+const configPath = join(sdkDir, `vitest.hands.${process.pid}.config.mjs`);
 writeFileSync(
   configPath,
   `// written by hands' scripts/e2b-suites.mjs
