@@ -82,13 +82,15 @@ function deniesAll(p: EgressPolicy): boolean {
   return p.denyNets.some((n) => n.range[1] === 0);
 }
 
-/** One address: allowed by allowOut, refused by denyOut, or allowed when public. */
+/** One address: allowed by allowOut (its own or its name's), refused by denyOut, else allowed when public. */
 function addressRefusal(ip: string, p: EgressPolicy, namedByRule: boolean): string | undefined {
   if (inNets(ip, p.allowNets)) return undefined;
-  const denied = inNets(ip, p.denyNets);
-  if (denied && denied.range[1] === 0) return `${ip} is not on the sandbox's allowOut list`;
-  if (denied) return `${ip} is denied by the sandbox's egress rules (denyOut ${denied.text})`;
-  if (deniesAll(p) && !namedByRule) return `${ip} is not on the sandbox's allowOut list`;
+  if (!namedByRule) {
+    const denied = inNets(ip, p.denyNets);
+    if ((denied && denied.range[1] === 0) || (!denied && deniesAll(p)))
+      return `${ip} is not on the sandbox's allowOut list`;
+    if (denied) return `${ip} is denied by the sandbox's egress rules (denyOut ${denied.text})`;
+  }
   const range = nonPublicRange(ip);
   if (range) return `${ip} is a ${range} address (allowOut must name it)`;
   return undefined;
