@@ -6,7 +6,7 @@
 // then
 //   node scripts/e2b-suites.mjs /tmp/e2b/packages/js-sdk [--backend bwrap|docker|gvisor]
 //     [--only sandbox/files/write.test.ts,…] [--timeout 120000] [--json out.json] [--verbose]
-//     [--repo <checkout with packages/serve/dist>]
+//     [--repo <checkout with packages/serve/dist>] [--public-traffic]
 // The tests import the SDK from `../src`; here every such import is the npm `e2b` package this
 // repository depends on (a deep import of an SDK internal fails: those are E2B's unit tests,
 // which do not talk to a server). Timeouts are longer than E2B's (a loaded, shared machine).
@@ -119,6 +119,8 @@ const serve = await startServe({
   dataDir,
   warm: {},
   capacity: 40,
+  // --public-traffic: E2B's default (a sandbox's ports open without its traffic token).
+  publicTrafficByDefault: argv.includes("--public-traffic"),
   templates: {
     base,
     bwrap: { backend: "bwrap", cpus: 1, memoryMB: 512 },

@@ -359,3 +359,37 @@ for (const [template, skip] of BACKENDS) {
     });
   });
 }
+
+describe("--public-traffic: E2B's default for sandboxes that do not say", {
+  skip: bwrap.ok ? false : bwrap.reason,
+  timeout: 120_000,
+}, () => {
+  let s: TestServe;
+  before(async () => {
+    s = await startTestServe({ publicTrafficByDefault: true });
+    process.env.E2B_DOMAIN = "localhost";
+  });
+  after(async () => {
+    await s?.stop();
+  });
+
+  it("opens the ports of a sandbox created without allowPublicTraffic, not of one that asked for false", async () => {
+    const [open, closed] = await Promise.all([
+      Sandbox.create("base"),
+      Sandbox.create("base", { network: { allowPublicTraffic: false } }),
+    ]);
+    try {
+      for (const sb of [open, closed]) {
+        await startEcho(sb, 8000);
+        await untilServing(s, sb, 8000);
+      }
+      assert.equal((await hostRequest(s.sandboxUrl, open.getHost(8000))).status, 201);
+      assert.equal((await hostRequest(s.sandboxUrl, closed.getHost(8000))).status, 403);
+      assert.equal((await open.getInfo()).network?.allowPublicTraffic, true);
+      const envd = await raw(`${s.sandboxUrl}/health`, { headers: { "e2b-sandbox-id": open.sandboxId } });
+      assert.equal(envd.status, 401);
+    } finally {
+      await Promise.allSettled([open.kill(), closed.kill()]);
+    }
+  });
+});

@@ -49,12 +49,15 @@ export function egressOf(n: Record<string, unknown>): Pick<NetworkSettings, "all
 }
 
 /** A create's `network`, `autoResume` and `allow_internet_access`; throws SettingsError. */
-export function settingsOf(body: {
-  network?: unknown;
-  autoResume?: unknown;
-  autoPause?: unknown;
-  allow_internet_access?: unknown;
-}): SandboxSettings {
+export function settingsOf(
+  body: {
+    network?: unknown;
+    autoResume?: unknown;
+    autoPause?: unknown;
+    allow_internet_access?: unknown;
+  },
+  publicByDefault = false,
+): SandboxSettings {
   const n = body.network ?? {};
   if (typeof n !== "object" || n === null || Array.isArray(n))
     throw new SettingsError("network must be an object");
@@ -92,7 +95,7 @@ export function settingsOf(body: {
   return {
     network: {
       ...egress,
-      allowPublicTraffic: pub === true,
+      allowPublicTraffic: typeof pub === "boolean" ? pub : publicByDefault,
       ...(typeof mask === "string" ? { maskRequestHost: mask } : {}),
     },
     autoResume,

@@ -95,9 +95,9 @@ function checkAccessRequest(body: CreateRequest): void {
     );
 }
 
-function settingsOrRefusal(body: CreateRequest): SandboxSettings {
+function settingsOrRefusal(body: CreateRequest, publicByDefault: boolean): SandboxSettings {
   try {
-    return settingsOf(body);
+    return settingsOf(body, publicByDefault);
   } catch (e) {
     if (e instanceof SettingsError) throw new ApiError(400, e.message);
     throw e;
@@ -122,6 +122,11 @@ export interface ServiceOptions {
   pausedRetentionMs?: number;
   /** Warm sandboxes kept ready per template (default: 2 of "base"; {} for none). */
   warm?: Record<string, number>;
+  /**
+   * Sandboxes created without network.allowPublicTraffic get E2B's default, true (their ports
+   * open without the traffic token). Default false: closed unless asked.
+   */
+  publicTrafficByDefault?: boolean;
   /** How often each running sandbox's metrics are read into its history (default 5 s). */
   metricsIntervalMs?: number;
 }
@@ -176,6 +181,7 @@ export class SandboxService {
   private closed = false;
   private readonly pool: WarmPool;
   private readonly pausedRetentionMs: number;
+  private readonly publicTrafficByDefault: boolean;
   readonly snapshots: Snapshots;
 
   constructor(o: ServiceOptions) {
@@ -186,6 +192,7 @@ export class SandboxService {
     this.templates = o.templates ?? DEFAULT_TEMPLATES;
     this.queue = new FairQueue(o.capacity ?? 100, o.maxQueue ?? 200, o.queueTimeoutMs ?? 30_000);
     this.pausedRetentionMs = o.pausedRetentionMs ?? 7 * 24 * 3600_000;
+    this.publicTrafficByDefault = o.publicTrafficByDefault === true;
     this.users = SandboxUsers.forService(join(this.dataDir, "sandboxes"), o.sandboxUid);
     this.folderKey = folderKey(this.dataDir);
     this.snapshots = new Snapshots(this.dataDir, this.folderKey, (name) => name in this.templates);
@@ -356,7 +363,7 @@ export class SandboxService {
     if (body.allow_internet_access !== undefined && typeof body.allow_internet_access !== "boolean")
       throw new ApiError(400, "allow_internet_access must be a boolean");
     checkAccessRequest(body);
-    const settings = settingsOrRefusal(body);
+    const settings = settingsOrRefusal(body, this.publicTrafficByDefault);
     if (body.autoPause === true) checkMemoryRequest(body.autoPauseMemory, "autoPauseMemory");
     await this.checkQuota(tenant, spec);
     await this.acquire(tenant, signal);
