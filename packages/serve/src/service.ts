@@ -731,6 +731,11 @@ export class SandboxService {
    * it (its envd or one of its ports, with the right token); undefined when it may not be.
    */
   async resumeForTraffic(row: SandboxRow): Promise<SandboxRow | undefined> {
+    // Traffic that comes while the timeout's pause is under way waits for it, then resumes.
+    if (row.state === "running" && this.busy.has(row.id)) {
+      await this.busy.get(row.id)?.catch(() => {});
+      row = (await this.store.sandbox(row.id)) ?? row;
+    }
     if (row.state !== "paused" || row.settings?.autoResume !== true || row.node !== this.node)
       return undefined;
     const tenant = await this.store.tenant(row.tenantId);

@@ -153,7 +153,9 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
 
   /** A paused sandbox with autoResume, resumed by this request (on its node); else as it was. */
   const resumedIfAsked = async (row: SandboxRow): Promise<SandboxRow> =>
-    row.state === "paused" && row.settings?.autoResume && row.node === service.node
+    row.settings?.autoResume &&
+    row.node === service.node &&
+    (row.state === "paused" || (row.state === "running" && !service.runtime(row.id)?.alive))
       ? ((await service.resumeForTraffic(row).catch(() => undefined)) ?? row)
       : row;
 
