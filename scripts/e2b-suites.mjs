@@ -6,7 +6,7 @@
 // then
 //   node scripts/e2b-suites.mjs /tmp/e2b/packages/js-sdk [--backend bwrap|docker|gvisor]
 //     [--only sandbox/files/write.test.ts,…] [--timeout 120000] [--json out.json] [--verbose]
-//     [--repo <checkout with packages/serve/dist>]
+//     [--repo <checkout with packages/serve/dist>] [--public-traffic]
 // The tests import the SDK from `../src`; here every such import is the npm `e2b` package this
 // repository depends on (a deep import of an SDK internal fails: those are E2B's unit tests,
 // which do not talk to a server). Timeouts are longer than E2B's (a loaded, shared machine).
@@ -68,9 +68,33 @@ const mocked = (f) => /from ['"]msw|vi\.(do)?[mM]ock\(/.test(readFileSync(join(t
 const notRun = argv.includes("--all") ? [] : files.filter(mocked);
 files = files.filter((f) => !notRun.includes(f));
 
+// The tests fetch `https://PORT-ID.<E2B_DOMAIN>` (getHost) themselves: with no wildcard DNS and
+// TLS in front of the sandbox address here, such a fetch goes to E2B_SANDBOX_URL naming the
+// sandbox and port in the headers the SDK uses for its own calls (the only change to what the
+// tests send). Written outside the extracted tests.
+const hostSetup = join(mkdtempSync(join(tmpdir(), "hs-e2bsuite-setup-")), "host-fetch.setup.mjs");
+writeFileSync(
+  hostSetup,
+  `// written by hands' scripts/e2b-suites.mjs
+const real = globalThis.fetch;
+globalThis.fetch = (input, init) => {
+  const target = typeof input === "string" || input instanceof URL ? String(input) : input.url;
+  const u = new URL(target);
+  const m = /^(\\d+)-([a-z0-9]+)\\.localhost$/.exec(u.hostname);
+  const to = process.env.E2B_SANDBOX_URL;
+  if (!m || !to) return real(input, init);
+  const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+  headers.set("e2b-sandbox-port", m[1]);
+  headers.set("e2b-sandbox-id", m[2]);
+  return real(new URL(u.pathname + u.search, to), { ...init, headers });
+};
+`,
+);
+
 // Every `../src…` import of the SDK's public surface becomes the npm package.
 const e2bEntry = join(REPO, "node_modules", "e2b", "dist", "index.mjs");
-const configPath = join(sdkDir, "vitest.hands.config.mjs");
+// One per run: runs for several backends may share the extracted tests.
+const configPath = join(sdkDir, `vitest.hands.${process.pid}.config.mjs`);
 writeFileSync(
   configPath,
   `// written by hands' scripts/e2b-suites.mjs
@@ -82,7 +106,7 @@ export default {
     hookTimeout: ${TIMEOUT},
     isolate: true,
     environment: 'node',
-    setupFiles: ['tests/globalFetchFallback.setup.ts'],
+    setupFiles: ['tests/globalFetchFallback.setup.ts', ${JSON.stringify(hostSetup)}],
   },
 }
 `,
@@ -95,6 +119,8 @@ const serve = await startServe({
   dataDir,
   warm: {},
   capacity: 40,
+  // --public-traffic: E2B's default (a sandbox's ports open without its traffic token).
+  publicTrafficByDefault: argv.includes("--public-traffic"),
   templates: {
     base,
     bwrap: { backend: "bwrap", cpus: 1, memoryMB: 512 },
@@ -183,6 +209,7 @@ try {
   await serve.close();
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(configPath, { force: true });
+  rmSync(join(hostSetup, ".."), { recursive: true, force: true });
 }
 if (notRun.length) console.log(`\nnot run (mocked transport, no server involved): ${notRun.join(", ")}`);
 const sum = (k) => rows.reduce((a, r) => a + r[k], 0);

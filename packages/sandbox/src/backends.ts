@@ -22,5 +22,6 @@ export { type ImageRuntime, listImageRuntimes } from "./image-contents.js";
 export { SessionManager } from "./manager.js";
 export { buildPackageIndex, loadPackageIndex, type PackageIndex, packageIndexFile } from "./package-index.js";
 export { startAllowListProxy } from "./proxy.js";
+export { type EgressPolicy, parseEgressPolicy } from "./proxy-egress.js";
 export { parseAllowRules } from "./proxy-rules.js";
 export { reapLeftovers } from "./reaper.js";

@@ -56,6 +56,7 @@ export {
   type ProxyLogEntry,
   startAllowListProxy,
 } from "./proxy.js";
+export { type EgressPolicy, parseEgressPolicy } from "./proxy-egress.js";
 export { hostAllowed, parseAllowRules } from "./proxy-rules.js";
 export { type ReapReport, reapLeftovers } from "./reaper.js";
 export { checkBwrap, defaultSandboxKind } from "./sandbox-kind.js";

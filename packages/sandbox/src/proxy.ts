@@ -22,6 +22,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import { AuditLog } from "./audit.js";
+import { decideEgress, type EgressPolicy } from "./proxy-egress.js";
 import { decideDestination, type LookupFn, type ProxyLogEntry, systemLookup } from "./proxy-policy.js";
 import { type Authority, AuthorityError, parseAllowRules, parseAuthority } from "./proxy-rules.js";
 
@@ -83,6 +84,11 @@ export interface AllowListProxyOptions {
   connect?: (address: string, port: number) => Socket;
   /** JSONL audit log that gets one "network" event per decision. */
   auditPath?: string;
+  /**
+   * E2B-style egress rules (proxy-egress.ts) instead of `allow`, read for every decision, so
+   * they can change while the sandbox runs.
+   */
+  egress?: () => EgressPolicy;
 }
 
 export const MAX_LOG_ENTRIES = 1000;
@@ -99,6 +105,9 @@ export async function startAllowListProxy(options: AllowListProxyOptions): Promi
   const lookup = options.lookup ?? systemLookup;
   const dial = options.connect ?? ((host: string, port: number) => connect({ host, port }));
   const audit = new AuditLog(options.auditPath);
+  const egress = options.egress;
+  const decide = (t: Authority & { port: number }) =>
+    egress ? decideEgress(t, egress(), lookup) : decideDestination(t, rules, lookup);
   const dir = await mkdtemp(join(tmpdir(), "hands-proxy-"));
   const socketPath = join(dir, "proxy.sock");
   const log: ProxyLogEntry[] = [];
@@ -140,7 +149,7 @@ export async function startAllowListProxy(options: AllowListProxyOptions): Promi
       refuseResponse(res, 403, `refused ${printable(req.url ?? "")}: ${e.message}`);
       return;
     }
-    const decision = await decideDestination(target, rules, lookup);
+    const decision = await decide(target);
     if (!decision.allowed) {
       record({ method, host: target.host, port: target.port, allowed: false, reason: decision.reason });
       refuseResponse(res, decision.status, decision.reason);
@@ -215,7 +224,7 @@ export async function startAllowListProxy(options: AllowListProxyOptions): Promi
       return;
     }
     const port = target.port;
-    const decision = await decideDestination({ ...target, port }, rules, lookup);
+    const decision = await decide({ ...target, port });
     if (!decision.allowed) {
       record({ method: "CONNECT", host: target.host, port, allowed: false, reason: decision.reason });
       refuseTunnel(client, decision.status, decision.reason);

@@ -97,8 +97,18 @@ function detail(row: SandboxRow, tenant: Tenant): Record<string, unknown> {
     trafficAccessToken: trafficTokenOf(row.token),
     domain: null,
     allowInternetAccess: row.internet,
-    network: { allowPublicTraffic: false },
-    lifecycle: { onTimeout: row.autoPause ? "pause" : "kill", autoResume: false },
+    network: networkBody(row),
+    lifecycle: { onTimeout: row.autoPause ? "pause" : "kill", autoResume: row.settings?.autoResume === true },
+  };
+}
+
+function networkBody(row: SandboxRow): Record<string, unknown> {
+  const n = row.settings?.network;
+  return {
+    allowPublicTraffic: n?.allowPublicTraffic === true,
+    ...(n?.allowOut.length ? { allowOut: n.allowOut } : {}),
+    ...(n?.denyOut.length ? { denyOut: n.denyOut } : {}),
+    ...(n?.maskRequestHost ? { maskRequestHost: n.maskRequestHost } : {}),
   };
 }
 
@@ -182,16 +192,18 @@ async function list(
   );
 }
 
-/**
- * start/end of E2B's metrics query (Unix seconds), checked; no history is kept, so the answer is
- * the current reading whatever the window.
- */
-function metricsWindow(url: URL): void {
-  for (const name of ["start", "end"]) {
+/** start/end of E2B's metrics query (Unix seconds), checked. */
+function metricsWindow(url: URL): { start?: number; end?: number } {
+  const out: { start?: number; end?: number } = {};
+  for (const name of ["start", "end"] as const) {
     const v = url.searchParams.get(name);
-    if (v !== null && !/^\d{1,12}$/.test(v))
-      throw new ApiError(400, `${name} must be a Unix time in seconds`);
+    if (v === null) continue;
+    if (!/^\d{1,12}$/.test(v)) throw new ApiError(400, `${name} must be a Unix time in seconds`);
+    out[name] = Number(v);
   }
+  if (out.start !== undefined && out.end !== undefined && out.start > out.end)
+    throw new ApiError(400, "start must not be after end");
+  return out;
 }
 
 const AUDIT_MAX = 1000;
@@ -215,7 +227,16 @@ async function auditBody(
 }
 
 /** Management calls that change a running or paused sandbox go to the node that has it. */
-const OWNER_ACTIONS = new Set(["DELETE", "pause", "resume", "connect", "metrics", "fork", "snapshots"]);
+const OWNER_ACTIONS = new Set([
+  "DELETE",
+  "pause",
+  "resume",
+  "connect",
+  "metrics",
+  "fork",
+  "snapshots",
+  "network",
+]);
 
 function snapshotInfo(r: SnapshotRecord): Record<string, unknown> {
   return { snapshotID: r.id, names: r.names };
@@ -355,8 +376,13 @@ export function createApiRouter(o: {
       }
       if (action === "metrics") {
         if (req.method !== "GET") throw new ApiError(405, "method not allowed");
-        metricsWindow(url);
-        send(res, 200, await service.sandboxMetrics(tenant, id));
+        send(res, 200, await service.sandboxMetrics(tenant, id, metricsWindow(url)));
+        return;
+      }
+      if (action === "network") {
+        if (req.method !== "PUT") throw new ApiError(405, "method not allowed");
+        await service.updateNetwork(tenant, id, await jsonBody(req));
+        send(res, 204);
         return;
       }
       if (req.method !== "POST") throw new ApiError(405, "method not allowed");

@@ -26,6 +26,9 @@ Options:
   --capacity N           sandboxes running at once on this node (default 100)
   --queue N              creates that may wait for capacity (default 200)
   --queue-timeout S      longest wait in the queue, seconds (default 30)
+  --public-traffic       a sandbox created without network.allowPublicTraffic gets E2B's default,
+                         true: its ports (getHost) open to anyone with the URL (default: they need
+                         its trafficAccessToken; envd and the code interpreter always need a token)
 
 Several nodes (one PostgreSQL database; any node answers any request):
   --database URL         postgres://user:pass@host:port/db (default $HANDS_SERVE_DATABASE; else
@@ -184,6 +187,7 @@ const OPTIONS = {
   capacity: { type: "string" },
   queue: { type: "string" },
   "queue-timeout": { type: "string" },
+  "public-traffic": { type: "boolean" },
   database: { type: "string" },
   node: { type: "string" },
   "advertise-api": { type: "string" },
@@ -265,6 +269,7 @@ export async function runServeCommand(
       ...(o["queue-timeout"]
         ? { queueTimeoutMs: (wholeNumber(o["queue-timeout"], "--queue-timeout") as number) * 1000 }
         : {}),
+      ...(o["public-traffic"] ? { publicTrafficByDefault: true } : {}),
     });
     const tenants = (await s.store.listKeys()).filter((k) => !k.revokedAt).length;
     out(

@@ -6,9 +6,17 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, chownSync, lstatSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
-import { createSandbox, type Sandbox, type SandboxKind } from "@hands/sandbox";
+import {
+  type AllowListProxy,
+  createSandbox,
+  type EgressPolicy,
+  type Sandbox,
+  type SandboxKind,
+  startAllowListProxy,
+} from "@hands/sandbox";
 import { AgentClient, type AgentEvent } from "./agent/client.js";
 import { AGENT_SOURCE } from "./agent/source.js";
+import { PortBridge } from "./port-bridge.js";
 import type { SandboxUser } from "./sandbox-users.js";
 import { SUDO_SCRIPT } from "./sudo.js";
 
@@ -17,6 +25,7 @@ export const E2B_USER = "user";
 const IN_SANDBOX_WORKSPACE = "/workspace";
 const AGENT_DIR = ".hands-agent";
 const START_TIMEOUT_MS = 15_000;
+const PYTHON_SCRIPT = '#!/bin/sh\nexec python3 "$@"\n';
 
 export interface RuntimeOptions {
   kind: Exclude<SandboxKind, "local">;
@@ -30,6 +39,11 @@ export interface RuntimeOptions {
   sandboxUser?: SandboxUser;
   runtime?: string;
   image?: string;
+  /**
+   * E2B egress rules: the sandbox's only way out is the allow-list proxy, deciding by these
+   * (setEgress changes them while it runs). Absent: `internet` decides (host network or none).
+   */
+  egress?: EgressPolicy;
 }
 
 export interface ProcessConfig {
@@ -87,6 +101,10 @@ export class SandboxRuntime {
   private readonly watchers = new Map<string, (ev: AgentEvent) => void>();
   private agentRun: Promise<unknown> | undefined;
   private stopping = false;
+  /** Connections to ports inside the sandbox (getHost traffic). */
+  bridge: PortBridge | undefined;
+  /** The egress proxy and the rules it reads for every connection (sandboxes with rules). */
+  private egress: { proxy: AllowListProxy; policy: EgressPolicy } | undefined;
 
   private constructor(
     readonly sandbox: Sandbox,
@@ -111,22 +129,37 @@ export class SandboxRuntime {
       server.listen(sockPath, () => resolve());
     });
     chmodSync(sockPath, 0o777);
+    // A stale socket file of a previous run (resume) is the service's: replaced.
+    const bridgePath = join(o.workspace, AGENT_DIR, "bridge.sock");
+    rmSync(bridgePath, { force: true });
+    const bridge = await PortBridge.listen(bridgePath).catch((e) => {
+      server.close();
+      throw e;
+    });
     const hello = waitForAgent(server, nonce);
     hello.promise.catch(() => {});
     let sandbox: Sandbox | undefined;
+    let egress: { proxy: AllowListProxy; policy: EgressPolicy } | undefined;
     try {
+      if (o.egress) {
+        const holder = { policy: o.egress } as { proxy: AllowListProxy; policy: EgressPolicy };
+        holder.proxy = await startAllowListProxy({ allow: [], egress: () => holder.policy });
+        egress = holder;
+      }
       sandbox = await createSandbox({
         kind: o.kind,
         workspace: o.workspace,
         id: o.id,
-        network: o.internet ? "host" : "none",
+        network: egress ? "proxy" : o.internet ? "host" : "none",
+        ...(egress ? { proxySocket: egress.proxy.socketPath, proxyEnv: egress.proxy.env } : {}),
         limits: { memoryBytes: o.limits.memoryBytes, cpus: o.limits.cpus },
         account: { name: E2B_USER, home: E2B_HOME, homeFolder: join(o.workspace, "home") },
         // E2B's sandboxes may create folders at `/`: bwrap's root tmpfs stays writable (its pages
         // count against the memory limit). Docker's root stays read-only (its writable layer
         // would have no size limit on this host).
         writableRoot: true,
-        programs: { sudo: SUDO_SCRIPT },
+        // E2B's templates also have `python` (Debian names it python3 only).
+        programs: { sudo: SUDO_SCRIPT, python: PYTHON_SCRIPT },
         ...(o.runtime ? { runtime: o.runtime } : {}),
         ...(o.image ? { image: o.image } : {}),
       });
@@ -139,6 +172,7 @@ export class SandboxRuntime {
             HANDS_AGENT_SOURCE: AGENT_SOURCE,
             HANDS_AGENT_SOCKET: `${IN_SANDBOX_WORKSPACE}/${AGENT_DIR}/agent.sock`,
             HANDS_AGENT_NONCE: nonce,
+            HANDS_AGENT_BRIDGE: `${IN_SANDBOX_WORKSPACE}/${AGENT_DIR}/bridge.sock`,
             HANDS_AGENT_HOME: E2B_HOME,
           },
           timeoutMs: 2 ** 31 - 1,
@@ -153,14 +187,29 @@ export class SandboxRuntime {
       ]);
       const rt = new SandboxRuntime(sandbox, new AgentClient(socket), o.envs, E2B_HOME);
       rt.agentRun = run.catch(() => undefined);
+      rt.bridge = bridge;
+      rt.egress = egress;
       return rt;
     } catch (e) {
+      bridge.close();
+      await egress?.proxy.close().catch(() => {});
       await sandbox?.destroy().catch(() => {});
       throw e;
     } finally {
       hello.cancel();
       server.close();
     }
+  }
+
+  /** Whether egress goes through the rule-checking proxy (rules can change only then). */
+  get hasEgressProxy(): boolean {
+    return this.egress !== undefined;
+  }
+
+  /** New egress rules, in force for the next connection (ones already open stay). */
+  setEgress(policy: EgressPolicy): void {
+    if (!this.egress) throw new Error("this sandbox has no egress proxy");
+    this.egress.policy = policy;
   }
 
   get alive(): boolean {
@@ -232,7 +281,9 @@ export class SandboxRuntime {
     if (this.stopping) return;
     this.stopping = true;
     this.agent.close();
+    this.bridge?.close();
     await this.sandbox.destroy().catch(() => {});
+    await this.egress?.proxy.close().catch(() => {});
     // Bounded: a backend whose command stream outlives the sandbox must not hold up a kill.
     await Promise.race([this.agentRun, new Promise((r) => setTimeout(r, 5000).unref())]);
     for (const p of this.processes.values())

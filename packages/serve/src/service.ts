@@ -5,11 +5,20 @@ import { createHmac, randomBytes } from "node:crypto";
 import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { parseEgressPolicy } from "@hands/sandbox";
 import type { ServeMetrics } from "./metrics.js";
+import { METRICS_INTERVAL_MS, MetricsHistory } from "./metrics-history.js";
 import { type Warm, WarmPool } from "./pool.js";
 import { CapacityError, FairQueue } from "./queue.js";
 import { prepareWorkspace, SandboxRuntime } from "./runtime.js";
 import { type SandboxMetric, sampleMetrics } from "./sandbox-metrics.js";
+import {
+  egressOf,
+  hasEgressRules,
+  type SandboxSettings,
+  SettingsError,
+  settingsOf,
+} from "./sandbox-settings.js";
 import { folderKey, SandboxUsers } from "./sandbox-users.js";
 import { SnapshotError, type SnapshotRecord, Snapshots } from "./snapshots.js";
 import { type AuditEntry, quotaRefusal, type SandboxRow, type Store, type Tenant } from "./store.js";
@@ -53,6 +62,7 @@ export interface CreateRequest {
   secure?: unknown;
   network?: unknown;
   autoPauseMemory?: unknown;
+  autoResume?: unknown;
 }
 
 /** What one fork of a sandbox became: the new sandbox, or why it did not start. */
@@ -73,8 +83,9 @@ function checkMemoryRequest(v: unknown, what: string): void {
 }
 
 /**
- * Every sandbox is secured (its envd needs envdAccessToken) and closed to public traffic (its
- * other ports need trafficAccessToken): a create that asks for less is refused, not downgraded.
+ * Every sandbox is secured (its envd needs envdAccessToken): a create that asks for less is
+ * refused, not downgraded. Its other ports need trafficAccessToken unless the create asked for
+ * public traffic (sandbox-settings.ts).
  */
 function checkAccessRequest(body: CreateRequest): void {
   if (body.secure !== undefined && body.secure !== null && body.secure !== true)
@@ -82,17 +93,15 @@ function checkAccessRequest(body: CreateRequest): void {
       400,
       "secure must be true: every sandbox of hands serve needs its envdAccessToken (X-Access-Token) on the data plane",
     );
-  const n = body.network;
-  if (n === undefined || n === null) return;
-  if (typeof n !== "object" || Array.isArray(n)) throw new ApiError(400, "network must be an object");
-  const pub = (n as Record<string, unknown>).allowPublicTraffic;
-  if (pub === undefined || pub === null || pub === false) return;
-  if (pub === true)
-    throw new ApiError(
-      400,
-      "network.allowPublicTraffic: true is not supported: every port of a sandbox needs its trafficAccessToken (e2b-traffic-access-token header)",
-    );
-  throw new ApiError(400, "network.allowPublicTraffic must be a boolean");
+}
+
+function settingsOrRefusal(body: CreateRequest, publicByDefault: boolean): SandboxSettings {
+  try {
+    return settingsOf(body, publicByDefault);
+  } catch (e) {
+    if (e instanceof SettingsError) throw new ApiError(400, e.message);
+    throw e;
+  }
 }
 
 export interface ServiceOptions {
@@ -113,6 +122,13 @@ export interface ServiceOptions {
   pausedRetentionMs?: number;
   /** Warm sandboxes kept ready per template (default: 2 of "base"; {} for none). */
   warm?: Record<string, number>;
+  /**
+   * Sandboxes created without network.allowPublicTraffic get E2B's default, true (their ports
+   * open without the traffic token). Default false: closed unless asked.
+   */
+  publicTrafficByDefault?: boolean;
+  /** How often each running sandbox's metrics are read into its history (default 5 s). */
+  metricsIntervalMs?: number;
 }
 
 const DEFAULT_TIMEOUT_S = 300;
@@ -160,9 +176,12 @@ export class SandboxService {
   private readonly users: SandboxUsers | undefined;
   private readonly folderKey: Buffer;
   private reaper: NodeJS.Timeout | undefined;
+  private sampler: NodeJS.Timeout | undefined;
+  private readonly history = new MetricsHistory();
   private closed = false;
   private readonly pool: WarmPool;
   private readonly pausedRetentionMs: number;
+  private readonly publicTrafficByDefault: boolean;
   readonly snapshots: Snapshots;
 
   constructor(o: ServiceOptions) {
@@ -173,6 +192,7 @@ export class SandboxService {
     this.templates = o.templates ?? DEFAULT_TEMPLATES;
     this.queue = new FairQueue(o.capacity ?? 100, o.maxQueue ?? 200, o.queueTimeoutMs ?? 30_000);
     this.pausedRetentionMs = o.pausedRetentionMs ?? 7 * 24 * 3600_000;
+    this.publicTrafficByDefault = o.publicTrafficByDefault === true;
     this.users = SandboxUsers.forService(join(this.dataDir, "sandboxes"), o.sandboxUid);
     this.folderKey = folderKey(this.dataDir);
     this.snapshots = new Snapshots(this.dataDir, this.folderKey, (name) => name in this.templates);
@@ -203,6 +223,15 @@ export class SandboxService {
         });
     }, every);
     this.reaper.unref();
+    let sampling = false;
+    this.sampler = setInterval(() => {
+      if (sampling) return;
+      sampling = true;
+      void this.sampleAll().finally(() => {
+        sampling = false;
+      });
+    }, o.metricsIntervalMs ?? METRICS_INTERVAL_MS);
+    this.sampler.unref();
   }
 
   /**
@@ -334,10 +363,13 @@ export class SandboxService {
     if (body.allow_internet_access !== undefined && typeof body.allow_internet_access !== "boolean")
       throw new ApiError(400, "allow_internet_access must be a boolean");
     checkAccessRequest(body);
+    const settings = settingsOrRefusal(body, this.publicTrafficByDefault);
     if (body.autoPause === true) checkMemoryRequest(body.autoPauseMemory, "autoPauseMemory");
     await this.checkQuota(tenant, spec);
     await this.acquire(tenant, signal);
-    const warm = body.allow_internet_access === true ? undefined : this.pool.take(name);
+    // Warm sandboxes have no network: one with internet or egress rules starts as asked.
+    const warm =
+      body.allow_internet_access === true || hasEgressRules(settings) ? undefined : this.pool.take(name);
     const id = warm?.id ?? newSandboxId();
     const now = Date.now();
     const row: SandboxRow = {
@@ -358,6 +390,7 @@ export class SandboxService {
       token: randomBytes(24).toString("base64url"),
       endedAt: null,
       endReason: null,
+      settings,
     };
     let inserted = false;
     try {
@@ -425,7 +458,7 @@ export class SandboxService {
   private async launch(
     id: string,
     spec: TemplateSpec,
-    o: { envs: Record<string, string>; internet: boolean },
+    o: { envs: Record<string, string>; internet: boolean; settings?: SandboxSettings },
   ): Promise<SandboxRuntime> {
     const rt = await SandboxRuntime.start({
       kind: spec.backend,
@@ -437,6 +470,7 @@ export class SandboxService {
       ...(this.users ? { sandboxUser: this.users.userOf(this.folderName(id)) } : {}),
       ...(spec.runtime ? { runtime: spec.runtime } : {}),
       ...(spec.image ? { image: spec.image } : {}),
+      ...(hasEgressRules(o.settings) ? { egress: parseEgressPolicy(o.settings?.network ?? {}) } : {}),
     });
     // A start that finishes after close() began would run on with nobody to stop it (its
     // bubblewrap child or docker stream keeping the stopped service's process alive).
@@ -448,7 +482,11 @@ export class SandboxService {
   }
 
   private async startRuntime(row: SandboxRow, spec: TemplateSpec): Promise<void> {
-    const rt = await this.launch(row.id, spec, { envs: row.envs, internet: row.internet });
+    const rt = await this.launch(row.id, spec, {
+      envs: row.envs,
+      internet: row.internet,
+      ...(row.settings ? { settings: row.settings } : {}),
+    });
     this.adopt({ ...row, state: "running", node: this.node }, rt);
   }
 
@@ -493,15 +531,40 @@ export class SandboxService {
     }
   }
 
-  /** E2B's metrics of a sandbox of this node: the current reading while it runs, none otherwise. */
-  async sandboxMetrics(tenant: Tenant, id: string): Promise<SandboxMetric[]> {
+  /**
+   * E2B's metrics of a sandbox of this node. Without a window: the current reading while it runs,
+   * none otherwise. With start and/or end: the readings taken in it (metrics-history.ts), and a
+   * fresh one when the window reaches now and none was taken in it yet.
+   */
+  async sandboxMetrics(
+    tenant: Tenant,
+    id: string,
+    window: { start?: number; end?: number } = {},
+  ): Promise<SandboxMetric[]> {
     const row = await this.usable(tenant, id);
     const rt = this.runtimes.get(id);
-    if (row.state !== "running" || !rt?.alive) return [];
+    const ranged = window.start !== undefined || window.end !== undefined;
+    const past = ranged ? this.history.range(id, window.start, window.end) : [];
+    const reachesNow = window.end === undefined || window.end >= Math.floor(Date.now() / 1000);
+    if (row.state !== "running" || !rt?.alive || (ranged && (past.length > 0 || !reachesNow))) return past;
     try {
-      return [await sampleMetrics(rt, row)];
+      const now = await sampleMetrics(rt, row);
+      if (ranged) this.history.add(id, now);
+      return ranged ? this.history.range(id, window.start, window.end) : [now];
     } catch (e) {
       throw new ApiError(500, `metrics of sandbox '${id}' could not be read: ${(e as Error).message}`);
+    }
+  }
+
+  /** One reading of every sandbox running here, into the history (sequential: a light load). */
+  private async sampleAll(): Promise<void> {
+    for (const row of this.runningRows()) {
+      const rt = this.runtimes.get(row.id);
+      if (!rt?.alive || this.closed) continue;
+      await sampleMetrics(rt, row).then(
+        (m) => this.history.add(row.id, m),
+        () => {},
+      );
     }
   }
 
@@ -543,6 +606,7 @@ export class SandboxService {
 
   /** Stops this node's runtime of a sandbox and removes its files (and frees its slot). */
   private async stopLocal(id: string, release: boolean): Promise<void> {
+    this.history.drop(id);
     const rt = this.runtimes.get(id);
     this.runtimes.delete(id);
     this.liveRows.delete(id);
@@ -557,6 +621,48 @@ export class SandboxService {
     if (row.state !== "running") throw new ApiError(409, `sandbox '${id}' is not running`);
     // The store is the truth for every node: the owner's reaper reads the new end from it.
     await this.store.setEndAt(id, Date.now() + t * 1000);
+  }
+
+  /**
+   * E2B's updateNetwork: the egress rules are replaced (a list left out is emptied). In force at
+   * once for a sandbox that runs with the egress proxy (created with rules); kept for a paused
+   * one. A sandbox started without rules has no proxy to change (none, or the host's network).
+   */
+  async updateNetwork(tenant: Tenant, id: string, body: Record<string, unknown>): Promise<void> {
+    await this.usable(tenant, id);
+    let egress: { allowOut: string[]; denyOut: string[] };
+    try {
+      egress = egressOf(body);
+    } catch (e) {
+      if (e instanceof SettingsError) throw new ApiError(400, e.message);
+      throw e;
+    }
+    if (body.allow_internet_access !== undefined && typeof body.allow_internet_access !== "boolean")
+      throw new ApiError(400, "allow_internet_access must be a boolean");
+    if (body.allow_internet_access === false && !egress.denyOut.includes("0.0.0.0/0"))
+      egress.denyOut = [...egress.denyOut, "0.0.0.0/0"];
+    await this.exclusive(id, async () => {
+      const row = await this.usable(tenant, id);
+      if (row.node !== this.node) throw new ApiError(502, `sandbox '${id}' runs on node '${row.node}'`);
+      const settings: SandboxSettings = {
+        ...(row.settings ?? { autoResume: false }),
+        network: {
+          ...(row.settings?.network ?? { allowPublicTraffic: false }),
+          ...egress,
+        },
+      };
+      const rt = this.runtimes.get(id);
+      if (row.state === "running" && !rt?.hasEgressProxy && hasEgressRules(settings))
+        throw new ApiError(
+          409,
+          `sandbox '${id}' was created without egress rules (network.allowOut / denyOut), so its network (${row.internet ? "the host's" : "none"}) cannot be changed while it runs`,
+        );
+      if (row.state === "running" && rt?.hasEgressProxy) rt.setEgress(parseEgressPolicy(settings.network));
+      await this.store.setSettings(id, settings);
+      const live = this.liveRows.get(id);
+      if (live) live.settings = settings;
+    });
+    await this.store.audit({ tenant: tenant.id, sandbox: id, event: "network", detail: { ...egress } });
   }
 
   async pause(tenant: Tenant, id: string, memory?: unknown): Promise<void> {
@@ -621,6 +727,25 @@ export class SandboxService {
   }
 
   /**
+   * A paused sandbox of this node created with `autoResume`, resumed because traffic arrived for
+   * it (its envd or one of its ports, with the right token); undefined when it may not be.
+   */
+  async resumeForTraffic(row: SandboxRow): Promise<SandboxRow | undefined> {
+    // Traffic that comes while the timeout's pause is under way waits for it, then resumes.
+    if (row.state === "running" && this.busy.has(row.id)) {
+      await this.busy.get(row.id)?.catch(() => {});
+      row = (await this.store.sandbox(row.id)) ?? row;
+    }
+    if (row.state !== "paused" || row.settings?.autoResume !== true || row.node !== this.node)
+      return undefined;
+    const tenant = await this.store.tenant(row.tenantId);
+    if (!tenant) return undefined;
+    const resumed = await this.connect(tenant, row.id, undefined);
+    await this.store.audit({ tenant: tenant.id, sandbox: row.id, event: "auto-resume" });
+    return resumed;
+  }
+
+  /**
    * Forks a running sandbox of this node: its files are captured once, while it runs on
    * untouched, and `count` new sandboxes start from that capture (with its template,
    * environment, internet access and metadata). Each fork succeeds or fails on its own.
@@ -664,6 +789,9 @@ export class SandboxService {
               envVars: row.envs,
               allow_internet_access: row.internet,
               autoPause: row.autoPause,
+              ...(row.settings
+                ? { network: row.settings.network, autoResume: { enabled: row.settings.autoResume } }
+                : {}),
             },
             signal,
             staged.files,
@@ -797,6 +925,7 @@ export class SandboxService {
   async close(): Promise<void> {
     this.closed = true;
     if (this.reaper) clearInterval(this.reaper);
+    if (this.sampler) clearInterval(this.sampler);
     await this.pool.close();
     // Creates, resumes, pauses and kills under way end first (a start that ends now stops
     // itself, see launch), bounded: a stuck one must not hold up the stop.

@@ -3,6 +3,7 @@
 // for the transaction that inserts or resumes, so concurrent creates on different nodes cannot
 // both take the last slot. Heartbeats use the database's clock, so the nodes' clocks may differ.
 import pg from "pg";
+import type { SandboxSettings } from "./sandbox-settings.js";
 import {
   type AuditEntry,
   type AuditRecord,
@@ -59,6 +60,7 @@ CREATE INDEX IF NOT EXISTS audit_sandbox ON audit(sandbox, seq);
 CREATE TABLE IF NOT EXISTS nodes (
   name TEXT PRIMARY KEY, instance TEXT NOT NULL, api_url TEXT NOT NULL, sandbox_url TEXT NOT NULL,
   state TEXT NOT NULL, started_at BIGINT NOT NULL, heartbeat_at BIGINT NOT NULL);
+ALTER TABLE sandboxes ADD COLUMN IF NOT EXISTS settings TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE nodes ADD COLUMN IF NOT EXISTS auth_generation BIGINT NOT NULL DEFAULT 0;
 CREATE TABLE IF NOT EXISTS auth_state (id INTEGER PRIMARY KEY CHECK (id = 1), generation BIGINT NOT NULL);
 INSERT INTO auth_state (id, generation) VALUES (1, 0) ON CONFLICT DO NOTHING;
@@ -316,8 +318,8 @@ export class PostgresStore implements Store {
     return this.withinQuota(s.tenantId, s, async (q) => {
       await q(
         `INSERT INTO sandboxes (id, tenant_id, template_id, backend, state, metadata, envs, internet, cpus,
-           memory_mb, started_at, end_at, auto_pause, node, token, ended_at, end_reason)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, NULL, NULL)`,
+           memory_mb, started_at, end_at, auto_pause, node, token, settings, ended_at, end_reason)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, NULL, NULL)`,
         sandboxValues(s, (x) => x),
       );
       return undefined;
@@ -382,6 +384,10 @@ export class PostgresStore implements Store {
 
   async setEndAt(id: string, endAt: number): Promise<void> {
     await this.q("UPDATE sandboxes SET end_at = $1 WHERE id = $2", [endAt, id]);
+  }
+
+  async setSettings(id: string, settings: SandboxSettings): Promise<void> {
+    await this.q("UPDATE sandboxes SET settings = $1 WHERE id = $2", [JSON.stringify(settings), id]);
   }
 
   async resumeWithinQuota(id: string, endAt: number, node: string): Promise<string | undefined> {

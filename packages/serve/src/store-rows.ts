@@ -1,5 +1,6 @@
 // Rows as both stores' drivers return them (snake_case columns; SQLite's booleans are 0/1,
 // PostgreSQL's are booleans) and the service's shapes they map to.
+import type { SandboxSettings } from "./sandbox-settings.js";
 import type { AuditEntry, KeyListing, KeyRow, NodeRow, SandboxRow, SandboxState, Tenant } from "./store.js";
 
 export interface RawSandbox {
@@ -20,6 +21,7 @@ export interface RawSandbox {
   token: string;
   ended_at: number | null;
   end_reason: string | null;
+  settings?: string | null;
 }
 
 export function sandboxOf(r: RawSandbox): SandboxRow {
@@ -41,6 +43,7 @@ export function sandboxOf(r: RawSandbox): SandboxRow {
     token: r.token,
     endedAt: r.ended_at,
     endReason: r.end_reason,
+    ...(r.settings && r.settings !== "{}" ? { settings: JSON.parse(r.settings) as SandboxSettings } : {}),
   };
 }
 
@@ -62,6 +65,7 @@ export function sandboxValues(s: SandboxRow, bool: (b: boolean) => unknown): unk
     bool(s.autoPause),
     s.node,
     s.token,
+    JSON.stringify(s.settings ?? {}),
   ];
 }
 

@@ -1,9 +1,11 @@
 // The service's state in SQLite (the one-node default, <data>/serve.db in WAL mode). The calls
 // are synchronous underneath and async only to fit the Store interface; each quota check and
 // its write run in one IMMEDIATE transaction, so even two processes on the file cannot race.
+
 import { chmodSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
+import type { SandboxSettings } from "./sandbox-settings.js";
 import {
   type AuditEntry,
   type AuditRecord,
@@ -47,7 +49,7 @@ CREATE TABLE IF NOT EXISTS sandboxes (
   state TEXT NOT NULL, metadata TEXT NOT NULL, envs TEXT NOT NULL, internet INTEGER NOT NULL,
   cpus REAL NOT NULL, memory_mb INTEGER NOT NULL, started_at INTEGER NOT NULL,
   end_at INTEGER NOT NULL, auto_pause INTEGER NOT NULL, node TEXT NOT NULL, token TEXT NOT NULL,
-  ended_at INTEGER, end_reason TEXT);
+  ended_at INTEGER, end_reason TEXT, settings TEXT NOT NULL DEFAULT '{}');
 CREATE INDEX IF NOT EXISTS sandboxes_tenant ON sandboxes(tenant_id, state, started_at);
 CREATE INDEX IF NOT EXISTS sandboxes_token ON sandboxes(token);
 CREATE INDEX IF NOT EXISTS sandboxes_node ON sandboxes(node, state);
@@ -77,6 +79,10 @@ export class SqliteStore implements Store {
     this.db.pragma("synchronous = NORMAL");
     this.db.pragma("busy_timeout = 5000");
     this.db.exec(SCHEMA);
+    // Databases made before the settings column (network rules, autoResume).
+    const cols = this.db.prepare("PRAGMA table_info(sandboxes)").all() as Array<{ name: string }>;
+    if (!cols.some((c) => c.name === "settings"))
+      this.db.exec("ALTER TABLE sandboxes ADD COLUMN settings TEXT NOT NULL DEFAULT '{}'");
     this.generationQuery = this.db.prepare("SELECT generation FROM auth_state WHERE id = 1");
   }
 
@@ -188,8 +194,8 @@ export class SqliteStore implements Store {
       this.db
         .prepare(
           `INSERT INTO sandboxes (id, tenant_id, template_id, backend, state, metadata, envs, internet, cpus,
-             memory_mb, started_at, end_at, auto_pause, node, token, ended_at, end_reason)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
+             memory_mb, started_at, end_at, auto_pause, node, token, settings, ended_at, end_reason)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
         )
         .run(...sandboxValues(s, (x) => (x ? 1 : 0))),
     );
@@ -261,6 +267,10 @@ export class SqliteStore implements Store {
 
   async setEndAt(id: string, endAt: number): Promise<void> {
     this.db.prepare("UPDATE sandboxes SET end_at = ? WHERE id = ?").run(endAt, id);
+  }
+
+  async setSettings(id: string, settings: SandboxSettings): Promise<void> {
+    this.db.prepare("UPDATE sandboxes SET settings = ? WHERE id = ?").run(JSON.stringify(settings), id);
   }
 
   async resumeWithinQuota(id: string, endAt: number, node: string): Promise<string | undefined> {

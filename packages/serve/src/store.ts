@@ -4,6 +4,8 @@
 // nodes share it. Every call is async so both fit; quota checks and the write they guard are one
 // transaction, so limits hold across nodes and concurrent creates.
 
+import type { SandboxSettings } from "./sandbox-settings.js";
+
 export type SandboxState = "running" | "paused" | "killed" | "lost";
 
 export interface TenantLimits {
@@ -55,6 +57,8 @@ export interface SandboxRow {
   token: string;
   endedAt: number | null;
   endReason: string | null;
+  /** Network and lifecycle settings (sandbox-settings.ts); absent: the defaults. */
+  settings?: SandboxSettings;
 }
 
 export interface AuditRecord {
@@ -173,6 +177,8 @@ export interface Store {
   countByState(): Promise<Record<string, number>>;
   setState(id: string, state: SandboxState, reason?: string): Promise<void>;
   setEndAt(id: string, endAt: number): Promise<void>;
+  /** Replaces a sandbox's settings (updateNetwork). */
+  setSettings(id: string, settings: SandboxSettings): Promise<void>;
   /** Paused → running on `node`, within the tenant's limits as insertSandboxWithinQuota. */
   resumeWithinQuota(id: string, endAt: number, node: string): Promise<string | undefined>;
 

@@ -514,6 +514,55 @@ def op_unwatch(m):
 def op_ping(m):
     return {}
 
+def splice(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d:
+                break
+            b.sendall(d)
+    except OSError:
+        pass
+    try:
+        b.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+
+def bridge(c, u):
+    t = threading.Thread(target=splice, args=(u, c), daemon=True)
+    t.start()
+    splice(c, u)
+    t.join()
+    c.close()
+    u.close()
+
+def op_port(m):
+    # getHost traffic (port-bridge.ts): connect to the port here, then hand the bytes to the
+    # host's bridge socket under the key the host chose.
+    port = m.get("port")
+    if not isinstance(port, int) or not 0 < port < 65536:
+        raise Fail("invalid_argument", "bad port")
+    c, last = None, None
+    for host in ("127.0.0.1", "::1"):
+        try:
+            c = socket.create_connection((host, port), timeout=5)
+            break
+        except OSError as e:
+            last = e
+    if c is None:
+        raise Fail("port_closed", "nothing listens on port %d in the sandbox (%s)" % (port, getattr(last, "strerror", None) or last))
+    c.settimeout(None)
+    u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        u.connect(os.environ["HANDS_AGENT_BRIDGE"])
+        u.sendall((json.dumps({"bridge": str(m.get("key", ""))}) + "\n").encode())
+    except (OSError, KeyError) as e:
+        c.close()
+        u.close()
+        raise Fail("unavailable", "the host's bridge does not answer: %s" % e)
+    threading.Thread(target=bridge, args=(c, u), daemon=True).start()
+    return {}
+
 def disk_usage(root, cap=100000):
     # Bounded: a huge or hostile tree costs at most cap entries (the figure is then a lower bound).
     used, seen, stack = 0, 0, [root]
@@ -562,7 +611,7 @@ def op_stats(m):
 OPS = {"start": op_start, "input": op_input, "resize": op_resize, "close_stdin": op_close_stdin, "signal": op_signal,
        "stat": op_stat, "mkdir": op_mkdir, "move": op_move, "list": op_list, "remove": op_remove,
        "read": op_read, "write": op_write, "watch": op_watch, "unwatch": op_unwatch, "ping": op_ping,
-       "stats": op_stats}
+       "stats": op_stats, "port": op_port}
 
 def handle(m):
     try:
@@ -595,7 +644,7 @@ def main():
             line, buf = buf.split(b"\n", 1)
             m = json.loads(line)
             # Slow operations (file streams, process start) must not hold up the rest.
-            if m.get("op") in ("read", "write", "list", "remove", "move", "stats"):
+            if m.get("op") in ("read", "write", "list", "remove", "move", "stats", "port"):
                 threading.Thread(target=handle, args=(m,), daemon=True).start()
             else:
                 handle(m)

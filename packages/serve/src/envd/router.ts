@@ -25,6 +25,7 @@ import { ENVD_PORT, INTERPRETER_PORT, missingTokenMessage, offeredTokens, tokenA
 import type { EnvdContext } from "./context.js";
 import { download, HttpError, httpErrorOf, sendJsonError, upload } from "./files.js";
 import * as fsService from "./filesystem.js";
+import { proxyToPort } from "./ports.js";
 import * as processService from "./process.js";
 import { admitSigned, isSignedFilesRequest, type SignedRequest, signedRequestOf } from "./signing.js";
 
@@ -146,10 +147,100 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
     sendJsonError(res, new HttpError(502, "The sandbox was not found: it is not running"));
   };
 
+  /** The row of a sandbox as the data plane sees it (this node's in memory, others' briefly cached). */
+  const rowOf = async (id: string) =>
+    service.liveRow(id) ?? remote.get(id) ?? (await service.store.sandbox(id));
+
+  /** A paused sandbox with autoResume, resumed by this request (on its node); else as it was. */
+  const resumedIfAsked = async (row: SandboxRow): Promise<SandboxRow> =>
+    row.settings?.autoResume &&
+    row.node === service.node &&
+    (row.state === "paused" || (row.state === "running" && !service.runtime(row.id)?.alive))
+      ? ((await service.resumeForTraffic(row).catch(() => undefined)) ?? row)
+      : row;
+
+  /**
+   * getHost traffic: a port a process in the sandbox listens on. As E2B answers it: a sandbox that
+   * is not there, 502 "The sandbox was not found"; without public traffic, no or a wrong traffic
+   * token, 403.
+   */
+  const userPort = async (req: IncomingMessage, res: ServerResponse, port: number): Promise<void> => {
+    const e2bError = (status: number, message: string, sandboxId: string) => {
+      req.resume();
+      metrics.errors.inc({ api: "sandbox", code: String(status) });
+      const text = JSON.stringify({ message, sandboxId, code: status });
+      res.writeHead(status, {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(text),
+      });
+      res.end(text);
+    };
+    let row: SandboxRow | undefined;
+    let id: string | undefined;
+    try {
+      id = await target(req, async () => undefined);
+      row = id ? await rowOf(id) : undefined;
+    } catch (e) {
+      e2bError(503, `the service's state does not answer: ${(e as Error).message}`, id ?? "");
+      return;
+    }
+    if (!id || !row || row.state === "killed") {
+      e2bError(502, "The sandbox was not found", id ?? "");
+      return;
+    }
+    if (
+      row.settings?.network.allowPublicTraffic !== true &&
+      !tokenAdmits(offeredTokens(req, port), port, row.token)
+    ) {
+      e2bError(
+        403,
+        `port ${port} of the sandbox needs its traffic access token: send its trafficAccessToken in the 'e2b-traffic-access-token' header`,
+        id,
+      );
+      return;
+    }
+    if (row.state === "lost") {
+      e2bError(502, `The sandbox was lost: ${row.endReason ?? "it stopped"}`, id);
+      return;
+    }
+    const owner = row.node !== service.node && o.cluster && req.headers[FORWARDED_HEADER] === undefined;
+    if (owner && o.cluster) {
+      if (row.state === "running") remote.remember(row);
+      if (!(await forwardToOwner(o.cluster, row.node, req, res, metrics))) remote.forget(row.id);
+      return;
+    }
+    row = await resumedIfAsked(row);
+    const rt = service.runtime(row.id);
+    if (row.state !== "running" || !rt?.alive) {
+      e2bError(502, row.state === "paused" ? "The sandbox is paused" : "The sandbox was not found", id);
+      return;
+    }
+    await proxyToPort({
+      runtime: rt,
+      sandboxId: id,
+      port,
+      ...(row.settings?.network.maskRequestHost
+        ? { maskRequestHost: row.settings.network.maskRequestHost }
+        : {}),
+      req,
+      res,
+    });
+  };
+
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const store = service.store;
-    // A request without a token for its port is refused before anything is looked up.
     const port = portOf(req);
+    if (
+      Number.isInteger(port) &&
+      port > 0 &&
+      port < 65536 &&
+      port !== ENVD_PORT &&
+      port !== INTERPRETER_PORT
+    ) {
+      await userPort(req, res, port);
+      return;
+    }
+    // A request without a token for its port is refused before anything is looked up.
     const offered = offeredTokens(req, port);
     const url = new URL(req.url ?? "/", "http://sandbox");
     // A signed /files URL (downloadUrl / uploadUrl) stands in for the token: signing.ts.
@@ -165,7 +256,8 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
     let signed: SignedRequest | undefined;
     try {
       id = await target(req, async (token) => (await store.sandboxByToken(token))?.id);
-      row = id ? (service.liveRow(id) ?? remote.get(id) ?? (await store.sandbox(id))) : undefined;
+      row = id ? await rowOf(id) : undefined;
+      if (row && !signedFiles && tokenAdmits(offered, port, row.token)) row = await resumedIfAsked(row);
       if (signedFiles) {
         signed = signedRequestOf(req, url);
         // Without a sandbox named in the request, the signature itself says whose it is.
@@ -228,14 +320,13 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
           .audit({ tenant: row.tenantId, sandbox: row.id, event, ...(detail ? { detail } : {}) })
           .catch(() => {}),
     };
+    if (port === INTERPRETER_PORT) {
+      await interpreterHandler(ctx, url, req, res).catch((e) => sendJsonError(res, httpErrorOf(e)));
+      return;
+    }
     if (port !== ENVD_PORT) {
-      const handler = port === INTERPRETER_PORT ? interpreterHandler : undefined;
-      if (!handler) {
-        req.resume();
-        sendJsonError(res, new HttpError(502, `nothing is listening on port ${port} in the sandbox`));
-        return;
-      }
-      await handler(ctx, url, req, res).catch((e) => sendJsonError(res, httpErrorOf(e)));
+      req.resume();
+      sendJsonError(res, new HttpError(400, `not a port: ${req.headers["e2b-sandbox-port"]}`));
       return;
     }
     const path = url.pathname;

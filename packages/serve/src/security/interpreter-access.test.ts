@@ -204,12 +204,8 @@ describe("code interpreter port: access tokens, bounds, audit", { skip, timeout:
     );
   });
 
-  it("refuses creates that ask for an unsecured sandbox or public traffic", async () => {
-    for (const body of [
-      { secure: false },
-      { network: { allowPublicTraffic: true } },
-      { network: { allowPublicTraffic: "no" } },
-    ]) {
+  it("refuses unsecured sandboxes; public traffic opens the sandbox's own ports, never the interpreter's", async () => {
+    for (const body of [{ secure: false }, { network: { allowPublicTraffic: "no" } }]) {
       const r = await raw(`${s.apiUrl}/v2/sandboxes`, {
         method: "POST",
         headers: { "x-api-key": s.key, "content-type": "application/json" },
@@ -226,5 +222,15 @@ describe("code interpreter port: access tokens, bounds, audit", { skip, timeout:
     const made = ok.json() as { sandboxID: string; trafficAccessToken: string };
     assert.ok(made.trafficAccessToken);
     await Sandbox.kill(made.sandboxID);
+    // allowPublicTraffic: true (E2B's getHost ports without a token): the interpreter runs code,
+    // so its port still needs the sandbox's token.
+    const pub = await Sandbox.create({ network: { allowPublicTraffic: true } });
+    try {
+      for (const r of await Promise.all(attacks(pub.sandboxId, "python", {})))
+        assert.equal(r.status, 401, r.text);
+      assert.equal((await pub.commands.run("ls /tmp/pwned 2>/dev/null; echo $?")).stdout.trim(), "2");
+    } finally {
+      await pub.kill();
+    }
   });
 });
