@@ -8,7 +8,8 @@
 //   warm: all runs in one process after a warm-up run (JIT compiled: memory's steady cost);
 //   cold: every run in a fresh process (what one CLI run pays, compilation included).
 // --tree PATH (repeatable) measures other built trees in the same interleaving (e.g. the code
-// before a change).
+// before a change). --distinct reads a different file each step (files/fN.py: a line naming it,
+// then the sample), as bench:steps' distinct-read kind does: every result is new to memory.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,11 +22,16 @@ const argv = process.argv.slice(2);
 const opt = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
 
 /** read_file's output of the sample (numbered lines, as `cat -n`), and the loop's note on repeats. */
-const OUTPUT = FILE_TEXT.split("\n")
-  .slice(0, -1)
-  .map((line, i) => `${String(i + 1).padStart(6)}\t${line}`)
-  .join("\n");
+const numbered = (text) => {
+  const lines = text.split("\n").slice(0, -1);
+  const width = String(lines.length).length;
+  return lines.map((line, i) => `${String(i + 1).padStart(width)}\t${line}`).join("\n");
+};
+const OUTPUT = numbered(FILE_TEXT);
 const REPEAT_NOTE_FROM = 3;
+const distinct = argv.includes("--distinct") || Boolean(process.env.HANDS_MEMORY_STEP_DISTINCT);
+const fileAt = (step) => (distinct ? `files/f${step}.py` : "sample.py");
+const outputAt = (step) => (distinct ? numbered(`# file ${step}\n${FILE_TEXT}`) : OUTPUT);
 
 /** One session of `steps` steps against the tree at `root`; returns its CPU time in ms. */
 async function session(root, steps) {
@@ -62,13 +68,13 @@ async function session(root, steps) {
     history.push({
       role: "assistant",
       content: "Reading the file again.",
-      toolCalls: [{ id, name: "read_file", arguments: JSON.stringify({ path: "sample.py" }) }],
+      toolCalls: [{ id, name: "read_file", arguments: JSON.stringify({ path: fileAt(step) }) }],
     });
     const note =
-      step >= REPEAT_NOTE_FROM
+      !distinct && step >= REPEAT_NOTE_FROM
         ? `\n\nNOTE: this is the same read_file call ${step} times in a row. Its result will not change; try a different approach.`
         : "";
-    history.push({ role: "tool", toolCallId: id, name: "read_file", content: OUTPUT + note });
+    history.push({ role: "tool", toolCallId: id, name: "read_file", content: outputAt(step) + note });
   }
   history.push({ role: "assistant", content: "Done." });
   await memory.learn(history[1].content, { status: "done", answer: "Done.", messages: history });
@@ -95,7 +101,11 @@ const trees = [
 const nodeFlags = ["--max-semi-space-size=2"];
 const cold = (root, steps) => {
   const r = spawnSync(process.execPath, [...nodeFlags, fileURLToPath(import.meta.url)], {
-    env: { ...process.env, HANDS_MEMORY_STEP_CHILD: JSON.stringify([root, steps]) },
+    env: {
+      ...process.env,
+      HANDS_MEMORY_STEP_CHILD: JSON.stringify([root, steps]),
+      ...(distinct ? { HANDS_MEMORY_STEP_DISTINCT: "1" } : {}),
+    },
     encoding: "utf8",
   });
   if (r.status !== 0) throw new Error(`cold run failed: ${r.stderr}`);
@@ -110,7 +120,7 @@ for (let r = 0; r < rounds; r++)
       samples.get(t).cold[steps].push(cold(t, steps));
     }
 const per = (s) => +((median(s[200]) - median(s[40])) / 160).toFixed(3);
-const report = { rounds, trees: {} };
+const report = { rounds, kind: distinct ? "distinct-read" : "same-read", trees: {} };
 for (const t of trees) {
   const s = samples.get(t);
   report.trees[t] = {

@@ -5,17 +5,22 @@
 // every body as a real server would (JSON, model, roles, every tool call answered) and answers
 // 400 to a bad one. Each program runs an N-step read loop (default 200): N−1 turns calling its
 // own read tool (hands read_file, pi read) — only a tool the request offers — then a final
-// answer. Printed: the first request's system prompt, tool schemas (each tool as sent) and total
-// bytes, and the bytes of all N requests, for the same file read every step and for a
-// different file each step, with the ratio to pi. Bytes are the bodies as received
+// answer; and the same loops of commands (hands run_command, pi bash). Printed: the first
+// request's system prompt, tool schemas (each tool as sent) and total bytes, and the bytes of
+// all N requests for each loop — the same file read every step, a different file each step,
+// `true` every step, `echo N` — with the ratio to pi, and what one step adds to the next
+// request (the last request less the one before). Bytes are the bodies as received
 // (content-length), so every byte the model is sent counts, JSON escapes included.
 //
-//   node bench/request-size.mjs [--steps N] [--no-pi] [--hands PATH] [--json]
+//   node bench/request-size.mjs [--steps N] [--no-pi] [--hands PATH] [--kinds a,b] [--dump DIR] [--json]
+//
+// --kinds: of same-read, distinct-read, same-command, distinct-command (default all).
+// --dump DIR: writes each run's last two request bodies there, to see what a step adds.
 //
 // "hands" is the default configuration (memory on: the context is assembled within a budget);
 // "hands --no-memory" sends the whole history every step, as pi does.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -60,11 +65,34 @@ const TASK = "read the file over and over";
 const fileFor = (distinct, step) => (distinct ? `part_${step}.py` : "sample.py");
 const textFor = (distinct, step) => (distinct ? FILE_TEXT.replaceAll("sample", `part ${step}`) : FILE_TEXT);
 
+/** The loops: what each step's call asks (its arguments, by the step, 1-based). */
+const KINDS = {
+  "same-read": { tool: "read", distinct: false, args: (s) => ({ path: fileFor(false, s) }) },
+  "distinct-read": { tool: "read", distinct: true, args: (s) => ({ path: fileFor(true, s) }) },
+  "same-command": { tool: "command", args: () => ({ command: "true" }) },
+  "distinct-command": { tool: "command", args: (s) => ({ command: `echo ${s}` }) },
+};
+const kinds = value("--kinds", Object.keys(KINDS).join(",")).split(",");
+for (const k of kinds) if (!KINDS[k]) throw new Error(`unknown kind ${k} (${Object.keys(KINDS).join(", ")})`);
+const dump = value("--dump", undefined);
+
 /**
  * Runs `command args` in a fresh workspace against a scripted server that calls `tool` N−1
- * times; resolves to each request's raw body size and the first body (parsed).
+ * times with `callArgs(step)`; resolves to each request's raw body size and the first body
+ * (parsed).
  */
-async function capture({ label, command, args: argv, env = {}, tool, distinct, steps, check, setup }) {
+async function capture({
+  label,
+  command,
+  args: argv,
+  env = {},
+  tool,
+  callArgs,
+  distinct,
+  steps,
+  check,
+  setup,
+}) {
   const ws = mkdtempSync(join(tmpdir(), "request-size-"));
   for (let s = 1; s < steps; s++)
     if (distinct || s === 1) writeFileSync(join(ws, fileFor(distinct, s)), textFor(distinct, s));
@@ -78,7 +106,7 @@ async function capture({ label, command, args: argv, env = {}, tool, distinct, s
     }
     return {
       content: "Reading the file again.",
-      toolCalls: [{ id: `call_${index + 1}`, name: tool, arguments: { path: fileFor(distinct, index + 1) } }],
+      toolCalls: [{ id: `call_${index + 1}`, name: tool, arguments: callArgs(index + 1) }],
     };
   });
   try {
@@ -112,6 +140,12 @@ async function capture({ label, command, args: argv, env = {}, tool, distinct, s
       // Without a content-length (a chunked body), the body as JSON without whitespace.
       return Number.isFinite(length) ? length : Buffer.byteLength(JSON.stringify(r.body));
     });
+    if (dump) {
+      mkdirSync(dump, { recursive: true });
+      const name = label.replace(/[^a-z0-9.]+/gi, "_");
+      for (const i of [steps - 2, steps - 1])
+        writeFileSync(join(dump, `${name}.${i + 1}.json`), JSON.stringify(chat[i].body, null, 1));
+    }
     // Requests after the loop's final answer (pi compacts a long session when a prompt ends).
     return { sizes: sizes.slice(0, steps), after: sizes.slice(steps), first: chat[0].body };
   } finally {
@@ -137,7 +171,7 @@ function breakdown(body, total) {
 function programs(handsBin, withPi) {
   const hands = (name, extra) => ({
     name,
-    tool: "read_file",
+    tools: { read: "read_file", command: "run_command" },
     command: handsBin,
     args: (url, ws) => [...handsFlags(url, ws), "--max-steps", String(STEPS + 5), ...extra, TASK],
     setup: (ws) => ({ HANDS_DATA_DIR: join(ws, ".data") }),
@@ -148,7 +182,7 @@ function programs(handsBin, withPi) {
     const bin = installPi();
     list.push({
       name: `pi ${PI_VERSION}`,
-      tool: "read",
+      tools: { read: "read", command: "bash" },
       command: bin,
       args: ["-p", "--offline", "--provider", "bench", "--model", "bench", TASK],
       setup: (ws, url) => ({ PI_CODING_AGENT_DIR: piAgentDir(ws, url) }),
@@ -163,31 +197,32 @@ async function main() {
   const list = programs(value("--hands", HANDS_BIN), !flag("--no-pi"));
   const load = loadavg()[0];
   const results = [];
+  const sum = (xs) => xs.reduce((a, b) => a + b, 0);
   for (const p of list) {
-    const run = (distinct) =>
-      capture({
-        label: p.name,
+    const loops = {};
+    let first;
+    for (const kind of kinds) {
+      const k = KINDS[kind];
+      const run = await capture({
+        label: `${p.name} ${kind}`,
         command: p.command,
         args: p.args,
-        tool: p.tool,
-        distinct,
+        tool: p.tools[k.tool],
+        callArgs: k.args,
+        distinct: k.distinct ?? false,
         steps: STEPS,
         check: p.check,
         setup: p.setup,
       });
-    const same = await run(false);
-    const distinct = await run(true);
-    const sum = (xs) => xs.reduce((a, b) => a + b, 0);
-    results.push({
-      name: p.name,
-      ...breakdown(same.first, same.sizes[0]),
-      sameFile: { totalBytes: sum(same.sizes), lastRequestBytes: same.sizes.at(-1), afterLoop: same.after },
-      distinctFiles: {
-        totalBytes: sum(distinct.sizes),
-        lastRequestBytes: distinct.sizes.at(-1),
-        afterLoop: distinct.after,
-      },
-    });
+      first ??= run;
+      loops[kind] = {
+        totalBytes: sum(run.sizes),
+        lastRequestBytes: run.sizes.at(-1),
+        lastStepBytes: run.sizes.at(-1) - run.sizes.at(-2),
+        afterLoop: run.after,
+      };
+    }
+    results.push({ name: p.name, ...breakdown(first.first, first.sizes[0]), loops });
     console.error(`${p.name}: done`);
   }
   if (flag("--json")) {
@@ -197,7 +232,7 @@ async function main() {
   const pi = results.find((r) => r.name.startsWith("pi"));
   const fmt = (n) => n.toLocaleString("en-US");
   const ratio = (n, of) => (of ? ` (${(n / of).toFixed(2)}×)` : "");
-  console.log(`Bytes per request, ${STEPS}-step read loop, load ${load.toFixed(1)}; ratios to pi`);
+  console.log(`Bytes per request, ${STEPS}-step loops, load ${load.toFixed(1)}; ratios to pi`);
   for (const r of results) {
     console.log(`\n${r.name}`);
     console.log(`  system prompt        ${fmt(r.systemBytes)} B${ratio(r.systemBytes, pi?.systemBytes)}`);
@@ -208,21 +243,16 @@ async function main() {
     console.log(
       `  first request        ${fmt(r.firstRequestBytes)} B${ratio(r.firstRequestBytes, pi?.firstRequestBytes)}`,
     );
-    console.log(
-      `  ${STEPS} steps, same file    ${fmt(r.sameFile.totalBytes)} B${ratio(r.sameFile.totalBytes, pi?.sameFile.totalBytes)}; last request ${fmt(r.sameFile.lastRequestBytes)} B`,
-    );
-    console.log(
-      `  ${STEPS} steps, distinct     ${fmt(r.distinctFiles.totalBytes)} B${ratio(r.distinctFiles.totalBytes, pi?.distinctFiles.totalBytes)}; last request ${fmt(r.distinctFiles.lastRequestBytes)} B`,
-    );
+    for (const [kind, x] of Object.entries(r.loops))
+      console.log(
+        `  ${STEPS} steps, ${kind.padEnd(17)} ${fmt(x.totalBytes)} B${ratio(x.totalBytes, pi?.loops[kind].totalBytes)}; last request ${fmt(x.lastRequestBytes)} B, the last step added ${fmt(x.lastStepBytes)} B`,
+      );
   }
   for (const r of results)
-    for (const [loop, x] of [
-      ["same file", r.sameFile],
-      ["distinct", r.distinctFiles],
-    ])
+    for (const [kind, x] of Object.entries(r.loops))
       if (x.afterLoop.length)
         console.log(
-          `${r.name}, ${loop}: after the loop ${x.afterLoop.length} more request(s) of ${x.afterLoop.map(fmt).join(", ")} B (not counted above)`,
+          `${r.name}, ${kind}: after the loop ${x.afterLoop.length} more request(s) of ${x.afterLoop.map(fmt).join(", ")} B (not counted above)`,
         );
   console.log("\nPublished (not measured here):");
   for (const p of PUBLISHED) console.log(`  ${p.peer}: system prompt ${p.systemPrompt}; tools ${p.tools}`);

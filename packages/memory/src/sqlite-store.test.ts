@@ -192,3 +192,75 @@ test("better-sqlite3's addon is found in its package: build/Release, else by its
   const none = layout("no-build");
   assert.throws(() => betterSqliteAddon(join(none, "package.json")), /Could not locate the bindings file/);
 });
+
+const has = (db: SqliteStore["db"], sql: string) => {
+  try {
+    db.prepare(sql).get();
+    return true;
+  } catch {
+    return false;
+  }
+};
+const vecLoaded = (store: SqliteStore) => has(store.db, "SELECT vec_version()");
+
+test("opening a memory file and searching it by vector loads no SQLite extension: the sign bits are a column of chunks", () => {
+  const path = file();
+  const made = new SqliteStore({ path, dimensions: 256 });
+  fill(made, ["alpha parser tokens", "beta lexer states", "gamma parser tables", "delta writer"]);
+  const query = embedder.embedSync("parser tables");
+  const before = made.searchVector(query, "s", 3);
+  made.close();
+  const again = new SqliteStore({ path, dimensions: 256 });
+  assert.deepEqual(again.searchVector(query, "s", 3), before);
+  assert.equal(before[0]!.id, "c2");
+  // A chunk added and one deleted afterwards are seen by the index already built.
+  fill(again, ["parser tables again"], 10);
+  again.append([{ kind: "deleted", id: "c2", time: 11, reason: "test" }]);
+  assert.deepEqual(
+    again.searchVector(query, "s", 2).map((h) => h.id),
+    ["c10", "c0"],
+  );
+  assert.equal(vecLoaded(again), false, "sqlite-vec is not loaded");
+  assert.equal(has(again.db, "SELECT * FROM chunks_vec"), false, "no vec0 table in a new file");
+  again.close();
+});
+
+test("a file whose sign bits are in sqlite-vec's chunks_vec (made before the bits column): searched as before, read-only or migrated", () => {
+  const path = file();
+  const made = new SqliteStore({ path, dimensions: 256 });
+  fill(
+    made,
+    Array.from({ length: 40 }, (_, i) => `entry ${i} ${i % 3 ? "parser" : "writer"} tokens ${i * 7}`),
+  );
+  const query = embedder.embedSync("parser tokens 21");
+  const expected = made.searchVector(query, "s", 5);
+  const bits = made.db.prepare("SELECT rowid, bits FROM chunks ORDER BY rowid").raw().all();
+  made.close();
+  // The earlier layout: chunks without the bits column, the bits in a vec0 table.
+  const Database = createRequire(import.meta.url)("better-sqlite3") as typeof import("better-sqlite3");
+  const old = new Database(path);
+  (createRequire(import.meta.url)("sqlite-vec") as { load(db: unknown): void }).load(old);
+  old.exec(
+    "CREATE VIRTUAL TABLE chunks_vec USING vec0 (scope TEXT PARTITION KEY, embedding bit[256]); INSERT INTO chunks_vec (rowid, scope, embedding) SELECT rowid, scope, vec_bit(bits) FROM chunks; DROP INDEX chunks_bits; ALTER TABLE chunks DROP COLUMN bits;",
+  );
+  old.close();
+
+  const readOnly = new SqliteStore({ path, dimensions: 256, readonly: true });
+  assert.deepEqual(readOnly.searchVector(query, "s", 5), expected, "read-only: bits from the floats");
+  assert.equal(vecLoaded(readOnly), false);
+  readOnly.close();
+
+  const migrated = new SqliteStore({ path, dimensions: 256 });
+  assert.deepEqual(migrated.db.prepare("SELECT rowid, bits FROM chunks ORDER BY rowid").raw().all(), bits);
+  assert.equal(
+    has(migrated.db, "SELECT 1 FROM chunks_vec_rowids"),
+    false,
+    "the vec0 table and its shadows dropped",
+  );
+  assert.deepEqual(migrated.searchVector(query, "s", 5), expected);
+  migrated.close();
+  const next = new SqliteStore({ path, dimensions: 256 });
+  assert.equal(vecLoaded(next), false, "a migrated file's next open loads no extension");
+  assert.deepEqual(next.searchVector(query, "s", 5), expected);
+  next.close();
+});

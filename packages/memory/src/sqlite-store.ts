@@ -1,5 +1,6 @@
 // The default store: one SQLite file (WAL, one transaction per batch of events), FTS5 for
-// BM25 full-text search, and sqlite-vec for the first, bit-quantized pass of vector search.
+// BM25 full-text search, and each embedding's sign bits beside it for the first pass of vector
+// search (a Hamming scan in WebAssembly, bit-index.ts).
 import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -150,7 +151,6 @@ export class SqliteStore implements MemoryStore {
       ...addonOptions(),
       ...(options.readonly ? { readonly: true, fileMustExist: true } : {}),
     });
-    (packageRequire()("sqlite-vec") as { load(db: unknown): void }).load(this.db);
     if (!options.readonly) {
       this.db.pragma("journal_mode = WAL");
       // WAL + NORMAL: a commit survives a killed process; only an OS crash may lose the last ones.
@@ -158,17 +158,19 @@ export class SqliteStore implements MemoryStore {
       this.migrate();
     }
     this.db.pragma("busy_timeout = 5000");
+    // A file opened read-only may predate the bits column: its bit index comes from the floats.
+    this.bitsColumn = !options.readonly || this.columns().includes("bits");
     this.mapIfLarge();
     const db = this.db;
+    // (A read-only store never inserts; an older file's has no bits column to name.)
+    const bits = this.bitsColumn ? ", bits" : "";
     this.stmts = {
       insert: db.prepare(
-        `INSERT INTO chunks (id, scope, type, content, created_at, updated_at, importance, access_count, last_access, goals, confidence, verification, tokens, short, short_tokens, layer, parent, sources, step, meta, embedding)
-         VALUES (@id, @scope, @type, @content, @createdAt, @updatedAt, @importance, @accessCount, @lastAccess, @goals, @confidence, @verification, @tokens, @short, @shortTokens, @layer, @parent, @sources, @step, @meta, @embedding)`,
+        `INSERT INTO chunks (id, scope, type, content, created_at, updated_at, importance, access_count, last_access, goals, confidence, verification, tokens, short, short_tokens, layer, parent, sources, step, meta, embedding${bits})
+         VALUES (@id, @scope, @type, @content, @createdAt, @updatedAt, @importance, @accessCount, @lastAccess, @goals, @confidence, @verification, @tokens, @short, @shortTokens, @layer, @parent, @sources, @step, @meta, @embedding${bits ? ", @bits" : ""})`,
       ),
       fts: db.prepare("INSERT INTO chunks_fts (rowid, content) VALUES (?, ?)"),
       ftsDelete: db.prepare("INSERT INTO chunks_fts (chunks_fts, rowid, content) VALUES ('delete', ?, ?)"),
-      vec: db.prepare("INSERT INTO chunks_vec (rowid, scope, embedding) VALUES (?, ?, vec_bit(?))"),
-      vecDelete: db.prepare("DELETE FROM chunks_vec WHERE rowid = ?"),
       event: db.prepare(
         "INSERT INTO events (seq, time, kind, chunk_id, reason, data) VALUES (@seq, @time, @kind, @chunkId, @reason, @data)",
       ),
@@ -230,7 +232,8 @@ export class SqliteStore implements MemoryStore {
         sources TEXT NOT NULL,
         step INTEGER,
         meta TEXT NOT NULL,
-        embedding BLOB
+        embedding BLOB,
+        bits BLOB
       );
       CREATE INDEX IF NOT EXISTS chunks_scope ON chunks (scope, layer);
       CREATE INDEX IF NOT EXISTS chunks_parent ON chunks (parent);
@@ -253,7 +256,7 @@ export class SqliteStore implements MemoryStore {
     if (this.prep("SELECT v FROM chunks_fts_config WHERE k = 'usermerge'").pluck().get() !== 2)
       this.db.exec("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('usermerge', 2)");
     // Files made before short stand-ins existed.
-    const cols = (this.db.pragma("table_info(chunks)") as { name: string }[]).map((c) => c.name);
+    const cols = this.columns();
     if (!cols.includes("short"))
       this.db.exec(
         "ALTER TABLE chunks ADD COLUMN short TEXT; ALTER TABLE chunks ADD COLUMN short_tokens INTEGER;",
@@ -262,9 +265,6 @@ export class SqliteStore implements MemoryStore {
       | { value: string }
       | undefined;
     if (!dims) {
-      this.db.exec(
-        `CREATE VIRTUAL TABLE chunks_vec USING vec0 (scope TEXT PARTITION KEY, embedding bit[${this.options.dimensions}])`,
-      );
       this.prep("INSERT INTO meta (key, value) VALUES ('dimensions', ?)").run(
         String(this.options.dimensions),
       );
@@ -273,6 +273,43 @@ export class SqliteStore implements MemoryStore {
         `memory store ${this.options.path} holds ${dims.value}-dimension embeddings; the embedder makes ${this.options.dimensions}`,
       );
     }
+    if (!cols.includes("bits")) this.addBits();
+    // Covers the bit index's read (scope, then rowid order: the order chunks were added, which
+    // breaks ties between equal distances as before) without touching the rows.
+    this.db.exec("CREATE INDEX IF NOT EXISTS chunks_bits ON chunks (scope, rowid, bits)");
+  }
+
+  private columns(): string[] {
+    return (this.db.pragma("table_info(chunks)") as { name: string }[]).map((c) => c.name);
+  }
+
+  /**
+   * Files made before the sign bits were a column of chunks kept them in sqlite-vec's
+   * `chunks_vec` table, which only the bit index read. Loading that extension took 8–16 ms of
+   * a second run's start-up (CPU, load ~5), before the first request; now only such a file's
+   * first open by this version loads it, to drop the table. The bits come from the floats.
+   */
+  private addBits(): void {
+    this.db.transaction(() => {
+      this.db.exec("ALTER TABLE chunks ADD COLUMN bits BLOB");
+      const set = this.db.prepare("UPDATE chunks SET bits = ? WHERE rowid = ?");
+      // In pages: better-sqlite3 allows no write while a read is being iterated.
+      const page = this.db
+        .prepare(
+          "SELECT rowid, embedding FROM chunks WHERE rowid > ? AND embedding IS NOT NULL ORDER BY rowid LIMIT 512",
+        )
+        .raw();
+      for (
+        let rows = page.all(0) as [number, Buffer][];
+        rows.length;
+        rows = page.all(rows.at(-1)![0]) as [number, Buffer][]
+      )
+        for (const [rowid, embedding] of rows) set.run(Buffer.from(toBits(floats(embedding))), rowid);
+      if (this.db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'chunks_vec'").get()) {
+        (packageRequire()("sqlite-vec") as { load(db: unknown): void }).load(this.db);
+        this.db.exec("DROP TABLE chunks_vec");
+      }
+    })();
   }
 
   append(events: (MemoryEventInput | MemoryEvent)[], embeddings?: Map<string, Float32Array>): MemoryEvent[] {
@@ -319,6 +356,7 @@ export class SqliteStore implements MemoryStore {
       case "created": {
         const c = e.chunk;
         const vector = embeddings?.get(c.id);
+        const bits = vector ? toBits(vector) : undefined;
         const info = s.insert.run({
           ...c,
           lastAccess: c.lastAccess ?? null,
@@ -330,15 +368,12 @@ export class SqliteStore implements MemoryStore {
           step: c.step ?? null,
           meta: JSON.stringify(c.meta),
           embedding: vector ? Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength) : null,
+          bits: bits ? Buffer.from(bits.buffer, bits.byteOffset, bits.byteLength) : null,
         });
         const rowid = BigInt(info.lastInsertRowid);
         if (this.total >= 0) this.total++;
         s.fts.run(rowid, c.content);
-        if (vector) {
-          const bits = toBits(vector);
-          s.vec.run(rowid, c.scope, Buffer.from(bits));
-          this.indexes.get(c.scope)?.add(Number(rowid), bits);
-        }
+        if (bits) this.indexes.get(c.scope)?.add(Number(rowid), bits);
         return;
       }
       case "scored":
@@ -364,7 +399,6 @@ export class SqliteStore implements MemoryStore {
         if (!row) return;
         const [rowid, , scope, , content] = row;
         s.ftsDelete.run(BigInt(rowid), content);
-        s.vecDelete.run(BigInt(rowid));
         this.indexes.get(scope)?.remove(rowid);
         s.delete.run(e.id);
         if (this.total >= 0) this.total--;
@@ -522,6 +556,7 @@ export class SqliteStore implements MemoryStore {
   }
 
   private readonly indexes = new Map<string, BitIndex>();
+  private readonly bitsColumn: boolean;
 
   /** The scope's bit index, built on first use; dropped when another connection writes. */
   private bitIndex(scope: string): BitIndex {
@@ -529,13 +564,21 @@ export class SqliteStore implements MemoryStore {
     let index = this.indexes.get(scope);
     if (!index) {
       index = new BitIndex(Math.ceil(this.options.dimensions / 32));
-      const rows = this.prep("SELECT rowid, embedding FROM chunks_vec WHERE scope = ?").iterate(
-        scope,
-      ) as Iterable<{
-        rowid: number;
-        embedding: Buffer;
-      }>;
-      for (const r of rows) index.add(Number(r.rowid), r.embedding);
+      if (this.bitsColumn) {
+        const rows = this.prep(
+          "SELECT rowid, bits FROM chunks WHERE scope = ? AND bits IS NOT NULL ORDER BY rowid",
+        )
+          .raw(true)
+          .iterate(scope) as Iterable<[number, Buffer]>;
+        for (const [rowid, bits] of rows) index.add(rowid, bits);
+      } else {
+        const rows = this.prep(
+          "SELECT rowid, embedding FROM chunks WHERE scope = ? AND embedding IS NOT NULL ORDER BY rowid",
+        )
+          .raw(true)
+          .iterate(scope) as Iterable<[number, Buffer]>;
+        for (const [rowid, embedding] of rows) index.add(rowid, toBits(floats(embedding)));
+      }
       this.indexes.set(scope, index);
     }
     return index;
@@ -604,9 +647,7 @@ export class SqliteStore implements MemoryStore {
     const rows = this.prep(
       "SELECT chunks.id AS id, chunks.embedding AS embedding FROM json_each(?) AS want CROSS JOIN chunks ON chunks.id = want.value",
     ).all(JSON.stringify(ids)) as { id: string; embedding: Buffer | null }[];
-    // Copied: aligned and owned.
-    for (const r of rows)
-      if (r.embedding) out.set(r.id, new Float32Array(Uint8Array.from(r.embedding).buffer));
+    for (const r of rows) if (r.embedding) out.set(r.id, floats(r.embedding));
     return out;
   }
 
@@ -666,7 +707,7 @@ export class SqliteStore implements MemoryStore {
   loadSnapshot(snapshot: Snapshot, embeddings: Map<string, Float32Array>): void {
     this.db.transaction(() => {
       this.dropCaches();
-      this.db.exec("DELETE FROM chunks; DELETE FROM chunks_vec; DELETE FROM events;");
+      this.db.exec("DELETE FROM chunks; DELETE FROM events;");
       this.db.exec("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')");
       for (const c of snapshot.chunks)
         this.applyOne(
@@ -756,6 +797,11 @@ function logData(e: MemoryEvent, deletedContent: string | undefined): string {
     return JSON.stringify({ ...data, chunk });
   }
   return JSON.stringify(deletedContent === undefined ? data : { ...data, content: deletedContent });
+}
+
+/** A stored embedding's floats (copied: a blob's bytes need not be 4-byte aligned). */
+function floats(blob: Buffer): Float32Array {
+  return new Float32Array(Uint8Array.from(blob).buffer);
 }
 
 /** Files larger than this are read through a memory map (see mapIfLarge). */
