@@ -116,6 +116,13 @@ export class RepoIndex {
     return stats;
   }
 
+  /** Saves to (and, when still empty, loads from) `file` from now on. */
+  useCache(file: string): void {
+    this.options.cacheFile = file;
+    if (this.files.size === 0) this.load(file);
+    else this.dirty = true;
+  }
+
   /** Writes the index to its cache file when it changed (atomically: a rename). */
   save(): void {
     const file = this.options.cacheFile;
@@ -163,6 +170,8 @@ export function sharedIndex(options: RepoIndexOptions): RepoIndex {
   if (!index) {
     index = new RepoIndex(options);
     shared.set(key, index);
+  } else if (options.cacheFile && !index.options.cacheFile) {
+    index.useCache(options.cacheFile);
   }
   return index;
 }
