@@ -2,7 +2,7 @@
 // with its best definitions' signatures (in line order), as many as fit.
 //   packages/agent/src/tools/grep.ts
 //     42│ export async function grepFiles(pattern: string, …)
-import type { Ranking } from "./rank.js";
+import type { RankedDefinition, Ranking } from "./rank.js";
 
 /** Characters per token of the estimate: low on purpose, as in context-window.ts (code tokenizes densely). */
 export const MAP_CHARS_PER_TOKEN = 3;
@@ -44,16 +44,26 @@ export function renderMap(ranking: Ranking, tokens: number): RenderedMap {
     if (!have) chosen.set(file, list);
     return true;
   };
+  // First the files in rank order, each with its best definition, in up to half the budget:
+  // a file the task points at is named even when what it defines ranks low (a test file).
+  const best = new Map<string, RankedDefinition>();
+  for (const r of ranking.defs) if (r.score > 0 && !best.has(r.file)) best.set(r.file, r);
+  const key = (r: RankedDefinition) => `${r.file}\u0000${r.def.line}\u0000${r.def.name}`;
+  const taken = new Set<string>();
+  for (const f of ranking.files) {
+    if (f.rank <= 0 || used > budget / 2) break;
+    const r = best.get(f.file);
+    if (r ? take(f.file, r.def.line, r.def.signature) : take(f.file)) {
+      if (r) taken.add(key(r));
+    } else if (++misses > 50) break;
+  }
+  // Then the definitions by score, in the files named or new ones, until the budget is full.
+  misses = 0;
   for (const r of ranking.defs) {
     if (r.score <= 0) break;
-    if ((chosen.get(r.file)?.length ?? 0) >= MAX_DEFS_PER_FILE) continue;
+    if (taken.has(key(r)) || (chosen.get(r.file)?.length ?? 0) >= MAX_DEFS_PER_FILE) continue;
     if (take(r.file, r.def.line, r.def.signature)) misses = 0;
     else if (++misses > 50) break;
-  }
-  // Files ranked high with nothing defined (or nothing that fit) are still worth naming.
-  for (const f of ranking.files.slice(0, 200)) {
-    if (chosen.has(f.file) || f.rank <= 0) continue;
-    if (!take(f.file)) break;
   }
   // Shown in rank order of files; definitions in line order within a file.
   const order = ranking.files.map((f) => f.file).filter((f) => chosen.has(f));
