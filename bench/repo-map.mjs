@@ -11,7 +11,7 @@
 // map without a saved index, the first map of a next session (index loaded from disk), and the
 // update after one edit.
 //   node bench/repo-map.mjs [--repo /work/main] [--repo /work/.mirror/expressjs+express/repo]
-//        [--commits 60] [--budgets 1000,2000] [--no-build] [--build-files 5000] [--show]
+//        [--commits 60] [--budgets 1000,2000] [--no-build | --no-history] [--build-files 5000] [--show]
 import { execFileSync } from "node:child_process";
 import {
   appendFileSync,
@@ -287,7 +287,7 @@ async function buildTime(count) {
 }
 
 try {
-  for (const source of repos) await recallOn(benchRepo(source));
+  if (!args.includes("--no-history")) for (const source of repos) await recallOn(benchRepo(source));
   if (!args.includes("--no-build")) await buildTime(Number(opt("--build-files", "5000")));
 } finally {
   rmSync(scratch, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 // The repository map: which files define what and which files use it, across the workspace,
 // ranked for a task and fitted to a token budget. Used by the repo_map tool and for the short
 // map in a session's first request. Indexing (repo-index.ts) is incremental and cached.
-import { type Ranking, type RankQuery, rankDefinitions } from "./rank.js";
+import { buildGraph, type FileGraph, type Ranking, type RankQuery, rankDefinitions } from "./rank.js";
 import { type RenderedMap, renderMap } from "./render.js";
 import type { RefreshStats, RepoIndex } from "./repo-index.js";
 import type { FileTags } from "./tags.js";
@@ -29,6 +29,18 @@ export function tagsByFile(index: RepoIndex): Map<string, FileTags> {
   return new Map([...index.files].map(([rel, f]) => [rel, f.tags]));
 }
 
+/** The graph of an index's files as of its version: made again only when a file changed. */
+const graphs = new WeakMap<RepoIndex, { version: number; files: Map<string, FileTags>; graph: FileGraph }>();
+function graphOf(index: RepoIndex): { files: Map<string, FileTags>; graph: FileGraph } {
+  let g = graphs.get(index);
+  if (!g || g.version !== index.version) {
+    const files = tagsByFile(index);
+    g = { version: index.version, files, graph: buildGraph(files) };
+    graphs.set(index, g);
+  }
+  return g;
+}
+
 /** Refreshes `index`, ranks it for `query` and renders the map within `tokens`. */
 export async function buildRepoMap(
   index: RepoIndex,
@@ -38,7 +50,8 @@ export async function buildRepoMap(
 ): Promise<MapResult> {
   const refresh = await index.refresh(signal);
   const started = performance.now();
-  const ranking: Ranking = rankDefinitions(tagsByFile(index), query);
+  const { files, graph } = graphOf(index);
+  const ranking: Ranking = rankDefinitions(files, query, graph);
   const map = renderMap(ranking, tokens);
   return { ...map, refresh, rankMs: performance.now() - started };
 }

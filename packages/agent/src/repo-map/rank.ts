@@ -38,9 +38,8 @@ const ITERATIONS = 30;
 const MAX_DEFINERS = 12;
 
 /** How much a use of `name` says about a link between two files. */
-function nameWeight(name: string, definers: number, mentioned: boolean): number {
+function nameWeight(name: string, definers: number): number {
   let w = 1;
-  if (mentioned) w *= 10;
   // Long or compound names (`parseOutline`, `repo_map`) are specific; `run` or `map` are not.
   if (name.length >= 8 || /[a-z][A-Z]|_[a-z]/.test(name)) w *= 3;
   if (name.startsWith("_")) w *= 0.2;
@@ -129,13 +128,27 @@ function personalisation(files: ReadonlyMap<string, FileTags>, query: RankQuery)
   return p;
 }
 
-/** Ranks the definitions of `files` (path → tags) for `query`. */
-export function rankDefinitions(files: ReadonlyMap<string, FileTags>, query: RankQuery = {}): Ranking {
+/** The links between files, which depend on the files only (not on the query): kept between maps. */
+export interface FileGraph {
+  list: string[];
+  id: Map<string, number>;
+  /** Name → the files (indices) that define it. */
+  definers: Map<string, number[]>;
+  /** The weight of a file's uses of `name` (per file defining it), or 0 when it links nothing. */
+  useWeight: (name: string, count: number) => number;
+  /** Sum of each file's link weights. */
+  out: Float64Array;
+  /** Links summed per pair of files. */
+  from: Int32Array;
+  to: Int32Array;
+  weight: Float64Array;
+}
+
+/** Builds the graph of which files use which files' definitions. */
+export function buildGraph(files: ReadonlyMap<string, FileTags>): FileGraph {
   const list = [...files.keys()];
   const id = new Map(list.map((f, i) => [f, i]));
   const n = list.length;
-  if (n === 0) return { files: [], defs: [] };
-
   const definers = new Map<string, number[]>();
   list.forEach((f, i) => {
     const seen = new Set<string>();
@@ -147,27 +160,21 @@ export function rankDefinitions(files: ReadonlyMap<string, FileTags>, query: Ran
       else definers.set(d.name, [i]);
     }
   });
-  // Names the task mentions that look like code (`promptReady`, `repo_map`, `LRUCache`), not prose.
-  const mentioned = new Set(identifiersIn(query.text ?? "").filter(looksLikeCode));
-
   // How many files use each defined name: one most files use (`length`, `id`) links little.
   const users = new Map<string, number>();
   for (const tags of files.values())
     for (const name of Object.keys(tags.refs))
       if (definers.has(name)) users.set(name, (users.get(name) ?? 0) + 1);
-
-  // The weight of file i's uses of `name` (per file defining it), or 0 when it links nothing.
   const useWeight = (name: string, count: number): number => {
     const at = definers.get(name);
     if (!at || at.length > MAX_DEFINERS) return 0;
     const rarity = Math.log(1 + n / (users.get(name) ?? 1));
-    return nameWeight(name, at.length, mentioned.has(name)) * Math.sqrt(count) * rarity;
+    return nameWeight(name, at.length) * Math.sqrt(count) * rarity;
   };
-  // PageRank needs only the summed weight per pair of files; out[i] is the sum of i's weights.
   const out = new Float64Array(n);
-  const pFromList: number[] = [];
-  const pToList: number[] = [];
-  const pWList: number[] = [];
+  const fromList: number[] = [];
+  const toList: number[] = [];
+  const weightList: number[] = [];
   list.forEach((f, i) => {
     const toW = new Map<number, number>();
     const refs = files.get(f)!.refs;
@@ -181,14 +188,34 @@ export function rankDefinitions(files: ReadonlyMap<string, FileTags>, query: Ran
       }
     }
     for (const [j, w] of toW) {
-      pFromList.push(i);
-      pToList.push(j);
-      pWList.push(w);
+      fromList.push(i);
+      toList.push(j);
+      weightList.push(w);
     }
   });
-  const pFrom = Int32Array.from(pFromList);
-  const pTo = Int32Array.from(pToList);
-  const pW = Float64Array.from(pWList);
+  return {
+    list,
+    id,
+    definers,
+    useWeight,
+    out,
+    from: Int32Array.from(fromList),
+    to: Int32Array.from(toList),
+    weight: Float64Array.from(weightList),
+  };
+}
+
+/** Ranks the definitions of `files` (path → tags) for `query`; `graph` is buildGraph(files), if made already. */
+export function rankDefinitions(
+  files: ReadonlyMap<string, FileTags>,
+  query: RankQuery = {},
+  graph: FileGraph = buildGraph(files),
+): Ranking {
+  const { list, id, definers, useWeight, out, from: pFrom, to: pTo, weight: pW } = graph;
+  const n = list.length;
+  if (n === 0) return { files: [], defs: [] };
+  // Names the task mentions that look like code (`promptReady`, `repo_map`, `LRUCache`), not prose.
+  const mentioned = new Set(identifiersIn(query.text ?? "").filter(looksLikeCode));
 
   const pRaw = personalisation(files, query);
   for (const name of mentioned)
@@ -220,8 +247,10 @@ export function rankDefinitions(files: ReadonlyMap<string, FileTags>, query: Ran
   // goes to its definitions (so a file the task names shows what it defines, linked to or not).
   const defScore = new Map<string, number>();
   const key = (i: number, name: string) => `${i}\u0000${name}`;
+  // Files with next to no rank pass next to nothing on: skipped (most files, for one task).
+  const floor = rank.reduce((m, r) => Math.max(m, r), 0) * 1e-4;
   list.forEach((f, i) => {
-    if (out[i] === 0) return;
+    if (out[i] === 0 || rank[i]! < floor) return;
     const refs = files.get(f)!.refs;
     for (const name in refs) {
       const w = useWeight(name, refs[name]!);

@@ -43,6 +43,8 @@ const CACHE_MAX_BYTES = 256 * 1024 * 1024;
 export class RepoIndex {
   readonly files = new Map<string, IndexedFile>();
   private running: Promise<unknown> = Promise.resolve();
+  /** Goes up whenever a file is added, changed or dropped (what depends on the files is made again). */
+  version = 0;
   private dirty = false;
 
   constructor(readonly options: RepoIndexOptions) {
@@ -88,6 +90,7 @@ export class RepoIndex {
             }
             this.files.set(s.rel, { language: s.language, size: s.size, mtimeMs: s.mtimeMs, tags });
             this.dirty = true;
+            this.version++;
             stats.parsed++;
           },
           skipped: (rel: string, reason: SkipReason) => {
@@ -109,6 +112,7 @@ export class RepoIndex {
         this.files.delete(rel);
         stats.removed++;
         this.dirty = true;
+        this.version++;
       }
     }
     stats.files = this.files.size;
@@ -157,6 +161,7 @@ export class RepoIndex {
       if (!tags || !Array.isArray(tags.defs) || typeof tags.refs !== "object" || tags.refs === null) continue;
       this.files.set(rel, { language, size, mtimeMs, tags: { defs: tags.defs, refs: tags.refs } });
     }
+    this.version++;
   }
 }
 

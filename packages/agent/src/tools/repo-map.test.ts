@@ -121,6 +121,8 @@ test("the index re-parses only what changed, and drops what is gone", async () =
   const again = await index.refresh();
   assert.equal(again.parsed, 0);
   assert.equal(again.files, 6);
+  // A map before the edit (its graph is kept for the next map while nothing changes).
+  assert.ok(!(await buildRepoMap(index, { text: "flushLogs" }, 256)).text.includes("flushLogs"));
   const file = path.join(ws, "src/logger.ts");
   writeFileSync(
     file,
@@ -139,6 +141,10 @@ test("the index re-parses only what changed, and drops what is gone", async () =
   const cut = await index.refresh(stop.signal);
   assert.equal(cut.aborted, true);
   assert.equal(cut.files, 6);
+  // The next map is made from the edited file, not from the graph kept before the edit.
+  const after = await buildRepoMap(index, { text: "flushLogs" }, 256);
+  assert.equal(after.refresh.parsed, 0);
+  assert.match(after.text, /^src\/logger\.ts\n(.*\n)* {2}2│ export function flushLogs\(\)/m);
   rmSync(path.join(ws, "tools/report.py"));
   const removed = await index.refresh();
   assert.equal(removed.removed, 1);
