@@ -229,3 +229,20 @@ test("buildRepoMap reports refresh and ranking times", async () => {
   assert.equal(map.files[0], "src/cli.ts");
   assert.ok(map.refresh.ms >= 0 && map.rankMs >= 0);
 });
+
+test("the first-request map: none when the wait runs out, the index built on and saved for the next map", async () => {
+  const { repoMapForTask } = await import("../task-map.js");
+  const ws = workspace(PROJECT);
+  const cacheFile = path.join(root, `task-map-${n}.json`);
+  const late = await repoMapForTask({ workspace: ws, task: "runCli", tokens: 256, cacheFile, timeoutMs: 0 });
+  assert.equal(late, undefined);
+  // The build goes on; once saved, a new process's index (a fresh RepoIndex) loads it whole.
+  for (let i = 0; i < 100 && new RepoIndex({ workspace: ws, cacheFile }).files.size < 6; i++)
+    await new Promise((r) => setTimeout(r, 50));
+  assert.equal(new RepoIndex({ workspace: ws, cacheFile }).files.size, 6);
+  const map = await repoMapForTask({ workspace: ws, task: "runCli", tokens: 256, cacheFile });
+  assert.ok(map, "a map once the index is there");
+  assert.match(map.text, /^Repository map: the code most related to the task/);
+  assert.equal(map.files[0], "src/cli.ts");
+  assert.equal(map.parsed, 0);
+});
