@@ -10,6 +10,7 @@ export * from "./registry.js";
 export { readSettingsFile, UnsafeFileError } from "./safe-read.js";
 export * from "./scheduler.js";
 export * from "./session/index.js";
+export { repoMapForTask, TASK_MAP_TIMEOUT_MS, type TaskMap, type TaskMapOptions } from "./task-map.js";
 export { editDistance } from "./tools/fs/text.js";
 export * from "./tools/index.js";
 export * from "./tools/todo.js";

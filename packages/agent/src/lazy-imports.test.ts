@@ -83,6 +83,7 @@ test("the built-in tools tell the model exactly what their implementations say, 
     (await import("./tools/run-command.js")).runCommandTool,
     (await import("./tools/execute-python.js")).executePythonTool,
     (await import("./tools/code-outline.js")).codeOutlineTool,
+    (await import("./tools/repo-map.js")).repoMapTool,
   ] as Tool[];
   const lazy = builtinTools();
   const spec = (t: Tool) => ({

@@ -24,7 +24,8 @@ const wireBytes = () =>
 
 test("the built-in tools' schemas fit their budget (pi 0.73.1 sends 2,953 bytes for 4 tools)", () => {
   const bytes = wireBytes();
-  assert.ok(bytes <= 4_700, `the 9 built-in tools take ${bytes} bytes`);
+  // 4,700 for the first nine; repo_map (about 550 bytes) raised it.
+  assert.ok(bytes <= 5_150, `the ${builtinTools().length} built-in tools take ${bytes} bytes`);
   for (const t of builtinTools()) {
     assert.ok(t.description.length <= 420, `${t.name}: ${t.description.length} characters`);
     assert.ok(!/\s{2}/.test(t.description), `${t.name}: doubled whitespace`);

@@ -21,6 +21,9 @@ export interface CliArgs {
   /** --memory (true), --no-memory (false), or neither (memory's own default: on). */
   memory?: boolean;
   memorySummaries?: string;
+  /** --no-repo-map: "off" (no repository map in the first request). */
+  repoMap?: string;
+  repoMapTokens?: number;
   embeddingsUrl?: string;
   embeddingsModel?: string;
   json: boolean;
@@ -72,6 +75,8 @@ Run:
   --no-memory         no memory: every step resends the whole history
   --memory-summaries extractive|model|NAME   how memory summarises (default extractive, no model)
   --embeddings-url URL, --embeddings-model NAME   an OpenAI-compatible /embeddings endpoint for memory
+  --repo-map-tokens N size of the map of the code related to the task in the first request (default 512)
+  --no-repo-map       no repository map in the first request (the repo_map tool stays)
   --trace FILE        JSONL trace file (default: under the data directory)
   --json              one JSON event per line on stdout; the last line is the result
   --quiet             no live view on stderr
@@ -213,6 +218,10 @@ function toCliArgs(parsed: ReturnType<typeof parse>): CliArgs {
       : {}),
     ...(v["no-memory"] ? { memory: false } : v.memory ? { memory: true } : {}),
     ...(v["memory-summaries"] ? { memorySummaries: v["memory-summaries"] } : {}),
+    ...(v["no-repo-map"] ? { repoMap: "off" } : {}),
+    ...(v["repo-map-tokens"] !== undefined
+      ? { repoMapTokens: positiveInt("--repo-map-tokens", v["repo-map-tokens"]) }
+      : {}),
     ...(v["embeddings-url"] ? { embeddingsUrl: v["embeddings-url"] } : {}),
     ...(v["embeddings-model"] ? { embeddingsModel: v["embeddings-model"] } : {}),
     ...(v.trace ? { trace: v.trace } : {}),
@@ -254,6 +263,8 @@ const OPTIONS = {
   memory: { type: "boolean" },
   "no-memory": { type: "boolean" },
   "memory-summaries": { type: "string" },
+  "no-repo-map": { type: "boolean" },
+  "repo-map-tokens": { type: "string" },
   "embeddings-url": { type: "string" },
   "embeddings-model": { type: "string" },
   json: { type: "boolean" },

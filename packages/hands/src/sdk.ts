@@ -36,6 +36,10 @@ export interface SessionOptions {
   maxTokens?: number;
   /** Seconds without data from the model before a call is retried (default 120). */
   idleTimeout?: number;
+  /** "off": no repository map in the first request (default "on"). */
+  repoMap?: "on" | "off";
+  /** Size of the first request's repository map in tokens (default 512). */
+  repoMapTokens?: number;
   /**
    * Where commands run. Default: an isolating backend (bubblewrap), or an error if there is
    * none. "local" runs commands as you, on your files and network: say so explicitly.
@@ -251,6 +255,8 @@ const SESSION_OPTIONS = [
   "maxSteps",
   "maxTokens",
   "idleTimeout",
+  "repoMap",
+  "repoMapTokens",
   "sandbox",
   "network",
   "allowDomains",
@@ -332,6 +338,8 @@ function sessionFlags(o: SessionOptions, env: NodeJS.ProcessEnv): SettingFlags {
     ...(o.maxSteps ? { maxSteps: o.maxSteps } : {}),
     ...(o.maxTokens ? { maxTokens: o.maxTokens } : {}),
     ...(o.idleTimeout ? { idleTimeout: o.idleTimeout } : {}),
+    ...(o.repoMap ? { repoMap: o.repoMap } : {}),
+    ...(o.repoMapTokens ? { repoMapTokens: o.repoMapTokens } : {}),
     // Unnamed: an isolating backend, unless the user's own config files (read on request) choose.
     ...(o.sandbox ? { sandbox: o.sandbox } : o.configFiles ? {} : { sandbox: isolatingSandbox(env) }),
     ...(o.network ? { network: o.network } : {}),

@@ -35,6 +35,7 @@ import { afterNextRequest } from "./after-request.js";
 import type { AgentMemory } from "./agent-memory.js";
 import { auditListener } from "./audit.js";
 import { SettingsError } from "./errors.js";
+import { firstRequestMap } from "./first-map.js";
 import type { MemoryHost } from "./memory-open.js";
 import { dataDir as defaultDataDir } from "./paths.js";
 import { loadPolicy } from "./policy.js";
@@ -153,6 +154,8 @@ export class HandsSession {
   private trace: TraceWriter | undefined;
   private readonly audit: (e: AgentEvent) => void;
   private closed = false;
+  /** The repository map the session's first request carried ("" for none), kept for the later ones. */
+  private repoMap: string | undefined;
   /** The settings last written to the session file. */
   recorded: { provider: string; model: string; approval: string } | undefined;
 
@@ -240,6 +243,18 @@ export class HandsSession {
     // Only the tools this request can use are sent (session-tools.ts): in mode read-only the
     // gate refuses every other one, and execute_python needs python3 in the sandbox.
     const candidates = options.readOnly ? this.readOnlyTools : [...this.tools, ...(options.extraTools ?? [])];
+    // A resumed conversation already knows its way around: the map is for a first request.
+    if (this.repoMap === undefined)
+      this.repoMap =
+        this.history.length === 0
+          ? ((await firstRequestMap(
+              this.workspace,
+              this.dataDir,
+              task,
+              this.settings.repoMapTokens,
+              options.signal,
+            )) ?? "")
+          : "";
     const conditions = { approval: this.mode, python: this.python };
     const agent = new Agent({
       provider: memory?.unsettled ? afterNextRequest(this.provider, () => memory.settle()) : this.provider,
@@ -252,7 +267,7 @@ export class HandsSession {
       ...(maxTokens ? { maxTokens } : {}),
       outputDir: join(this.dataDir, "outputs"),
       runId: this.id,
-      ...instructionsOption([this.instructions, options.instructions]),
+      ...instructionsOption([this.instructions, options.instructions, this.repoMap]),
       approve: createApprovalGate({
         workspace: this.workspace,
         policy: this.policy,

@@ -27,6 +27,10 @@ export interface SettingFlags {
   memorySummaries?: string;
   embeddingsUrl?: string;
   embeddingsModel?: string;
+  /** "off": no repository map in the first request (--no-repo-map). */
+  repoMap?: string;
+  /** Size of the first request's repository map (--repo-map-tokens). */
+  repoMapTokens?: number;
   /** MCP servers by name (the config's "mcpServers"); given here they replace the config's. */
   mcpServers?: Record<string, unknown>;
 }

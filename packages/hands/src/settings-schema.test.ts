@@ -62,6 +62,8 @@ test("each key's wrong type, from the user and the project file", () => {
     approval: true,
     mcpServers: "x",
     memory: [],
+    repoMap: "maybe",
+    repoMapTokens: 0,
   };
   assert.deepEqual(
     Object.keys(wrong).sort(),
@@ -87,7 +89,7 @@ test("an unknown key is a warning with the nearest real one, and is not applied"
   assert.equal(s.maxSteps, 50, "maxStep did not set maxSteps");
   assert.ok(
     s.warnings.includes(
-      `${p.userFile}: unknown setting "maxStep" (did you mean "maxSteps"?); it is ignored (the settings: provider, model, baseUrl, apiKey, maxSteps, maxTokens, idleTimeout, sandbox, e2bTemplate, reasoning, approval, mcpServers, memory)`,
+      `${p.userFile}: unknown setting "maxStep" (did you mean "maxSteps"?); it is ignored (the settings: provider, model, baseUrl, apiKey, maxSteps, maxTokens, idleTimeout, sandbox, e2bTemplate, reasoning, approval, mcpServers, memory, repoMap, repoMapTokens)`,
     ),
     s.warnings.join("\n"),
   );
@@ -205,4 +207,19 @@ test("flags and SDK options: the same checks and words, with their own names", a
       (e: Error) => e instanceof SettingsError && e.message === message,
       `${option}: expected ${message}`,
     );
+});
+
+test("the first request's repository map: 512 tokens unless set; off from a flag, the environment or a config file", () => {
+  const p = place({});
+  assert.equal(resolveSettings({}, p.ws, p.env).repoMapTokens, 512);
+  assert.equal(resolveSettings({ repoMapTokens: 900 }, p.ws, p.env).repoMapTokens, 900);
+  assert.equal(resolveSettings({ repoMap: "off" }, p.ws, p.env).repoMapTokens, 0);
+  assert.equal(resolveSettings({}, p.ws, { ...p.env, HANDS_REPO_MAP: "off" }).repoMapTokens, 0);
+  assert.equal(resolveSettings({}, p.ws, { ...p.env, HANDS_REPO_MAP_TOKENS: "64" }).repoMapTokens, 64);
+  const q = place({ repoMap: "off" });
+  assert.equal(resolveSettings({}, q.ws, q.env).repoMapTokens, 0);
+  assert.match(
+    errorOf(() => resolveSettings({}, p.ws, { ...p.env, HANDS_REPO_MAP_TOKENS: "lots" })),
+    /^HANDS_REPO_MAP_TOKENS must be a positive whole number/,
+  );
 });

@@ -91,6 +91,19 @@ export const SETTINGS = {
   mcpServers: { type: { kind: "object" }, sdk: "mcpServers" },
   /** Checked key by key in memory-config.ts. */
   memory: { type: { kind: "object" }, sdk: "memory" },
+  /** The repository map in a session's first request: on (default) or off, and its size. */
+  repoMap: {
+    type: oneOf("repo map", ["on", "off"]),
+    env: ["HANDS_REPO_MAP"],
+    flag: "--no-repo-map",
+    sdk: "repoMap",
+  },
+  repoMapTokens: {
+    type: { kind: "positiveInt", unit: "tokens" },
+    env: ["HANDS_REPO_MAP_TOKENS"],
+    flag: "--repo-map-tokens",
+    sdk: "repoMapTokens",
+  },
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingKey = keyof typeof SETTINGS;

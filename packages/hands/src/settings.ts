@@ -21,6 +21,9 @@ import {
 import { projectView } from "./trust.js";
 import type { TrustState } from "./trust-store.js";
 
+/** The first request's repository map, in tokens, unless set: small, it rides along with every request. */
+export const REPO_MAP_FIRST_REQUEST_TOKENS = 512;
+
 export type ProviderName = (typeof PROVIDER_NAMES)[number];
 
 export interface FileConfig {
@@ -43,6 +46,8 @@ export interface FileConfig {
   mcpServers?: Record<string, unknown>;
   /** Memory (AdaMEM) settings: see memory-config.ts. */
   memory?: unknown;
+  repoMap?: string;
+  repoMapTokens?: number;
 }
 
 export interface Settings {
@@ -59,6 +64,8 @@ export interface Settings {
   e2bTemplate?: string;
   reasoning?: ReasoningLevel;
   memory: MemorySettings;
+  /** Tokens of the repository map in a session's first request; 0: none (--no-repo-map, repoMap "off"). */
+  repoMapTokens: number;
   /** Sandboxed commands' network (--network) and allowed domains (--allow-domain). */
   network?: string;
   allowDomain?: string[];
@@ -176,6 +183,12 @@ export function resolveSettings(
   const maxTokens = (flag("maxTokens", args.maxTokens) ??
     fromEnv("maxTokens", "HANDS_MAX_TOKENS") ??
     pick("maxTokens")) as number | undefined;
+  const repoMapOff =
+    (flag("repoMap", args.repoMap) ?? fromEnv("repoMap", "HANDS_REPO_MAP") ?? pick("repoMap")) === "off";
+  const repoMapTokens = (flag("repoMapTokens", args.repoMapTokens) ??
+    fromEnv("repoMapTokens", "HANDS_REPO_MAP_TOKENS") ??
+    pick("repoMapTokens") ??
+    REPO_MAP_FIRST_REQUEST_TOKENS) as number;
   const idleSeconds = (flag("idleTimeout", args.idleTimeout) ??
     fromEnv("idleTimeout", "HANDS_IDLE_TIMEOUT") ??
     pick("idleTimeout")) as number | undefined;
@@ -197,6 +210,7 @@ export function resolveSettings(
       parseMemoryConfig(project.memory, projectPath),
       parseMemoryConfig(user.memory, userPath),
     ),
+    repoMapTokens: repoMapOff ? 0 : repoMapTokens,
     approval: (flag("approval", args.approval) ??
       fromEnv("approval", "HANDS_APPROVAL") ??
       pick("approval") ??

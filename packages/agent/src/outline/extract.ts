@@ -283,6 +283,12 @@ function scriptHandler(source: string): Handler {
         const name = nameOf(node);
         return name ? found("function", name, node, source, field(node, "body")) : undefined;
       }
+      case "class": {
+        // A named class expression (`return class BoundPool extends Pool {…}`), or `export default class {…}`.
+        if (exportPrefix(node) === "export default ") return declared("class", node, field(node, "body"));
+        const name = nameOf(node);
+        return name ? found("class", name, node, source, field(node, "body")) : undefined;
+      }
       case "pair": {
         // An object literal's method written as `key: function …` or `key: (…) => …`.
         const value = field(node, "value");

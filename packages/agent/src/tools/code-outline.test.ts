@@ -344,6 +344,72 @@ test("javascript: CommonJS shapes — assigned functions, prototypes, exports, o
   assert.deepEqual(shape(single), ["function query 1-3"]);
 });
 
+test("javascript: .cjs, .mjs and .jsx files; a named class expression; an anonymous one is not listed", async () => {
+  const cjs = symbolsOf(
+    await outline("lib/pool.cjs", [
+      "module.exports = (Pool) => {", // 1
+      "  return class BoundPool extends Pool {", // 2
+      "    connect() {}", // 3
+      "  };", // 4
+      "};", // 5
+      "const Anon = wrap(class { m() {} });", // 6
+    ]),
+  );
+  assert.deepEqual(shape(cjs), [
+    "function module.exports 1-5",
+    "  class BoundPool 2-4",
+    "    method connect 3-3",
+    "method m 6-6",
+  ]);
+  const mjs = symbolsOf(
+    await outline("lib/esm.mjs", ["export const z = () => 1;", "export default class { run = () => 2; }"]),
+  );
+  assert.deepEqual(shape(mjs), ["function z 1-1", "class default 2-2", "  method run 2-2"]);
+  const jsx = symbolsOf(
+    await outline("ui/List.jsx", [
+      "export function List({ items }) {", // 1
+      "  const renderItem = (item) => <li>{item}</li>;", // 2
+      "  return <ul>{items.map(renderItem)}</ul>;", // 3
+      "}", // 4
+    ]),
+  );
+  assert.deepEqual(shape(jsx), ["function List 1-4", "  function renderItem 2-2"]);
+});
+
+test("typescript: namespaces, declare, overloads and export =", async () => {
+  const symbols = symbolsOf(
+    await outline("types/lib.d.ts", [
+      "declare namespace Lib {", // 1
+      "  function parse(text: string): Node;", // 2
+      "  class Node { walk(): void; }", // 3
+      "}", // 4
+      'declare module "fs-extra" {', // 5
+      "  export function copy(src: string): Promise<void>;", // 6
+      "}", // 7
+      "declare function load(path: string): void;", // 8
+      "export function pick(a: string): string;", // 9
+      "export function pick(a: number): number;", // 10
+      "export function pick(a: unknown): unknown { return a; }", // 11
+      "namespace Outer.Inner { export const h = () => 1; }", // 12
+      "export = Lib;", // 13
+    ]),
+  );
+  assert.deepEqual(shape(symbols), [
+    "namespace Lib 1-4",
+    "  function parse 2-2",
+    "  class Node 3-3",
+    "    method walk 3-3",
+    'namespace "fs-extra" 5-7',
+    "  function copy 6-6",
+    "function load 8-8",
+    "function pick 9-9",
+    "function pick 10-10",
+    "function pick 11-11",
+    "namespace Outer.Inner 12-12",
+    "  function h 12-12",
+  ]);
+});
+
 test("go: structs, interfaces, methods with receivers, exported consts", async () => {
   const result = await outline("pkg/shapes/shapes.go", [
     "package shapes", // 1

@@ -10,6 +10,7 @@ import {
   grepSpec,
   listDirSpec,
   readFileSpec,
+  repoMapSpec,
   runCommandSpec,
   type ToolSpec,
   writeFileSpec,
@@ -65,6 +66,11 @@ export const codeOutlineTool = lazyTool(
   async () => (await import("./code-outline.js")).codeOutlineTool as Tool,
 );
 
+export const repoMapTool = lazyTool(
+  repoMapSpec,
+  async () => (await import("./repo-map.js")).repoMapTool as Tool,
+);
+
 export function builtinTools(): Tool[] {
   return [
     readFileTool,
@@ -76,5 +82,6 @@ export function builtinTools(): Tool[] {
     runCommandTool,
     executePythonTool,
     codeOutlineTool,
+    repoMapTool,
   ];
 }

@@ -171,3 +171,22 @@ export const codeOutlineSpec: ToolSpec = {
   },
   readOnly: true,
 };
+
+export const REPO_MAP_DEFAULT_TOKENS = 1024;
+export const REPO_MAP_MAX_TOKENS = 8192;
+
+export const repoMapSpec: ToolSpec = {
+  name: "repo_map",
+  description:
+    "Map of the workspace's code: the files and definitions (line, signature) most related to `query`, ranked by which files use which names. Then code_outline or read_file.",
+  parameters: {
+    type: "object",
+    properties: {
+      query: { type: "string", description: "Task, names or paths to look for" },
+      files: { type: "array", items: { type: "string" }, description: "Files to focus on" },
+      tokens: { type: "integer", minimum: 128, description: `Map size (default ${REPO_MAP_DEFAULT_TOKENS})` },
+    },
+    additionalProperties: false,
+  },
+  readOnly: true,
+};
