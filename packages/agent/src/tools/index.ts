@@ -12,9 +12,11 @@ import {
   readFileSpec,
   runCommandSpec,
   type ToolSpec,
+  webFetchSpec,
   writeFileSpec,
 } from "./specs.js";
 import type { Tool } from "./types.js";
+import type { WebFetchOptions } from "./web/web-fetch.js";
 
 export { type RecallSource, recallTool } from "./recall.js";
 export type { ToolSpec } from "./specs.js";
@@ -64,6 +66,15 @@ export const codeOutlineTool = lazyTool(
   codeOutlineSpec,
   async () => (await import("./code-outline.js")).codeOutlineTool as Tool,
 );
+
+/** web_fetch under `options.rules` (the --allow-domain rules); its HTML/DOM libraries load on its first call. */
+export function webFetchTool(options: WebFetchOptions): Tool {
+  return lazyTool(
+    webFetchSpec,
+    async () => (await import("./web/web-fetch.js")).createWebFetchTool(options) as unknown as Tool,
+  );
+}
+export type { WebFetchOptions } from "./web/web-fetch.js";
 
 export function builtinTools(): Tool[] {
   return [

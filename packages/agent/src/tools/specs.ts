@@ -171,3 +171,25 @@ export const codeOutlineSpec: ToolSpec = {
   },
   readOnly: true,
 };
+
+export const WEB_DEFAULT_TIMEOUT_S = 30;
+export const WEB_MAX_TIMEOUT_S = 120;
+
+export const webFetchSpec: ToolSpec = {
+  name: "web_fetch",
+  description: `Fetch a URL over HTTP(S): GET by default, or POST/PUT/PATCH/DELETE with a \`body\` to call an API. Only hosts the session's allow-list names can be reached. HTML comes back as readable markdown, JSON pretty-printed, text as is; binary content is refused. Redirects are followed (each hop checked); the body is cut at 5 MB; timeout in seconds (default ${WEB_DEFAULT_TIMEOUT_S}).`,
+  parameters: {
+    type: "object",
+    properties: {
+      url: { type: "string", description: "Absolute http:// or https:// URL" },
+      method: { type: "string", enum: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] },
+      headers: { type: "object", additionalProperties: { type: "string" } },
+      body: { type: "string", description: "Request body (not for GET/HEAD); set content-type in headers" },
+      timeout: { type: "number", minimum: 1, maximum: WEB_MAX_TIMEOUT_S },
+    },
+    required: ["url"],
+    additionalProperties: false,
+  },
+  // Not read-only: a request can send data out (and a POST can change things), so it is approved like a command.
+  readOnly: false,
+};
