@@ -69,7 +69,11 @@ export function decodeBody(
     const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes, { stream: partial });
     return { text, encoding: "utf-8", ...(note ? { note: `${note}; decoded as UTF-8` } : {}) };
   } catch {
-    const why = note ?? (declared ? `declared ${declared} but the bytes are not valid UTF-8` : "no charset given and the bytes are not UTF-8");
+    const why =
+      note ??
+      (declared
+        ? `declared ${declared} but the bytes are not valid UTF-8`
+        : "no charset given and the bytes are not UTF-8");
     return {
       text: new TextDecoder("windows-1252").decode(bytes),
       encoding: "windows-1252",

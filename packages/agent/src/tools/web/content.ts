@@ -105,7 +105,11 @@ export function renderBody(
       try {
         return { ...base, text: JSON.stringify(JSON.parse(decoded.text), null, 2) };
       } catch (e) {
-        return { ...base, text: decoded.text, note: `not valid JSON (${(e as Error).message}); shown as sent` };
+        return {
+          ...base,
+          text: decoded.text,
+          note: `not valid JSON (${(e as Error).message}); shown as sent`,
+        };
       }
     return { ...base, text: decoded.text, note: "JSON cut at the size cap; shown as sent" };
   }

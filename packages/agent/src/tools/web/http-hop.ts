@@ -43,7 +43,11 @@ export interface HopResponse {
 }
 
 /** Checks `url` against the rules and returns the addresses it may connect to, in order. */
-export async function checkedAddresses(url: URL, rules: readonly AllowRule[], lookup: LookupFn): Promise<string[]> {
+export async function checkedAddresses(
+  url: URL,
+  rules: readonly AllowRule[],
+  lookup: LookupFn,
+): Promise<string[]> {
   if (url.protocol !== "http:" && url.protocol !== "https:")
     throw new FetchError(`only http:// and https:// URLs can be fetched, not ${url.protocol}`, "refused");
   if (url.username || url.password)
@@ -136,7 +140,9 @@ export interface BodyRead {
  * inflates to gigabytes is read further.
  */
 export function readBody(res: HopResponse, maxBytes: number, signal: AbortSignal): Promise<BodyRead> {
-  const encoding = String(res.headers["content-encoding"] ?? "identity").toLowerCase().trim();
+  const encoding = String(res.headers["content-encoding"] ?? "identity")
+    .toLowerCase()
+    .trim();
   const decoder =
     encoding === "gzip" || encoding === "x-gzip"
       ? createGunzip()
@@ -189,13 +195,17 @@ export function readBody(res: HopResponse, maxBytes: number, signal: AbortSignal
       if (decoder) decoder.write(c);
       else take(c);
     });
-    message.once("aborted", () => fail(new FetchError("the server closed the connection mid-body", "network")));
+    message.once("aborted", () =>
+      fail(new FetchError("the server closed the connection mid-body", "network")),
+    );
     message.once("error", (e) =>
       fail(signal.aborted ? abortError(signal) : new FetchError(`reading the body: ${e.message}`, "network")),
     );
     if (decoder) {
       decoder.on("data", take);
-      decoder.once("error", (e) => fail(new FetchError(`the ${encoding} body is corrupt: ${e.message}`, "protocol")));
+      decoder.once("error", (e) =>
+        fail(new FetchError(`the ${encoding} body is corrupt: ${e.message}`, "protocol")),
+      );
       decoder.once("end", () => finish(false));
       message.once("end", () => decoder.end());
     } else message.once("end", () => finish(false));

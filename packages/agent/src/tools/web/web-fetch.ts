@@ -16,7 +16,13 @@ export const WEB_MAX_REDIRECTS = 5;
 const ERROR_BODY_CHARS = 2000;
 const REQUEST_BODY_MAX = 1024 * 1024;
 /** Headers the tool sets itself; a call may not override them. */
-const RESERVED_HEADERS = new Set(["host", "content-length", "transfer-encoding", "connection", "accept-encoding"]);
+const RESERVED_HEADERS = new Set([
+  "host",
+  "content-length",
+  "transfer-encoding",
+  "connection",
+  "accept-encoding",
+]);
 
 export interface WebFetchOptions {
   /** The parsed --allow-domain rules (none: nothing can be fetched). */
@@ -54,17 +60,22 @@ async function webFetch(args: WebFetchArgs, ctx: ToolContext, options: WebFetchO
   try {
     url = new URL(args.url);
   } catch {
-    return errorResult(`not a valid URL: ${JSON.stringify(args.url)} (give an absolute http:// or https:// URL)`);
+    return errorResult(
+      `not a valid URL: ${JSON.stringify(args.url)} (give an absolute http:// or https:// URL)`,
+    );
   }
   let method = (args.method ?? "GET").toUpperCase();
   let body = args.body === undefined ? undefined : Buffer.from(args.body);
   if (body && (method === "GET" || method === "HEAD"))
     return errorResult(`a ${method} request has no body; use POST, PUT or PATCH to send one`);
   if (body && body.length > REQUEST_BODY_MAX)
-    return errorResult(`the request body is ${humanSize(body.length)}; at most ${humanSize(REQUEST_BODY_MAX)} is sent`);
+    return errorResult(
+      `the request body is ${humanSize(body.length)}; at most ${humanSize(REQUEST_BODY_MAX)} is sent`,
+    );
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(args.headers ?? {})) {
-    if (RESERVED_HEADERS.has(name.toLowerCase())) return errorResult(`the ${name} header is set by web_fetch itself`);
+    if (RESERVED_HEADERS.has(name.toLowerCase()))
+      return errorResult(`the ${name} header is set by web_fetch itself`);
     if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || /[\r\n\0]/.test(String(value)))
       return errorResult(`not a valid header: ${JSON.stringify(name)}`);
     headers[name] = String(value);
@@ -76,7 +87,10 @@ async function webFetch(args: WebFetchArgs, ctx: ToolContext, options: WebFetchO
   const seconds = Math.min(args.timeout ?? WEB_DEFAULT_TIMEOUT_S, WEB_MAX_TIMEOUT_S);
   const timer = new AbortController();
   const timeout = setTimeout(
-    () => timer.abort(new FetchError(`timed out after ${seconds} s (the whole request, body included)`, "timeout")),
+    () =>
+      timer.abort(
+        new FetchError(`timed out after ${seconds} s (the whole request, body included)`, "timeout"),
+      ),
     seconds * 1000,
   );
   const signal = AbortSignal.any([ctx.signal, timer.signal]);
@@ -103,7 +117,8 @@ async function webFetch(args: WebFetchArgs, ctx: ToolContext, options: WebFetchO
         body = undefined;
       }
       // Credentials meant for one origin are not handed to another.
-      if (next.origin !== url.origin) for (const h of Object.keys(headers)) if (/^(authorization|cookie)$/i.test(h)) delete headers[h];
+      if (next.origin !== url.origin)
+        for (const h of Object.keys(headers)) if (/^(authorization|cookie)$/i.test(h)) delete headers[h];
       url = next;
     }
     return await answer(res, { url, method, hops, signal, maxBytes, started });
@@ -147,7 +162,8 @@ async function answer(
   const length = Number(res.headers["content-length"]);
   const size = Number.isFinite(length) && length >= 0 ? length : undefined;
   const head = [`${at.method} ${at.url.href}`, `HTTP ${res.status} ${res.statusText}`.trimEnd()];
-  if (at.hops.length > 1) head.push(`Redirected: ${at.hops.map((h) => `${h.url} (${h.status})`).join(" → ")}`);
+  if (at.hops.length > 1)
+    head.push(`Redirected: ${at.hops.map((h) => `${h.url} (${h.status})`).join(" → ")}`);
   if (contentType) head.push(`Content-Type: ${contentType}`);
   const data: Record<string, unknown> = {
     url: at.url.href,
@@ -198,6 +214,8 @@ async function answer(
     );
   }
   if (read.truncated)
-    head.push(`Truncated: the body was cut at ${humanSize(at.maxBytes)}${size !== undefined ? ` of ${humanSize(size)}` : ""}`);
+    head.push(
+      `Truncated: the body was cut at ${humanSize(at.maxBytes)}${size !== undefined ? ` of ${humanSize(size)}` : ""}`,
+    );
   return { output: `${head.join("\n")}\n\n${rendered.text}`, data };
 }
