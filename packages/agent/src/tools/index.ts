@@ -11,10 +11,13 @@ import {
   listDirSpec,
   readFileSpec,
   runCommandSpec,
+  queryDatabaseSpec,
   type ToolSpec,
   webFetchSpec,
+  writeDatabaseSpec,
   writeFileSpec,
 } from "./specs.js";
+import { type DatabaseToolOptions, queryDescription, writeDescription } from "./database/config.js";
 import type { Tool } from "./types.js";
 import type { WebFetchOptions } from "./web/web-fetch.js";
 
@@ -75,6 +78,32 @@ export function webFetchTool(options: WebFetchOptions): Tool {
   );
 }
 export type { WebFetchOptions } from "./web/web-fetch.js";
+
+/**
+ * query_database, and write_database when a database allows writes; their drivers (better-sqlite3
+ * in a child process, pg) load on the first call. Both share one SQLite process.
+ */
+export function databaseTools(options: DatabaseToolOptions): Tool[] {
+  let made: Promise<{ query: Tool; write: Tool }> | undefined;
+  const load = () =>
+    (made ??= import("./database/query-database.js")
+      .then((m) => m.createDatabaseTools(options) as unknown as { query: Tool; write: Tool })
+      .catch((err: unknown) => {
+        made = undefined;
+        throw err;
+      }));
+  const tools = [lazyTool({ ...queryDatabaseSpec, description: queryDescription(options) }, async () => (await load()).query)];
+  if (options.databases.some((d) => d.writes))
+    tools.push(lazyTool({ ...writeDatabaseSpec, description: writeDescription(options) }, async () => (await load()).write));
+  return tools;
+}
+export {
+  type DatabaseEntry,
+  type DatabaseToolOptions,
+  parseDatabaseFlag,
+  parseDatabases,
+} from "./database/config.js";
+export { findSqliteFiles } from "./database/discover.js";
 
 export function builtinTools(): Tool[] {
   return [
