@@ -2,6 +2,8 @@
 // schema (specs.ts) are all a request needs; its implementation, with the libraries it uses
 // (picomatch, ignore, tree-sitter's outline code, the atomic writer…), is imported on its
 // first call, so start-up does not read or compile code a run may never call.
+
+import { type DatabaseToolOptions, queryDescription, writeDescription } from "./database/config.js";
 import {
   codeOutlineSpec,
   editFileSpec,
@@ -9,15 +11,14 @@ import {
   globSpec,
   grepSpec,
   listDirSpec,
+  queryDatabaseSpec,
   readFileSpec,
   runCommandSpec,
-  queryDatabaseSpec,
   type ToolSpec,
   webFetchSpec,
   writeDatabaseSpec,
   writeFileSpec,
 } from "./specs.js";
-import { type DatabaseToolOptions, queryDescription, writeDescription } from "./database/config.js";
 import type { Tool } from "./types.js";
 import type { WebFetchOptions } from "./web/web-fetch.js";
 
@@ -92,9 +93,19 @@ export function databaseTools(options: DatabaseToolOptions): Tool[] {
         made = undefined;
         throw err;
       }));
-  const tools = [lazyTool({ ...queryDatabaseSpec, description: queryDescription(options) }, async () => (await load()).query)];
+  const tools = [
+    lazyTool(
+      { ...queryDatabaseSpec, description: queryDescription(options) },
+      async () => (await load()).query,
+    ),
+  ];
   if (options.databases.some((d) => d.writes))
-    tools.push(lazyTool({ ...writeDatabaseSpec, description: writeDescription(options) }, async () => (await load()).write));
+    tools.push(
+      lazyTool(
+        { ...writeDatabaseSpec, description: writeDescription(options) },
+        async () => (await load()).write,
+      ),
+    );
   return tools;
 }
 export {

@@ -205,8 +205,18 @@ const DB_PARAMS = {
     description: "A database named in the settings, or the path of an SQLite file in the workspace",
   },
   sql: { type: "string", description: "One SQL statement" },
-  max_rows: { type: "integer", minimum: 1, maximum: DB_MAX_ROWS, description: `Rows shown (default ${DB_DEFAULT_MAX_ROWS})` },
-  timeout: { type: "number", minimum: 1, maximum: DB_MAX_TIMEOUT_S, description: `Seconds (default ${DB_DEFAULT_TIMEOUT_S})` },
+  max_rows: {
+    type: "integer",
+    minimum: 1,
+    maximum: DB_MAX_ROWS,
+    description: `Rows shown (default ${DB_DEFAULT_MAX_ROWS})`,
+  },
+  timeout: {
+    type: "number",
+    minimum: 1,
+    maximum: DB_MAX_TIMEOUT_S,
+    description: `Seconds (default ${DB_DEFAULT_TIMEOUT_S})`,
+  },
 };
 
 export const queryDatabaseSpec: ToolSpec = {

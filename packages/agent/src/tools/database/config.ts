@@ -34,21 +34,27 @@ export function isPostgresUrl(text: string): boolean {
  */
 export function parseDatabases(value: unknown, where = "databases"): DatabaseEntry[] {
   if (value === undefined || value === null) return [];
-  if (typeof value !== "object" || Array.isArray(value)) throw new Error(`${where} must be a JSON object of name → database`);
+  if (typeof value !== "object" || Array.isArray(value))
+    throw new Error(`${where} must be a JSON object of name → database`);
   const out: DatabaseEntry[] = [];
   for (const [name, raw] of Object.entries(value as Record<string, unknown>)) {
     const at = `${where}.${name}`;
     if (!NAME.test(name)) throw new Error(`${at}: a database name is letters, digits, _ and - (at most 64)`);
     const spec = typeof raw === "string" ? { [isPostgresUrl(raw) ? "url" : "path"]: raw } : raw;
     if (typeof spec !== "object" || spec === null || Array.isArray(spec))
-      throw new Error(`${at} must be a postgres:// URL, an SQLite file path, or { "url" | "path", "writes" }`);
+      throw new Error(
+        `${at} must be a postgres:// URL, an SQLite file path, or { "url" | "path", "writes" }`,
+      );
     const { url, path, writes, ...rest } = spec as Record<string, unknown>;
     const unknownKeys = Object.keys(rest);
     if (unknownKeys.length) throw new Error(`${at}: unknown key ${unknownKeys[0]} (use url, path, writes)`);
-    if (writes !== undefined && typeof writes !== "boolean") throw new Error(`${at}.writes must be true or false`);
-    if ((url === undefined) === (path === undefined)) throw new Error(`${at}: give either "url" (PostgreSQL) or "path" (SQLite)`);
+    if (writes !== undefined && typeof writes !== "boolean")
+      throw new Error(`${at}.writes must be true or false`);
+    if ((url === undefined) === (path === undefined))
+      throw new Error(`${at}: give either "url" (PostgreSQL) or "path" (SQLite)`);
     if (url !== undefined) {
-      if (typeof url !== "string" || !isPostgresUrl(url)) throw new Error(`${at}.url must be a postgres:// or postgresql:// URL`);
+      if (typeof url !== "string" || !isPostgresUrl(url))
+        throw new Error(`${at}.url must be a postgres:// or postgresql:// URL`);
       try {
         new URL(url);
       } catch {
@@ -56,7 +62,8 @@ export function parseDatabases(value: unknown, where = "databases"): DatabaseEnt
       }
       out.push({ name, kind: "postgres", url, writes: writes === true });
     } else {
-      if (typeof path !== "string" || !path.trim() || path.includes("\0")) throw new Error(`${at}.path must be a file path`);
+      if (typeof path !== "string" || !path.trim() || path.includes("\0"))
+        throw new Error(`${at}.path must be a file path`);
       out.push({ name, kind: "sqlite", path, writes: writes === true });
     }
   }
@@ -77,13 +84,16 @@ export function redactUrl(url: string): string {
 /** Parses a --database flag value, NAME=URL-or-path. */
 export function parseDatabaseFlag(text: string): [string, string] {
   const eq = text.indexOf("=");
-  if (eq <= 0 || eq === text.length - 1) throw new Error(`--database: expected NAME=postgres://… or NAME=path/to/file.db, got "${text}"`);
+  if (eq <= 0 || eq === text.length - 1)
+    throw new Error(`--database: expected NAME=postgres://… or NAME=path/to/file.db, got "${text}"`);
   return [text.slice(0, eq), text.slice(eq + 1)];
 }
 
 /** query_database's description, with the databases this session can reach. */
 export function queryDescription(options: DatabaseToolOptions): string {
-  const named = options.databases.map((d) => `${d.name} (${d.kind === "postgres" ? "PostgreSQL" : `SQLite ${d.path}`})`);
+  const named = options.databases.map(
+    (d) => `${d.name} (${d.kind === "postgres" ? "PostgreSQL" : `SQLite ${d.path}`})`,
+  );
   const files = (options.sqliteFiles ?? []).slice(0, 5);
   const more = (options.sqliteFiles?.length ?? 0) > files.length ? ", …" : "";
   return [

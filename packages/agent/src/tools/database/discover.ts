@@ -21,7 +21,10 @@ function hasSqliteHeader(file: string): boolean {
   }
 }
 
-export function findSqliteFiles(workspace: string, opts: { depth?: number; maxEntries?: number; max?: number } = {}): string[] {
+export function findSqliteFiles(
+  workspace: string,
+  opts: { depth?: number; maxEntries?: number; max?: number } = {},
+): string[] {
   const found: string[] = [];
   let seen = 0;
   const maxEntries = opts.maxEntries ?? 4000;
@@ -36,7 +39,8 @@ export function findSqliteFiles(workspace: string, opts: { depth?: number; maxEn
       if (++seen > maxEntries || found.length >= (opts.max ?? 20)) return;
       const full = join(dir, e.name);
       // Only regular files (a symlink or a FIFO is not looked into).
-      if (e.isFile() && EXTENSIONS.test(e.name) && hasSqliteHeader(full)) found.push(relative(workspace, full));
+      if (e.isFile() && EXTENSIONS.test(e.name) && hasSqliteHeader(full))
+        found.push(relative(workspace, full));
       else if (e.isDirectory() && depth > 1 && !SKIP.has(e.name)) walk(full, depth - 1);
     }
   };

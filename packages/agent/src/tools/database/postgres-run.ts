@@ -30,7 +30,12 @@ export interface PostgresRequest {
 // precision or time zones: the model reads the database's own spelling.
 const asText = { getTypeParser: () => (v: string) => v } as unknown as pg.CustomTypesConfig;
 
-async function connect(url: string, write: boolean, timeoutMs: number, signal: AbortSignal): Promise<pg.Client> {
+async function connect(
+  url: string,
+  write: boolean,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<pg.Client> {
   const client = new pg.Client({
     connectionString: url,
     connectionTimeoutMillis: Math.min(timeoutMs, 10_000),
@@ -58,14 +63,27 @@ function sqlError(e: unknown, signal: AbortSignal, timeoutMs: number): PostgresE
   if (signal.aborted) return new PostgresError("the query was cancelled", "aborted");
   const err = e as { message?: string; code?: string; hint?: string; position?: string };
   if (err.code === "57014")
-    return new PostgresError(`the query ran past its time limit of ${timeoutMs / 1000} s and was cancelled`, "timeout");
-  const hint = err.code === "25006" ? " (this database is read-only for query_database)" : err.hint ? ` (hint: ${err.hint})` : "";
-  return new PostgresError(`${err.message ?? String(e)}${err.code ? ` [SQLSTATE ${err.code}]` : ""}${hint}`, "sql");
+    return new PostgresError(
+      `the query ran past its time limit of ${timeoutMs / 1000} s and was cancelled`,
+      "timeout",
+    );
+  const hint =
+    err.code === "25006"
+      ? " (this database is read-only for query_database)"
+      : err.hint
+        ? ` (hint: ${err.hint})`
+        : "";
+  return new PostgresError(
+    `${err.message ?? String(e)}${err.code ? ` [SQLSTATE ${err.code}]` : ""}${hint}`,
+    "sql",
+  );
 }
 
 function readPage(cursor: Cursor, n: number): Promise<{ rows: unknown[][]; fields: { name: string }[] }> {
   return new Promise((resolve, reject) => {
-    cursor.read(n, (err, rows, result) => (err ? reject(err) : resolve({ rows: rows as unknown[][], fields: result?.fields ?? [] })));
+    cursor.read(n, (err, rows, result) =>
+      err ? reject(err) : resolve({ rows: rows as unknown[][], fields: result?.fields ?? [] }),
+    );
   });
 }
 
@@ -82,7 +100,13 @@ export async function runPostgres(req: PostgresRequest, signal: AbortSignal): Pr
       await client.query("COMMIT");
       const last = Array.isArray(r) ? (r.at(-1) as pg.QueryArrayResult) : r;
       if (!last.fields?.length)
-        return { columns: [], rows: [], more: false, changed: last.rowCount ?? 0, ms: Math.round(performance.now() - started) };
+        return {
+          columns: [],
+          rows: [],
+          more: false,
+          changed: last.rowCount ?? 0,
+          ms: Math.round(performance.now() - started),
+        };
       const rows = last.rows.slice(0, req.maxRows).map((row) => row.map(cellText));
       return {
         columns: last.fields.map((f) => f.name),
@@ -91,7 +115,9 @@ export async function runPostgres(req: PostgresRequest, signal: AbortSignal): Pr
         ms: Math.round(performance.now() - started),
       };
     }
-    await client.query("BEGIN READ ONLY");
+    // A first query takes the transaction's snapshot: from then on `SET TRANSACTION READ WRITE`
+    // is refused (before it, PostgreSQL would let the statement turn the transaction writable).
+    await client.query("BEGIN READ ONLY; SELECT 1");
     const cursor = client.query(new Cursor(req.sql, [], { rowMode: "array", types: asText }));
     const page = await readPage(cursor, req.maxRows + 1);
     await cursor.close().catch(() => {});
@@ -113,7 +139,8 @@ export async function runPostgres(req: PostgresRequest, signal: AbortSignal): Pr
 
 /** Tables and views with their columns and indexes (user schemas; `table` narrows it to one). */
 export function postgresSchemaSql(table: string | undefined): string {
-  const where = "c.relkind IN ('r','v','m','p','f') AND n.nspname NOT IN ('pg_catalog','information_schema') AND n.nspname NOT LIKE 'pg_toast%'";
+  const where =
+    "c.relkind IN ('r','v','m','p','f') AND n.nspname NOT IN ('pg_catalog','information_schema') AND n.nspname NOT LIKE 'pg_toast%'";
   const named = table
     ? ` AND (c.relname = ${literal(table)} OR n.nspname || '.' || c.relname = ${literal(table)})`
     : "";

@@ -12,7 +12,13 @@ import {
   writeDatabaseSpec,
 } from "../specs.js";
 import type { Tool, ToolContext, ToolResult } from "../types.js";
-import { type DatabaseToolOptions, isPostgresUrl, queryDescription, redactUrl, writeDescription } from "./config.js";
+import {
+  type DatabaseToolOptions,
+  isPostgresUrl,
+  queryDescription,
+  redactUrl,
+  writeDescription,
+} from "./config.js";
 import { SqliteError, SqliteRunner } from "./sqlite-runner.js";
 import { sqliteTarget, TargetError } from "./sqlite-target.js";
 import { formatTable, type QueryTable } from "./table.js";
@@ -58,7 +64,8 @@ async function run(
   write: boolean,
 ): Promise<ToolResult> {
   const mode = write ? "query" : (args.mode ?? "query");
-  if (mode === "query" && !args.sql?.trim()) return errorResult('give the SQL statement in "sql" (or mode "schema" to see the tables)');
+  if (mode === "query" && !args.sql?.trim())
+    return errorResult('give the SQL statement in "sql" (or mode "schema" to see the tables)');
   const maxRows = Math.min(args.max_rows ?? DB_DEFAULT_MAX_ROWS, DB_MAX_ROWS);
   const timeoutMs = Math.min(args.timeout ?? DB_DEFAULT_TIMEOUT_S, DB_MAX_TIMEOUT_S) * 1000;
   const entry = options.databases.find((d) => d.name === args.database);
@@ -91,7 +98,14 @@ async function run(
       const path = await sqliteTarget(ctx, entry?.path ?? args.database);
       where = `SQLite ${entry?.path ?? args.database}`;
       table = await runner.run(
-        { op: mode, path, ...(args.sql ? { sql: args.sql } : {}), ...(args.table ? { table: args.table } : {}), maxRows, write },
+        {
+          op: mode,
+          path,
+          ...(args.sql ? { sql: args.sql } : {}),
+          ...(args.table ? { table: args.table } : {}),
+          maxRows,
+          write,
+        },
         timeoutMs,
         ctx.signal,
       );
@@ -103,7 +117,10 @@ async function run(
       ms: table.ms,
       ...(table.changed !== undefined ? { changed: table.changed } : {}),
     });
-    return { output: `${label}: ${where}${write ? "" : ", read-only"}\n${formatTable(table, maxRows)}`, data };
+    return {
+      output: `${label}: ${where}${write ? "" : ", read-only"}\n${formatTable(table, maxRows)}`,
+      data,
+    };
   } catch (e) {
     if (e instanceof TargetError || e instanceof PathError) return errorResult(e.message, data);
     // SqliteError and PostgresError (loaded with pg, so not named here) carry a kind.

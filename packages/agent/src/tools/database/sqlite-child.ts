@@ -6,7 +6,12 @@ process.on("message", (msg: { id: number; req: SqliteRequest }) => {
   try {
     process.send?.({ id: msg.id, ok: true, table: runSqlite(msg.req) });
   } catch (e) {
-    process.send?.({ id: msg.id, ok: false, error: (e as Error).message, refused: e instanceof SqliteRefusal });
+    process.send?.({
+      id: msg.id,
+      ok: false,
+      error: (e as Error).message,
+      refused: e instanceof SqliteRefusal,
+    });
   }
 });
 process.on("disconnect", () => process.exit(0));

@@ -31,7 +31,9 @@ function refuseOtherFiles(db: Database.Database, sql: string): void {
     if (op.opcode === "Vacuum" && /INTO/i.test(sql))
       throw new SqliteRefusal("VACUUM INTO writes another file; it is not allowed");
     if (/^(sqlite_attach|sqlite_detach)\(/.test(p4))
-      throw new SqliteRefusal("ATTACH/DETACH would open files outside the database given; query that file directly");
+      throw new SqliteRefusal(
+        "ATTACH/DETACH would open files outside the database given; query that file directly",
+      );
   }
 }
 
@@ -45,7 +47,13 @@ export function runSqlite(req: SqliteRequest): QueryTable {
     refuseOtherFiles(db, sql);
     if (!stmt.reader) {
       const info = stmt.run();
-      return { columns: [], rows: [], more: false, changed: info.changes, ms: Math.round(performance.now() - started) };
+      return {
+        columns: [],
+        rows: [],
+        more: false,
+        changed: info.changes,
+        ms: Math.round(performance.now() - started),
+      };
     }
     stmt.raw(true);
     const columns = stmt.columns().map((c) => c.name);
@@ -82,7 +90,7 @@ function sqliteSchema(db: Database.Database, req: SqliteRequest, started: number
       more = true;
       break;
     }
-    const cols = db.prepare("SELECT name, type, \"notnull\", pk FROM pragma_table_xinfo(?)").all(o.name) as {
+    const cols = db.prepare('SELECT name, type, "notnull", pk FROM pragma_table_xinfo(?)').all(o.name) as {
       name: string;
       type: string;
       notnull: number;
@@ -97,9 +105,18 @@ function sqliteSchema(db: Database.Database, req: SqliteRequest, started: number
     rows.push([
       cellText(o.name),
       o.type,
-      cellText(cols.map((c) => `${c.name} ${c.type || "ANY"}${c.pk ? " PK" : ""}${c.notnull ? " NOT NULL" : ""}`).join(", ")),
+      cellText(
+        cols
+          .map((c) => `${c.name} ${c.type || "ANY"}${c.pk ? " PK" : ""}${c.notnull ? " NOT NULL" : ""}`)
+          .join(", "),
+      ),
       cellText(indexes.map((i) => `${i.name}${i.uniq ? " UNIQUE" : ""} (${i.cols})`).join("; ") || "-"),
     ]);
   }
-  return { columns: ["table", "type", "columns", "indexes"], rows, more, ms: Math.round(performance.now() - started) };
+  return {
+    columns: ["table", "type", "columns", "indexes"],
+    rows,
+    more,
+    ms: Math.round(performance.now() - started),
+  };
 }

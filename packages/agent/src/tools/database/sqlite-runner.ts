@@ -55,10 +55,18 @@ export class SqliteRunner {
         child.kill("SIGKILL");
         if (this.child === child) this.child = undefined;
       };
-      const onMessage = (m: { id: number; ok: boolean; table?: QueryTable; error?: string; refused?: boolean }) => {
+      const onMessage = (m: {
+        id: number;
+        ok: boolean;
+        table?: QueryTable;
+        error?: string;
+        refused?: boolean;
+      }) => {
         if (m.id !== id) return;
         done(() =>
-          m.ok ? resolve(m.table as QueryTable) : reject(new SqliteError(m.error ?? "failed", m.refused ? "refused" : "sql")),
+          m.ok
+            ? resolve(m.table as QueryTable)
+            : reject(new SqliteError(m.error ?? "failed", m.refused ? "refused" : "sql")),
         );
       };
       const onExit = (code: number | null, sig: string | null) =>
@@ -72,7 +80,12 @@ export class SqliteRunner {
         () =>
           done(() => {
             kill();
-            reject(new SqliteError(`the query ran past its time limit of ${timeoutMs / 1000} s and was stopped`, "timeout"));
+            reject(
+              new SqliteError(
+                `the query ran past its time limit of ${timeoutMs / 1000} s and was stopped`,
+                "timeout",
+              ),
+            );
           }),
         timeoutMs,
       );

@@ -3,7 +3,7 @@
 // would hang the open) with the SQLite header. SQLite also opens the file's -wal, -shm and
 // -journal companions by name, so a companion that is a symlink (it could point anywhere) is
 // refused too.
-import { lstatSync, openSync, readSync, closeSync, statSync } from "node:fs";
+import { closeSync, lstatSync, openSync, readSync, statSync } from "node:fs";
 import { displayPath, resolveInWorkspace } from "../paths.js";
 import type { ToolContext } from "../types.js";
 
@@ -28,7 +28,9 @@ export async function sqliteTarget(ctx: ToolContext, userPath: string): Promise<
   for (const suffix of ["-wal", "-shm", "-journal"]) {
     const companion = lstatSync(`${real}${suffix}`, { throwIfNoEntry: false });
     if (companion && !companion.isFile())
-      throw new TargetError(`${displayPath(ctx, real)}${suffix} is not a regular file (a symlink?); the database is not opened`);
+      throw new TargetError(
+        `${displayPath(ctx, real)}${suffix} is not a regular file (a symlink?); the database is not opened`,
+      );
   }
   return real;
 }

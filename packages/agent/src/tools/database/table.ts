@@ -18,10 +18,12 @@ export interface QueryTable {
 export function cellText(value: unknown): string {
   let text: string;
   if (value === null || value === undefined) text = "NULL";
-  else if (typeof value === "bigint" || typeof value === "number" || typeof value === "boolean") text = String(value);
+  else if (typeof value === "bigint" || typeof value === "number" || typeof value === "boolean")
+    text = String(value);
   else if (value instanceof Uint8Array) text = `<blob ${value.length} bytes>`;
   else if (value instanceof Date) text = Number.isNaN(value.getTime()) ? String(value) : value.toISOString();
-  else if (typeof value === "object") text = JSON.stringify(value, (_k, v) => (typeof v === "bigint" ? String(v) : v));
+  else if (typeof value === "object")
+    text = JSON.stringify(value, (_k, v) => (typeof v === "bigint" ? String(v) : v));
   else text = String(value);
   text = text.replace(/\r?\n|\r/g, "\\n").replace(/\|/g, "\\|");
   return text.length > CELL_MAX_CHARS ? `${text.slice(0, CELL_MAX_CHARS - 1)}…` : text;
@@ -29,7 +31,9 @@ export function cellText(value: unknown): string {
 
 export function formatTable(t: QueryTable, maxRows: number): string {
   if (t.columns.length === 0)
-    return t.changed !== undefined ? `OK: ${t.changed} row(s) changed (${t.ms} ms)` : `OK: no rows returned (${t.ms} ms)`;
+    return t.changed !== undefined
+      ? `OK: ${t.changed} row(s) changed (${t.ms} ms)`
+      : `OK: no rows returned (${t.ms} ms)`;
   const lines = [`| ${t.columns.map(cellText).join(" | ")} |`, `|${t.columns.map(() => " --- ").join("|")}|`];
   for (const row of t.rows) lines.push(`| ${row.join(" | ")} |`);
   const count = t.more
