@@ -27,6 +27,8 @@ export interface SettingFlags {
   memorySummaries?: string;
   embeddingsUrl?: string;
   embeddingsModel?: string;
+  /** Databases for query_database by name (the config's "databases"); given here they add to the config's. */
+  databases?: Record<string, unknown>;
   /** MCP servers by name (the config's "mcpServers"); given here they replace the config's. */
   mcpServers?: Record<string, unknown>;
 }

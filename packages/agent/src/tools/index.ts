@@ -84,11 +84,11 @@ export type { WebFetchOptions } from "./web/web-fetch.js";
  * query_database, and write_database when a database allows writes; their drivers (better-sqlite3
  * in a child process, pg) load on the first call. Both share one SQLite process.
  */
-export function databaseTools(options: DatabaseToolOptions): Tool[] {
-  let made: Promise<{ query: Tool; write: Tool }> | undefined;
+export function databaseTools(options: DatabaseToolOptions): { tools: Tool[]; close(): void } {
+  let made: Promise<{ query: Tool; write: Tool; close(): void }> | undefined;
   const load = () =>
     (made ??= import("./database/query-database.js")
-      .then((m) => m.createDatabaseTools(options) as unknown as { query: Tool; write: Tool })
+      .then((m) => m.createDatabaseTools(options) as unknown as { query: Tool; write: Tool; close(): void })
       .catch((err: unknown) => {
         made = undefined;
         throw err;
@@ -106,12 +106,12 @@ export function databaseTools(options: DatabaseToolOptions): Tool[] {
         async () => (await load()).write,
       ),
     );
-  return tools;
+  // Stops the SQLite process, if a query started one.
+  return { tools, close: () => void made?.then((m) => m.close()).catch(() => {}) };
 }
 export {
   type DatabaseEntry,
   type DatabaseToolOptions,
-  parseDatabaseFlag,
   parseDatabases,
 } from "./database/config.js";
 export { findSqliteFiles } from "./database/discover.js";

@@ -81,14 +81,6 @@ export function redactUrl(url: string): string {
   }
 }
 
-/** Parses a --database flag value, NAME=URL-or-path. */
-export function parseDatabaseFlag(text: string): [string, string] {
-  const eq = text.indexOf("=");
-  if (eq <= 0 || eq === text.length - 1)
-    throw new Error(`--database: expected NAME=postgres://… or NAME=path/to/file.db, got "${text}"`);
-  return [text.slice(0, eq), text.slice(eq + 1)];
-}
-
 /** query_database's description, with the databases this session can reach. */
 export function queryDescription(options: DatabaseToolOptions): string {
   const named = options.databases.map(

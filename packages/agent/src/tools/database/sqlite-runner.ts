@@ -31,8 +31,10 @@ export class SqliteRunner {
   private start(): ChildProcess {
     if (this.child && this.child.exitCode === null && this.child.signalCode === null && this.child.connected)
       return this.child;
-    const child = fork(CHILD, [], { serialization: "advanced", stdio: ["ignore", "ignore", "pipe", "ipc"] });
-    child.stderr?.resume();
+    const child = fork(CHILD, [], {
+      serialization: "advanced",
+      stdio: ["ignore", "ignore", "ignore", "ipc"],
+    });
     child.unref();
     (child.channel as { unref?: () => void } | undefined)?.unref?.();
     this.child = child;

@@ -2,7 +2,7 @@
 // under the network policy of sandboxed commands (--allow-domain). Every hop of a redirect is
 // judged again; the whole exchange has a time limit and the body a size cap.
 import type { AllowRule, LookupFn } from "@hands/sandbox";
-import { systemLookup } from "@hands/sandbox";
+import { parseAllowRules, systemLookup } from "@hands/sandbox";
 import { errorResult } from "../fs/errors.js";
 import { fmtInt, humanSize } from "../fs/text.js";
 import { WEB_DEFAULT_TIMEOUT_S, WEB_MAX_TIMEOUT_S, webFetchSpec } from "../specs.js";
@@ -25,8 +25,9 @@ const RESERVED_HEADERS = new Set([
 ]);
 
 export interface WebFetchOptions {
-  /** The parsed --allow-domain rules (none: nothing can be fetched). */
-  rules: readonly AllowRule[];
+  /** The --allow-domain entries (none: nothing can be fetched); or `rules`, already parsed. */
+  allow?: readonly string[];
+  rules?: readonly AllowRule[];
   /** DNS (tests give their own). */
   lookup?: LookupFn;
   /** Decoded body cap in bytes (default 5 MB). */
@@ -49,13 +50,18 @@ interface Hop {
 }
 
 export function createWebFetchTool(options: WebFetchOptions): Tool<WebFetchArgs> {
+  const rules = options.rules ?? parseAllowRules(options.allow ?? []);
   return {
     ...webFetchSpec,
-    execute: (args, ctx) => webFetch(args, ctx, options),
+    execute: (args, ctx) => webFetch(args, ctx, { ...options, rules }),
   };
 }
 
-async function webFetch(args: WebFetchArgs, ctx: ToolContext, options: WebFetchOptions): Promise<ToolResult> {
+async function webFetch(
+  args: WebFetchArgs,
+  ctx: ToolContext,
+  options: WebFetchOptions & { rules: readonly AllowRule[] },
+): Promise<ToolResult> {
   let url: URL;
   try {
     url = new URL(args.url);
