@@ -33,6 +33,8 @@ export interface CliArgs {
   e2bTemplate?: string;
   network?: string;
   allowDomain?: string[];
+  /** --database NAME=URL|PATH, repeatable: query_database's databases. */
+  databases?: Record<string, unknown>;
   quiet: boolean;
   color?: boolean;
   help: boolean;
@@ -69,7 +71,10 @@ Run:
                       e2b (an E2B-protocol service: E2B_API_KEY, E2B_API_URL, E2B_SANDBOX_URL, E2B_DOMAIN)
   --e2b-template NAME the e2b sandbox's template (default base; env HANDS_E2B_TEMPLATE)
   --network host      give sandboxed commands the host's network (default: none)
-  --allow-domain LIST only these domains (comma-separated), through a filtering proxy
+  --allow-domain LIST only these domains (comma-separated), through a filtering proxy; also
+                      what web_fetch may reach (without it web_fetch is not offered)
+  --database NAME=URL a database query_database may read: postgres://… or an SQLite file in the
+                      workspace (repeatable; "databases" in config; read-only)
   --context-budget N  memory assembles each step's context within N tokens (AdaMEM)
   --memory            memory with the default budget (half the model's context window; the default)
   --no-memory         no memory: every step resends the whole history
@@ -108,6 +113,18 @@ function helpLine(name: string): string | undefined {
 }
 
 /** A usage error about one flag: what went wrong, what the flag expects, and where to read more. */
+/** --database NAME=VALUE entries as the config's "databases" object. */
+function databaseFlags(values: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const text of values) {
+    const eq = text.indexOf("=");
+    if (eq <= 0 || eq === text.length - 1)
+      throw new UsageError(`--database: expected NAME=postgres://… or NAME=path/to/file.db, got "${text}"`);
+    out[text.slice(0, eq)] = text.slice(eq + 1);
+  }
+  return out;
+}
+
 function flagError(name: string, problem: string): UsageError {
   const line = helpLine(name);
   return new UsageError(`${problem}${line ? `\n  ${line}` : ""}\nSee hands --help for every flag.`);
@@ -236,6 +253,7 @@ function toCliArgs(parsed: ReturnType<typeof parse>): CliArgs {
             .filter(Boolean),
         }
       : {}),
+    ...(v.database?.length ? { databases: databaseFlags(v.database) } : {}),
     json: v.json ?? false,
     quiet: v.quiet ?? false,
     ...(v["no-color"] ? { color: false } : {}),
@@ -273,6 +291,7 @@ const OPTIONS = {
   "e2b-template": { type: "string" },
   network: { type: "string" },
   "allow-domain": { type: "string", multiple: true },
+  database: { type: "string", multiple: true },
   quiet: { type: "boolean" },
   "no-color": { type: "boolean" },
   help: { type: "boolean", short: "h" },

@@ -47,8 +47,10 @@ export interface SessionOptions {
   sandbox?: "bwrap" | "docker" | "local";
   /** Network of sandboxed commands: "none" (default) or "host". */
   network?: "none" | "host";
-  /** Only these domains (through a filtering proxy). */
+  /** Only these domains (through a filtering proxy); also what web_fetch may reach. */
   allowDomains?: string[];
+  /** query_database's databases by name: a postgres:// URL, an SQLite path, or { url | path, writes }. */
+  databases?: Record<string, string | { url?: string; path?: string; writes?: boolean }>;
   /**
    * "auto": writes and commands run unless the policy refuses or asks; "ask": every write and
    * command goes to `approve`; "read-only": none run. Default: "ask" with `approve`, else "auto".
@@ -260,6 +262,7 @@ const SESSION_OPTIONS = [
   "sandbox",
   "network",
   "allowDomains",
+  "databases",
   "approval",
   "approve",
   "commandPolicy",
@@ -344,6 +347,7 @@ function sessionFlags(o: SessionOptions, env: NodeJS.ProcessEnv): SettingFlags {
     ...(o.sandbox ? { sandbox: o.sandbox } : o.configFiles ? {} : { sandbox: isolatingSandbox(env) }),
     ...(o.network ? { network: o.network } : {}),
     ...(o.allowDomains ? { allowDomain: o.allowDomains } : {}),
+    ...(o.databases ? { databases: o.databases } : {}),
     ...(o.approval ? { approval: o.approval } : {}),
     ...(memory === false ? { memory: false } : memory === true ? { memory: true } : {}),
     ...(typeof memory === "object" && memory.contextBudget !== undefined

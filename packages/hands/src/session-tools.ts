@@ -1,7 +1,8 @@
 // Which tools a request offers the model. Every tool's name, description and schema go out with
 // every request, so a tool the session cannot use is left out rather than sent to be refused:
-// in approval mode read-only every tool that is not read-only is refused before it runs, and
-// execute_python cannot run where the sandbox has no python3.
+// in approval mode read-only every tool that is not read-only is refused before it runs,
+// execute_python cannot run where the sandbox has no python3, web_fetch reaches nothing without
+// an --allow-domain rule, and query_database has nothing to query without a database.
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import type { Tool } from "@hands/agent";
@@ -47,6 +48,10 @@ export interface ToolConditions {
   approval: string;
   /** Whether the sandbox's commands find python3 (see sandboxHasPython). */
   python: boolean;
+  /** Whether an --allow-domain rule lets web_fetch reach anything (unset: yes). */
+  web?: boolean;
+  /** Whether a database is named in the settings or an SQLite file is in the workspace (unset: yes). */
+  databases?: boolean;
 }
 
 /** Why a request in these conditions cannot use `tool`, or undefined when it can. */
@@ -55,6 +60,10 @@ export function whyUnusable(tool: Tool, when: ToolConditions): string | undefine
     return "the session is read-only (approval mode read-only): no writes or commands";
   if (!when.python && tool.name === "execute_python")
     return "python3 was not found in the sandbox; use run_command to check which Python is available";
+  if (when.web === false && tool.name === "web_fetch")
+    return "no domain is allowed: web_fetch reaches only what --allow-domain names";
+  if (when.databases === false && (tool.name === "query_database" || tool.name === "write_database"))
+    return 'no database: none is named in the settings ("databases", --database) and the workspace has no SQLite file';
   return undefined;
 }
 

@@ -15,9 +15,12 @@ import {
   connectMcpServers,
   createApprovalGate,
   createTodoTool,
+  databaseTools,
+  findSqliteFiles,
   type McpConnection,
   newSessionId,
   openCheckpoints,
+  parseDatabases,
   parseMcpServers,
   projectInstructions,
   type RunResult,
@@ -28,6 +31,7 @@ import {
   TraceWriter,
   type TurnCheckpoints,
   type UserAnswer,
+  webFetchTool,
 } from "@hands/agent";
 import type { Message, Provider, Usage } from "@hands/llm";
 import type { SandboxKind } from "@hands/sandbox";
@@ -137,6 +141,10 @@ interface SessionParts {
   readOnlyTools: Tool[];
   /** Whether the sandbox's commands find python3 (execute_python is offered only then). */
   python: boolean;
+  /** What web_fetch and query_database can reach (each is offered only then). */
+  reach: { web: boolean; databases: boolean };
+  /** Stops what the database tools started. */
+  closeReach: () => void;
   checkpoints: TurnCheckpoints | undefined;
   memory: AgentMemory | undefined;
   mcp: McpConnection | undefined;
@@ -170,6 +178,8 @@ export class HandsSession {
   readonly tools: Tool[];
   readonly readOnlyTools: Tool[];
   private readonly python: boolean;
+  private readonly reach: { web: boolean; databases: boolean };
+  private readonly closeReach: () => void;
   readonly checkpoints: TurnCheckpoints | undefined;
   readonly memory: AgentMemory | undefined;
   readonly mcp: McpConnection | undefined;
@@ -190,6 +200,8 @@ export class HandsSession {
     this.tools = parts.tools;
     this.readOnlyTools = parts.readOnlyTools;
     this.python = parts.python;
+    this.reach = parts.reach;
+    this.closeReach = parts.closeReach;
     this.checkpoints = parts.checkpoints;
     this.memory = parts.memory;
     this.mcp = parts.mcp;
@@ -255,7 +267,7 @@ export class HandsSession {
               options.signal,
             )) ?? "")
           : "";
-    const conditions = { approval: this.mode, python: this.python };
+    const conditions = { approval: this.mode, python: this.python, ...this.reach };
     const agent = new Agent({
       provider: memory?.unsettled ? afterNextRequest(this.provider, () => memory.settle()) : this.provider,
       workspace: this.workspace,
@@ -314,6 +326,7 @@ export class HandsSession {
     this.writer?.close();
     this.trace?.close();
     await this.mcp?.close().catch(() => {});
+    this.closeReach();
     await this.box.close();
     await this.checkpoints?.close();
     await this.memory?.close().catch(() => {});
@@ -413,8 +426,14 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
 
     const memoryTools = memory ? [memory.tool] : [];
     const todo = setup.onTodos ? [createTodoTool(setup.onTodos) as Tool] : [];
-    const tools = [...builtinTools(), ...todo, ...(mcp?.tools ?? []), ...memoryTools];
-    const readOnlyTools = [...builtinTools().filter((t) => t.readOnly), ...memoryTools];
+    const reach = reachTools(settings, workspace);
+    opened.push(reach);
+    const tools = [...builtinTools(), ...reach.tools, ...todo, ...(mcp?.tools ?? []), ...memoryTools];
+    const readOnlyTools = [
+      ...builtinTools().filter((t) => t.readOnly),
+      ...reach.tools.filter((t) => t.readOnly),
+      ...memoryTools,
+    ];
     const session = new HandsSession({
       setup,
       id,
@@ -429,6 +448,8 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
       tools,
       readOnlyTools,
       python: sandboxHasPython(settings.sandbox),
+      reach: reach.can,
+      closeReach: reach.close,
       checkpoints,
       memory,
       mcp,
@@ -458,6 +479,31 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
     for (const o of opened.reverse()) await Promise.resolve(o.close()).catch(() => {});
     throw err;
   }
+}
+
+/**
+ * web_fetch (under the --allow-domain rules, which prepareSandbox has checked) and the
+ * database tools (the settings' databases; SQLite files of the workspace), with whether each
+ * has anything to reach: a tool that has not is withheld from the requests (session-tools.ts).
+ */
+function reachTools(
+  settings: Settings,
+  workspace: string,
+): { tools: Tool[]; can: { web: boolean; databases: boolean }; close(): void } {
+  const allow = settings.allowDomain ?? [];
+  let databases: ReturnType<typeof parseDatabases>;
+  try {
+    databases = parseDatabases(settings.databases);
+  } catch (e) {
+    throw new SettingsError((e as Error).message);
+  }
+  const sqliteFiles = findSqliteFiles(workspace);
+  const db = databaseTools({ databases, sqliteFiles });
+  return {
+    tools: [webFetchTool({ allow }), ...db.tools],
+    close: db.close,
+    can: { web: allow.length > 0, databases: databases.length > 0 || sqliteFiles.length > 0 },
+  };
 }
 
 /**

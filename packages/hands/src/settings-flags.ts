@@ -31,6 +31,8 @@ export interface SettingFlags {
   repoMap?: string;
   /** Size of the first request's repository map (--repo-map-tokens). */
   repoMapTokens?: number;
+  /** Databases for query_database by name (the config's "databases"); given here they add to the config's. */
+  databases?: Record<string, unknown>;
   /** MCP servers by name (the config's "mcpServers"); given here they replace the config's. */
   mcpServers?: Record<string, unknown>;
 }

@@ -89,6 +89,8 @@ export const SETTINGS = {
   network: { type: oneOf("network", ["none", "host"]), flag: "--network", sdk: "network", config: false },
   allowDomain: { type: { kind: "stringList" }, flag: "--allow-domain", sdk: "allowDomains", config: false },
   mcpServers: { type: { kind: "object" }, sdk: "mcpServers" },
+  /** query_database's databases: name → postgres:// URL, SQLite path, or { url | path, writes }. */
+  databases: { type: { kind: "object" }, flag: "--database", sdk: "databases" },
   /** Checked key by key in memory-config.ts. */
   memory: { type: { kind: "object" }, sdk: "memory" },
   /** The repository map in a session's first request: on (default) or off, and its size. */

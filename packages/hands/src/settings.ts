@@ -48,6 +48,8 @@ export interface FileConfig {
   memory?: unknown;
   repoMap?: string;
   repoMapTokens?: number;
+  /** query_database's databases by name (checked by parseDatabases). */
+  databases?: Record<string, unknown>;
 }
 
 export interface Settings {
@@ -73,6 +75,8 @@ export interface Settings {
   approval: ApprovalMode;
   /** MCP servers (project when trusted, else the user's). */
   mcpServers?: Record<string, unknown>;
+  /** Databases by name: the user's, the project's when trusted, then --database (later wins). */
+  databases?: Record<string, unknown>;
   /** Whether the workspace is trusted, and the project settings ignored because it is not. */
   trust: TrustState;
   ignored: string[];
@@ -219,9 +223,18 @@ export function resolveSettings(
     ...(args.network !== undefined ? { network: flag("network", args.network) as string } : {}),
     ...(args.allowDomain?.length ? { allowDomain: args.allowDomain } : {}),
     ...((args.mcpServers ?? pick("mcpServers")) ? { mcpServers: args.mcpServers ?? pick("mcpServers") } : {}),
+    ...databasesOf(user.databases, project.databases, args.databases),
     trust: view.trust,
     ignored: view.ignored,
     warnings: [...userFile.warnings, ...projectFile.warnings, ...environmentWarnings(env)],
     sources,
   };
+}
+
+/** The databases of every source, by name; a later source's entry replaces an earlier one's. */
+function databasesOf(...sources: (Record<string, unknown> | undefined)[]): {
+  databases?: Record<string, unknown>;
+} {
+  const merged = Object.assign({}, ...sources.filter(Boolean)) as Record<string, unknown>;
+  return Object.keys(merged).length ? { databases: merged } : {};
 }

@@ -39,6 +39,7 @@ const WHY: Record<string, string> = {
   apiKey: "your requests would go to the project's account",
   provider: "it chooses which of your API keys is sent, and where",
   mcpServers: "it would start commands or connect to servers on your machine",
+  databases: "query_database would connect to the database servers it names, with their credentials",
   sandbox: "commands would run with less isolation",
   approval: "it asks less than without the project",
 };
@@ -89,6 +90,14 @@ export function untrustedConfig(project: Json, baseline: Baseline): { config: Js
         break;
       case "apiKey":
         ignore(key, WHY.apiKey!);
+        break;
+      case "databases":
+        // By name only: the URLs carry passwords.
+        ignore(
+          key,
+          WHY.databases!,
+          typeof value === "object" && value ? Object.keys(value).join(", ") : undefined,
+        );
         break;
       default:
         ignore(key, WHY[key] ?? "not a setting an untrusted folder may change", WHY[key] ? value : undefined);

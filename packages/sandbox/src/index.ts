@@ -57,7 +57,16 @@ export {
   startAllowListProxy,
 } from "./proxy.js";
 export { type EgressPolicy, parseEgressPolicy } from "./proxy-egress.js";
-export { hostAllowed, parseAllowRules } from "./proxy-rules.js";
+export { canonicalIp, nonPublicRange } from "./proxy-address.js";
+export { type Decision, decideDestination, type LookupFn, systemLookup } from "./proxy-policy.js";
+export {
+  type AllowRule,
+  type Authority,
+  AuthorityError,
+  hostAllowed,
+  parseAllowRules,
+  parseAuthority,
+} from "./proxy-rules.js";
 export { type ReapReport, reapLeftovers } from "./reaper.js";
 export { checkBwrap, defaultSandboxKind } from "./sandbox-kind.js";
 export { shellJoin, shellQuote } from "./shell-quote.js";

@@ -91,6 +91,25 @@ function alwaysKeys(name: string, kind: ApprovalKind, command?: string): string[
   return [`tool:${name}`];
 }
 
+/**
+ * The "always" key of a web_fetch (its origin: yes-always to one site is not a yes to every
+ * site) or a write_database (its database); undefined for other tools.
+ */
+function reachKey(name: string, args: Record<string, unknown>): string | undefined {
+  if (name === "web_fetch" && typeof args["url"] === "string") {
+    try {
+      return `web:${new URL(args["url"]).origin}`;
+    } catch {
+      return `web:${args["url"]}`;
+    }
+  }
+  if (name === "write_database") return `db:${String(args["database"])}`;
+  return undefined;
+}
+
+/** Tools whose calls a person approves in every mode (not only "ask"): database writes. */
+const ALWAYS_ASKED = new Set(["write_database"]);
+
 export function createApprovalGate(opts: GateOptions): ApproveHook {
   const always = new Set<string>();
   return async (req: ApprovalRequest): Promise<ApprovalDecision> => {
@@ -166,9 +185,9 @@ export function createApprovalGate(opts: GateOptions): ApproveHook {
     const keys =
       policy?.action === "ask" && command
         ? [`policy:${policy.rule?.name ?? ""}:${normalizeCommand(command)}`]
-        : alwaysKeys(name, kind, command);
+        : [reachKey(name, args) ?? alwaysKeys(name, kind, command)].flat();
     if (settingsPath === undefined) {
-      const mustAsk = policy?.action === "ask" || mode === "ask";
+      const mustAsk = policy?.action === "ask" || mode === "ask" || ALWAYS_ASKED.has(name);
       if (!mustAsk) return { allow: true, source: "mode" };
       if (keys.every((k) => always.has(k)))
         return { allow: true, source: "session", reason: "allowed for this session" };

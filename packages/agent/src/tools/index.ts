@@ -2,6 +2,8 @@
 // schema (specs.ts) are all a request needs; its implementation, with the libraries it uses
 // (picomatch, ignore, tree-sitter's outline code, the atomic writer…), is imported on its
 // first call, so start-up does not read or compile code a run may never call.
+
+import { type DatabaseToolOptions, queryDescription, writeDescription } from "./database/config.js";
 import {
   codeOutlineSpec,
   editFileSpec,
@@ -9,13 +11,17 @@ import {
   globSpec,
   grepSpec,
   listDirSpec,
+  queryDatabaseSpec,
   readFileSpec,
   repoMapSpec,
   runCommandSpec,
   type ToolSpec,
+  webFetchSpec,
+  writeDatabaseSpec,
   writeFileSpec,
 } from "./specs.js";
 import type { Tool } from "./types.js";
+import type { WebFetchOptions } from "./web/web-fetch.js";
 
 export { type RecallSource, recallTool } from "./recall.js";
 export type { ToolSpec } from "./specs.js";
@@ -70,6 +76,50 @@ export const repoMapTool = lazyTool(
   repoMapSpec,
   async () => (await import("./repo-map.js")).repoMapTool as Tool,
 );
+/** web_fetch under `options.rules` (the --allow-domain rules); its HTML/DOM libraries load on its first call. */
+export function webFetchTool(options: WebFetchOptions): Tool {
+  return lazyTool(
+    webFetchSpec,
+    async () => (await import("./web/web-fetch.js")).createWebFetchTool(options) as unknown as Tool,
+  );
+}
+export type { WebFetchOptions } from "./web/web-fetch.js";
+
+/**
+ * query_database, and write_database when a database allows writes; their drivers (better-sqlite3
+ * in a child process, pg) load on the first call. Both share one SQLite process.
+ */
+export function databaseTools(options: DatabaseToolOptions): { tools: Tool[]; close(): void } {
+  let made: Promise<{ query: Tool; write: Tool; close(): void }> | undefined;
+  const load = () =>
+    (made ??= import("./database/query-database.js")
+      .then((m) => m.createDatabaseTools(options) as unknown as { query: Tool; write: Tool; close(): void })
+      .catch((err: unknown) => {
+        made = undefined;
+        throw err;
+      }));
+  const tools = [
+    lazyTool(
+      { ...queryDatabaseSpec, description: queryDescription(options) },
+      async () => (await load()).query,
+    ),
+  ];
+  if (options.databases.some((d) => d.writes))
+    tools.push(
+      lazyTool(
+        { ...writeDatabaseSpec, description: writeDescription(options) },
+        async () => (await load()).write,
+      ),
+    );
+  // Stops the SQLite process, if a query started one.
+  return { tools, close: () => void made?.then((m) => m.close()).catch(() => {}) };
+}
+export {
+  type DatabaseEntry,
+  type DatabaseToolOptions,
+  parseDatabases,
+} from "./database/config.js";
+export { findSqliteFiles } from "./database/discover.js";
 
 export function builtinTools(): Tool[] {
   return [

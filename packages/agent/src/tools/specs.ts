@@ -190,3 +190,79 @@ export const repoMapSpec: ToolSpec = {
   },
   readOnly: true,
 };
+
+export const WEB_DEFAULT_TIMEOUT_S = 30;
+export const WEB_MAX_TIMEOUT_S = 120;
+
+export const webFetchSpec: ToolSpec = {
+  name: "web_fetch",
+  description: `Fetch a URL over HTTP(S): GET by default, or POST/PUT/PATCH/DELETE with a \`body\` to call an API. Only hosts the session's allow-list names can be reached. HTML comes back as readable markdown, JSON pretty-printed, text as is; binary content is refused. Redirects are followed (each hop checked); the body is cut at 5 MB; timeout in seconds (default ${WEB_DEFAULT_TIMEOUT_S}).`,
+  parameters: {
+    type: "object",
+    properties: {
+      url: { type: "string", description: "Absolute http:// or https:// URL" },
+      method: { type: "string", enum: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] },
+      headers: { type: "object", additionalProperties: { type: "string" } },
+      body: { type: "string", description: "Request body (not for GET/HEAD); set content-type in headers" },
+      timeout: { type: "number", minimum: 1, maximum: WEB_MAX_TIMEOUT_S },
+    },
+    required: ["url"],
+    additionalProperties: false,
+  },
+  // Not read-only: a request can send data out (and a POST can change things), so it is approved like a command.
+  readOnly: false,
+};
+
+export const DB_DEFAULT_MAX_ROWS = 100;
+export const DB_MAX_ROWS = 1000;
+export const DB_DEFAULT_TIMEOUT_S = 30;
+export const DB_MAX_TIMEOUT_S = 300;
+
+const DB_PARAMS = {
+  database: {
+    type: "string",
+    description: "A database named in the settings, or the path of an SQLite file in the workspace",
+  },
+  sql: { type: "string", description: "One SQL statement" },
+  max_rows: {
+    type: "integer",
+    minimum: 1,
+    maximum: DB_MAX_ROWS,
+    description: `Rows shown (default ${DB_DEFAULT_MAX_ROWS})`,
+  },
+  timeout: {
+    type: "number",
+    minimum: 1,
+    maximum: DB_MAX_TIMEOUT_S,
+    description: `Seconds (default ${DB_DEFAULT_TIMEOUT_S})`,
+  },
+};
+
+export const queryDatabaseSpec: ToolSpec = {
+  name: "query_database",
+  description: `Query an SQLite file in the workspace or a database named in the settings, read-only (the database refuses writes). mode "query" (default) runs one SQL statement and shows the rows as a table, at most max_rows (default ${DB_DEFAULT_MAX_ROWS}; it says when more follow); mode "schema" lists the tables and views with their columns and indexes (\`table\` narrows it to one).`,
+  parameters: {
+    type: "object",
+    properties: {
+      ...DB_PARAMS,
+      mode: { type: "string", enum: ["query", "schema"] },
+      table: { type: "string", description: 'mode "schema": only this table' },
+    },
+    required: ["database"],
+    additionalProperties: false,
+  },
+  readOnly: true,
+};
+
+export const writeDatabaseSpec: ToolSpec = {
+  name: "write_database",
+  description:
+    "Run a statement that changes a database (INSERT, UPDATE, DELETE, DDL) on a database whose settings allow writes. A person approves each call.",
+  parameters: {
+    type: "object",
+    properties: DB_PARAMS,
+    required: ["database", "sql"],
+    additionalProperties: false,
+  },
+  readOnly: false,
+};

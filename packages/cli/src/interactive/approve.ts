@@ -75,5 +75,10 @@ function alwaysScope(p: ApprovalPrompt): string {
     const words = p.command.trim().split(/\s+/).slice(0, 2).join(" ");
     return `"${oneLine(words, 30)}" commands like this one, this session`;
   }
+  if (p.name === "web_fetch" && typeof p.args["url"] === "string") {
+    const origin = URL.canParse(p.args["url"]) ? new URL(p.args["url"]).origin : p.args["url"];
+    return `web_fetch to ${oneLine(origin, 60)} this session`;
+  }
+  if (p.name === "write_database") return `writes to ${oneLine(String(p.args["database"]), 40)} this session`;
   return `${p.name} this session`;
 }
