@@ -1,5 +1,8 @@
 export * from "./agent.js";
 export * from "./approval.js";
+export * from "./budget.js";
+export * from "./define-tool.js";
+export * from "./hooks.js";
 export * from "./events.js";
 export * from "./mcp/client.js";
 export { languageForPath, type OutlineSymbol, parseOutline } from "./outline/index.js";

@@ -28,6 +28,10 @@ import {
   TraceWriter,
   type TurnCheckpoints,
   type UserAnswer,
+  type Hooks,
+  mergeHooks,
+  runHooks,
+  type HookOutcome,
 } from "@hands/agent";
 import type { Message, Provider, Usage } from "@hands/llm";
 import type { SandboxKind } from "@hands/sandbox";
@@ -35,6 +39,7 @@ import { afterNextRequest } from "./after-request.js";
 import type { AgentMemory } from "./agent-memory.js";
 import { auditListener } from "./audit.js";
 import { SettingsError } from "./errors.js";
+import { commandHooks } from "./hook-commands.js";
 import type { MemoryHost } from "./memory-open.js";
 import { dataDir as defaultDataDir } from "./paths.js";
 import { loadPolicy } from "./policy.js";
@@ -47,7 +52,15 @@ import { untrustedNotice } from "./trust.js";
 import { realFolder, trustFolder } from "./trust-store.js";
 
 /** What a message from the session is about, so a front end can place it. */
-export type SessionTopic = "trust" | "settings" | "model" | "sandbox" | "memory" | "mcp" | "checkpoints";
+export type SessionTopic =
+  | "trust"
+  | "settings"
+  | "model"
+  | "sandbox"
+  | "memory"
+  | "mcp"
+  | "checkpoints"
+  | "hooks";
 
 export interface SessionSetup {
   /** The workspace folder (its real path is used). */
@@ -89,6 +102,10 @@ export interface SessionSetup {
   instructions?: string;
   /** "builtin" (default): the built-in denials and "ask" rules, then the policy files; "none": no command rules. */
   commandPolicy?: "builtin" | "none";
+  /** The caller's own tools (the SDK's defineTool): offered beside the built-in ones; a clash of names is an error. */
+  tools?: Tool[];
+  /** Hook functions (the SDK's): they run after the config files' hook commands. */
+  hooks?: Hooks;
 }
 
 export interface SessionRunOptions {
@@ -139,6 +156,7 @@ interface SessionParts {
   checkpoints: TurnCheckpoints | undefined;
   memory: AgentMemory | undefined;
   mcp: McpConnection | undefined;
+  hooks: Hooks;
 }
 
 export class HandsSession {
@@ -170,6 +188,8 @@ export class HandsSession {
   readonly checkpoints: TurnCheckpoints | undefined;
   readonly memory: AgentMemory | undefined;
   readonly mcp: McpConnection | undefined;
+  /** The config's hook commands and the caller's hook functions. */
+  readonly hooks: Hooks;
   private readonly box: PreparedSandbox;
 
   /** Use openSession. */
@@ -190,6 +210,7 @@ export class HandsSession {
     this.checkpoints = parts.checkpoints;
     this.memory = parts.memory;
     this.mcp = parts.mcp;
+    this.hooks = parts.hooks;
     this.mode = parts.settings.approval;
     this.audit = auditListener(parts.dataDir, parts.id);
   }
@@ -260,6 +281,7 @@ export class HandsSession {
         ...(checkpoints ? { beforeChange: (abs?: string) => checkpoints.beforeChange(abs) } : {}),
       }),
       ...this.memory?.agentOptions(),
+      hooks: this.hooks,
     });
     try {
       const result = await agent.run(task, {
@@ -295,6 +317,7 @@ export class HandsSession {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await sessionHook(this.hooks, "sessionEnd", this.id, this.workspace, this.setup.report);
     this.writer?.close();
     this.trace?.close();
     await this.mcp?.close().catch(() => {});
@@ -397,7 +420,14 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
 
     const memoryTools = memory ? [memory.tool] : [];
     const todo = setup.onTodos ? [createTodoTool(setup.onTodos) as Tool] : [];
+    const own = setup.tools ?? [];
     const tools = [...builtinTools(), ...todo, ...(mcp?.tools ?? []), ...memoryTools];
+    refuseClashes(own, tools);
+    tools.push(...own);
+    const hooks = mergeHooks(commandHooks(settings.hooks, workspace, env), setup.hooks);
+    // sessionStart may add to the instructions (e.g. the state of a ticket); a failure is reported.
+    const started = await sessionHook(hooks, "sessionStart", id, workspace, report);
+    const allInstructions = [instructions, ...started].filter(Boolean).join("\n\n") || undefined;
     const readOnlyTools = [...builtinTools().filter((t) => t.readOnly), ...memoryTools];
     const session = new HandsSession({
       setup,
@@ -409,13 +439,14 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
       box,
       dataDir: data,
       store,
-      instructions,
+      instructions: allInstructions,
       tools,
       readOnlyTools,
       python: sandboxHasPython(settings.sandbox),
       checkpoints,
       memory,
       mcp,
+      hooks,
     });
     if (loaded) {
       session.history = loaded.messages;
@@ -496,4 +527,37 @@ function addInto(total: Usage, step: Usage): void {
   total.outputTokens += step.outputTokens;
   total.cachedInputTokens = (total.cachedInputTokens ?? 0) + (step.cachedInputTokens ?? 0);
   total.costUsd = (total.costUsd ?? 0) + (step.costUsd ?? 0);
+}
+
+/** The caller's tools may not take a name the session already uses (the model could not tell them apart). */
+function refuseClashes(own: readonly Tool[], session: readonly Tool[]): void {
+  const taken = new Set(session.map((t) => t.name));
+  const seen = new Set<string>();
+  for (const t of own) {
+    if (taken.has(t.name))
+      throw new SettingsError(
+        `tool "${t.name}" has the name of a tool Hands already has (${[...taken].join(", ")}); choose another name`,
+      );
+    if (seen.has(t.name)) throw new SettingsError(`two tools are named "${t.name}"`);
+    seen.add(t.name);
+  }
+}
+
+/** Runs the session's start or end hooks; what they add (sessionStart's addContext), in order. */
+async function sessionHook(
+  hooks: Hooks,
+  event: "sessionStart" | "sessionEnd",
+  sessionId: string,
+  workspace: string,
+  report: SessionSetup["report"],
+): Promise<string[]> {
+  if (!hooks[event]?.length) return [];
+  const tell = (o: HookOutcome) =>
+    report?.(
+      "warning",
+      `hands: warning: the ${event} hook ${JSON.stringify(o.hook)} failed: ${o.message ?? o.outcome}`,
+      "hooks",
+    );
+  const ran = await runHooks(hooks, event, { sessionId, workspace }, new AbortController().signal, tell);
+  return ran.flatMap(({ answer }) => (event === "sessionStart" && answer.addContext ? [answer.addContext] : []));
 }

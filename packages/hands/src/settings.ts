@@ -5,6 +5,7 @@
 import { type ApprovalMode, readSettingsFile, UnsafeFileError } from "@hands/agent";
 import type { ReasoningLevel } from "@hands/llm";
 import { SettingsError } from "./errors.js";
+import { type HookCommands, parseHookCommands } from "./hook-commands.js";
 import { type MemorySettings, parseMemoryConfig, resolveMemorySettings } from "./memory-config.js";
 import { projectConfigPath, userConfigPath } from "./paths.js";
 import type { SettingFlags } from "./settings-flags.js";
@@ -43,6 +44,8 @@ export interface FileConfig {
   mcpServers?: Record<string, unknown>;
   /** Memory (AdaMEM) settings: see memory-config.ts. */
   memory?: unknown;
+  /** Hook commands by event (hook-commands.ts). */
+  hooks?: unknown;
 }
 
 export interface Settings {
@@ -66,6 +69,8 @@ export interface Settings {
   approval: ApprovalMode;
   /** MCP servers (project when trusted, else the user's). */
   mcpServers?: Record<string, unknown>;
+  /** Hook commands: the user's, then the project's (only when its folder is trusted). */
+  hooks: HookCommands;
   /** Whether the workspace is trusted, and the project settings ignored because it is not. */
   trust: TrustState;
   ignored: string[];
@@ -205,9 +210,18 @@ export function resolveSettings(
     ...(args.network !== undefined ? { network: flag("network", args.network) as string } : {}),
     ...(args.allowDomain?.length ? { allowDomain: args.allowDomain } : {}),
     ...((args.mcpServers ?? pick("mcpServers")) ? { mcpServers: args.mcpServers ?? pick("mcpServers") } : {}),
+    hooks: joinHookCommands(parseHookCommands(user.hooks, userPath), parseHookCommands(project.hooks, projectPath)),
     trust: view.trust,
     ignored: view.ignored,
     warnings: [...userFile.warnings, ...projectFile.warnings, ...environmentWarnings(env)],
     sources,
   };
+}
+
+/** Both files' hook commands, the user's first (a project adds to them, never replaces them). */
+function joinHookCommands(user: HookCommands, project: HookCommands): HookCommands {
+  const out: HookCommands = {};
+  for (const key of new Set([...Object.keys(user), ...Object.keys(project)]) as Set<keyof HookCommands>)
+    out[key] = [...(user[key] ?? []), ...(project[key] ?? [])];
+  return out;
 }

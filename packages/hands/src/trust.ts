@@ -41,6 +41,7 @@ const WHY: Record<string, string> = {
   mcpServers: "it would start commands or connect to servers on your machine",
   sandbox: "commands would run with less isolation",
   approval: "it asks less than without the project",
+  hooks: "its commands would run on your machine, outside the sandbox, at every tool call",
 };
 
 const show = (value: unknown) => {

@@ -1,7 +1,9 @@
 // The tool contract: every tool returns text for the model and structured data for the UI
 // and the trace. Tools never throw for expected failures; they return `isError` results.
-import type { JsonSchema } from "@hands/llm";
+import type { JsonSchema, Usage } from "@hands/llm";
 import type { Sandbox } from "@hands/sandbox";
+import type { TokenBudget } from "../budget.js";
+import type { AgentEventInput } from "../events.js";
 
 export interface ToolContext {
   /** Real path (realpath) of the workspace root. */
@@ -13,6 +15,10 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Where a command's output goes as it comes (a live view), besides its result. */
   onOutput?: (stream: "stdout" | "stderr", text: string) => void;
+  /** The run's token budget (a sub-agent's budget is a child of it). */
+  budget?: TokenBudget;
+  /** Adds an event to the run's stream (e.g. a sub-agent's start, with the path of its trace). */
+  emit?: (event: AgentEventInput) => void;
 }
 
 export interface ToolResult {
@@ -21,6 +27,8 @@ export interface ToolResult {
   isError?: boolean;
   /** Structured details for the UI and the trace (paths, exit codes, counts…). */
   data?: Record<string, unknown>;
+  /** Model tokens the tool spent (a sub-agent): added to the run's usage. */
+  usage?: Usage;
 }
 
 export interface Tool<Args = Record<string, unknown>> {
@@ -30,5 +38,10 @@ export interface Tool<Args = Record<string, unknown>> {
   parameters: JsonSchema;
   /** Read-only tools of one turn may run in parallel; others run in order. */
   readOnly: boolean;
+  /**
+   * May run alongside the turn's other parallel calls although it is not read-only by itself
+   * (a sub-agent: each of its own calls is approved and ordered inside it).
+   */
+  concurrent?: boolean;
   execute(args: Args, ctx: ToolContext): Promise<ToolResult>;
 }
