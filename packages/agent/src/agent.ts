@@ -347,7 +347,9 @@ export class Agent {
           const answer = response.message.content.trim();
           if (answer || emptyReplies >= MAX_EMPTY_REPLIES) {
             const more =
-              stopContinues < MAX_STOP_CONTINUES ? await stopHookSays(opts.hooks, answer, step, signal, emit) : undefined;
+              stopContinues < MAX_STOP_CONTINUES
+                ? await stopHookSays(opts.hooks, answer, step, signal, emit)
+                : undefined;
             if (!more) return finish("done", answer);
             stopContinues++;
             push({ role: "user", content: more });

@@ -67,12 +67,15 @@ function zodToSchema(schema: ZodLike): JsonSchema {
 function zodProblems(error: unknown): string {
   const issues = (error as { issues?: { path?: unknown[]; message?: string }[] })?.issues;
   if (!Array.isArray(issues)) return String(error);
-  return issues.map((i) => `${i.path?.length ? `/${i.path.join("/")}` : "arguments"} ${i.message}`).join("; ");
+  return issues
+    .map((i) => `${i.path?.length ? `/${i.path.join("/")}` : "arguments"} ${i.message}`)
+    .join("; ");
 }
 
 /** Checks a definition and returns it as a Tool; throws a TypeError that says what is wrong. */
 export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<Args>): Tool {
-  if (typeof def !== "object" || def === null) throw new TypeError("defineTool: give { name, description, parameters, execute }");
+  if (typeof def !== "object" || def === null)
+    throw new TypeError("defineTool: give { name, description, parameters, execute }");
   const { name, description, parameters, execute } = def;
   if (typeof name !== "string" || !TOOL_NAME.test(name))
     throw new TypeError(
@@ -88,16 +91,22 @@ export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<A
   try {
     schema = zod ? zodToSchema(zod) : (parameters as JsonSchema);
   } catch (err) {
-    throw new TypeError(`defineTool(${name}): the zod schema cannot be turned into JSON Schema: ${(err as Error).message}`);
+    throw new TypeError(
+      `defineTool(${name}): the zod schema cannot be turned into JSON Schema: ${(err as Error).message}`,
+    );
   }
   if (typeof schema !== "object" || schema === null || Array.isArray(schema) || schema.type !== "object")
-    throw new TypeError(`defineTool(${name}): parameters must be an object schema ({ type: "object", properties: … })`);
+    throw new TypeError(
+      `defineTool(${name}): parameters must be an object schema ({ type: "object", properties: … })`,
+    );
   // Compiled now: a schema ajv rejects would otherwise fail the model's first call.
   try {
     const { Ajv } = require("ajv") as typeof import("ajv");
     new Ajv({ allErrors: true, strict: false }).compile(schema);
   } catch (err) {
-    throw new TypeError(`defineTool(${name}): parameters is not a valid JSON Schema: ${(err as Error).message}`);
+    throw new TypeError(
+      `defineTool(${name}): parameters is not a valid JSON Schema: ${(err as Error).message}`,
+    );
   }
   const tool: Tool & { [DEFINED]: true } = {
     [DEFINED]: true,
@@ -111,7 +120,10 @@ export function defineTool<Args = Record<string, unknown>>(def: ToolDefinition<A
         // The zod schema's own rules (refinements, transforms) beyond what JSON Schema says.
         const parsed = zod.safeParse(args);
         if (!parsed.success)
-          return { output: `ERROR: invalid arguments for ${name}: ${zodProblems(parsed.error)}`, isError: true };
+          return {
+            output: `ERROR: invalid arguments for ${name}: ${zodProblems(parsed.error)}`,
+            isError: true,
+          };
         value = parsed.data;
       }
       return toResult(name, await execute(value as Args, ctx));

@@ -45,7 +45,11 @@ export interface HookAnswer {
 export type HookFunction<E extends HookEventName = HookEventName> = (
   input: HookInputs[E] & { event: E },
   signal: AbortSignal,
-) => HookAnswer | undefined | void | Promise<HookAnswer | undefined | void>;
+) => HookResult | Promise<HookResult>;
+
+/** A hook's answer; nothing (undefined, or a function that returns nothing) means carry on. */
+// biome-ignore lint/suspicious/noConfusingVoidType: lets a hook be a function that returns nothing
+export type HookResult = HookAnswer | undefined | void;
 
 /** One hook: a function, with the tools it applies to (a regular expression of tool names; default all). */
 export interface Hook<E extends HookEventName = HookEventName> {
@@ -84,14 +88,19 @@ export function hookMatches(matcher: string | undefined, tool: string): boolean 
 }
 
 /** `value` as a HookAnswer, or a description of what is wrong with it. */
-export function checkHookAnswer(value: unknown): { ok: true; answer: HookAnswer } | { ok: false; error: string } {
+export function checkHookAnswer(
+  value: unknown,
+): { ok: true; answer: HookAnswer } | { ok: false; error: string } {
   if (value === undefined || value === null) return { ok: true, answer: {} };
   if (typeof value !== "object" || Array.isArray(value))
     return { ok: false, error: `the answer must be a JSON object, got ${typeof value}` };
   const v = value as Record<string, unknown>;
   const unknown = Object.keys(v).filter((k) => !ANSWER_KEYS.includes(k));
   if (unknown.length)
-    return { ok: false, error: `unknown answer field(s) ${unknown.join(", ")} (known: ${ANSWER_KEYS.join(", ")})` };
+    return {
+      ok: false,
+      error: `unknown answer field(s) ${unknown.join(", ")} (known: ${ANSWER_KEYS.join(", ")})`,
+    };
   for (const key of ["deny", "addContext", "continue"] as const)
     if (v[key] !== undefined && (typeof v[key] !== "string" || !(v[key] as string).trim()))
       return { ok: false, error: `"${key}" must be a non-empty string` };
@@ -178,7 +187,11 @@ export function hooksFromFunctions(
     const fns = Array.isArray(value) ? value : [value];
     for (const [i, fn] of fns.entries()) {
       if (typeof fn !== "function") throw new TypeError(`hooks.${event}[${i}] must be a function`);
-      (hooks[event] ??= [] as never[]).push({ name: fn.name || `${event}#${i + 1}`, run: fn } as never);
+      // An arrow function in { preToolUse: (e) => … } is named after the key: no help in a report.
+      const name = fn.name && fn.name !== event ? fn.name : `${event}#${i + 1}`;
+      const list = (hooks[event] ?? []) as Hook[];
+      list.push({ name, run: fn as HookFunction });
+      hooks[event] = list as never;
     }
   }
   return hooks;

@@ -53,11 +53,7 @@ export async function runToolCalls(calls: ToolCall[], opts: SchedulerOptions): P
   return results;
 }
 
-async function runOne(
-  call: ToolCall,
-  given: PreparedCall,
-  opts: SchedulerOptions,
-): Promise<ToolCallResult> {
+async function runOne(call: ToolCall, given: PreparedCall, opts: SchedulerOptions): Promise<ToolCallResult> {
   const { step, emit, ctx } = opts;
   const started = performance.now();
   let prepared = given;
@@ -219,7 +215,7 @@ async function beforeTool(
     if (answer.args) {
       const problem = opts.registry.check(prepared.tool, answer.args);
       if (problem) {
-        const message = `it changed the arguments into ones the tool does not take: ${problem}`;
+        const message = `changed the arguments into ones the tool does not take: ${problem}`;
         report({ hook: hook.name, event: "preToolUse", outcome: "failed", message });
         return {
           ok: false,

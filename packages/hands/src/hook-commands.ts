@@ -35,7 +35,9 @@ export function parseHookCommands(value: unknown, where: string): HookCommands {
   for (const [event, list] of Object.entries(value as Record<string, unknown>)) {
     if (!(HOOK_EVENTS as readonly string[]).includes(event)) {
       const near = nearestName(event, HOOK_EVENTS);
-      fail(`: unknown event "${event}"${near ? ` (did you mean "${near}"?)` : ""}; use: ${HOOK_EVENTS.join(", ")}`);
+      fail(
+        `: unknown event "${event}"${near ? ` (did you mean "${near}"?)` : ""}; use: ${HOOK_EVENTS.join(", ")}`,
+      );
     }
     if (!Array.isArray(list)) fail(`.${event} must be a list of { command, matcher?, timeout? }`);
     out[event as HookEventName] = (list as unknown[]).map((entry, i) => {
@@ -45,7 +47,8 @@ export function parseHookCommands(value: unknown, where: string): HookCommands {
       const e = entry as Record<string, unknown>;
       for (const key of Object.keys(e))
         if (!["command", "matcher", "timeout"].includes(key)) fail(`${at}: unknown key "${key}"`);
-      if (typeof e.command !== "string" || !e.command.trim()) fail(`${at}.command must be a non-empty string`);
+      if (typeof e.command !== "string" || !e.command.trim())
+        fail(`${at}.command must be a non-empty string`);
       if (e.timeout !== undefined && (typeof e.timeout !== "number" || !(e.timeout > 0) || e.timeout > 3600))
         fail(`${at}.timeout must be a number of seconds between 0 and 3600`);
       if (e.matcher !== undefined) {
@@ -76,7 +79,8 @@ export function commandHooks(commands: HookCommands, workspace: string, env: Nod
       name: c.command,
       ...(c.matcher !== undefined ? { matcher: c.matcher } : {}),
       ...(c.timeout !== undefined ? { timeoutMs: c.timeout * 1000 } : {}),
-      run: (input: object, signal: AbortSignal) => runHookCommand(c.command, input, { workspace, env, signal }),
+      run: (input: object, signal: AbortSignal) =>
+        runHookCommand(c.command, input, { workspace, env, signal }),
     })) as never;
   }
   return hooks;
@@ -94,7 +98,11 @@ export function runHookCommand(
   return new Promise((resolve, reject) => {
     const child = spawn("/bin/sh", ["-c", command], {
       cwd: opts.workspace,
-      env: { ...opts.env, HANDS_HOOK_EVENT: (input as { event?: string }).event ?? "", HANDS_WORKSPACE: opts.workspace },
+      env: {
+        ...opts.env,
+        HANDS_HOOK_EVENT: (input as { event?: string }).event ?? "",
+        HANDS_WORKSPACE: opts.workspace,
+      },
       stdio: ["pipe", "pipe", "pipe"],
       // Its own process group: a timeout ends what the hook started too.
       detached: true,
@@ -132,7 +140,8 @@ export function runHookCommand(
       if (opts.signal.aborted) return reject(new Error("stopped (timeout or abort)"));
       if (over) return reject(new Error(`printed more than ${MAX_STDOUT} bytes`));
       const err = stderr.trim() ? `: ${stderr.trim().slice(0, 500)}` : "";
-      if (code !== 0) return reject(new Error(`exited with ${code === null ? `signal ${sig}` : `code ${code}`}${err}`));
+      if (code !== 0)
+        return reject(new Error(`exited with ${code === null ? `signal ${sig}` : `code ${code}`}${err}`));
       const text = stdout.trim();
       if (!text) return resolve(undefined);
       try {

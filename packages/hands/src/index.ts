@@ -17,6 +17,18 @@ export type {
   SessionMeta,
   SessionSummary,
 } from "@hands/agent";
+// Your own tools and hooks (SessionOptions.tools / hooks).
+export {
+  defineTool,
+  type HookAnswer,
+  type HookEventName,
+  type HookFunction,
+  type HookInputs,
+  type Tool,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+} from "@hands/agent";
 // Memory for an Agent wired by hand (@hands/agent); sessions have it built in.
 export type { AgentMemory } from "./agent-memory.js";
 export { SettingsError } from "./errors.js";
@@ -33,18 +45,6 @@ export {
   type SessionOptions,
 } from "./sdk.js";
 export type { JsonSchema } from "./sdk-output.js";
-// Your own tools and hooks (SessionOptions.tools / hooks).
-export {
-  defineTool,
-  type HookAnswer,
-  type HookEventName,
-  type HookFunction,
-  type HookInputs,
-  type Tool,
-  type ToolContext,
-  type ToolDefinition,
-  type ToolResult,
-} from "@hands/agent";
 /**
  * One line of a trace file (<data>/traces/<id>.jsonl): an event, or a message a model request
  * sent (model_request's `sent` lists their ids; a tool result's text may be left to its tool_end).

@@ -15,12 +15,16 @@ import {
   connectMcpServers,
   createApprovalGate,
   createTodoTool,
+  type HookOutcome,
+  type Hooks,
   type McpConnection,
+  mergeHooks,
   newSessionId,
   openCheckpoints,
   parseMcpServers,
   projectInstructions,
   type RunResult,
+  runHooks,
   SessionStore,
   type SessionWriter,
   type TodoItem,
@@ -28,10 +32,6 @@ import {
   TraceWriter,
   type TurnCheckpoints,
   type UserAnswer,
-  type Hooks,
-  mergeHooks,
-  runHooks,
-  type HookOutcome,
 } from "@hands/agent";
 import type { Message, Provider, Usage } from "@hands/llm";
 import type { SandboxKind } from "@hands/sandbox";
@@ -559,5 +559,7 @@ async function sessionHook(
       "hooks",
     );
   const ran = await runHooks(hooks, event, { sessionId, workspace }, new AbortController().signal, tell);
-  return ran.flatMap(({ answer }) => (event === "sessionStart" && answer.addContext ? [answer.addContext] : []));
+  return ran.flatMap(({ answer }) =>
+    event === "sessionStart" && answer.addContext ? [answer.addContext] : [],
+  );
 }

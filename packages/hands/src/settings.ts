@@ -210,7 +210,10 @@ export function resolveSettings(
     ...(args.network !== undefined ? { network: flag("network", args.network) as string } : {}),
     ...(args.allowDomain?.length ? { allowDomain: args.allowDomain } : {}),
     ...((args.mcpServers ?? pick("mcpServers")) ? { mcpServers: args.mcpServers ?? pick("mcpServers") } : {}),
-    hooks: joinHookCommands(parseHookCommands(user.hooks, userPath), parseHookCommands(project.hooks, projectPath)),
+    hooks: joinHookCommands(
+      parseHookCommands(user.hooks, userPath),
+      parseHookCommands(project.hooks, projectPath),
+    ),
     trust: view.trust,
     ignored: view.ignored,
     warnings: [...userFile.warnings, ...projectFile.warnings, ...environmentWarnings(env)],
