@@ -13,6 +13,7 @@ export * from "./registry.js";
 export { readSettingsFile, UnsafeFileError } from "./safe-read.js";
 export * from "./scheduler.js";
 export * from "./session/index.js";
+export * from "./subagent.js";
 export { editDistance } from "./tools/fs/text.js";
 export * from "./tools/index.js";
 export * from "./tools/todo.js";

@@ -97,7 +97,7 @@ async function runOne(call: ToolCall, given: PreparedCall, opts: SchedulerOption
       // Commands stream their output to live views as it comes.
       const onOutput = (stream: "stdout" | "stderr", text: string) =>
         emit({ type: "tool_output", step, callId: call.id, name: call.name, stream, text });
-      const r = await prepared.tool.execute(prepared.args, { ...ctx, onOutput });
+      const r = await prepared.tool.execute(prepared.args, { ...ctx, onOutput, callId: call.id, step });
       output = r.output;
       isError = r.isError ?? false;
       data = r.data;

@@ -38,6 +38,8 @@ export interface CliArgs {
   interactive: boolean;
   approval?: string;
   plan: boolean;
+  /** Offer the task tool (sub-agents). */
+  subagents: boolean;
   continue: boolean;
   resume?: string;
 }
@@ -81,7 +83,10 @@ Interactive (\`hands\` with no task in a terminal):
   -i, --interactive   open a session even without a terminal (plain text in a pipe)
   --approval MODE     auto | ask | read-only (default: ask in a session, auto for one task; env HANDS_APPROVAL)
   --plan              plan the first request as a checklist before changing anything
-                      (without a terminal, or with --json, the plan runs as proposed)
+                      (without a terminal, or with --json, the plan runs as proposed;
+                      items it marks "(independent)" run as parallel sub-agents)
+  --subagents         offer the task tool: the model hands parts of the work to sub-agents
+                      with fresh contexts, several at once (their tokens count in --max-tokens)
   -c, --continue      resume the last session in this workspace
   --resume ID         resume a session (see \`hands sessions\`)
 
@@ -235,6 +240,7 @@ function toCliArgs(parsed: ReturnType<typeof parse>): CliArgs {
     interactive: v.interactive ?? false,
     ...(v.approval ? { approval: v.approval } : {}),
     plan: v.plan ?? false,
+    subagents: v.subagents ?? false,
     continue: v.continue ?? false,
     ...(v.resume ? { resume: v.resume } : {}),
   };
@@ -269,6 +275,7 @@ const OPTIONS = {
   interactive: { type: "boolean", short: "i" },
   approval: { type: "string" },
   plan: { type: "boolean" },
+  subagents: { type: "boolean" },
   continue: { type: "boolean", short: "c" },
   resume: { type: "string" },
 } as const;

@@ -86,6 +86,12 @@ export interface SessionOptions {
    * They run after the config files' hook commands; one that throws or times out is reported, not fatal.
    */
   hooks?: { [E in HookEventName]?: HookFunction<E> | HookFunction<E>[] };
+  /**
+   * Offer the task tool: the model hands self-contained parts of the work to sub-agents with
+   * fresh contexts (read-only explorers by default), several at once; their tokens count in
+   * maxTokens, their traces are linked from the session's. true, or { maxConcurrent, maxSteps }.
+   */
+  subagents?: boolean | { maxConcurrent?: number; maxSteps?: number };
   /** Added to the project's instructions (AGENTS.md) for every run. */
   instructions?: string;
   /** Resume a saved session by id (session.id of an earlier one). */
@@ -302,6 +308,7 @@ const SESSION_OPTIONS = [
   "mcpServers",
   "tools",
   "hooks",
+  "subagents",
   "instructions",
   "resume",
   "save",
@@ -362,6 +369,7 @@ export async function createSession(options: SessionOptions = {}): Promise<Sessi
     ...(options.commandPolicy ? { commandPolicy: options.commandPolicy } : {}),
     ...(tools.length ? { tools } : {}),
     ...(hooks ? { hooks } : {}),
+    ...(options.subagents ? { subagents: checkSubagents(options.subagents) } : {}),
   });
   return new Session(core);
 }
@@ -433,4 +441,15 @@ function ownTools(given: unknown): Tool[] {
       throw new SettingsError((err as Error).message);
     }
   });
+}
+
+function checkSubagents(value: unknown): true | { maxConcurrent?: number; maxSteps?: number } {
+  if (value === true) return true;
+  if (typeof value !== "object" || value === null)
+    throw new SettingsError("subagents must be true or { maxConcurrent, maxSteps }");
+  checkOptions(value, ["maxConcurrent", "maxSteps"], "subagents option");
+  for (const [k, v] of Object.entries(value))
+    if (v !== undefined && (!Number.isInteger(v) || (v as number) < 1 || (v as number) > 64))
+      throw new SettingsError(`subagents.${k} must be a whole number from 1 to 64, got ${JSON.stringify(v)}`);
+  return value as { maxConcurrent?: number; maxSteps?: number };
 }

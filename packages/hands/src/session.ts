@@ -10,10 +10,14 @@ import {
   APPROVAL_MODES,
   type ApprovalMode,
   type ApprovalPrompt,
+  type ApproveHook,
   builtinTools,
+  type Child,
+  type ChildRequest,
   CommandPolicy,
   connectMcpServers,
   createApprovalGate,
+  createTaskTool,
   createTodoTool,
   type HookOutcome,
   type Hooks,
@@ -24,11 +28,16 @@ import {
   parseMcpServers,
   projectInstructions,
   type RunResult,
+  runChild,
   runHooks,
   SessionStore,
   type SessionWriter,
+  Slots,
+  TASK_TOOL,
   type TodoItem,
+  TokenBudget,
   type Tool,
+  type ToolContext,
   TraceWriter,
   type TurnCheckpoints,
   type UserAnswer,
@@ -106,6 +115,8 @@ export interface SessionSetup {
   tools?: Tool[];
   /** Hook functions (the SDK's): they run after the config files' hook commands. */
   hooks?: Hooks;
+  /** Offer the task tool (sub-agents): true, or how many run at once and their step limit. */
+  subagents?: boolean | { maxConcurrent?: number; maxSteps?: number };
 }
 
 export interface SessionRunOptions {
@@ -262,6 +273,22 @@ export class HandsSession {
     // gate refuses every other one, and execute_python needs python3 in the sandbox.
     const candidates = options.readOnly ? this.readOnlyTools : [...this.tools, ...(options.extraTools ?? [])];
     const conditions = { approval: this.mode, python: this.python };
+    const approve = createApprovalGate({
+      workspace: this.workspace,
+      policy: this.policy,
+      mode: () => this.mode,
+      ...(this.setup.askUser ? { askUser: this.setup.askUser } : {}),
+      ...(checkpoints ? { beforeChange: (abs?: string) => checkpoints.beforeChange(abs) } : {}),
+    });
+    const sub = this.subagentSettings();
+    if (sub && !candidates.some((t) => t.name === TASK_TOOL))
+      candidates.push(
+        createTaskTool({
+          child: (req) => this.child(req, candidates, approve),
+          maxConcurrent: sub.maxConcurrent,
+          maxSteps: sub.maxSteps,
+        }),
+      );
     const agent = new Agent({
       provider: memory?.unsettled ? afterNextRequest(this.provider, () => memory.settle()) : this.provider,
       workspace: this.workspace,
@@ -273,13 +300,7 @@ export class HandsSession {
       outputDir: join(this.dataDir, "outputs"),
       runId: this.id,
       ...instructionsOption([this.instructions, options.instructions]),
-      approve: createApprovalGate({
-        workspace: this.workspace,
-        policy: this.policy,
-        mode: () => this.mode,
-        ...(this.setup.askUser ? { askUser: this.setup.askUser } : {}),
-        ...(checkpoints ? { beforeChange: (abs?: string) => checkpoints.beforeChange(abs) } : {}),
-      }),
+      approve,
       ...this.memory?.agentOptions(),
       hooks: this.hooks,
     });
@@ -291,7 +312,7 @@ export class HandsSession {
         onEvent: (e: AgentEvent) => {
           trace.write(e);
           this.audit(e);
-          if (e.type === "model_response") {
+          if (e.type === "model_response" || e.type === "subagent_end") {
             writer?.usage(e.usage);
             addInto(this.usage, e.usage);
           }
@@ -306,6 +327,109 @@ export class HandsSession {
     } finally {
       if (checkpoints) await checkpoints.end();
     }
+  }
+
+  /** The sub-agent settings in force (undefined: no task tool). */
+  private subagentSettings(): { maxConcurrent: number; maxSteps: number } | undefined {
+    const s = this.setup.subagents;
+    if (!s) return undefined;
+    const o = typeof s === "object" ? s : {};
+    return { maxConcurrent: o.maxConcurrent ?? 4, maxSteps: o.maxSteps ?? 30 };
+  }
+
+  /**
+   * A child agent for one task: a fresh context with the project's instructions, the parent's
+   * usable tools (only the read-only ones for explorers; never task or todo), the same approvals
+   * and hooks, a sandbox of its own, and its own trace beside the session's.
+   */
+  private child(req: ChildRequest, parentTools: readonly Tool[], approve: ApproveHook): Child {
+    const conditions = { approval: this.mode, python: this.python };
+    const pool = parentTools.filter(
+      (t) => t.name !== TASK_TOOL && t.name !== "todo" && (req.tools === "all" || t.readOnly),
+    );
+    const tracePath = join(this.dataDir, "traces", `${this.writer?.meta.id ?? this.id}.${req.runId}.jsonl`);
+    const trace = new TraceWriter(tracePath);
+    const provider = this.providerFor("subagent");
+    const agent = new Agent({
+      provider,
+      workspace: this.workspace,
+      tools: usableTools(pool, conditions),
+      withheldTools: withheldTools(pool, conditions),
+      createSandbox: this.box.create,
+      maxSteps: req.maxSteps,
+      ...(req.parentBudget ? { parentBudget: req.parentBudget } : {}),
+      outputDir: join(this.dataDir, "outputs"),
+      runId: req.runId,
+      ...instructionsOption([
+        this.instructions,
+        "You are a sub-agent: another agent gave you this task. Do it, then reply with a short, complete report; it is all the other agent will see.",
+      ]),
+      approve,
+      hooks: this.hooks,
+    });
+    return {
+      agent,
+      tracePath,
+      model: provider.model,
+      onEvent: (e) => {
+        trace.write(e);
+        this.audit(e);
+      },
+      close: () => trace.close(),
+    };
+  }
+
+  /** The provider of a role (model routing); the session's own unless one is configured. */
+  providerFor(_role: "planner" | "executor" | "summarizer" | "subagent"): Provider {
+    return this.provider;
+  }
+
+  /**
+   * Runs independent tasks as sub-agents, at most `maxConcurrent` at once (--plan's independent
+   * items): each a fresh child with all usable tools, their tokens within `maxTokens` together.
+   * Their events (subagent_start/end) go to the session's trace and `onEvent`; results in order.
+   */
+  async runSubagents(
+    prompts: string[],
+    options: {
+      signal?: AbortSignal;
+      onEvent?: (e: AgentEvent) => void;
+      maxTokens?: number;
+      maxConcurrent?: number;
+    },
+  ): Promise<{ prompt: string; output: string; isError: boolean; usage?: Usage }[]> {
+    const trace = this.openTrace();
+    const approve = createApprovalGate({
+      workspace: this.workspace,
+      policy: this.policy,
+      mode: () => this.mode,
+      ...(this.setup.askUser ? { askUser: this.setup.askUser } : {}),
+    });
+    const budget = new TokenBudget(options.maxTokens);
+    const slots = new Slots(options.maxConcurrent ?? this.subagentSettings()?.maxConcurrent ?? 4);
+    const signal = options.signal ?? new AbortController().signal;
+    const emit: NonNullable<ToolContext["emit"]> = (e) => {
+      const event = { ...e, time: Date.now() } as AgentEvent;
+      trace.write(event);
+      if (event.type === "subagent_end") addInto(this.usage, event.usage);
+      options.onEvent?.(event);
+    };
+    return Promise.all(
+      prompts.map(async (prompt, i) => {
+        const r = await runChild(
+          { child: (req) => this.child(req, this.tools, approve), maxSteps: this.settings.maxSteps },
+          slots,
+          { prompt, tools: "all" },
+          { signal, budget, emit, callId: `plan-item-${i + 1}`, step: 0 },
+        );
+        return {
+          prompt,
+          output: r.output,
+          isError: r.isError ?? false,
+          ...(r.usage ? { usage: r.usage } : {}),
+        };
+      }),
+    );
   }
 
   /** Keeps what a finished task taught the workspace (see SessionRunOptions.learn). */
@@ -428,7 +552,11 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
     // sessionStart may add to the instructions (e.g. the state of a ticket); a failure is reported.
     const started = await sessionHook(hooks, "sessionStart", id, workspace, report);
     const allInstructions = [instructions, ...started].filter(Boolean).join("\n\n") || undefined;
-    const readOnlyTools = [...builtinTools().filter((t) => t.readOnly), ...memoryTools];
+    const readOnlyTools = [
+      ...builtinTools().filter((t) => t.readOnly),
+      ...own.filter((t) => t.readOnly),
+      ...memoryTools,
+    ];
     const session = new HandsSession({
       setup,
       id,

@@ -15,6 +15,9 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Where a command's output goes as it comes (a live view), besides its result. */
   onOutput?: (stream: "stdout" | "stderr", text: string) => void;
+  /** The call being run (its id and the step), for tools that report events of their own. */
+  callId?: string;
+  step?: number;
   /** The run's token budget (a sub-agent's budget is a child of it). */
   budget?: TokenBudget;
   /** Adds an event to the run's stream (e.g. a sub-agent's start, with the path of its trace). */
