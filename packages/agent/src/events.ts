@@ -148,7 +148,14 @@ export type AgentEvent =
       verification?: string;
     })
   /** Model routing: the model chosen for this step, the role it plays and why (`changed`: another than the last step's). */
-  | (Base & { type: "model_choice"; step: number; model: string; role: string; reason: string; changed: boolean })
+  | (Base & {
+      type: "model_choice";
+      step: number;
+      model: string;
+      role: string;
+      reason: string;
+      changed: boolean;
+    })
   /** A sub-agent (the task tool) started: its own run, with its trace at `tracePath`. */
   | (Base & {
       type: "subagent_start";

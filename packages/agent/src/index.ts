@@ -5,6 +5,7 @@ export * from "./define-tool.js";
 export * from "./events.js";
 export * from "./hooks.js";
 export * from "./mcp/client.js";
+export * from "./model-router.js";
 export { languageForPath, type OutlineSymbol, parseOutline } from "./outline/index.js";
 export * from "./output-cap.js";
 export * from "./policy/index.js";

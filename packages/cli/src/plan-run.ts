@@ -25,6 +25,7 @@ export async function runWithPlan(
   const planned = await session.run(planRequest(task), {
     ...run,
     readOnly: true,
+    role: "planner",
     instructions: PLAN_INSTRUCTIONS,
   });
   if (planned.status !== "done") return planned;

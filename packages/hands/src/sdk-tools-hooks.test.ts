@@ -315,7 +315,10 @@ test("hook functions: deny, changed arguments (re-validated and re-judged by the
       /^ERROR: list_dir was not run: the hook "noSecrets" changed the arguments into ones the tool does not take: \/path must be string/,
     );
     const policy = toolResults(server, 2)[3]!;
-    assert.match(policy, /^DENIED: run_command was not run; refused by the command policy \(rule "rm -rf of \/ or ~"\)/);
+    assert.match(
+      policy,
+      /^DENIED: run_command was not run; refused by the command policy \(rule "rm -rf of \/ or ~"\)/,
+    );
     // postToolUse follows a call that ran, not one that was refused.
     assert.doesNotMatch(policy, /\[hook/);
     assert.match(toolResults(server, 3)[4]!, /two[\s\S]*\[hook postToolUse#1\]: checked k2/);

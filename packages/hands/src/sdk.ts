@@ -92,6 +92,20 @@ export interface SessionOptions {
    * maxTokens, their traces are linked from the session's. true, or { maxConcurrent, maxSteps }.
    */
   subagents?: boolean | { maxConcurrent?: number; maxSteps?: number };
+  /**
+   * Models by role, of the same endpoint: planner (--plan's planning), executor (code work),
+   * summarizer (memory's model summaries), subagent (the task tool's children), chat (a first
+   * step that is plain chat), strong (after escalateAfter failed tool calls in a row, default 2).
+   */
+  models?: {
+    planner?: string;
+    executor?: string;
+    summarizer?: string;
+    subagent?: string;
+    chat?: string;
+    strong?: string;
+    escalateAfter?: number;
+  };
   /** Added to the project's instructions (AGENTS.md) for every run. */
   instructions?: string;
   /** Resume a saved session by id (session.id of an earlier one). */
@@ -309,6 +323,7 @@ const SESSION_OPTIONS = [
   "tools",
   "hooks",
   "subagents",
+  "models",
   "instructions",
   "resume",
   "save",
@@ -405,6 +420,7 @@ function sessionFlags(o: SessionOptions, env: NodeJS.ProcessEnv): SettingFlags {
       ? { contextBudget: memory.contextBudget }
       : {}),
     ...(o.mcpServers ? { mcpServers: o.mcpServers } : {}),
+    ...(o.models ? { models: o.models } : {}),
   };
 }
 

@@ -17,11 +17,13 @@ import {
   CommandPolicy,
   connectMcpServers,
   createApprovalGate,
+  createRouter,
   createTaskTool,
   createTodoTool,
   type HookOutcome,
   type Hooks,
   type McpConnection,
+  type ModelRole,
   mergeHooks,
   newSessionId,
   openCheckpoints,
@@ -131,6 +133,8 @@ export interface SessionRunOptions {
   extraTools?: Tool[];
   /** A token budget for this request instead of the session's. */
   maxTokens?: number;
+  /** The role of this request's model (model routing): "planner" for a planning request. */
+  role?: "planner";
   /**
    * What workspace memory keeps of this request (its outcome, as a long-term fact): the task
    * as given (default), or nothing (false) — for requests that are not the user's own task,
@@ -168,6 +172,8 @@ interface SessionParts {
   memory: AgentMemory | undefined;
   mcp: McpConnection | undefined;
   hooks: Hooks;
+  /** The providers of the roles the settings name a model for. */
+  roles: Map<ModelRole, Provider>;
 }
 
 export class HandsSession {
@@ -201,6 +207,7 @@ export class HandsSession {
   readonly mcp: McpConnection | undefined;
   /** The config's hook commands and the caller's hook functions. */
   readonly hooks: Hooks;
+  private readonly roles: Map<ModelRole, Provider>;
   private readonly box: PreparedSandbox;
 
   /** Use openSession. */
@@ -222,6 +229,7 @@ export class HandsSession {
     this.memory = parts.memory;
     this.mcp = parts.mcp;
     this.hooks = parts.hooks;
+    this.roles = parts.roles;
     this.mode = parts.settings.approval;
     this.audit = auditListener(parts.dataDir, parts.id);
   }
@@ -289,8 +297,11 @@ export class HandsSession {
           maxSteps: sub.maxSteps,
         }),
       );
+    const base = options.role ? this.providerFor(options.role) : this.provider;
+    const route = options.role ? undefined : this.router();
     const agent = new Agent({
-      provider: memory?.unsettled ? afterNextRequest(this.provider, () => memory.settle()) : this.provider,
+      provider: memory?.unsettled ? afterNextRequest(base, () => memory.settle()) : base,
+      ...(route ? { route } : {}),
       workspace: this.workspace,
       tools: usableTools(candidates, conditions),
       withheldTools: withheldTools(candidates, conditions),
@@ -380,8 +391,22 @@ export class HandsSession {
   }
 
   /** The provider of a role (model routing); the session's own unless one is configured. */
-  providerFor(_role: "planner" | "executor" | "summarizer" | "subagent"): Provider {
-    return this.provider;
+  providerFor(role: ModelRole): Provider {
+    return this.roles.get(role) ?? this.provider;
+  }
+
+  /** The per-step router when an executor, chat or strong model is configured (else one model for all). */
+  private router(): ReturnType<typeof createRouter> | undefined {
+    if (!this.roles.has("executor") && !this.roles.has("chat") && !this.roles.has("strong")) return undefined;
+    const chat = this.roles.get("chat");
+    const strong = this.roles.get("strong");
+    const after = this.settings.models.escalateAfter;
+    return createRouter({
+      executor: this.providerFor("executor"),
+      ...(chat ? { chat } : {}),
+      ...(strong ? { strong } : {}),
+      ...(after ? { escalateAfter: after } : {}),
+    });
   }
 
   /**
@@ -506,6 +531,14 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
   );
   // The SDK's chunk is read while the sandbox, memory and MCP set-up below run.
   provider.prepare?.();
+  // One provider per role the settings name a model for (the same endpoint and key).
+  const roles = new Map<ModelRole, Provider>();
+  for (const [role, name] of Object.entries(settings.models))
+    if (role !== "escalateAfter" && typeof name === "string")
+      roles.set(
+        role as ModelRole,
+        name === provider.model ? provider : await resolveProvider(settings, () => {}, name),
+      );
   const box = await prepareSandbox(
     {
       kind: settings.sandbox,
@@ -533,7 +566,9 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
       [projectInstructions(workspace), setup.instructions].filter(Boolean).join("\n\n") || undefined;
     const memory = settings.memory.enabled
       ? await openSessionMemory(
-          memoryHost(settings, provider, data, (t) => report("warning", t, "memory")),
+          memoryHost(settings, roles.get("summarizer") ?? provider, data, (t) =>
+            report("warning", t, "memory"),
+          ),
           workspace,
           setup.memoryScope ?? `chat-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
         )
@@ -575,6 +610,7 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
       memory,
       mcp,
       hooks,
+      roles,
     });
     if (loaded) {
       session.history = loaded.messages;

@@ -27,6 +27,8 @@ export interface SettingFlags {
   memorySummaries?: string;
   embeddingsUrl?: string;
   embeddingsModel?: string;
+  /** Models by role ({ planner, executor, summarizer, subagent, chat, strong, escalateAfter }). */
+  models?: Record<string, unknown>;
   /** MCP servers by name (the config's "mcpServers"); given here they replace the config's. */
   mcpServers?: Record<string, unknown>;
 }

@@ -89,6 +89,8 @@ export const SETTINGS = {
   network: { type: oneOf("network", ["none", "host"]), flag: "--network", sdk: "network", config: false },
   allowDomain: { type: { kind: "stringList" }, flag: "--allow-domain", sdk: "allowDomains", config: false },
   mcpServers: { type: { kind: "object" }, sdk: "mcpServers" },
+  /** Models by role (model-roles.ts): planner, executor, summarizer, subagent, chat, strong. */
+  models: { type: { kind: "object" }, flag: "--models", sdk: "models" },
   /** Hook commands by event (hook-commands.ts); the SDK takes functions in its own `hooks` option. */
   hooks: { type: { kind: "object" } },
   /** Checked key by key in memory-config.ts. */

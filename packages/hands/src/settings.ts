@@ -7,6 +7,7 @@ import type { ReasoningLevel } from "@hands/llm";
 import { SettingsError } from "./errors.js";
 import { type HookCommands, parseHookCommands } from "./hook-commands.js";
 import { type MemorySettings, parseMemoryConfig, resolveMemorySettings } from "./memory-config.js";
+import { type ModelRoles, parseModelRoles } from "./model-roles.js";
 import { projectConfigPath, userConfigPath } from "./paths.js";
 import type { SettingFlags } from "./settings-flags.js";
 import {
@@ -46,6 +47,8 @@ export interface FileConfig {
   memory?: unknown;
   /** Hook commands by event (hook-commands.ts). */
   hooks?: unknown;
+  /** Models by role (model-roles.ts). */
+  models?: unknown;
 }
 
 export interface Settings {
@@ -71,6 +74,8 @@ export interface Settings {
   mcpServers?: Record<string, unknown>;
   /** Hook commands: the user's, then the project's (only when its folder is trusted). */
   hooks: HookCommands;
+  /** Models by role: the flag's, else the project's (trusted) over the user's, role by role. */
+  models: ModelRoles;
   /** Whether the workspace is trusted, and the project settings ignored because it is not. */
   trust: TrustState;
   ignored: string[];
@@ -210,6 +215,11 @@ export function resolveSettings(
     ...(args.network !== undefined ? { network: flag("network", args.network) as string } : {}),
     ...(args.allowDomain?.length ? { allowDomain: args.allowDomain } : {}),
     ...((args.mcpServers ?? pick("mcpServers")) ? { mcpServers: args.mcpServers ?? pick("mcpServers") } : {}),
+    models: {
+      ...parseModelRoles(user.models, `${userPath}: "models"`),
+      ...parseModelRoles(project.models, `${projectPath}: "models"`),
+      ...parseModelRoles(args.models, "--models"),
+    },
     hooks: joinHookCommands(
       parseHookCommands(user.hooks, userPath),
       parseHookCommands(project.hooks, projectPath),
