@@ -237,8 +237,8 @@ export function StepDetail({ runId, step }: { runId: string; step: StepView }) {
           retry {x.attempt} after {fmtMs(x.delayMs)}: {x.error}
         </div>
       ))}
-      {step.hooks.map((h, i) => (
-        <div key={`${h.hook}-${i}`} className={h.outcome === "failed" ? "warning" : "notice"}>
+      {step.hooks.map((h) => (
+        <div key={`${h.event}-${h.hook}-${h.outcome}-${h.message ?? ""}`} className={h.outcome === "failed" ? "warning" : "notice"}>
           hook {h.event} {h.hook}: {h.outcome}
           {h.message ? ` — ${h.message}` : ""}
         </div>
