@@ -566,9 +566,7 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
       [projectInstructions(workspace), setup.instructions].filter(Boolean).join("\n\n") || undefined;
     const memory = settings.memory.enabled
       ? await openSessionMemory(
-          memoryHost(settings, roles.get("summarizer") ?? provider, data, (t) =>
-            report("warning", t, "memory"),
-          ),
+          memoryHost(summarizerSettings(settings), provider, data, (t) => report("warning", t, "memory")),
           workspace,
           setup.memoryScope ?? `chat-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
         )
@@ -726,4 +724,15 @@ async function sessionHook(
   return ran.flatMap(({ answer }) =>
     event === "sessionStart" && answer.addContext ? [answer.addContext] : [],
   );
+}
+
+/**
+ * A summarizer role means model summaries by that model (memory's own setting wins when it
+ * names a model); the context budget still follows the session's model.
+ */
+function summarizerSettings(settings: Settings): Settings {
+  const name = settings.models.summarizer;
+  const s = settings.memory.summaries;
+  if (!name || (s.kind === "model" && s.model)) return settings;
+  return { ...settings, memory: { ...settings.memory, summaries: { kind: "model", model: name } } };
 }
