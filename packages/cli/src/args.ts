@@ -87,7 +87,8 @@ Interactive (\`hands\` with no task in a terminal):
   --plan              plan the first request as a checklist before changing anything
                       (without a terminal, or with --json, the plan runs as proposed;
                       items it marks "(independent)" run as parallel sub-agents)
-  --models ROLE=NAME,…  models by role: planner, executor, summarizer, subagent, chat (plain
+  --models ROLE=NAME,…
+                      models by role: planner, executor, summarizer, subagent, chat (plain
                       chat), strong (after escalateAfter=N failed tool calls in a row; default 2)
   --subagents         offer the task tool: the model hands parts of the work to sub-agents
                       with fresh contexts, several at once (their tokens count in --max-tokens)
