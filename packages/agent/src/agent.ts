@@ -12,6 +12,7 @@ import {
 } from "@hands/llm";
 import type { Sandbox } from "@hands/sandbox";
 import type { ApproveHook } from "./approval.js";
+import { TokenBudget } from "./budget.js";
 import { ContextWindow, MAX_OVERFLOW_RETRIES } from "./context-window.js";
 import {
   type AgentEvent,
@@ -21,6 +22,7 @@ import {
   type RunStatus,
   SENT_MESSAGES,
 } from "./events.js";
+import { type HookOutcome, type Hooks, runHooks } from "./hooks.js";
 import { buildSystemPrompt } from "./prompt.js";
 import { ToolRegistry } from "./registry.js";
 import { runToolCalls } from "./scheduler.js";
@@ -81,6 +83,36 @@ export interface AgentOptions {
   context?: (history: readonly Message[], step: number, info: ContextInfo) => Message[] | Promise<Message[]>;
   /** Their events join the run's stream, between run_start and the result. */
   eventSources?: EventSource[];
+  /** preToolUse, postToolUse and stop hooks (hooks.ts); session hooks are the session's. */
+  hooks?: Hooks;
+  /**
+   * The budget of the run this one works for (a sub-agent's parent): this run's tokens count
+   * against it too, and the run stops when it is spent.
+   */
+  parentBudget?: TokenBudget;
+  /**
+   * Picks the provider of each step (model routing); default: `provider` for every step.
+   * Its choice is reported as a model_choice event when it names one.
+   */
+  route?: (info: RouteInfo) => RouteChoice | undefined;
+}
+
+/** What a router is told about the step to come. */
+export interface RouteInfo {
+  step: number;
+  task: string;
+  /** The conversation so far (this run's task included). */
+  messages: readonly Message[];
+  /** Tool results in a row that were errors, up to the last step. */
+  failuresInARow: number;
+}
+
+export interface RouteChoice {
+  provider: Provider;
+  /** The role the model plays (executor, chat, escalation…). */
+  role: string;
+  /** Why this model (e.g. "3 failed tool calls in a row"). */
+  reason: string;
 }
 
 export interface RunOptions {
@@ -94,6 +126,9 @@ export interface RunOptions {
   /** Called with each message added to the conversation (the task first), e.g. to save a session. */
   onMessage?: (message: Message) => void;
 }
+
+/** A stop hook may send the run on this many times at most (a hook that always objects would never end it). */
+const MAX_STOP_CONTINUES = 3;
 
 export interface RunResult extends RunOutcome {
   runId: string;
@@ -117,6 +152,9 @@ export class Agent {
     const maxSteps = opts.maxSteps ?? 50;
     const started = performance.now();
     const usage = emptyUsage();
+    const budget = opts.parentBudget
+      ? opts.parentBudget.child(opts.maxTokens)
+      : new TokenBudget(opts.maxTokens);
     const listener = runOptions.onEvent;
     const emit = (event: AgentEventInput) => listener?.({ ...event, time: Date.now() } as AgentEvent);
 
@@ -139,6 +177,8 @@ export class Agent {
       },
       signal,
       ...(opts.diagnose ? { diagnose: opts.diagnose } : {}),
+      budget,
+      emit: (event) => emit(event),
     };
 
     const system =
@@ -189,6 +229,9 @@ export class Agent {
     let emptyReplies = 0;
     let lastCallKey = "";
     let repeats = 0;
+    let stopContinues = 0;
+    let failuresInARow = 0;
+    let lastChoice = "";
     const finish = (status: RunStatus, answer: string, reason?: string): RunResult => {
       const outcome: RunOutcome = {
         status,
@@ -216,6 +259,20 @@ export class Agent {
           }
         }
         const tools = this.registry.schemas();
+        const choice = opts.route?.({ step, task, messages, failuresInARow });
+        const provider = choice?.provider ?? opts.provider;
+        if (choice) {
+          const key = `${choice.provider.model}\u0000${choice.role}`;
+          emit({
+            type: "model_choice",
+            step,
+            model: choice.provider.model,
+            role: choice.role,
+            reason: choice.reason,
+            changed: key !== lastChoice,
+          });
+          lastChoice = key;
+        }
         let response: ModelResponse | undefined;
         for (let overflows = 0; response === undefined; ) {
           const taskAt =
@@ -229,7 +286,7 @@ export class Agent {
             [SENT_MESSAGES]: fitted,
           });
           try {
-            response = await opts.provider.complete({
+            response = await provider.complete({
               messages: fitted,
               tools,
               signal,
@@ -263,6 +320,7 @@ export class Agent {
           }
         }
         addUsage(usage, response.usage);
+        budget.add(response.usage.inputTokens + response.usage.outputTokens);
         const toolCalls = response.message.toolCalls ?? [];
         const thought = response.message.thinking;
         if (thought) {
@@ -290,7 +348,16 @@ export class Agent {
           push({ role: "user", content: response.correction });
         } else if (toolCalls.length === 0) {
           const answer = response.message.content.trim();
-          if (answer || emptyReplies >= MAX_EMPTY_REPLIES) return finish("done", answer);
+          if (answer || emptyReplies >= MAX_EMPTY_REPLIES) {
+            const more =
+              stopContinues < MAX_STOP_CONTINUES
+                ? await stopHookSays(opts.hooks, answer, step, signal, emit)
+                : undefined;
+            if (!more) return finish("done", answer);
+            stopContinues++;
+            push({ role: "user", content: more });
+            continue;
+          }
           emptyReplies++;
           const nudge =
             "Your reply was empty. Continue the task with a tool call, or give your final answer as text.";
@@ -305,8 +372,12 @@ export class Agent {
             ...(opts.approve ? { approve: opts.approve } : {}),
             ...(outputDir ? { outputDir } : {}),
             ...(opts.maxOutputChars ? { maxOutputChars: opts.maxOutputChars } : {}),
+            ...(opts.hooks ? { hooks: opts.hooks } : {}),
           });
           for (const r of results) {
+            // A sub-agent's tokens are the parent's too (its budget counted them already).
+            if (r.usage) addUsage(usage, r.usage);
+            failuresInARow = r.isError ? failuresInARow + 1 : 0;
             let content = r.output;
             const key = callKey(r.call);
             repeats = key === lastCallKey ? repeats + 1 : 1;
@@ -325,11 +396,14 @@ export class Agent {
           if (signal.aborted) return finish("aborted", "", "aborted by the user");
         }
 
-        if (opts.maxTokens && usage.inputTokens + usage.outputTokens >= opts.maxTokens) {
+        const spent = budget.spent();
+        if (spent) {
           return finish(
             "token_budget",
             "",
-            `token budget of ${opts.maxTokens} reached (${usage.inputTokens + usage.outputTokens} used)`,
+            spent === budget
+              ? `token budget of ${spent.limit} reached (${budget.used} used)`
+              : `the parent run's token budget of ${spent.limit} reached (${spent.used} used, ${budget.used} by this run)`,
           );
         }
       }
@@ -344,6 +418,33 @@ export class Agent {
       if (sandbox) await sandbox.then((s) => s.destroy()).catch(() => {});
     }
   }
+}
+
+/** The stop hooks' "go on" (the first one given), or undefined to end the run. */
+async function stopHookSays(
+  hooks: Hooks | undefined,
+  answer: string,
+  step: number,
+  signal: AbortSignal,
+  emit: (event: AgentEventInput) => void,
+): Promise<string | undefined> {
+  if (!hooks?.stop?.length) return undefined;
+  const report = (o: HookOutcome) =>
+    emit({
+      type: "hook",
+      step,
+      event: o.event,
+      hook: o.hook,
+      outcome: o.outcome,
+      ...(o.message ? { message: o.message } : {}),
+    });
+  const ran = await runHooks(hooks, "stop", { status: "done", answer, steps: step }, signal, report);
+  for (const { hook, answer: a } of ran) {
+    if (!a.continue) continue;
+    report({ hook: hook.name, event: "stop", outcome: "continued", message: a.continue });
+    return a.continue;
+  }
+  return undefined;
 }
 
 /** Where the task is in what the context hook returned (its own arrangement of the history). */

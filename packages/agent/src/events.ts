@@ -1,6 +1,7 @@
 // One typed event stream per run: the CLI's live view, --json output and the trace writer
 // all consume these.
 import type { FinishReason, Message, ToolCall, Usage } from "@hands/llm";
+import type { HookEventName, HookOutcome } from "./hooks.js";
 
 /**
  * On a model_request event: the messages the request sent, for listeners in the same process
@@ -145,6 +146,49 @@ export type AgentEvent =
       summaryId?: string;
       /** verified: confirmed, corrected… */
       verification?: string;
+    })
+  /** Model routing: the model chosen for this step, the role it plays and why (`changed`: another than the last step's). */
+  | (Base & {
+      type: "model_choice";
+      step: number;
+      model: string;
+      role: string;
+      reason: string;
+      changed: boolean;
+    })
+  /** A sub-agent (the task tool) started: its own run, with its trace at `tracePath`. */
+  | (Base & {
+      type: "subagent_start";
+      step: number;
+      callId: string;
+      runId: string;
+      task: string;
+      model: string;
+      tools: string[];
+      tracePath?: string;
+    })
+  /** A sub-agent ended; its tokens are in the parent's usage too. */
+  | (Base & {
+      type: "subagent_end";
+      step: number;
+      callId: string;
+      runId: string;
+      status: RunStatus;
+      steps: number;
+      usage: Usage;
+      durationMs: number;
+      reason?: string;
+    })
+  /** A hook ran and did something, or failed (a failing hook is reported and skipped, never fatal). */
+  | (Base & {
+      type: "hook";
+      /** The step it ran in (0: outside a run's steps, e.g. session start). */
+      step: number;
+      event: HookEventName;
+      hook: string;
+      outcome: HookOutcome["outcome"];
+      callId?: string;
+      message?: string;
     })
   /** `--plan` without anyone to accept it: the checklist about to be executed (empty: none found). */
   | (Base & { type: "plan"; items: string[] })

@@ -75,17 +75,19 @@ export class ToolRegistry {
         error: `ERROR: the arguments for ${tool.name} must be a JSON object matching: ${JSON.stringify(tool.parameters)}`,
       };
     }
-    const validate = this.validator(tool);
-    if (!validate(args)) {
-      const problems = (validate.errors ?? [])
-        .map((e) => `${e.instancePath || "arguments"} ${e.message ?? "is invalid"}`)
-        .join("; ");
-      return {
-        ok: false,
-        error: `ERROR: invalid arguments for ${tool.name}: ${problems}. Expected: ${JSON.stringify(tool.parameters)}`,
-      };
-    }
+    const problem = this.check(tool, args as Record<string, unknown>);
+    if (problem) return { ok: false, error: `ERROR: invalid arguments for ${tool.name}: ${problem}` };
     return { ok: true, tool, args: args as Record<string, unknown> };
+  }
+
+  /** What is wrong with `args` for `tool` (with the schema expected), or undefined when they match. */
+  check(tool: Tool, args: Record<string, unknown>): string | undefined {
+    const validate = this.validator(tool);
+    if (validate(args)) return undefined;
+    const problems = (validate.errors ?? [])
+      .map((e) => `${e.instancePath || "arguments"} ${e.message ?? "is invalid"}`)
+      .join("; ");
+    return `${problems}. Expected: ${JSON.stringify(tool.parameters)}`;
   }
 
   // Schemas compile on first use: start-up stays fast and unused tools cost nothing.

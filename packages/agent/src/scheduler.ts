@@ -1,8 +1,9 @@
 // Runs one turn's tool calls: consecutive read-only calls run in parallel, anything that
 // writes or runs a command runs alone, in the order the model gave. Results keep that order.
-import type { ToolCall } from "@hands/llm";
+import type { ToolCall, Usage } from "@hands/llm";
 import type { ApproveHook } from "./approval.js";
 import type { AgentEventInput } from "./events.js";
+import { type HookOutcome, type Hooks, runHooks } from "./hooks.js";
 import { capOutput } from "./output-cap.js";
 import type { PreparedCall, ToolRegistry } from "./registry.js";
 import type { ToolContext } from "./tools/types.js";
@@ -11,6 +12,8 @@ export interface ToolCallResult {
   call: ToolCall;
   output: string;
   isError: boolean;
+  /** Model tokens the tool spent (a sub-agent). */
+  usage?: Usage;
 }
 
 export interface SchedulerOptions {
@@ -23,6 +26,8 @@ export interface SchedulerOptions {
   emit: (event: AgentEventInput) => void;
   /** Asked before every tool that is not read-only; a denial becomes the call's result. */
   approve?: ApproveHook;
+  /** preToolUse / postToolUse hooks (hooks.ts). */
+  hooks?: Hooks;
 }
 
 export async function runToolCalls(calls: ToolCall[], opts: SchedulerOptions): Promise<ToolCallResult[]> {
@@ -37,7 +42,7 @@ export async function runToolCalls(calls: ToolCall[], opts: SchedulerOptions): P
 
   for (let i = 0; i < calls.length; i++) {
     const p = prepared[i]!;
-    if (p.ok && p.tool.readOnly) {
+    if (p.ok && (p.tool.readOnly || p.tool.concurrent)) {
       batch.push(i);
       continue;
     }
@@ -48,13 +53,10 @@ export async function runToolCalls(calls: ToolCall[], opts: SchedulerOptions): P
   return results;
 }
 
-async function runOne(
-  call: ToolCall,
-  prepared: PreparedCall,
-  opts: SchedulerOptions,
-): Promise<ToolCallResult> {
+async function runOne(call: ToolCall, given: PreparedCall, opts: SchedulerOptions): Promise<ToolCallResult> {
   const { step, emit, ctx } = opts;
   const started = performance.now();
+  let prepared = given;
   emit({
     type: "tool_start",
     step,
@@ -66,6 +68,12 @@ async function runOne(
   let output: string;
   let isError: boolean;
   let data: Record<string, unknown> | undefined;
+  let usage: Usage | undefined;
+  // preToolUse hooks first: they may refuse the call or change its arguments, and changed
+  // arguments are checked against the schema and go through the approvals like the model's own.
+  const hooked = prepared.ok && !ctx.signal.aborted ? await beforeTool(call, prepared, opts) : undefined;
+  if (hooked?.ok === false) prepared = { ok: false, error: hooked.error };
+  else if (hooked?.args && prepared.ok) prepared = { ...prepared, args: hooked.args };
   // Ask before anything that writes or runs; a refusal is the call's result.
   const asks = prepared.ok && !prepared.tool.readOnly && opts.approve !== undefined && !ctx.signal.aborted;
   const denial =
@@ -89,15 +97,18 @@ async function runOne(
       // Commands stream their output to live views as it comes.
       const onOutput = (stream: "stdout" | "stderr", text: string) =>
         emit({ type: "tool_output", step, callId: call.id, name: call.name, stream, text });
-      const r = await prepared.tool.execute(prepared.args, { ...ctx, onOutput });
+      const r = await prepared.tool.execute(prepared.args, { ...ctx, onOutput, callId: call.id, step });
       output = r.output;
       isError = r.isError ?? false;
       data = r.data;
+      usage = r.usage;
     } catch (err) {
       // A throwing tool is a bug in the tool, but the run goes on: the model reads the error.
       output = `ERROR: ${call.name} failed: ${(err as Error)?.message ?? String(err)}`;
       isError = true;
     }
+    if (opts.hooks?.postToolUse?.length && !ctx.signal.aborted)
+      output += await afterTool(call, prepared.args, output, isError, opts);
   }
 
   const capped = capOutput(output, {
@@ -119,7 +130,7 @@ async function runOne(
     ...(approvalMs !== undefined ? { approvalMs } : {}),
     ...(data ? { data } : {}),
   });
-  return { call, output: capped.text, isError };
+  return { call, output: capped.text, isError, ...(usage ? { usage } : {}) };
 }
 
 /** Asks the hook; returns the observation for the model when the call is refused. */
@@ -158,4 +169,95 @@ async function askApproval(
         ? "the user"
         : "the approval mode";
   return `DENIED: ${name} was not run; refused by ${who}.${d.reason ? ` Reason: ${d.reason}` : ""} Do not retry the same call; take this into account and continue another way, or ask the user.`;
+}
+
+function hookReporter(opts: SchedulerOptions, callId: string) {
+  return (o: HookOutcome) =>
+    opts.emit({
+      type: "hook",
+      step: opts.step,
+      event: o.event,
+      hook: o.hook,
+      outcome: o.outcome,
+      callId,
+      ...(o.message ? { message: o.message } : {}),
+    });
+}
+
+/** The preToolUse hooks' verdict: a refusal (as the call's error), changed arguments, or nothing. */
+async function beforeTool(
+  call: ToolCall,
+  prepared: Extract<PreparedCall, { ok: true }>,
+  opts: SchedulerOptions,
+): Promise<{ ok: false; error: string } | { ok: true; args?: Record<string, unknown> } | undefined> {
+  if (!opts.hooks?.preToolUse?.length) return undefined;
+  const report = hookReporter(opts, call.id);
+  let args = prepared.args;
+  let changed = false;
+  // Each hook sees the arguments as the hooks before it left them.
+  for (const hook of opts.hooks.preToolUse) {
+    const [ran] = await runHooks(
+      { preToolUse: [hook] },
+      "preToolUse",
+      { tool: call.name, callId: call.id, step: opts.step, args },
+      opts.ctx.signal,
+      report,
+    );
+    if (!ran) continue;
+    const { answer } = ran;
+    if (answer.deny) {
+      report({ hook: hook.name, event: "preToolUse", outcome: "denied", message: answer.deny });
+      return {
+        ok: false,
+        error: `DENIED: ${call.name} was not run; refused by the hook ${JSON.stringify(hook.name)}. Reason: ${answer.deny}`,
+      };
+    }
+    if (answer.args) {
+      const problem = opts.registry.check(prepared.tool, answer.args);
+      if (problem) {
+        const message = `changed the arguments into ones the tool does not take: ${problem}`;
+        report({ hook: hook.name, event: "preToolUse", outcome: "failed", message });
+        return {
+          ok: false,
+          error: `ERROR: ${call.name} was not run: the hook ${JSON.stringify(hook.name)} ${message}`,
+        };
+      }
+      args = answer.args;
+      changed = true;
+      report({ hook: hook.name, event: "preToolUse", outcome: "changed", message: JSON.stringify(args) });
+    } else if (answer.addContext || answer.continue) {
+      report({
+        hook: hook.name,
+        event: "preToolUse",
+        outcome: "failed",
+        message: "before a tool runs a hook may answer only deny or args; the rest is ignored",
+      });
+    }
+  }
+  return changed ? { ok: true, args } : { ok: true };
+}
+
+/** What the postToolUse hooks add to the result ("" when nothing). */
+async function afterTool(
+  call: ToolCall,
+  args: Record<string, unknown>,
+  output: string,
+  isError: boolean,
+  opts: SchedulerOptions,
+): Promise<string> {
+  const report = hookReporter(opts, call.id);
+  const ran = await runHooks(
+    opts.hooks,
+    "postToolUse",
+    { tool: call.name, callId: call.id, step: opts.step, args, output, isError },
+    opts.ctx.signal,
+    report,
+  );
+  let added = "";
+  for (const { hook, answer } of ran) {
+    if (!answer.addContext) continue;
+    report({ hook: hook.name, event: "postToolUse", outcome: "added", message: answer.addContext });
+    added += `\n\n[hook ${hook.name}]: ${answer.addContext}`;
+  }
+  return added;
 }

@@ -37,6 +37,10 @@ const REQUIRED: Record<Exclude<AgentEventType, "text_delta" | "thinking_delta" |
   approval: ["step", "callId", "allow"],
   tool_end: ["step", "callId", "name", "output"],
   memory: ["step", "action", "chunkId"],
+  model_choice: ["step", "model", "role"],
+  subagent_start: ["step", "callId", "runId"],
+  subagent_end: ["step", "callId", "runId", "status"],
+  hook: ["event", "hook", "outcome"],
   plan: ["items"],
   result: ["status", "steps", "usage"],
 };

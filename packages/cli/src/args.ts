@@ -1,7 +1,7 @@
 // Command-line parsing for `hands [options] "<task>"`. Flag names are an interface other
 // tools rely on: keep them.
 import { parseArgs } from "node:util";
-import { positiveInt, SettingsError as UsageError } from "@hands/sdk/root";
+import { modelRolesFromText, positiveInt, SettingsError as UsageError } from "@hands/sdk/root";
 import { COMMANDS_SECTION } from "./command-help.js";
 
 export interface CliArgs {
@@ -15,6 +15,8 @@ export interface CliArgs {
   cwd?: string;
   maxSteps?: number;
   maxTokens?: number;
+  /** Models by role (--models planner=NAME,strong=NAME). */
+  models?: Record<string, unknown>;
   /** Seconds without a byte from the model server before the attempt is retried. */
   idleTimeout?: number;
   contextBudget?: number;
@@ -43,6 +45,8 @@ export interface CliArgs {
   interactive: boolean;
   approval?: string;
   plan: boolean;
+  /** Offer the task tool (sub-agents). */
+  subagents: boolean;
   continue: boolean;
   resume?: string;
 }
@@ -91,7 +95,13 @@ Interactive (\`hands\` with no task in a terminal):
   -i, --interactive   open a session even without a terminal (plain text in a pipe)
   --approval MODE     auto | ask | read-only (default: ask in a session, auto for one task; env HANDS_APPROVAL)
   --plan              plan the first request as a checklist before changing anything
-                      (without a terminal, or with --json, the plan runs as proposed)
+                      (without a terminal, or with --json, the plan runs as proposed;
+                      items it marks "(independent)" run as parallel sub-agents)
+  --models ROLE=NAME,…
+                      models by role: planner, executor, summarizer, subagent, chat (plain
+                      chat), strong (after escalateAfter=N failed tool calls in a row; default 2)
+  --subagents         offer the task tool: the model hands parts of the work to sub-agents
+                      with fresh contexts, several at once (their tokens count in --max-tokens)
   -c, --continue      resume the last session in this workspace
   --resume ID         resume a session (see \`hands sessions\`)
 
@@ -227,6 +237,7 @@ function toCliArgs(parsed: ReturnType<typeof parse>): CliArgs {
     ...(v.cwd ? { cwd: v.cwd } : {}),
     ...(v["max-steps"] !== undefined ? { maxSteps: positiveInt("--max-steps", v["max-steps"]) } : {}),
     ...(v["max-tokens"] !== undefined ? { maxTokens: positiveInt("--max-tokens", v["max-tokens"]) } : {}),
+    ...(v.models ? { models: modelRolesFromText(v.models) } : {}),
     ...(v["idle-timeout"] !== undefined
       ? { idleTimeout: positiveInt("--idle-timeout", v["idle-timeout"]) }
       : {}),
@@ -262,6 +273,7 @@ function toCliArgs(parsed: ReturnType<typeof parse>): CliArgs {
     interactive: v.interactive ?? false,
     ...(v.approval ? { approval: v.approval } : {}),
     plan: v.plan ?? false,
+    subagents: v.subagents ?? false,
     continue: v.continue ?? false,
     ...(v.resume ? { resume: v.resume } : {}),
   };
@@ -299,6 +311,8 @@ const OPTIONS = {
   interactive: { type: "boolean", short: "i" },
   approval: { type: "string" },
   plan: { type: "boolean" },
+  subagents: { type: "boolean" },
+  models: { type: "string" },
   continue: { type: "boolean", short: "c" },
   resume: { type: "string" },
 } as const;

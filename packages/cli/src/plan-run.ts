@@ -3,7 +3,16 @@
 // run's conversation carries over, so the model keeps what it learned while looking.
 import { type AgentEvent, createTodoTool, type RunResult, type Tool } from "@hands/agent";
 import type { HandsSession, SessionRunOptions } from "@hands/sdk/root";
-import { extractPlan, formatPlan, PLAN_INSTRUCTIONS, planExecutionRequest, planRequest } from "./plan.js";
+import {
+  extractPlan,
+  formatPlan,
+  type ItemReports,
+  isIndependent,
+  itemText,
+  PLAN_INSTRUCTIONS,
+  planExecutionRequest,
+  planRequest,
+} from "./plan.js";
 import type { Style } from "./render.js";
 
 export async function runWithPlan(
@@ -16,6 +25,7 @@ export async function runWithPlan(
   const planned = await session.run(planRequest(task), {
     ...run,
     readOnly: true,
+    role: "planner",
     instructions: PLAN_INSTRUCTIONS,
   });
   if (planned.status !== "done") return planned;
@@ -39,14 +49,37 @@ export async function runWithPlan(
     return failed;
   }
 
-  const used = planned.usage.inputTokens + planned.usage.outputTokens;
+  let used = planned.usage.inputTokens + planned.usage.outputTokens;
   const budget = session.settings.maxTokens;
-  // The planning run's conversation carries on in the session; the token budget covers both runs.
-  return session.run(planExecutionRequest(items), {
+  // Items the plan marks independent (two or more) run at once, each as a sub-agent of its own;
+  // the execution run gets their reports and does the rest. Their tokens are in the budget.
+  const reports: ItemReports = new Map();
+  const independent = items.flatMap((t, i) => (isIndependent(t) ? [i] : []));
+  if (independent.length >= 2) {
+    const results = await session.runSubagents(
+      independent.map((i) => itemText(items[i]!)),
+      {
+        ...(run.signal ? { signal: run.signal } : {}),
+        ...(run.onEvent ? { onEvent: run.onEvent } : {}),
+        ...(budget ? { maxTokens: Math.max(1, budget - used) } : {}),
+      },
+    );
+    results.forEach((r, k) => {
+      reports.set(independent[k]!, r);
+      if (r.usage) used += r.usage.inputTokens + r.usage.outputTokens;
+    });
+    if (run.signal?.aborted) {
+      const aborted: RunResult = { ...planned, status: "aborted", reason: "aborted by the user", answer: "" };
+      return aborted;
+    }
+  }
+  // The planning run's conversation carries on in the session; the token budget covers all runs.
+  const executed = await session.run(planExecutionRequest(items, reports), {
     ...run,
     extraTools: [createTodoTool() as Tool],
     ...(budget ? { maxTokens: Math.max(1, budget - used) } : {}),
   });
+  return executed;
 }
 
 /** The plan on stderr, and why it runs without anyone accepting it. */

@@ -172,6 +172,32 @@ export class LiveView {
       case "correction":
         this.write(s.yellow(`  ! ${oneLine(e.text, 160)}\n`));
         break;
+      case "model_choice":
+        // Only a change of model is news (routing: chat, escalation, back to the executor).
+        if (e.changed) this.write(s.dim(`  ⇄ ${e.model} (${e.role}: ${e.reason})\n`));
+        break;
+      case "hook":
+        if (e.outcome === "failed")
+          this.write(
+            s.yellow(`  ! hook ${e.event} ${oneLine(e.hook, 60)} failed: ${oneLine(e.message ?? "", 160)}\n`),
+          );
+        else if (e.outcome === "denied" || e.outcome === "changed" || e.outcome === "continued")
+          this.write(
+            s.dim(
+              `  ⚑ hook ${e.event} ${oneLine(e.hook, 60)}: ${e.outcome}${e.message ? ` (${oneLine(e.message, 120)})` : ""}\n`,
+            ),
+          );
+        break;
+      case "subagent_start":
+        this.write(s.dim(`  ⤷ sub-agent ${e.runId} on ${e.model}: ${oneLine(e.task, 100)}\n`));
+        break;
+      case "subagent_end":
+        this.write(
+          s.dim(
+            `  ⤶ sub-agent ${e.runId}: ${e.status} · ${e.steps} steps · ${(e.usage.inputTokens + e.usage.outputTokens).toLocaleString("en")} tokens\n`,
+          ),
+        );
+        break;
       case "tool_start":
         this.write(`${s.cyan("→")} ${s.bold(e.name)} ${mainArgument(e.name, e.args)}\n`);
         break;

@@ -77,6 +77,7 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     save: false,
     id: runId,
     memoryScope: runId,
+    ...(args.subagents ? { subagents: true } : {}),
     ...(args.trace ? { tracePath: resolve(args.trace) } : {}),
     report: (level, text, topic) => {
       if (topic === "sandbox") err(`${text}\n`);

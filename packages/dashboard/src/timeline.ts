@@ -14,6 +14,8 @@ export interface ToolView {
   start: number;
   approval?: Omit<Ev<"approval">, "type" | "step" | "callId" | "name">;
   end?: Omit<Ev<"tool_end">, "type" | "step" | "callId" | "name">;
+  /** A sub-agent this call started (the task tool): its run, trace (a run of its own) and outcome. */
+  subagent?: { runId: string; tracePath?: string; model: string; status?: string; usage?: Usage };
 }
 
 export interface StepView {
@@ -39,6 +41,10 @@ export interface StepView {
   corrections: string[];
   tools: ToolView[];
   memory: Ev<"memory">[];
+  /** The model routing chose for this step, and why. */
+  choice?: { model: string; role: string; reason: string };
+  /** Hooks that ran and did something, or failed. */
+  hooks: { hook: string; event: string; outcome: string; message?: string }[];
 }
 
 /** A run: what its run_start event said, and what followed. */
@@ -81,6 +87,7 @@ export class Timeline {
           corrections: [],
           tools: [],
           memory: [],
+          hooks: [],
         };
         run.steps.push(s);
       }
@@ -179,6 +186,29 @@ export class Timeline {
       case "memory":
         s.memory.push(e);
         break;
+      case "model_choice":
+        s.choice = { model: e.model, role: e.role, reason: e.reason };
+        break;
+      case "hook":
+        s.hooks.push({
+          hook: e.hook,
+          event: e.event,
+          outcome: e.outcome,
+          ...(e.message ? { message: e.message } : {}),
+        });
+        break;
+      case "subagent_start":
+        this.tool(s, e.callId, "task", e.time).subagent = {
+          runId: e.runId,
+          model: e.model,
+          ...(e.tracePath ? { tracePath: e.tracePath } : {}),
+        };
+        break;
+      case "subagent_end": {
+        const t = this.tool(s, e.callId, "task", e.time);
+        if (t.subagent) Object.assign(t.subagent, { status: e.status, usage: e.usage });
+        break;
+      }
     }
   }
 

@@ -17,6 +17,18 @@ export type {
   SessionMeta,
   SessionSummary,
 } from "@hands/agent";
+// Your own tools and hooks (SessionOptions.tools / hooks).
+export {
+  defineTool,
+  type HookAnswer,
+  type HookEventName,
+  type HookFunction,
+  type HookInputs,
+  type Tool,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+} from "@hands/agent";
 // Memory for an Agent wired by hand (@hands/agent); sessions have it built in.
 export type { AgentMemory } from "./agent-memory.js";
 export { SettingsError } from "./errors.js";

@@ -10,6 +10,7 @@ export * from "./memory-events.js";
 export * from "./memory-for-agent.js";
 export * from "./memory-open.js";
 export * from "./memory-outline.js";
+export * from "./model-roles.js";
 export * from "./paths.js";
 export * from "./policy.js";
 export * from "./private-data.js";

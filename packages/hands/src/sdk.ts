@@ -2,7 +2,20 @@
 // happen, stop it, answer its approval questions, and get a structured answer. The same
 // composition root as the `hands` command builds it, with safe defaults: the built-in command
 // policy and an isolating sandbox unless the caller opts out by name.
-import type { AgentEvent, ApprovalMode, ApprovalPrompt, RunStatus, UserAnswer } from "@hands/agent";
+import {
+  type AgentEvent,
+  type ApprovalMode,
+  type ApprovalPrompt,
+  defineTool,
+  type HookEventName,
+  type HookFunction,
+  hooksFromFunctions,
+  isDefinedTool,
+  type RunStatus,
+  type Tool,
+  type ToolDefinition,
+  type UserAnswer,
+} from "@hands/agent";
 import type { Usage } from "@hands/llm";
 import { defaultSandboxKind, type SandboxKind } from "@hands/sandbox/base";
 import { SettingsError } from "./errors.js";
@@ -44,7 +57,7 @@ export interface SessionOptions {
    * Where commands run. Default: an isolating backend (bubblewrap), or an error if there is
    * none. "local" runs commands as you, on your files and network: say so explicitly.
    */
-  sandbox?: "bwrap" | "docker" | "local";
+  sandbox?: "bwrap" | "docker" | "local" | "e2b";
   /** Network of sandboxed commands: "none" (default) or "host". */
   network?: "none" | "host";
   /** Only these domains (through a filtering proxy); also what web_fetch may reach. */
@@ -65,8 +78,40 @@ export interface SessionOptions {
   commandPolicy?: "builtin" | "none";
   /** Memory (AdaMEM) assembles each step's context: true (default), false, or a token budget. */
   memory?: boolean | { contextBudget?: number };
-  /** MCP servers whose tools the agent may use, by name: { command, args?, env?, cwd?, timeoutMs? } or { url }. */
-  mcpServers?: Record<string, unknown>;
+  /** MCP servers whose tools the agent may use, by name: { command, args?, env?, cwd?, timeoutMs? } or { url, headers? }. */
+  mcpServers?: Record<string, McpServer>;
+  /**
+   * Your own tools (defineTool({ name, description, parameters, execute })): checked like the
+   * built-in ones — arguments validated, a throw an error result, approvals unless readOnly.
+   * A name Hands already uses is an error.
+   */
+  tools?: (Tool | ToolDefinition<any>)[];
+  /**
+   * Functions called at fixed points: preToolUse (answer { deny: reason } or { args }),
+   * postToolUse ({ addContext }), sessionStart ({ addContext }), sessionEnd, stop ({ continue }).
+   * They run after the config files' hook commands; one that throws or times out is reported, not fatal.
+   */
+  hooks?: { [E in HookEventName]?: HookFunction<E> | HookFunction<E>[] };
+  /**
+   * Offer the task tool: the model hands self-contained parts of the work to sub-agents with
+   * fresh contexts (read-only explorers by default), several at once; their tokens count in
+   * maxTokens, their traces are linked from the session's. true, or { maxConcurrent, maxSteps }.
+   */
+  subagents?: boolean | { maxConcurrent?: number; maxSteps?: number };
+  /**
+   * Models by role, of the same endpoint: planner (--plan's planning), executor (code work),
+   * summarizer (memory's model summaries), subagent (the task tool's children), chat (a first
+   * step that is plain chat), strong (after escalateAfter failed tool calls in a row, default 2).
+   */
+  models?: {
+    planner?: string;
+    executor?: string;
+    summarizer?: string;
+    subagent?: string;
+    chat?: string;
+    strong?: string;
+    escalateAfter?: number;
+  };
   /** Added to the project's instructions (AGENTS.md) for every run. */
   instructions?: string;
   /** Resume a saved session by id (session.id of an earlier one). */
@@ -247,6 +292,22 @@ export class Session {
   }
 }
 
+/** An MCP server: a program started over stdio, or a Streamable HTTP endpoint. */
+export type McpServer =
+  | ({ command: string; args?: string[]; env?: Record<string, string>; cwd?: string } & McpServerCommon)
+  | ({ url: string; headers?: Record<string, string> } & McpServerCommon);
+
+interface McpServerCommon {
+  /** Leave this server out. */
+  disabled?: boolean;
+  /** How long one tool call may take (default 60000 ms). */
+  timeoutMs?: number;
+  /** How long it may take to start and list its tools (default 15000 ms). */
+  startupTimeoutMs?: number;
+  /** How often a stdio server that stops is restarted (default 3). */
+  maxRestarts?: number;
+}
+
 const SESSION_OPTIONS = [
   "workspace",
   "provider",
@@ -268,6 +329,10 @@ const SESSION_OPTIONS = [
   "commandPolicy",
   "memory",
   "mcpServers",
+  "tools",
+  "hooks",
+  "subagents",
+  "models",
   "instructions",
   "resume",
   "save",
@@ -303,6 +368,16 @@ export async function createSession(options: SessionOptions = {}): Promise<Sessi
   } catch (err) {
     notice(`warning: cannot make the data folder private: ${(err as Error).message}`);
   }
+  const tools = ownTools(options.tools);
+  let hooks: ReturnType<typeof hooksFromFunctions> | undefined;
+  if (options.hooks !== undefined) {
+    checkOptions(options.hooks, ["preToolUse", "postToolUse", "sessionStart", "sessionEnd", "stop"], "hook");
+    try {
+      hooks = hooksFromFunctions(options.hooks);
+    } catch (err) {
+      throw new SettingsError((err as Error).message);
+    }
+  }
   const core = await openSession({
     workspace: options.workspace ?? process.cwd(),
     flags: sessionFlags(options, env),
@@ -316,6 +391,9 @@ export async function createSession(options: SessionOptions = {}): Promise<Sessi
     dataDir: data,
     ...(options.instructions ? { instructions: options.instructions } : {}),
     ...(options.commandPolicy ? { commandPolicy: options.commandPolicy } : {}),
+    ...(tools.length ? { tools } : {}),
+    ...(hooks ? { hooks } : {}),
+    ...(options.subagents ? { subagents: checkSubagents(options.subagents) } : {}),
   });
   return new Session(core);
 }
@@ -354,6 +432,7 @@ function sessionFlags(o: SessionOptions, env: NodeJS.ProcessEnv): SettingFlags {
       ? { contextBudget: memory.contextBudget }
       : {}),
     ...(o.mcpServers ? { mcpServers: o.mcpServers } : {}),
+    ...(o.models ? { models: o.models } : {}),
   };
 }
 
@@ -376,4 +455,29 @@ function userAnswer(a: ApprovalAnswer): UserAnswer {
     answer: "no",
     reason: `the approval callback gave ${JSON.stringify(a)}, not true/false or { answer }`,
   };
+}
+
+/** The `tools` option as checked tools (a plain definition goes through defineTool here). */
+function ownTools(given: unknown): Tool[] {
+  if (given === undefined) return [];
+  if (!Array.isArray(given)) throw new SettingsError("tools must be a list of defineTool(…) results");
+  return given.map((t) => {
+    if (isDefinedTool(t)) return t;
+    try {
+      return defineTool(t as ToolDefinition);
+    } catch (err) {
+      throw new SettingsError((err as Error).message);
+    }
+  });
+}
+
+function checkSubagents(value: unknown): true | { maxConcurrent?: number; maxSteps?: number } {
+  if (value === true) return true;
+  if (typeof value !== "object" || value === null)
+    throw new SettingsError("subagents must be true or { maxConcurrent, maxSteps }");
+  checkOptions(value, ["maxConcurrent", "maxSteps"], "subagents option");
+  for (const [k, v] of Object.entries(value))
+    if (v !== undefined && (!Number.isInteger(v) || (v as number) < 1 || (v as number) > 64))
+      throw new SettingsError(`subagents.${k} must be a whole number from 1 to 64, got ${JSON.stringify(v)}`);
+  return value as { maxConcurrent?: number; maxSteps?: number };
 }

@@ -10,24 +10,39 @@ import {
   APPROVAL_MODES,
   type ApprovalMode,
   type ApprovalPrompt,
+  type ApproveHook,
   builtinTools,
+  type Child,
+  type ChildRequest,
   CommandPolicy,
   connectMcpServers,
   createApprovalGate,
+  createRouter,
+  createTaskTool,
   createTodoTool,
   databaseTools,
   findSqliteFiles,
+  type HookOutcome,
+  type Hooks,
   type McpConnection,
+  type ModelRole,
+  mergeHooks,
   newSessionId,
   openCheckpoints,
   parseDatabases,
   parseMcpServers,
   projectInstructions,
   type RunResult,
+  runChild,
+  runHooks,
   SessionStore,
   type SessionWriter,
+  Slots,
+  TASK_TOOL,
   type TodoItem,
+  TokenBudget,
   type Tool,
+  type ToolContext,
   TraceWriter,
   type TurnCheckpoints,
   type UserAnswer,
@@ -40,6 +55,7 @@ import type { AgentMemory } from "./agent-memory.js";
 import { auditListener } from "./audit.js";
 import { SettingsError } from "./errors.js";
 import { firstRequestMap } from "./first-map.js";
+import { commandHooks } from "./hook-commands.js";
 import type { MemoryHost } from "./memory-open.js";
 import { dataDir as defaultDataDir } from "./paths.js";
 import { loadPolicy } from "./policy.js";
@@ -52,7 +68,15 @@ import { untrustedNotice } from "./trust.js";
 import { realFolder, trustFolder } from "./trust-store.js";
 
 /** What a message from the session is about, so a front end can place it. */
-export type SessionTopic = "trust" | "settings" | "model" | "sandbox" | "memory" | "mcp" | "checkpoints";
+export type SessionTopic =
+  | "trust"
+  | "settings"
+  | "model"
+  | "sandbox"
+  | "memory"
+  | "mcp"
+  | "checkpoints"
+  | "hooks";
 
 export interface SessionSetup {
   /** The workspace folder (its real path is used). */
@@ -94,6 +118,12 @@ export interface SessionSetup {
   instructions?: string;
   /** "builtin" (default): the built-in denials and "ask" rules, then the policy files; "none": no command rules. */
   commandPolicy?: "builtin" | "none";
+  /** The caller's own tools (the SDK's defineTool): offered beside the built-in ones; a clash of names is an error. */
+  tools?: Tool[];
+  /** Hook functions (the SDK's): they run after the config files' hook commands. */
+  hooks?: Hooks;
+  /** Offer the task tool (sub-agents): true, or how many run at once and their step limit. */
+  subagents?: boolean | { maxConcurrent?: number; maxSteps?: number };
 }
 
 export interface SessionRunOptions {
@@ -108,6 +138,8 @@ export interface SessionRunOptions {
   extraTools?: Tool[];
   /** A token budget for this request instead of the session's. */
   maxTokens?: number;
+  /** The role of this request's model (model routing): "planner" for a planning request. */
+  role?: "planner";
   /**
    * What workspace memory keeps of this request (its outcome, as a long-term fact): the task
    * as given (default), or nothing (false) — for requests that are not the user's own task,
@@ -148,6 +180,9 @@ interface SessionParts {
   checkpoints: TurnCheckpoints | undefined;
   memory: AgentMemory | undefined;
   mcp: McpConnection | undefined;
+  hooks: Hooks;
+  /** The providers of the roles the settings name a model for. */
+  roles: Map<ModelRole, Provider>;
 }
 
 export class HandsSession {
@@ -183,6 +218,9 @@ export class HandsSession {
   readonly checkpoints: TurnCheckpoints | undefined;
   readonly memory: AgentMemory | undefined;
   readonly mcp: McpConnection | undefined;
+  /** The config's hook commands and the caller's hook functions. */
+  readonly hooks: Hooks;
+  private readonly roles: Map<ModelRole, Provider>;
   private readonly box: PreparedSandbox;
 
   /** Use openSession. */
@@ -205,6 +243,8 @@ export class HandsSession {
     this.checkpoints = parts.checkpoints;
     this.memory = parts.memory;
     this.mcp = parts.mcp;
+    this.hooks = parts.hooks;
+    this.roles = parts.roles;
     this.mode = parts.settings.approval;
     this.audit = auditListener(parts.dataDir, parts.id);
   }
@@ -268,8 +308,27 @@ export class HandsSession {
             )) ?? "")
           : "";
     const conditions = { approval: this.mode, python: this.python, ...this.reach };
+    const approve = createApprovalGate({
+      workspace: this.workspace,
+      policy: this.policy,
+      mode: () => this.mode,
+      ...(this.setup.askUser ? { askUser: this.setup.askUser } : {}),
+      ...(checkpoints ? { beforeChange: (abs?: string) => checkpoints.beforeChange(abs) } : {}),
+    });
+    const sub = this.subagentSettings();
+    if (sub && !candidates.some((t) => t.name === TASK_TOOL))
+      candidates.push(
+        createTaskTool({
+          child: (req) => this.child(req, candidates, approve),
+          maxConcurrent: sub.maxConcurrent,
+          maxSteps: sub.maxSteps,
+        }),
+      );
+    const base = options.role ? this.providerFor(options.role) : this.provider;
+    const route = options.role ? undefined : this.router();
     const agent = new Agent({
-      provider: memory?.unsettled ? afterNextRequest(this.provider, () => memory.settle()) : this.provider,
+      provider: memory?.unsettled ? afterNextRequest(base, () => memory.settle()) : base,
+      ...(route ? { route } : {}),
       workspace: this.workspace,
       tools: usableTools(candidates, conditions),
       withheldTools: withheldTools(candidates, conditions),
@@ -280,14 +339,9 @@ export class HandsSession {
       outputDir: join(this.dataDir, "outputs"),
       runId: this.id,
       ...instructionsOption([this.instructions, options.instructions, this.repoMap]),
-      approve: createApprovalGate({
-        workspace: this.workspace,
-        policy: this.policy,
-        mode: () => this.mode,
-        ...(this.setup.askUser ? { askUser: this.setup.askUser } : {}),
-        ...(checkpoints ? { beforeChange: (abs?: string) => checkpoints.beforeChange(abs) } : {}),
-      }),
+      approve,
       ...this.memory?.agentOptions(),
+      hooks: this.hooks,
     });
     try {
       const result = await agent.run(task, {
@@ -297,7 +351,7 @@ export class HandsSession {
         onEvent: (e: AgentEvent) => {
           trace.write(e);
           this.audit(e);
-          if (e.type === "model_response") {
+          if (e.type === "model_response" || e.type === "subagent_end") {
             writer?.usage(e.usage);
             addInto(this.usage, e.usage);
           }
@@ -314,6 +368,124 @@ export class HandsSession {
     }
   }
 
+  /** The sub-agent settings in force (undefined: no task tool). */
+  private subagentSettings(): { maxConcurrent: number; maxSteps: number } | undefined {
+    const s = this.setup.subagents;
+    if (!s) return undefined;
+    const o = typeof s === "object" ? s : {};
+    return { maxConcurrent: o.maxConcurrent ?? 4, maxSteps: o.maxSteps ?? 30 };
+  }
+
+  /**
+   * A child agent for one task: a fresh context with the project's instructions, the parent's
+   * usable tools (only the read-only ones for explorers; never task or todo), the same approvals
+   * and hooks, a sandbox of its own, and its own trace beside the session's.
+   */
+  private child(req: ChildRequest, parentTools: readonly Tool[], approve: ApproveHook): Child {
+    const conditions = { approval: this.mode, python: this.python, ...this.reach };
+    const pool = parentTools.filter(
+      (t) => t.name !== TASK_TOOL && t.name !== "todo" && (req.tools === "all" || t.readOnly),
+    );
+    const tracePath = join(this.dataDir, "traces", `${this.writer?.meta.id ?? this.id}.${req.runId}.jsonl`);
+    const trace = new TraceWriter(tracePath);
+    const provider = this.providerFor("subagent");
+    const agent = new Agent({
+      provider,
+      workspace: this.workspace,
+      tools: usableTools(pool, conditions),
+      withheldTools: withheldTools(pool, conditions),
+      createSandbox: this.box.create,
+      diagnose: this.box.diagnose,
+      maxSteps: req.maxSteps,
+      ...(req.parentBudget ? { parentBudget: req.parentBudget } : {}),
+      outputDir: join(this.dataDir, "outputs"),
+      runId: req.runId,
+      ...instructionsOption([
+        this.instructions,
+        "You are a sub-agent: another agent gave you this task. Do it, then reply with a short, complete report; it is all the other agent will see.",
+      ]),
+      approve,
+      hooks: this.hooks,
+    });
+    return {
+      agent,
+      tracePath,
+      model: provider.model,
+      onEvent: (e) => {
+        trace.write(e);
+        this.audit(e);
+      },
+      close: () => trace.close(),
+    };
+  }
+
+  /** The provider of a role (model routing); the session's own unless one is configured. */
+  providerFor(role: ModelRole): Provider {
+    return this.roles.get(role) ?? this.provider;
+  }
+
+  /** The per-step router when an executor, chat or strong model is configured (else one model for all). */
+  private router(): ReturnType<typeof createRouter> | undefined {
+    if (!this.roles.has("executor") && !this.roles.has("chat") && !this.roles.has("strong")) return undefined;
+    const chat = this.roles.get("chat");
+    const strong = this.roles.get("strong");
+    const after = this.settings.models.escalateAfter;
+    return createRouter({
+      executor: this.providerFor("executor"),
+      ...(chat ? { chat } : {}),
+      ...(strong ? { strong } : {}),
+      ...(after ? { escalateAfter: after } : {}),
+    });
+  }
+
+  /**
+   * Runs independent tasks as sub-agents, at most `maxConcurrent` at once (--plan's independent
+   * items): each a fresh child with all usable tools, their tokens within `maxTokens` together.
+   * Their events (subagent_start/end) go to the session's trace and `onEvent`; results in order.
+   */
+  async runSubagents(
+    prompts: string[],
+    options: {
+      signal?: AbortSignal;
+      onEvent?: (e: AgentEvent) => void;
+      maxTokens?: number;
+      maxConcurrent?: number;
+    },
+  ): Promise<{ prompt: string; output: string; isError: boolean; usage?: Usage }[]> {
+    const trace = this.openTrace();
+    const approve = createApprovalGate({
+      workspace: this.workspace,
+      policy: this.policy,
+      mode: () => this.mode,
+      ...(this.setup.askUser ? { askUser: this.setup.askUser } : {}),
+    });
+    const budget = new TokenBudget(options.maxTokens);
+    const slots = new Slots(options.maxConcurrent ?? this.subagentSettings()?.maxConcurrent ?? 4);
+    const signal = options.signal ?? new AbortController().signal;
+    const emit: NonNullable<ToolContext["emit"]> = (e) => {
+      const event = { ...e, time: Date.now() } as AgentEvent;
+      trace.write(event);
+      if (event.type === "subagent_end") addInto(this.usage, event.usage);
+      options.onEvent?.(event);
+    };
+    return Promise.all(
+      prompts.map(async (prompt, i) => {
+        const r = await runChild(
+          { child: (req) => this.child(req, this.tools, approve), maxSteps: this.settings.maxSteps },
+          slots,
+          { prompt, tools: "all" },
+          { signal, budget, emit, callId: `plan-item-${i + 1}`, step: 0 },
+        );
+        return {
+          prompt,
+          output: r.output,
+          isError: r.isError ?? false,
+          ...(r.usage ? { usage: r.usage } : {}),
+        };
+      }),
+    );
+  }
+
   /** Keeps what a finished task taught the workspace (see SessionRunOptions.learn). */
   async learn(task: string, result: RunResult): Promise<void> {
     await this.memory?.learn(task, result).catch(() => {});
@@ -323,6 +495,7 @@ export class HandsSession {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await sessionHook(this.hooks, "sessionEnd", this.id, this.workspace, this.setup.report);
     this.writer?.close();
     this.trace?.close();
     await this.mcp?.close().catch(() => {});
@@ -388,6 +561,14 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
   );
   // The SDK's chunk is read while the sandbox, memory and MCP set-up below run.
   provider.prepare?.();
+  // One provider per role the settings name a model for (the same endpoint and key).
+  const roles = new Map<ModelRole, Provider>();
+  for (const [role, name] of Object.entries(settings.models))
+    if (role !== "escalateAfter" && typeof name === "string")
+      roles.set(
+        role as ModelRole,
+        name === provider.model ? provider : await resolveProvider(settings, () => {}, name),
+      );
   const box = await prepareSandbox(
     {
       kind: settings.sandbox,
@@ -415,7 +596,7 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
       [projectInstructions(workspace), setup.instructions].filter(Boolean).join("\n\n") || undefined;
     const memory = settings.memory.enabled
       ? await openSessionMemory(
-          memoryHost(settings, provider, data, (t) => report("warning", t, "memory")),
+          memoryHost(summarizerSettings(settings), provider, data, (t) => report("warning", t, "memory")),
           workspace,
           setup.memoryScope ?? `chat-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
         )
@@ -428,10 +609,18 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
     const todo = setup.onTodos ? [createTodoTool(setup.onTodos) as Tool] : [];
     const reach = reachTools(settings, workspace);
     opened.push(reach);
+    const own = setup.tools ?? [];
     const tools = [...builtinTools(), ...reach.tools, ...todo, ...(mcp?.tools ?? []), ...memoryTools];
+    refuseClashes(own, tools);
+    tools.push(...own);
+    const hooks = mergeHooks(commandHooks(settings.hooks, workspace, env), setup.hooks);
+    // sessionStart may add to the instructions (e.g. the state of a ticket); a failure is reported.
+    const started = await sessionHook(hooks, "sessionStart", id, workspace, report);
+    const allInstructions = [instructions, ...started].filter(Boolean).join("\n\n") || undefined;
     const readOnlyTools = [
       ...builtinTools().filter((t) => t.readOnly),
       ...reach.tools.filter((t) => t.readOnly),
+      ...own.filter((t) => t.readOnly),
       ...memoryTools,
     ];
     const session = new HandsSession({
@@ -444,7 +633,7 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
       box,
       dataDir: data,
       store,
-      instructions,
+      instructions: allInstructions,
       tools,
       readOnlyTools,
       python: sandboxHasPython(settings.sandbox),
@@ -453,6 +642,8 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
       checkpoints,
       memory,
       mcp,
+      hooks,
+      roles,
     });
     if (loaded) {
       session.history = loaded.messages;
@@ -558,4 +749,50 @@ function addInto(total: Usage, step: Usage): void {
   total.outputTokens += step.outputTokens;
   total.cachedInputTokens = (total.cachedInputTokens ?? 0) + (step.cachedInputTokens ?? 0);
   total.costUsd = (total.costUsd ?? 0) + (step.costUsd ?? 0);
+}
+
+/** The caller's tools may not take a name the session already uses (the model could not tell them apart). */
+function refuseClashes(own: readonly Tool[], session: readonly Tool[]): void {
+  const taken = new Set(session.map((t) => t.name));
+  const seen = new Set<string>();
+  for (const t of own) {
+    if (taken.has(t.name))
+      throw new SettingsError(
+        `tool "${t.name}" has the name of a tool Hands already has (${[...taken].join(", ")}); choose another name`,
+      );
+    if (seen.has(t.name)) throw new SettingsError(`two tools are named "${t.name}"`);
+    seen.add(t.name);
+  }
+}
+
+/** Runs the session's start or end hooks; what they add (sessionStart's addContext), in order. */
+async function sessionHook(
+  hooks: Hooks,
+  event: "sessionStart" | "sessionEnd",
+  sessionId: string,
+  workspace: string,
+  report: SessionSetup["report"],
+): Promise<string[]> {
+  if (!hooks[event]?.length) return [];
+  const tell = (o: HookOutcome) =>
+    report?.(
+      "warning",
+      `hands: warning: the ${event} hook ${JSON.stringify(o.hook)} failed: ${o.message ?? o.outcome}`,
+      "hooks",
+    );
+  const ran = await runHooks(hooks, event, { sessionId, workspace }, new AbortController().signal, tell);
+  return ran.flatMap(({ answer }) =>
+    event === "sessionStart" && answer.addContext ? [answer.addContext] : [],
+  );
+}
+
+/**
+ * A summarizer role means model summaries by that model (memory's own setting wins when it
+ * names a model); the context budget still follows the session's model.
+ */
+function summarizerSettings(settings: Settings): Settings {
+  const name = settings.models.summarizer;
+  const s = settings.memory.summaries;
+  if (!name || (s.kind === "model" && s.model)) return settings;
+  return { ...settings, memory: { ...settings.memory, summaries: { kind: "model", model: name } } };
 }

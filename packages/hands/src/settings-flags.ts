@@ -33,6 +33,8 @@ export interface SettingFlags {
   repoMapTokens?: number;
   /** Databases for query_database by name (the config's "databases"); given here they add to the config's. */
   databases?: Record<string, unknown>;
+  /** Models by role ({ planner, executor, summarizer, subagent, chat, strong, escalateAfter }). */
+  models?: Record<string, unknown>;
   /** MCP servers by name (the config's "mcpServers"); given here they replace the config's. */
   mcpServers?: Record<string, unknown>;
 }

@@ -91,6 +91,10 @@ export const SETTINGS = {
   mcpServers: { type: { kind: "object" }, sdk: "mcpServers" },
   /** query_database's databases: name → postgres:// URL, SQLite path, or { url | path, writes }. */
   databases: { type: { kind: "object" }, flag: "--database", sdk: "databases" },
+  /** Models by role (model-roles.ts): planner, executor, summarizer, subagent, chat, strong. */
+  models: { type: { kind: "object" }, flag: "--models", sdk: "models" },
+  /** Hook commands by event (hook-commands.ts); the SDK takes functions in its own `hooks` option. */
+  hooks: { type: { kind: "object" } },
   /** Checked key by key in memory-config.ts. */
   memory: { type: { kind: "object" }, sdk: "memory" },
   /** The repository map in a session's first request: on (default) or off, and its size. */

@@ -5,7 +5,9 @@
 import { type ApprovalMode, readSettingsFile, UnsafeFileError } from "@hands/agent";
 import type { ReasoningLevel } from "@hands/llm";
 import { SettingsError } from "./errors.js";
+import { type HookCommands, parseHookCommands } from "./hook-commands.js";
 import { type MemorySettings, parseMemoryConfig, resolveMemorySettings } from "./memory-config.js";
+import { type ModelRoles, parseModelRoles } from "./model-roles.js";
 import { projectConfigPath, userConfigPath } from "./paths.js";
 import type { SettingFlags } from "./settings-flags.js";
 import {
@@ -50,6 +52,10 @@ export interface FileConfig {
   repoMapTokens?: number;
   /** query_database's databases by name (checked by parseDatabases). */
   databases?: Record<string, unknown>;
+  /** Hook commands by event (hook-commands.ts). */
+  hooks?: unknown;
+  /** Models by role (model-roles.ts). */
+  models?: unknown;
 }
 
 export interface Settings {
@@ -77,6 +83,10 @@ export interface Settings {
   mcpServers?: Record<string, unknown>;
   /** Databases by name: the user's, the project's when trusted, then --database (later wins). */
   databases?: Record<string, unknown>;
+  /** Hook commands: the user's, then the project's (only when its folder is trusted). */
+  hooks: HookCommands;
+  /** Models by role: the flag's, else the project's (trusted) over the user's, role by role. */
+  models: ModelRoles;
   /** Whether the workspace is trusted, and the project settings ignored because it is not. */
   trust: TrustState;
   ignored: string[];
@@ -224,6 +234,15 @@ export function resolveSettings(
     ...(args.allowDomain?.length ? { allowDomain: args.allowDomain } : {}),
     ...((args.mcpServers ?? pick("mcpServers")) ? { mcpServers: args.mcpServers ?? pick("mcpServers") } : {}),
     ...databasesOf(user.databases, project.databases, args.databases),
+    models: {
+      ...parseModelRoles(user.models, `${userPath}: "models"`),
+      ...parseModelRoles(project.models, `${projectPath}: "models"`),
+      ...parseModelRoles(args.models, "--models"),
+    },
+    hooks: joinHookCommands(
+      parseHookCommands(user.hooks, userPath),
+      parseHookCommands(project.hooks, projectPath),
+    ),
     trust: view.trust,
     ignored: view.ignored,
     warnings: [...userFile.warnings, ...projectFile.warnings, ...environmentWarnings(env)],
@@ -237,4 +256,12 @@ function databasesOf(...sources: (Record<string, unknown> | undefined)[]): {
 } {
   const merged = Object.assign({}, ...sources.filter(Boolean)) as Record<string, unknown>;
   return Object.keys(merged).length ? { databases: merged } : {};
+}
+
+/** Both files' hook commands, the user's first (a project adds to them, never replaces them). */
+function joinHookCommands(user: HookCommands, project: HookCommands): HookCommands {
+  const out: HookCommands = {};
+  for (const key of new Set([...Object.keys(user), ...Object.keys(project)]) as Set<keyof HookCommands>)
+    out[key] = [...(user[key] ?? []), ...(project[key] ?? [])];
+  return out;
 }

@@ -42,6 +42,7 @@ const WHY: Record<string, string> = {
   databases: "query_database would connect to the database servers it names, with their credentials",
   sandbox: "commands would run with less isolation",
   approval: "it asks less than without the project",
+  hooks: "its commands would run on your machine, outside the sandbox, at every tool call",
 };
 
 const show = (value: unknown) => {

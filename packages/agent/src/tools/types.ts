@@ -1,7 +1,9 @@
 // The tool contract: every tool returns text for the model and structured data for the UI
 // and the trace. Tools never throw for expected failures; they return `isError` results.
-import type { JsonSchema } from "@hands/llm";
+import type { JsonSchema, Usage } from "@hands/llm";
 import type { ExecResult, Sandbox } from "@hands/sandbox";
+import type { TokenBudget } from "../budget.js";
+import type { AgentEventInput } from "../events.js";
 
 export interface ToolContext {
   /** Real path (realpath) of the workspace root. */
@@ -15,6 +17,13 @@ export interface ToolContext {
   onOutput?: (stream: "stdout" | "stderr", text: string) => void;
   /** Why a command failed, from facts of the sandbox (its OOM/PID events, ldd, the package index). */
   diagnose?: DiagnoseCommand;
+  /** The call being run (its id and the step), for tools that report events of their own. */
+  callId?: string;
+  step?: number;
+  /** The run's token budget (a sub-agent's budget is a child of it). */
+  budget?: TokenBudget;
+  /** Adds an event to the run's stream (e.g. a sub-agent's start, with the path of its trace). */
+  emit?: (event: AgentEventInput) => void;
 }
 
 /** One line that says why a failed command failed, or undefined for an ordinary failure. */
@@ -29,6 +38,8 @@ export interface ToolResult {
   isError?: boolean;
   /** Structured details for the UI and the trace (paths, exit codes, counts…). */
   data?: Record<string, unknown>;
+  /** Model tokens the tool spent (a sub-agent): added to the run's usage. */
+  usage?: Usage;
 }
 
 export interface Tool<Args = Record<string, unknown>> {
@@ -38,5 +49,10 @@ export interface Tool<Args = Record<string, unknown>> {
   parameters: JsonSchema;
   /** Read-only tools of one turn may run in parallel; others run in order. */
   readOnly: boolean;
+  /**
+   * May run alongside the turn's other parallel calls although it is not read-only by itself
+   * (a sub-agent: each of its own calls is approved and ordered inside it).
+   */
+  concurrent?: boolean;
   execute(args: Args, ctx: ToolContext): Promise<ToolResult>;
 }

@@ -623,7 +623,7 @@ export async function startScriptedServer(
   };
 
   const answer = async (
-    req: IncomingMessage,
+    _req: IncomingMessage,
     res: ServerResponse,
     protocol: Protocol,
     record: RecordedHttpRequest,
@@ -660,7 +660,9 @@ export async function startScriptedServer(
         }, t.delayMs);
         timers.add(timer);
       });
-      if (req.destroyed || res.destroyed) return;
+      // The client went away meanwhile. (Not req.destroyed: node 20 destroys a request stream
+      // once its body is read, which would drop every delayed answer.)
+      if (res.destroyed || !res.socket || res.socket.destroyed) return;
     }
     const headers = turn.headers ?? {};
     if (turn.body !== undefined) {

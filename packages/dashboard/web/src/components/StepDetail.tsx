@@ -6,6 +6,7 @@ import { formatIdList } from "../../../src/id-list.js";
 import type { StepView, ToolView } from "../../../src/timeline.js";
 import { getJson, getText } from "../api.js";
 import { fmtCost, fmtInt, fmtMs, pretty } from "../format.js";
+import { href } from "../route.js";
 
 function FullOutput({ runId, tool }: { runId: string; tool: ToolView }) {
   const [text, setText] = useState<string | null>(null);
@@ -60,6 +61,7 @@ function Tool({ runId, tool }: { runId: string; tool: ToolView }) {
           <span className="tag">running…</span>
         )}
       </div>
+      {tool.subagent ? <SubagentLink sub={tool.subagent} /> : null}
       <div className="cols">
         <div>
           <div className="label">arguments</div>
@@ -71,6 +73,29 @@ function Tool({ runId, tool }: { runId: string; tool: ToolView }) {
           <FullOutput runId={runId} tool={tool} />
         </div>
       </div>
+    </div>
+  );
+}
+
+/** The child run a task call started: its trace is a run of its own on this dashboard. */
+function SubagentLink({ sub }: { sub: NonNullable<ToolView["subagent"]> }) {
+  const id = sub.tracePath
+    ?.split("/")
+    .pop()
+    ?.replace(/\.jsonl$/, "");
+  return (
+    <div className="muted" data-testid="subagent-link">
+      sub-agent {sub.runId} on {sub.model}
+      {sub.status ? ` · ${sub.status}` : " · running…"}
+      {sub.usage
+        ? ` · ${fmtInt(sub.usage.inputTokens + sub.usage.outputTokens)} tokens, ${fmtCost(sub.usage.costUsd ?? 0)}`
+        : ""}
+      {id ? (
+        <>
+          {" · "}
+          <a href={href.run(id)}>its trace</a>
+        </>
+      ) : null}
     </div>
   );
 }
@@ -182,6 +207,14 @@ export function StepDetail({ runId, step }: { runId: string; step: StepView }) {
             : "–"}
           <SentMessages runId={runId} step={step} />
         </dd>
+        {step.choice ? (
+          <>
+            <dt>model</dt>
+            <dd data-testid="model-choice">
+              {step.choice.model} ({step.choice.role}: {step.choice.reason})
+            </dd>
+          </>
+        ) : null}
         {r ? (
           <>
             <dt>tokens</dt>
@@ -202,6 +235,12 @@ export function StepDetail({ runId, step }: { runId: string; step: StepView }) {
       {step.retries.map((x) => (
         <div key={`${x.attempt}-${x.time}`} className="warning">
           retry {x.attempt} after {fmtMs(x.delayMs)}: {x.error}
+        </div>
+      ))}
+      {step.hooks.map((h) => (
+        <div key={`${h.event}-${h.hook}-${h.outcome}-${h.message ?? ""}`} className={h.outcome === "failed" ? "warning" : "notice"}>
+          hook {h.event} {h.hook}: {h.outcome}
+          {h.message ? ` — ${h.message}` : ""}
         </div>
       ))}
       {step.notices.map((n) => (
