@@ -34,6 +34,13 @@ export {
   LocalSandbox,
   type LocalSandboxOptions,
 } from "./local.js";
+export {
+  canSpawnLongLived,
+  type LongLivedOptions,
+  type LongLivedProcess,
+  type LongLivedSpawner,
+  spawnLongLived,
+} from "./long-lived.js";
 export { SessionManager, type SessionManagerOptions } from "./manager.js";
 export { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
 export { DEFAULT_PROTECTED_PATHS } from "./protected-paths.js";
