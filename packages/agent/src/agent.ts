@@ -13,6 +13,7 @@ import {
 import type { Sandbox } from "@hands/sandbox";
 import type { ApproveHook } from "./approval.js";
 import { ContextWindow, MAX_OVERFLOW_RETRIES } from "./context-window.js";
+import type { Diagnostics } from "./diagnostics/service.js";
 import {
   type AgentEvent,
   type AgentEventInput,
@@ -79,6 +80,8 @@ export interface AgentOptions {
   context?: (history: readonly Message[], step: number, info: ContextInfo) => Message[] | Promise<Message[]>;
   /** Their events join the run's stream, between run_start and the result. */
   eventSources?: EventSource[];
+  /** Language servers whose new errors write_file/edit_file report (diagnostics/); the caller closes it. */
+  diagnostics?: Diagnostics;
 }
 
 export interface RunOptions {
@@ -136,6 +139,7 @@ export class Agent {
         return sandbox;
       },
       signal,
+      ...(opts.diagnostics ? { diagnostics: opts.diagnostics } : {}),
     };
 
     const system =

@@ -1,5 +1,6 @@
 export * from "./agent.js";
 export * from "./approval.js";
+export * from "./diagnostics/index.js";
 export * from "./events.js";
 export * from "./mcp/client.js";
 export { languageForPath, type OutlineSymbol, parseOutline } from "./outline/index.js";

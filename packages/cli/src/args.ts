@@ -20,6 +20,8 @@ export interface CliArgs {
   contextBudget?: number;
   /** --memory (true), --no-memory (false), or neither (memory's own default: on). */
   memory?: boolean;
+  /** --no-diagnostics (false): no language-server errors after edits. */
+  diagnostics?: boolean;
   memorySummaries?: string;
   embeddingsUrl?: string;
   embeddingsModel?: string;
@@ -70,6 +72,7 @@ Run:
   --context-budget N  memory assembles each step's context within N tokens (AdaMEM)
   --memory            memory with the default budget (half the model's context window; the default)
   --no-memory         no memory: every step resends the whole history
+  --no-diagnostics    no language-server errors (typescript-language-server, pyright) after edits
   --memory-summaries extractive|model|NAME   how memory summarises (default extractive, no model)
   --embeddings-url URL, --embeddings-model NAME   an OpenAI-compatible /embeddings endpoint for memory
   --trace FILE        JSONL trace file (default: under the data directory)
@@ -212,6 +215,7 @@ function toCliArgs(parsed: ReturnType<typeof parse>): CliArgs {
       ? { contextBudget: positiveInt("--context-budget", v["context-budget"]) }
       : {}),
     ...(v["no-memory"] ? { memory: false } : v.memory ? { memory: true } : {}),
+    ...(v["no-diagnostics"] ? { diagnostics: false } : {}),
     ...(v["memory-summaries"] ? { memorySummaries: v["memory-summaries"] } : {}),
     ...(v["embeddings-url"] ? { embeddingsUrl: v["embeddings-url"] } : {}),
     ...(v["embeddings-model"] ? { embeddingsModel: v["embeddings-model"] } : {}),
@@ -253,6 +257,7 @@ const OPTIONS = {
   "context-budget": { type: "string" },
   memory: { type: "boolean" },
   "no-memory": { type: "boolean" },
+  "no-diagnostics": { type: "boolean" },
   "memory-summaries": { type: "string" },
   "embeddings-url": { type: "string" },
   "embeddings-model": { type: "string" },

@@ -15,6 +15,7 @@ import {
   connectMcpServers,
   createApprovalGate,
   createTodoTool,
+  Diagnostics,
   type McpConnection,
   newSessionId,
   openCheckpoints,
@@ -171,6 +172,8 @@ export class HandsSession {
   readonly memory: AgentMemory | undefined;
   readonly mcp: McpConnection | undefined;
   private readonly box: PreparedSandbox;
+  /** Language servers for write_file/edit_file's new errors (off: --no-diagnostics). */
+  private readonly diagnostics: Diagnostics | undefined;
 
   /** Use openSession. */
   constructor(parts: SessionParts) {
@@ -192,6 +195,21 @@ export class HandsSession {
     this.mcp = parts.mcp;
     this.mode = parts.settings.approval;
     this.audit = auditListener(parts.dataDir, parts.id);
+    const d = parts.settings.diagnostics;
+    // The servers get a sandbox of their own (same backend and settings), made on the first
+    // edit of a file they read; each request's commands get theirs from the same manager.
+    let box: ReturnType<PreparedSandbox["create"]> | undefined;
+    this.diagnostics = d.enabled
+      ? new Diagnostics({
+          sandbox: () => {
+            box ??= this.box.create();
+            return box;
+          },
+          kind: () => this.box.kind,
+          ...(d.waitMs ? { waitMs: d.waitMs } : {}),
+          ...(d.maxErrors ? { maxErrors: d.maxErrors } : {}),
+        })
+      : undefined;
   }
 
   /** The sandbox backend commands run in ("auto" is resolved on first read: it probes bubblewrap). */
@@ -260,6 +278,7 @@ export class HandsSession {
         ...(checkpoints ? { beforeChange: (abs?: string) => checkpoints.beforeChange(abs) } : {}),
       }),
       ...this.memory?.agentOptions(),
+      ...(this.diagnostics && !options.readOnly ? { diagnostics: this.diagnostics } : {}),
     });
     try {
       const result = await agent.run(task, {
@@ -298,6 +317,7 @@ export class HandsSession {
     this.writer?.close();
     this.trace?.close();
     await this.mcp?.close().catch(() => {});
+    await this.diagnostics?.close().catch(() => {});
     await this.box.close();
     await this.checkpoints?.close();
     await this.memory?.close().catch(() => {});

@@ -91,6 +91,8 @@ export const SETTINGS = {
   mcpServers: { type: { kind: "object" }, sdk: "mcpServers" },
   /** Checked key by key in memory-config.ts. */
   memory: { type: { kind: "object" }, sdk: "memory" },
+  /** Checked key by key in diagnostics-config.ts. */
+  diagnostics: { type: { kind: "object" } },
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingKey = keyof typeof SETTINGS;

@@ -4,6 +4,11 @@
 
 import { type ApprovalMode, readSettingsFile, UnsafeFileError } from "@hands/agent";
 import type { ReasoningLevel } from "@hands/llm";
+import {
+  type DiagnosticsSettings,
+  parseDiagnosticsConfig,
+  resolveDiagnosticsSettings,
+} from "./diagnostics-config.js";
 import { SettingsError } from "./errors.js";
 import { type MemorySettings, parseMemoryConfig, resolveMemorySettings } from "./memory-config.js";
 import { projectConfigPath, userConfigPath } from "./paths.js";
@@ -43,6 +48,8 @@ export interface FileConfig {
   mcpServers?: Record<string, unknown>;
   /** Memory (AdaMEM) settings: see memory-config.ts. */
   memory?: unknown;
+  /** Language-server diagnostics after edits: see diagnostics-config.ts. */
+  diagnostics?: unknown;
 }
 
 export interface Settings {
@@ -59,6 +66,8 @@ export interface Settings {
   e2bTemplate?: string;
   reasoning?: ReasoningLevel;
   memory: MemorySettings;
+  /** Diagnostics after edits (diagnostics-config.ts). */
+  diagnostics: DiagnosticsSettings;
   /** Sandboxed commands' network (--network) and allowed domains (--allow-domain). */
   network?: string;
   allowDomain?: string[];
@@ -196,6 +205,11 @@ export function resolveSettings(
       env,
       parseMemoryConfig(project.memory, projectPath),
       parseMemoryConfig(user.memory, userPath),
+    ),
+    diagnostics: resolveDiagnosticsSettings(
+      args.diagnostics,
+      parseDiagnosticsConfig(project.diagnostics, projectPath),
+      parseDiagnosticsConfig(user.diagnostics, userPath),
     ),
     approval: (flag("approval", args.approval) ??
       fromEnv("approval", "HANDS_APPROVAL") ??

@@ -20,6 +20,7 @@ import {
   StreamMessageReader,
   StreamMessageWriter,
 } from "vscode-languageserver-protocol/node.js";
+import { DiagnosticsTimeout, fmtSeconds, ServerGone } from "./errors.js";
 import type { ServerId } from "./servers.js";
 
 /** A diagnostic as Hands keeps it: 0-based line and column, error/warning/…. */
@@ -32,10 +33,6 @@ export interface Diag {
   severity: number;
   code?: string;
 }
-
-/** What ended a wait that got no diagnostics. */
-export class DiagnosticsTimeout extends Error {}
-export class ServerGone extends Error {}
 
 interface OpenDoc {
   version: number;
@@ -284,8 +281,4 @@ function toDiag(d: {
     severity: d.severity ?? 1,
     ...(d.code !== undefined ? { code: String(d.code) } : {}),
   };
-}
-
-export function fmtSeconds(ms: number): string {
-  return `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`;
 }

@@ -3,14 +3,18 @@
 // the errors an edit introduced, or a clear line saying why there are none to give: no server
 // reads the file, the server is missing or crashed (restarted once, then off), or it had no
 // answer in time ("pending"). It never throws and never waits longer than its budget.
-import type { Sandbox } from "@hands/sandbox";
+import type { Sandbox, SandboxKind } from "@hands/sandbox";
 import { changedLines, newErrors } from "./diff.js";
-import { type Diag, DiagnosticsTimeout, fmtSeconds, LspClient, ServerGone } from "./lsp-client.js";
+import { DiagnosticsTimeout, fmtSeconds, ServerGone } from "./errors.js";
+// The protocol library loads with the first server, not with the session.
+import type { Diag, LspClient } from "./lsp-client.js";
 import { languageOf, launchPlan, packageFolder, SERVERS, type ServerId, type ServerSpec } from "./servers.js";
 
 export interface DiagnosticsOptions {
   /** The session's sandbox (the server runs in it). */
   sandbox: () => Promise<Sandbox>;
+  /** Its backend, known before it is made (docker and e2b cannot run a server: none is made). */
+  kind?: () => SandboxKind;
   /** How long an edit waits for its diagnostics once the server is up (default 1,500 ms). */
   waitMs?: number;
   /** How long the first edit waits for a server to start and load the project (default 10,000 ms). */
@@ -201,6 +205,9 @@ export class Diagnostics {
   }
 
   private async startServer(spec: ServerSpec): Promise<LspClient> {
+    const kind = this.options.kind?.();
+    if (kind === "docker" || kind === "e2b")
+      throw new Error(`the ${kind} sandbox cannot run a language server yet`);
     const sandbox = await this.options.sandbox();
     const { spawnLongLived } = await import("@hands/sandbox");
     const plan = launchPlan(spec, sandbox.isolated, this.options.findPackage ?? packageFolder);
@@ -210,6 +217,7 @@ export class Diagnostics {
       proc.kill();
       throw new Error("the session has ended");
     }
+    const { LspClient } = await import("./lsp-client.js");
     return LspClient.start(spec.id, proc, plan.initializationOptions, START_LIMIT_MS);
   }
 
@@ -253,5 +261,3 @@ function oneLine(s: string): string {
   const flat = s.replace(/\s*\n\s*/g, " ").trim();
   return flat.length > 300 ? `${flat.slice(0, 299)}…` : flat;
 }
-
-export { fmtSeconds };

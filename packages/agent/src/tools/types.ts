@@ -2,6 +2,7 @@
 // and the trace. Tools never throw for expected failures; they return `isError` results.
 import type { JsonSchema } from "@hands/llm";
 import type { Sandbox } from "@hands/sandbox";
+import type { Diagnostics } from "../diagnostics/service.js";
 
 export interface ToolContext {
   /** Real path (realpath) of the workspace root. */
@@ -11,6 +12,8 @@ export interface ToolContext {
   /** The task's sandbox session, created on first use. */
   sandbox: () => Promise<Sandbox>;
   signal: AbortSignal;
+  /** Language servers that report the errors an edit introduced (write_file, edit_file); off when unset. */
+  diagnostics?: Diagnostics;
   /** Where a command's output goes as it comes (a live view), besides its result. */
   onOutput?: (stream: "stdout" | "stderr", text: string) => void;
 }
