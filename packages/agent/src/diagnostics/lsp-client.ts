@@ -85,10 +85,14 @@ export class LspClient {
       else this.waiters.delete(p.uri);
     });
     this.conn.onError(() => {});
-    this.conn.onClose(() => this.fail("its connection closed"));
-    void proc.exited.then((e) =>
-      this.fail(e.signal ? `it was killed (${e.signal})` : `it exited with code ${e.code ?? "?"}`),
-    );
+    const exitText = (e: { code: number | null; signal: string | null }) =>
+      e.signal ? `it was killed (${e.signal})` : `it exited with code ${e.code ?? "?"}`;
+    // Its pipes close just before it exits: the exit (with its code) is the better reason.
+    this.conn.onClose(() => {
+      const grace = new Promise<undefined>((r) => setTimeout(r, 500, undefined).unref());
+      void Promise.race([proc.exited, grace]).then((e) => this.fail(e ? exitText(e) : "its connection closed"));
+    });
+    void proc.exited.then((e) => this.fail(exitText(e)));
     this.conn.listen();
   }
 
@@ -223,7 +227,6 @@ export class LspClient {
     if (this.exitReason !== undefined) return;
     this.exitReason = reason;
     for (const l of [...this.goneListeners]) l();
-    for (const list of this.waiters.values()) for (const w of list) w.resolve([]);
     this.waiters.clear();
     this.proc.kill();
   }

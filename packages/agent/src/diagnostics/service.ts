@@ -3,7 +3,7 @@
 // the errors an edit introduced, or a clear line saying why there are none to give: no server
 // reads the file, the server is missing or crashed (restarted once, then off), or it had no
 // answer in time ("pending"). It never throws and never waits longer than its budget.
-import type { Sandbox, SandboxKind } from "@hands/sandbox";
+import type { LongLivedProcess, Sandbox, SandboxKind } from "@hands/sandbox";
 import { changedLines, newErrors } from "./diff.js";
 import { DiagnosticsTimeout, fmtSeconds, ServerGone } from "./errors.js";
 // The protocol library loads with the first server, not with the session.
@@ -72,6 +72,9 @@ interface ServerState {
 export class Diagnostics {
   private readonly servers = new Map<ServerId, ServerState>();
   private closed = false;
+  /** Every server process started (a start still waiting for initialize included), for close. */
+  private readonly procs = new Set<LongLivedProcess>();
+  private readonly clients = new Set<LspClient>();
   private readonly waitMs: number;
   private readonly startWaitMs: number;
   private readonly maxErrors: number;
@@ -217,21 +220,22 @@ export class Diagnostics {
       proc.kill();
       throw new Error("the session has ended");
     }
+    this.procs.add(proc);
+    void proc.exited.then(() => this.procs.delete(proc));
     const { LspClient } = await import("./lsp-client.js");
-    return LspClient.start(spec.id, proc, plan.initializationOptions, START_LIMIT_MS);
+    const client = await LspClient.start(spec.id, proc, plan.initializationOptions, START_LIMIT_MS);
+    this.clients.add(client);
+    return client;
   }
 
-  /** Stops every server (with the session). */
+  /** Stops every server (with the session): asks the running ones to shut down, kills the rest. */
   async close(): Promise<void> {
     this.closed = true;
-    const all = [...this.servers.values()];
     this.servers.clear();
-    await Promise.all(
-      all.map(async (s) => {
-        const c = await s.client?.catch(() => undefined);
-        await c?.stop();
-      }),
-    );
+    // A start still waiting for initialize is not waited for: its process is killed below.
+    await Promise.all([...this.clients].map((c) => c.stop()));
+    for (const proc of this.procs) proc.kill();
+    await Promise.all([...this.procs].map((proc) => proc.exited));
   }
 }
 
