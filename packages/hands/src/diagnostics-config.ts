@@ -7,12 +7,14 @@ import { SettingsError } from "./errors.js";
 export interface DiagnosticsSettings {
   enabled: boolean;
   waitMs?: number;
+  /** How long the first edit waits for a server to start (default 10 s). */
+  startWaitMs?: number;
   maxErrors?: number;
 }
 
 type Parsed = Partial<DiagnosticsSettings>;
 
-const KEYS = ["enabled", "waitMs", "maxErrors"] as const;
+const KEYS = ["enabled", "waitMs", "startWaitMs", "maxErrors"] as const;
 
 /** A config file's `diagnostics` value, checked key by key. */
 export function parseDiagnosticsConfig(value: unknown, where: string): Parsed {
@@ -30,7 +32,7 @@ export function parseDiagnosticsConfig(value: unknown, where: string): Parsed {
     } else {
       if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > 600_000)
         throw new SettingsError(`${where}: diagnostics.${k} must be a whole number from 1 to 600000`);
-      out[k as "waitMs" | "maxErrors"] = v;
+      out[k as "waitMs" | "startWaitMs" | "maxErrors"] = v;
     }
   }
   return out;
@@ -44,9 +46,11 @@ export function resolveDiagnosticsSettings(
 ): DiagnosticsSettings {
   const waitMs = project.waitMs ?? user.waitMs;
   const maxErrors = project.maxErrors ?? user.maxErrors;
+  const startWaitMs = project.startWaitMs ?? user.startWaitMs;
   return {
     enabled: flag ?? project.enabled ?? user.enabled ?? true,
     ...(waitMs !== undefined ? { waitMs } : {}),
+    ...(startWaitMs !== undefined ? { startWaitMs } : {}),
     ...(maxErrors !== undefined ? { maxErrors } : {}),
   };
 }

@@ -207,6 +207,7 @@ export class HandsSession {
           },
           kind: () => this.box.kind,
           ...(d.waitMs ? { waitMs: d.waitMs } : {}),
+          ...(d.startWaitMs ? { startWaitMs: d.startWaitMs } : {}),
           ...(d.maxErrors ? { maxErrors: d.maxErrors } : {}),
         })
       : undefined;

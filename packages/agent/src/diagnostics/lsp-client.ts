@@ -90,7 +90,9 @@ export class LspClient {
     // Its pipes close just before it exits: the exit (with its code) is the better reason.
     this.conn.onClose(() => {
       const grace = new Promise<undefined>((r) => setTimeout(r, 500, undefined).unref());
-      void Promise.race([proc.exited, grace]).then((e) => this.fail(e ? exitText(e) : "its connection closed"));
+      void Promise.race([proc.exited, grace]).then((e) =>
+        this.fail(e ? exitText(e) : "its connection closed"),
+      );
     });
     void proc.exited.then((e) => this.fail(exitText(e)));
     this.conn.listen();
@@ -147,6 +149,14 @@ export class LspClient {
   /** The text the server holds for `uri`, if it is open. */
   textOf(uri: string): string | undefined {
     return this.docs.get(uri)?.text;
+  }
+
+  /** Pushed diagnostics of the text the server holds for `uri`, if they came (a late answer). */
+  latest(uri: string, text: string): Diag[] | undefined {
+    const doc = this.docs.get(uri);
+    const have = this.pushed.get(uri);
+    if (!doc || doc.text !== text || !have || have.version !== doc.version) return undefined;
+    return have.diags;
   }
 
   /** Makes the server hold `text` for `uri` (opens or replaces it); returns its version. */

@@ -131,7 +131,10 @@ export class Diagnostics {
       let before: Diag[] = [];
       if (edit.before !== undefined) {
         const known = state.known.get(uri);
+        // An edit after a "pending" one: the answer that came late serves as the "before".
+        const late = known?.text === edit.before ? undefined : client.latest(uri, edit.before);
         if (known && known.text === edit.before) before = known.diags;
+        else if (late) before = late;
         else {
           const v = await client.sync(uri, lang.languageId, edit.before);
           before = await client.diagnostics(uri, v, left());
