@@ -62,6 +62,7 @@ test("each key's wrong type, from the user and the project file", () => {
     approval: true,
     mcpServers: "x",
     memory: [],
+    diagnostics: "off",
   };
   assert.deepEqual(
     Object.keys(wrong).sort(),
@@ -87,7 +88,7 @@ test("an unknown key is a warning with the nearest real one, and is not applied"
   assert.equal(s.maxSteps, 50, "maxStep did not set maxSteps");
   assert.ok(
     s.warnings.includes(
-      `${p.userFile}: unknown setting "maxStep" (did you mean "maxSteps"?); it is ignored (the settings: provider, model, baseUrl, apiKey, maxSteps, maxTokens, idleTimeout, sandbox, e2bTemplate, reasoning, approval, mcpServers, memory)`,
+      `${p.userFile}: unknown setting "maxStep" (did you mean "maxSteps"?); it is ignored (the settings: provider, model, baseUrl, apiKey, maxSteps, maxTokens, idleTimeout, sandbox, e2bTemplate, reasoning, approval, mcpServers, memory, diagnostics)`,
     ),
     s.warnings.join("\n"),
   );
