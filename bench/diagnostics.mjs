@@ -7,7 +7,7 @@
 // comment line is inserted (another clean edit, which shifts every line below it).
 // Reported: the fraction of bugs whose error the tool result names in the same step (an error on
 // a line the edit changed), false reports on clean edits, and the time the check adds to an edit.
-//   node bench/diagnostics.mjs [--files 40] [--sandbox bwrap|local]
+//   node bench/diagnostics.mjs [--files 40] [--sandbox bwrap|local] [--wait-ms 1500 (the default budget)]
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,7 +17,11 @@ import { Diagnostics, writeFileTool } from "../packages/agent/dist/index.js";
 import { BwrapSandbox, LocalSandbox } from "../packages/sandbox/dist/index.js";
 
 const { values } = parseArgs({
-  options: { files: { type: "string", default: "40" }, sandbox: { type: "string", default: "bwrap" } },
+  options: {
+    files: { type: "string", default: "40" },
+    sandbox: { type: "string", default: "bwrap" },
+    "wait-ms": { type: "string", default: "1500" },
+  },
 });
 const FILES = Number(values.files);
 
@@ -196,7 +200,11 @@ const sandbox =
   values.sandbox === "local"
     ? new LocalSandbox({ workspace: ws })
     : await BwrapSandbox.create({ workspace: ws });
-const diagnostics = new Diagnostics({ sandbox: async () => sandbox, startWaitMs: 120_000 });
+const diagnostics = new Diagnostics({
+  sandbox: async () => sandbox,
+  startWaitMs: 120_000,
+  waitMs: Number(values["wait-ms"]),
+});
 const ctx = {
   workspace: ws,
   readRoots: [],
@@ -275,7 +283,14 @@ for (const r of rows) {
   byRule[k].bugs++;
   if (r.caught) byRule[k].caught++;
 }
-const out = { sandbox: values.sandbox, load: { start: loadStart, end: loadEnd }, cold, summary, byRule };
+const out = {
+  sandbox: values.sandbox,
+  waitMs: Number(values["wait-ms"]),
+  load: { start: loadStart, end: loadEnd },
+  cold,
+  summary,
+  byRule,
+};
 console.log(JSON.stringify(out, null, 2));
 const missed = rows.filter((r) => !r.caught).slice(0, 8);
 if (missed.length)
