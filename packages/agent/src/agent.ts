@@ -14,6 +14,7 @@ import type { Sandbox } from "@hands/sandbox";
 import type { ApproveHook } from "./approval.js";
 import { TokenBudget } from "./budget.js";
 import { ContextWindow, MAX_OVERFLOW_RETRIES } from "./context-window.js";
+import type { Diagnostics } from "./diagnostics/service.js";
 import {
   type AgentEvent,
   type AgentEventInput,
@@ -83,6 +84,8 @@ export interface AgentOptions {
   context?: (history: readonly Message[], step: number, info: ContextInfo) => Message[] | Promise<Message[]>;
   /** Their events join the run's stream, between run_start and the result. */
   eventSources?: EventSource[];
+  /** Language servers whose new errors write_file/edit_file report (diagnostics/); the caller closes it. */
+  diagnostics?: Diagnostics;
   /** preToolUse, postToolUse and stop hooks (hooks.ts); session hooks are the session's. */
   hooks?: Hooks;
   /**
@@ -179,6 +182,7 @@ export class Agent {
       ...(opts.diagnose ? { diagnose: opts.diagnose } : {}),
       budget,
       emit: (event) => emit(event),
+      ...(opts.diagnostics ? { diagnostics: opts.diagnostics } : {}),
     };
 
     const system =

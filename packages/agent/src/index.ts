@@ -2,6 +2,7 @@ export * from "./agent.js";
 export * from "./approval.js";
 export * from "./budget.js";
 export * from "./define-tool.js";
+export * from "./diagnostics/index.js";
 export * from "./events.js";
 export * from "./hooks.js";
 export * from "./mcp/client.js";

@@ -42,7 +42,7 @@ await import(${JSON.stringify(index)});`,
   );
   // The tools' implementations (and picomatch, ignore) load on their first call.
   const unwanted = loaded.filter((u) =>
-    /@modelcontextprotocol|\/zod\/|web-tree-sitter|tree-sitter-bash|\/picomatch\/|\/ignore\/|\/tools\/(read-file|write-file|edit-file|list-dir|glob|grep|run-command|execute-python|code-outline)\.js$/.test(
+    /@modelcontextprotocol|\/zod\/|vscode-|web-tree-sitter|tree-sitter-bash|\/picomatch\/|\/ignore\/|\/tools\/(read-file|write-file|edit-file|list-dir|glob|grep|run-command|execute-python|code-outline)\.js$/.test(
       u,
     ),
   );

@@ -22,6 +22,8 @@ export interface CliArgs {
   contextBudget?: number;
   /** --memory (true), --no-memory (false), or neither (memory's own default: on). */
   memory?: boolean;
+  /** --no-diagnostics (false): no language-server errors after edits. */
+  diagnostics?: boolean;
   memorySummaries?: string;
   /** --no-repo-map: "off" (no repository map in the first request). */
   repoMap?: string;
@@ -82,6 +84,7 @@ Run:
   --context-budget N  memory assembles each step's context within N tokens (AdaMEM)
   --memory            memory with the default budget (half the model's context window; the default)
   --no-memory         no memory: every step resends the whole history
+  --no-diagnostics    no language-server errors (typescript-language-server, pyright) after edits
   --memory-summaries extractive|model|NAME   how memory summarises (default extractive, no model)
   --embeddings-url URL, --embeddings-model NAME   an OpenAI-compatible /embeddings endpoint for memory
   --repo-map-tokens N size of the map of the code related to the task in the first request (default 512)
@@ -245,6 +248,7 @@ function toCliArgs(parsed: ReturnType<typeof parse>): CliArgs {
       ? { contextBudget: positiveInt("--context-budget", v["context-budget"]) }
       : {}),
     ...(v["no-memory"] ? { memory: false } : v.memory ? { memory: true } : {}),
+    ...(v["no-diagnostics"] ? { diagnostics: false } : {}),
     ...(v["memory-summaries"] ? { memorySummaries: v["memory-summaries"] } : {}),
     ...(v["no-repo-map"] ? { repoMap: "off" } : {}),
     ...(v["repo-map-tokens"] !== undefined
@@ -292,6 +296,7 @@ const OPTIONS = {
   "context-budget": { type: "string" },
   memory: { type: "boolean" },
   "no-memory": { type: "boolean" },
+  "no-diagnostics": { type: "boolean" },
   "memory-summaries": { type: "string" },
   "no-repo-map": { type: "boolean" },
   "repo-map-tokens": { type: "string" },

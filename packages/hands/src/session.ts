@@ -20,6 +20,7 @@ import {
   createRouter,
   createTaskTool,
   createTodoTool,
+  Diagnostics,
   databaseTools,
   findSqliteFiles,
   type HookOutcome,
@@ -222,6 +223,8 @@ export class HandsSession {
   readonly hooks: Hooks;
   private readonly roles: Map<ModelRole, Provider>;
   private readonly box: PreparedSandbox;
+  /** Language servers for write_file/edit_file's new errors (off: --no-diagnostics). */
+  private readonly diagnostics: Diagnostics | undefined;
 
   /** Use openSession. */
   constructor(parts: SessionParts) {
@@ -247,6 +250,22 @@ export class HandsSession {
     this.roles = parts.roles;
     this.mode = parts.settings.approval;
     this.audit = auditListener(parts.dataDir, parts.id);
+    const d = parts.settings.diagnostics;
+    // The servers get a sandbox of their own (same backend and settings), made on the first
+    // edit of a file they read; each request's commands get theirs from the same manager.
+    let box: ReturnType<PreparedSandbox["create"]> | undefined;
+    this.diagnostics = d.enabled
+      ? new Diagnostics({
+          sandbox: () => {
+            box ??= this.box.create();
+            return box;
+          },
+          kind: () => this.box.kind,
+          ...(d.waitMs ? { waitMs: d.waitMs } : {}),
+          ...(d.startWaitMs ? { startWaitMs: d.startWaitMs } : {}),
+          ...(d.maxErrors ? { maxErrors: d.maxErrors } : {}),
+        })
+      : undefined;
   }
 
   /** The sandbox backend commands run in ("auto" is resolved on first read: it probes bubblewrap). */
@@ -342,6 +361,7 @@ export class HandsSession {
       approve,
       ...this.memory?.agentOptions(),
       hooks: this.hooks,
+      ...(this.diagnostics && !options.readOnly ? { diagnostics: this.diagnostics } : {}),
     });
     try {
       const result = await agent.run(task, {
@@ -406,6 +426,7 @@ export class HandsSession {
       ]),
       approve,
       hooks: this.hooks,
+      ...(this.diagnostics ? { diagnostics: this.diagnostics } : {}),
     });
     return {
       agent,
@@ -500,6 +521,7 @@ export class HandsSession {
     this.trace?.close();
     await this.mcp?.close().catch(() => {});
     this.closeReach();
+    await this.diagnostics?.close().catch(() => {});
     await this.box.close();
     await this.checkpoints?.close();
     await this.memory?.close().catch(() => {});

@@ -23,6 +23,8 @@ export interface SettingFlags {
   approval?: string;
   /** true: on; false: off; undefined: memory's own default (on). */
   memory?: boolean;
+  /** false: no language-server diagnostics after edits (--no-diagnostics); undefined: the config's. */
+  diagnostics?: boolean;
   contextBudget?: number;
   memorySummaries?: string;
   embeddingsUrl?: string;

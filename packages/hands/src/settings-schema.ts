@@ -110,6 +110,8 @@ export const SETTINGS = {
     flag: "--repo-map-tokens",
     sdk: "repoMapTokens",
   },
+  /** Checked key by key in diagnostics-config.ts. */
+  diagnostics: { type: { kind: "object" } },
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingKey = keyof typeof SETTINGS;

@@ -4,6 +4,11 @@
 
 import { type ApprovalMode, readSettingsFile, UnsafeFileError } from "@hands/agent";
 import type { ReasoningLevel } from "@hands/llm";
+import {
+  type DiagnosticsSettings,
+  parseDiagnosticsConfig,
+  resolveDiagnosticsSettings,
+} from "./diagnostics-config.js";
 import { SettingsError } from "./errors.js";
 import { type HookCommands, parseHookCommands } from "./hook-commands.js";
 import { type MemorySettings, parseMemoryConfig, resolveMemorySettings } from "./memory-config.js";
@@ -56,6 +61,8 @@ export interface FileConfig {
   hooks?: unknown;
   /** Models by role (model-roles.ts). */
   models?: unknown;
+  /** Language-server diagnostics after edits: see diagnostics-config.ts. */
+  diagnostics?: unknown;
 }
 
 export interface Settings {
@@ -74,6 +81,8 @@ export interface Settings {
   memory: MemorySettings;
   /** Tokens of the repository map in a session's first request; 0: none (--no-repo-map, repoMap "off"). */
   repoMapTokens: number;
+  /** Diagnostics after edits (diagnostics-config.ts). */
+  diagnostics: DiagnosticsSettings;
   /** Sandboxed commands' network (--network) and allowed domains (--allow-domain). */
   network?: string;
   allowDomain?: string[];
@@ -225,6 +234,11 @@ export function resolveSettings(
       parseMemoryConfig(user.memory, userPath),
     ),
     repoMapTokens: repoMapOff ? 0 : repoMapTokens,
+    diagnostics: resolveDiagnosticsSettings(
+      args.diagnostics,
+      parseDiagnosticsConfig(project.diagnostics, projectPath),
+      parseDiagnosticsConfig(user.diagnostics, userPath),
+    ),
     approval: (flag("approval", args.approval) ??
       fromEnv("approval", "HANDS_APPROVAL") ??
       pick("approval") ??

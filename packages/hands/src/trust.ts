@@ -64,6 +64,7 @@ export function untrustedConfig(project: Json, baseline: Baseline): { config: Js
       case "maxTokens":
       case "idleTimeout":
       case "reasoning":
+      case "diagnostics":
         config[key] = value;
         break;
       case "provider":

@@ -26,6 +26,7 @@ import { FileBackedSandbox } from "./file-backed.js";
 import { FileApi } from "./files.js";
 import { releaseHostUser, sandboxHostUser } from "./host-user.js";
 import { DEFAULT_TIMEOUT_MS } from "./local.js";
+import { type LongLivedOptions, type LongLivedProcess, longLivedChild } from "./long-lived.js";
 import { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
 import { findDescendantByNsPid } from "./proc.js";
 import { ProtectedPathsGuard } from "./protected-paths.js";
@@ -274,6 +275,23 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
     this.protectedPaths.finish(r, remount);
     this.lastUsedAt = Date.now();
     return r;
+  }
+
+  /**
+   * A process that keeps running beside the session shell (long-lived.ts): a second bubblewrap
+   * with the same mounts, user and environment, in the same cgroup (so within the same limits,
+   * and removed with it).
+   */
+  async spawnLongLived(argv: string[], options: LongLivedOptions = {}): Promise<LongLivedProcess> {
+    this.assertAlive();
+    if (!this.session?.alive) await this.restart();
+    const extra: string[] = [];
+    for (const b of options.readOnlyBinds ?? []) extra.push("--ro-bind", b.host, b.path);
+    for (const [k, v] of Object.entries(options.env ?? {})) extra.push("--setenv", k, v);
+    const readOnly = this.protectedPaths.prepare();
+    const args = [...bwrapArgs({ ...this.argsOptions, readOnly }), ...extra];
+    const child = await launch(this.cgroup, this.fileSizeBytes, args, argv, this.workspace, this);
+    return longLivedChild(child, WORKSPACE_PATH);
   }
 
   /** The shell died (killed, or a command ended it): start a fresh one (state is lost). */

@@ -45,6 +45,13 @@ export {
   LocalSandbox,
   type LocalSandboxOptions,
 } from "./local.js";
+export {
+  canSpawnLongLived,
+  type LongLivedOptions,
+  type LongLivedProcess,
+  type LongLivedSpawner,
+  spawnLongLived,
+} from "./long-lived.js";
 export { SessionManager, type SessionManagerOptions } from "./manager.js";
 export { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
 export { buildPackageIndex, loadPackageIndex, type PackageIndex, packageIndexFile } from "./package-index.js";
@@ -56,8 +63,8 @@ export {
   type ProxyLogEntry,
   startAllowListProxy,
 } from "./proxy.js";
-export { type EgressPolicy, parseEgressPolicy } from "./proxy-egress.js";
 export { canonicalIp, nonPublicRange } from "./proxy-address.js";
+export { type EgressPolicy, parseEgressPolicy } from "./proxy-egress.js";
 export { type Decision, decideDestination, type LookupFn, systemLookup } from "./proxy-policy.js";
 export {
   type AllowRule,

@@ -14,6 +14,7 @@ import { performance } from "node:perf_hooks";
 import { StringDecoder } from "node:string_decoder";
 import { confinePath, realpathOrSelf } from "./confine.js";
 import { scrubEnv } from "./env.js";
+import { type LongLivedOptions, type LongLivedProcess, spawnLocalLongLived } from "./long-lived.js";
 import { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
 import type { ExecOptions, ExecResult, Sandbox, SandboxKind } from "./types.js";
 
@@ -87,6 +88,7 @@ export class LocalSandbox implements Sandbox {
   private readonly extraEnv: Record<string, string>;
   private readonly baseEnv: Record<string, string | undefined>;
   private readonly running = new Set<Running>();
+  private readonly longLived = new Set<LongLivedProcess>();
   private destroyed = false;
 
   constructor(options: LocalSandboxOptions) {
@@ -357,9 +359,19 @@ export class LocalSandbox implements Sandbox {
   }
 
   /** Kills every command still running in this sandbox; later calls fail. */
+  /** A process that keeps running (a language server, long-lived.ts); destroy ends it. */
+  async spawnLongLived(argv: string[], options: LongLivedOptions = {}): Promise<LongLivedProcess> {
+    this.assertAlive();
+    const p = spawnLocalLongLived(this.workspace, argv, this.commandEnv(options.env));
+    this.longLived.add(p);
+    void p.exited.then(() => this.longLived.delete(p));
+    return p;
+  }
+
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.destroyed = true;
+    for (const p of this.longLived) p.kill();
     const all = [...this.running];
     for (const r of all) r.kill("destroy");
     await Promise.all(all.map((r) => r.done.catch(() => {})));

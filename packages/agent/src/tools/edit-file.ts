@@ -1,4 +1,5 @@
 // edit_file: exact string replacement in a file, with helpful errors when the match fails.
+import { withDiagnostics } from "../diagnostics/attach.js";
 import { writeFileAtomicAt } from "./fs/atomic.js";
 import { closeQuietly, type Opened, openAt, openParentInside, readFd } from "./fs/confined.js";
 import {
@@ -181,7 +182,7 @@ async function writeNew(
   await writeFileAtomicAt(at.dirFd, at.name, content);
   const lines = splitLines(content);
   const after = capForData(content);
-  return {
+  const result = {
     output: [
       `Created ${shown} (${fmtInt(lines.length)} lines).`,
       ...snippet(lines, 1, Math.min(lines.length, MAX_SNIPPET_LINES)),
@@ -193,6 +194,7 @@ async function writeNew(
       ...(after !== undefined ? { after } : {}),
     },
   };
+  return withDiagnostics(ctx, abs, shown, undefined, content, result);
 }
 
 export const editFileTool: Tool<EditFileArgs> = {
@@ -319,7 +321,7 @@ export const editFileTool: Tool<EditFileArgs> = {
       const after = capForData(updated);
       if (before !== undefined) data["before"] = before;
       if (after !== undefined) data["after"] = after;
-      return { output: out.join("\n"), data };
+      return await withDiagnostics(ctx, abs, shown, content, updated, { output: out.join("\n"), data });
     } catch (e) {
       return exceptionResult(e, args.path);
     } finally {

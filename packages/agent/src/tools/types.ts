@@ -3,6 +3,7 @@
 import type { JsonSchema, Usage } from "@hands/llm";
 import type { ExecResult, Sandbox } from "@hands/sandbox";
 import type { TokenBudget } from "../budget.js";
+import type { Diagnostics } from "../diagnostics/service.js";
 import type { AgentEventInput } from "../events.js";
 
 export interface ToolContext {
@@ -13,6 +14,8 @@ export interface ToolContext {
   /** The task's sandbox session, created on first use. */
   sandbox: () => Promise<Sandbox>;
   signal: AbortSignal;
+  /** Language servers that report the errors an edit introduced (write_file, edit_file); off when unset. */
+  diagnostics?: Diagnostics;
   /** Where a command's output goes as it comes (a live view), besides its result. */
   onOutput?: (stream: "stdout" | "stderr", text: string) => void;
   /** Why a command failed, from facts of the sandbox (its OOM/PID events, ldd, the package index). */

@@ -1,4 +1,5 @@
 // write_file: create or overwrite a whole file, atomically.
+import { withDiagnostics } from "../diagnostics/attach.js";
 import { writeFileAtomicAt } from "./fs/atomic.js";
 import { closeQuietly, openParentInside } from "./fs/confined.js";
 import { errorResult, exceptionResult, workspaceRoot, writeTargetOrError } from "./fs/errors.js";
@@ -46,10 +47,20 @@ export const writeFileTool: Tool<WriteFileArgs> = {
       else if (before.exists) data["beforeTooLarge"] = true;
       const after = capForData(args.content);
       if (after !== undefined) data["after"] = after;
-      return {
+      const result = {
         output: `${verb} ${shown}: ${fmtInt(bytes)} bytes, ${fmtInt(lines)} lines${was}.`,
         data,
       };
+      // A file too large to keep its old text is not checked (nothing to tell new errors from old).
+      if (before.exists && before.text === undefined) return result;
+      return await withDiagnostics(
+        ctx,
+        abs,
+        shown,
+        before.exists ? before.text : undefined,
+        args.content,
+        result,
+      );
     } catch (e) {
       return exceptionResult(e, args.path);
     } finally {

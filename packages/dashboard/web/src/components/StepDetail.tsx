@@ -238,7 +238,10 @@ export function StepDetail({ runId, step }: { runId: string; step: StepView }) {
         </div>
       ))}
       {step.hooks.map((h) => (
-        <div key={`${h.event}-${h.hook}-${h.outcome}-${h.message ?? ""}`} className={h.outcome === "failed" ? "warning" : "notice"}>
+        <div
+          key={`${h.event}-${h.hook}-${h.outcome}-${h.message ?? ""}`}
+          className={h.outcome === "failed" ? "warning" : "notice"}
+        >
           hook {h.event} {h.hook}: {h.outcome}
           {h.message ? ` — ${h.message}` : ""}
         </div>

@@ -1,0 +1,297 @@
+// One language server over stdio, spoken to with vscode-languageserver-protocol: initialize,
+// keep documents in sync (full text), and get a document's diagnostics for a given version —
+// pulled where the server offers a request for it (tsserver's sync diagnostics through
+// typescript-language-server's `typescript.tsserverRequest`), else waited for as pushed
+// `publishDiagnostics` of that version (pyright).
+import { pathToFileURL } from "node:url";
+import type { LongLivedProcess } from "@hands/sandbox";
+import {
+  CancellationTokenSource,
+  createProtocolConnection,
+  DidChangeTextDocumentNotification,
+  DidOpenTextDocumentNotification,
+  ExecuteCommandRequest,
+  ExitNotification,
+  InitializedNotification,
+  InitializeRequest,
+  type ProtocolConnection,
+  PublishDiagnosticsNotification,
+  ShutdownRequest,
+  StreamMessageReader,
+  StreamMessageWriter,
+} from "vscode-languageserver-protocol/node.js";
+import { DiagnosticsTimeout, fmtSeconds, ServerGone } from "./errors.js";
+import type { ServerId } from "./servers.js";
+
+/** A diagnostic as Hands keeps it: 0-based line and column, error/warning/…. */
+export interface Diag {
+  line: number;
+  character: number;
+  endLine: number;
+  message: string;
+  /** 1 error, 2 warning, 3 information, 4 hint (LSP's numbers). */
+  severity: number;
+  code?: string;
+}
+
+interface OpenDoc {
+  version: number;
+  text: string;
+}
+
+type Waiter = { version: number; resolve: (d: Diag[]) => void };
+
+const STDERR_KEPT = 2000;
+
+export class LspClient {
+  private readonly conn: ProtocolConnection;
+  private readonly docs = new Map<string, OpenDoc>();
+  private readonly pushed = new Map<string, { version: number | undefined; diags: Diag[] }>();
+  private readonly waiters = new Map<string, Waiter[]>();
+  private stderrTail = "";
+  /** Set once the process has ended (the reason, for messages). */
+  exitReason: string | undefined;
+
+  private constructor(
+    readonly id: ServerId,
+    private readonly proc: LongLivedProcess,
+  ) {
+    proc.stderr.on("data", (c: Buffer) => {
+      this.stderrTail = (this.stderrTail + c.toString("utf8")).slice(-STDERR_KEPT);
+    });
+    this.conn = createProtocolConnection(
+      new StreamMessageReader(proc.stdout),
+      new StreamMessageWriter(proc.stdin),
+    );
+    // Requests a server may send a client; answered minimally (no settings, nothing to show).
+    this.conn.onRequest("workspace/configuration", (p: { items?: unknown[] }) =>
+      (p.items ?? []).map(() => null),
+    );
+    this.conn.onRequest("client/registerCapability", () => null);
+    this.conn.onRequest("client/unregisterCapability", () => null);
+    this.conn.onRequest("window/workDoneProgress/create", () => null);
+    this.conn.onRequest("window/showMessageRequest", () => null);
+    this.conn.onRequest("workspace/applyEdit", () => ({ applied: false }));
+    this.conn.onNotification(PublishDiagnosticsNotification.type, (p) => {
+      const diags = p.diagnostics.map(toDiag);
+      this.pushed.set(p.uri, { version: p.version, diags });
+      const list = this.waiters.get(p.uri) ?? [];
+      const left = list.filter((w) => {
+        if (p.version !== undefined && p.version < w.version) return true;
+        w.resolve(diags);
+        return false;
+      });
+      if (left.length) this.waiters.set(p.uri, left);
+      else this.waiters.delete(p.uri);
+    });
+    this.conn.onError(() => {});
+    const exitText = (e: { code: number | null; signal: string | null }) =>
+      e.signal ? `it was killed (${e.signal})` : `it exited with code ${e.code ?? "?"}`;
+    // Its pipes close just before it exits: the exit (with its code) is the better reason.
+    this.conn.onClose(() => {
+      const grace = new Promise<undefined>((r) => setTimeout(r, 500, undefined).unref());
+      void Promise.race([proc.exited, grace]).then((e) =>
+        this.fail(e ? exitText(e) : "its connection closed"),
+      );
+    });
+    void proc.exited.then((e) => this.fail(exitText(e)));
+    this.conn.listen();
+  }
+
+  /** Starts the protocol on `proc` and initializes the server within `timeoutMs`. */
+  static async start(
+    id: ServerId,
+    proc: LongLivedProcess,
+    initializationOptions: unknown,
+    timeoutMs: number,
+  ): Promise<LspClient> {
+    const client = new LspClient(id, proc);
+    const root = pathToFileURL(proc.workspacePath).href;
+    const cancel = new CancellationTokenSource();
+    const init = client.conn.sendRequest(
+      InitializeRequest.type,
+      {
+        processId: null,
+        rootUri: root,
+        workspaceFolders: [{ uri: root, name: "workspace" }],
+        capabilities: {
+          textDocument: { publishDiagnostics: { versionSupport: true }, synchronization: { didSave: false } },
+          workspace: { configuration: true, workspaceFolders: true },
+        },
+        initializationOptions,
+      },
+      cancel.token,
+    );
+    try {
+      await client.race(init, timeoutMs, "answer initialize");
+    } catch (e) {
+      cancel.cancel();
+      client.kill();
+      throw e;
+    }
+    await client.conn.sendNotification(InitializedNotification.type, {});
+    return client;
+  }
+
+  get alive(): boolean {
+    return this.exitReason === undefined;
+  }
+
+  /** The last lines the server wrote to stderr (why it failed). */
+  get stderr(): string {
+    return this.stderrTail.trim().split("\n").slice(-3).join(" | ").slice(-400);
+  }
+
+  uri(workspaceRel: string): string {
+    return pathToFileURL(`${this.proc.workspacePath}/${workspaceRel}`).href;
+  }
+
+  /** The text the server holds for `uri`, if it is open. */
+  textOf(uri: string): string | undefined {
+    return this.docs.get(uri)?.text;
+  }
+
+  /** Pushed diagnostics of the text the server holds for `uri`, if they came (a late answer). */
+  latest(uri: string, text: string): Diag[] | undefined {
+    const doc = this.docs.get(uri);
+    const have = this.pushed.get(uri);
+    if (!doc || doc.text !== text || !have || have.version !== doc.version) return undefined;
+    return have.diags;
+  }
+
+  /** Makes the server hold `text` for `uri` (opens or replaces it); returns its version. */
+  async sync(uri: string, languageId: string, text: string): Promise<number> {
+    if (!this.alive) throw new ServerGone(this.exitReason);
+    const doc = this.docs.get(uri);
+    if (doc && doc.text === text) return doc.version;
+    if (!doc) {
+      this.docs.set(uri, { version: 1, text });
+      await this.conn.sendNotification(DidOpenTextDocumentNotification.type, {
+        textDocument: { uri, languageId, version: 1, text },
+      });
+      return 1;
+    }
+    doc.version++;
+    doc.text = text;
+    await this.conn.sendNotification(DidChangeTextDocumentNotification.type, {
+      textDocument: { uri, version: doc.version },
+      contentChanges: [{ text }],
+    });
+    return doc.version;
+  }
+
+  /** The diagnostics of `uri` at `version` (the one `sync` returned), within `timeoutMs`. */
+  async diagnostics(uri: string, version: number, timeoutMs: number): Promise<Diag[]> {
+    if (!this.alive) throw new ServerGone(this.exitReason);
+    if (this.id === "typescript") return this.tsserverDiagnostics(uri, timeoutMs);
+    const have = this.pushed.get(uri);
+    if (have && have.version !== undefined && have.version >= version) return have.diags;
+    const got = new Promise<Diag[]>((resolve) => {
+      const list = this.waiters.get(uri) ?? [];
+      list.push({ version, resolve });
+      this.waiters.set(uri, list);
+    });
+    return this.race(got, timeoutMs, "report diagnostics");
+  }
+
+  /** tsserver's syntactic and semantic errors of an open file, asked for synchronously. */
+  private async tsserverDiagnostics(uri: string, timeoutMs: number): Promise<Diag[]> {
+    const cancel = new CancellationTokenSource();
+    const ask = (command: string) =>
+      this.conn.sendRequest(
+        ExecuteCommandRequest.type,
+        { command: "typescript.tsserverRequest", arguments: [command, { file: uri }] },
+        cancel.token,
+      ) as Promise<{ success?: boolean; body?: TsDiag[]; message?: string } | null>;
+    try {
+      const both = Promise.all([ask("syntacticDiagnosticsSync"), ask("semanticDiagnosticsSync")]);
+      const [syn, sem] = await this.race(both, timeoutMs, "report diagnostics");
+      for (const r of [syn, sem])
+        if (!r || r.success === false) throw new Error(`tsserver failed: ${r?.message ?? "no answer"}`);
+      return [...(syn?.body ?? []), ...(sem?.body ?? [])].map(fromTsserver);
+    } finally {
+      cancel.cancel();
+    }
+  }
+
+  /** `p`, or a DiagnosticsTimeout after `ms`, or ServerGone when the server ends first. */
+  private race<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new DiagnosticsTimeout(`did not ${what} within ${fmtSeconds(ms)}`)),
+        ms,
+      );
+      const onGone = () =>
+        reject(new ServerGone(`${this.exitReason}${this.stderr ? ` (stderr: ${this.stderr})` : ""}`));
+      this.goneListeners.add(onGone);
+      p.then(resolve, reject).finally(() => {
+        clearTimeout(timer);
+        this.goneListeners.delete(onGone);
+      });
+    });
+  }
+
+  private readonly goneListeners = new Set<() => void>();
+
+  private fail(reason: string): void {
+    if (this.exitReason !== undefined) return;
+    this.exitReason = reason;
+    for (const l of [...this.goneListeners]) l();
+    this.waiters.clear();
+    this.proc.kill();
+  }
+
+  kill(): void {
+    this.fail("it was stopped");
+    this.conn.dispose();
+  }
+
+  /** Asks the server to shut down, then kills it (after at most `ms`). */
+  async stop(ms = 500): Promise<void> {
+    if (this.alive) {
+      const bye = (async () => {
+        await this.conn.sendRequest(ShutdownRequest.type);
+        await this.conn.sendNotification(ExitNotification.type);
+      })();
+      await this.race(bye, ms, "shut down").catch(() => {});
+    }
+    this.kill();
+  }
+}
+
+interface TsDiag {
+  start: { line: number; offset: number };
+  end: { line: number; offset: number };
+  text: string;
+  code?: number;
+  category?: string;
+}
+
+function fromTsserver(d: TsDiag): Diag {
+  const severity =
+    d.category === "error" ? 1 : d.category === "warning" ? 2 : d.category === "suggestion" ? 4 : 3;
+  return {
+    line: d.start.line - 1,
+    character: d.start.offset - 1,
+    endLine: d.end.line - 1,
+    message: d.text,
+    severity,
+    ...(d.code !== undefined ? { code: `TS${d.code}` } : {}),
+  };
+}
+
+function toDiag(d: {
+  range: { start: { line: number; character: number }; end: { line: number } };
+  message: string;
+  severity?: number;
+  code?: number | string;
+}): Diag {
+  return {
+    line: d.range.start.line,
+    character: d.range.start.character,
+    endLine: d.range.end.line,
+    message: d.message,
+    severity: d.severity ?? 1,
+    ...(d.code !== undefined ? { code: String(d.code) } : {}),
+  };
+}

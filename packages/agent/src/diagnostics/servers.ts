@@ -1,0 +1,116 @@
+// Which language server reads which files, and how it is started: typescript-language-server
+// (tsserver of the workspace's own `typescript` when it has one, else the one Hands ships) for
+// TypeScript and JavaScript, pyright for Python. Both are npm packages Hands depends on; in an
+// isolating sandbox their folders (and node, when it is not under /usr) are mounted read-only
+// at fixed paths, so the server runs in there with the sandbox's limits.
+import { createRequire } from "node:module";
+import { basename, dirname, extname, join } from "node:path";
+
+export type ServerId = "typescript" | "pyright";
+
+export interface ServerSpec {
+  id: ServerId;
+  /** The server's name in messages. */
+  label: string;
+  /** npm packages it needs (the first holds the entry point). */
+  packages: string[];
+  /** Entry point relative to the first package's folder. */
+  entry: string;
+  args: string[];
+  /** Initialization options, given where the packages are as the server sees them. */
+  initializationOptions: (packageDir: (name: string) => string) => unknown;
+}
+
+const EXTENSIONS: Record<string, { server: ServerId; languageId: string }> = {
+  ".ts": { server: "typescript", languageId: "typescript" },
+  ".mts": { server: "typescript", languageId: "typescript" },
+  ".cts": { server: "typescript", languageId: "typescript" },
+  ".tsx": { server: "typescript", languageId: "typescriptreact" },
+  ".js": { server: "typescript", languageId: "javascript" },
+  ".mjs": { server: "typescript", languageId: "javascript" },
+  ".cjs": { server: "typescript", languageId: "javascript" },
+  ".jsx": { server: "typescript", languageId: "javascriptreact" },
+  ".py": { server: "pyright", languageId: "python" },
+  ".pyi": { server: "pyright", languageId: "python" },
+};
+
+/** The server and LSP language id of a file, or undefined when no server reads it. */
+export function languageOf(path: string): { server: ServerId; languageId: string } | undefined {
+  if (basename(path).endsWith(".d.ts")) return EXTENSIONS[".ts"];
+  return EXTENSIONS[extname(path).toLowerCase()];
+}
+
+export const SERVERS: Record<ServerId, ServerSpec> = {
+  typescript: {
+    id: "typescript",
+    label: "typescript-language-server",
+    packages: ["typescript-language-server", "typescript"],
+    entry: "lib/cli.mjs",
+    args: ["--stdio"],
+    // The workspace's node_modules/typescript wins (the server looks there first); this is the fallback.
+    initializationOptions: (dir) => ({
+      tsserver: { fallbackPath: join(dir("typescript"), "lib", "tsserver.js") },
+      preferences: { includeCompletionsForModuleExports: false },
+    }),
+  },
+  pyright: {
+    id: "pyright",
+    label: "pyright",
+    packages: ["pyright"],
+    entry: "langserver.index.js",
+    args: ["--stdio"],
+    initializationOptions: () => ({}),
+  },
+};
+
+/** Host folder of an installed package, or undefined when it is not installed. */
+export function packageFolder(name: string): string | undefined {
+  try {
+    return dirname(createRequire(import.meta.url).resolve(`${name}/package.json`));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where the packages are mounted in an isolating sandbox. */
+export const SANDBOX_PACKAGES_DIR = "/run/hands/lsp";
+const SYSTEM_PREFIXES = ["/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/"];
+
+export interface LaunchPlan {
+  argv: string[];
+  readOnlyBinds: Array<{ host: string; path: string }>;
+  initializationOptions: unknown;
+}
+
+/**
+ * How to start `spec`: on the host's paths (`isolated` false) or through read-only mounts.
+ * Throws a clear error when one of its packages is not installed.
+ */
+export function launchPlan(spec: ServerSpec, isolated: boolean, findPackage = packageFolder): LaunchPlan {
+  const hostDirs = new Map<string, string>();
+  for (const name of spec.packages) {
+    const dir = findPackage(name);
+    if (!dir) throw new Error(`${name} is not installed (it comes with Hands: reinstall it)`);
+    hostDirs.set(name, dir);
+  }
+  const binds: LaunchPlan["readOnlyBinds"] = [];
+  const seen = (name: string): string => {
+    const host = hostDirs.get(name) as string;
+    if (!isolated) return host;
+    const path = `${SANDBOX_PACKAGES_DIR}/${name}`;
+    if (!binds.some((b) => b.path === path)) binds.push({ host, path });
+    return path;
+  };
+  let node = process.execPath;
+  if (isolated && !SYSTEM_PREFIXES.some((p) => node.startsWith(p))) {
+    binds.push({ host: node, path: `${SANDBOX_PACKAGES_DIR}/node` });
+    node = `${SANDBOX_PACKAGES_DIR}/node`;
+  }
+  const main = join(seen(spec.packages[0] as string), spec.entry);
+  for (const name of spec.packages.slice(1)) seen(name);
+  return {
+    argv: [node, main, ...spec.args],
+    readOnlyBinds: binds,
+    initializationOptions: spec.initializationOptions(seen),
+  };
+}
