@@ -33,6 +33,12 @@ for var, sub in (("JUPYTER_RUNTIME_DIR", "runtime"), ("IPYTHONDIR", "ipython"), 
                  ("JUPYTER_DATA_DIR", "data"), ("JUPYTER_CONFIG_DIR", "config")):
     os.environ.setdefault(var, os.path.join(state, sub))
 
+# ipykernel loads its debugger at start; its frozen-modules check only costs time.
+os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+os.environ.setdefault("DENO_DIR", os.path.join(state, "deno"))
+if language in ("javascript", "typescript"):
+    os.environ["NO_COLOR"] = "1"  # Deno's text/plain of a value is otherwise coloured
+
 def write(path, text):
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     with open(path, "w") as f:
@@ -136,7 +142,8 @@ def env_code(env):
 
 def run_quiet(code):
     """Runs helper code without history or output; waits for its reply."""
-    mid = kc.execute(code, silent=True, store_history=False, allow_stdin=False)
+    # (Deno's kernel does not run a silent request at all: its output is ignored instead.)
+    mid = kc.execute(code, silent=language not in ("javascript", "typescript"), store_history=False, allow_stdin=False)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -193,4 +200,5 @@ try:
     km.shutdown_kernel(now=True)
 except Exception:
     pass
+os._exit(0)  # (no interpreter teardown: zmq's finalisers only print noise then)
 `;

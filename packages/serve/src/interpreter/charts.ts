@@ -145,6 +145,8 @@ def chart_of_axes(ax):
     return {"type": "unknown", "title": title, "elements": []}
 
 def chart_of_figure(fig):
+    if not hasattr(fig, 'canvas'):
+        return None  # the class itself, not a figure
     fig.canvas.draw()
     axes = [ax for ax in fig.get_axes() if ax.get_visible() and ax.get_label() != "<colorbar>"]
     if not axes:

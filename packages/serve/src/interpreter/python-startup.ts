@@ -36,7 +36,13 @@ def __hands_setup():
 
 ${indented(CHARTS_SOURCE)}
 
-    charts.for_type_by_name("matplotlib.figure", "Figure", chart_of_figure)
+    # A method of Figure, not a printer registered for its type: matplotlib's inline backend
+    # drops every formatter's Figure printer when it switches itself on.
+    try:
+        from matplotlib.figure import Figure
+        Figure._repr_hands_chart_ = chart_of_figure
+    except Exception:
+        pass
 
     def frame_data(frame):
         # JSON through pandas itself: NaN and NaT become null, timestamps ISO text.
