@@ -10,15 +10,13 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
 export const IMAGE_REPO = "hands-sandbox";
-export const IMAGE_PACKAGES = [
-  "python3",
-  "git",
-  "curl",
-  "jq",
-  "ca-certificates",
-  "procps",
-  // hands serve's code interpreter: Jupyter kernels for Python (IPython, with pandas and
-  // matplotlib for DataFrame and chart results) and R.
+export const IMAGE_PACKAGES = ["python3", "git", "curl", "jq", "ca-certificates", "procps"];
+/**
+ * Installed after debootstrap by apt in the new root (debootstrap's own resolver cannot configure
+ * them): hands serve's code interpreter — Jupyter kernels for Python (IPython, with pandas and
+ * matplotlib for DataFrame and chart results) and R.
+ */
+export const IMAGE_APT_PACKAGES = [
   "python3-ipykernel",
   "python3-jupyter-client",
   "python3-pandas",
@@ -68,7 +66,7 @@ export function debianSource(): { suite: string; mirror: string } {
 /** The image tag for the current recipe (content hash of everything that goes into it). */
 export function imageTag(suite = debianSource().suite): string {
   const h = createHash("sha256")
-    .update(JSON.stringify({ RECIPE_VERSION, suite, IMAGE_PACKAGES, IMAGE_NPM_PROGRAMS }))
+    .update(JSON.stringify({ RECIPE_VERSION, suite, IMAGE_PACKAGES, IMAGE_APT_PACKAGES, IMAGE_NPM_PROGRAMS }))
     .digest("hex");
   return `${IMAGE_REPO}:${h.slice(0, 12)}`;
 }
@@ -143,6 +141,17 @@ export async function buildImage(
     await run(
       "debootstrap",
       ["--variant=minbase", `--include=${IMAGE_PACKAGES.join(",")}`, suite, root, mirror],
+      log,
+    );
+    log(`apt-get install ${IMAGE_APT_PACKAGES.join(" ")} in the new root…\n`);
+    await run(
+      "chroot",
+      [
+        root,
+        "sh",
+        "-c",
+        `apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${IMAGE_APT_PACKAGES.join(" ")} && apt-get clean`,
+      ],
       log,
     );
     await installNpmPrograms(root, log);

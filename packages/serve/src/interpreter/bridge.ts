@@ -2,8 +2,7 @@
 // real Jupyter kernel there with jupyter_client (IPython's ipykernel for Python, IRkernel for R,
 // Deno's kernel for JavaScript/TypeScript, a small pexpect kernel for Bash: kernels.ts names them)
 // and relays it as NDJSON on stdin/stdout: a cell's IOPub messages become E2B's stdout, stderr,
-// result, error and execution-count lines. The kernel stays in the bridge's process group, so the
-// host's SIGINT (an interrupt) reaches it and its SIGKILL (remove, restart) ends both.
+// result, error and execution-count lines. The host's SIGINT becomes the kernel's interrupt.
 //
 // argv: bridge <spec JSON> (kernels.ts: the kernel's argv, language, files to write first)
 // stdin  (host → bridge): {"code": ..., "env": {...}} per line
@@ -12,7 +11,8 @@
 //        "png", …, "chart", "data", "is_main_result"} | {"type": "error", "name", "value",
 //        "traceback"} | {"type": "number_of_executions", "execution_count"} | {"type": "__done__"}
 export const BRIDGE_SOURCE = String.raw`
-import json, os, queue, signal, sys, threading, time
+import json, os, queue, re, signal, sys, threading, time
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 proto = os.fdopen(os.dup(1), "w", buffering=1)
 # The kernel's own fds 1 and 2 (its start-up noise) must not mix with the protocol.
@@ -87,6 +87,8 @@ def result_of(data, main):
         if key is None:
             extra[mime] = v
         elif key == "text":
+            if language in ("javascript", "typescript"):
+                v = ANSI.sub("", v)
             msg["text"] = unquote(v) if main else v
         else:
             msg[key] = v
@@ -98,7 +100,7 @@ def result_of(data, main):
 
 km = KernelManager(kernel_name="hands")
 try:
-    km.start_kernel(cwd=os.getcwd(), start_new_session=False)
+    km.start_kernel(cwd=os.getcwd())
     kc = km.client()
     kc.start_channels()
     kc.wait_for_ready(timeout=float(os.environ.get("HANDS_KERNEL_START_TIMEOUT", "90")))
@@ -110,9 +112,14 @@ except Exception as e:
         pass
     sys.exit(1)
 
-# SIGINT from the host (the client gave up on a cell): the kernel, in our process group, got it
-# too; the bridge itself carries on.
-signal.signal(signal.SIGINT, lambda *a: None)
+# SIGINT from the host (the client gave up on a cell) is passed on as the kernel's interrupt
+# (jupyter_client signals the kernel, which runs in a session of its own); the bridge carries on.
+def interrupt(*_):
+    try:
+        km.interrupt_kernel()
+    except Exception:
+        pass
+signal.signal(signal.SIGINT, interrupt)
 
 def env_code(env):
     """Code that sets env vars for one cell, and code that puts them back after it."""
@@ -175,7 +182,10 @@ def run_cell(code, env):
             counted = True
             emit({"type": "number_of_executions", "execution_count": c["execution_count"]})
         elif t == "stream":
-            emit({"type": "stdout" if c.get("name") == "stdout" else "stderr", "text": c.get("text", "")})
+            text = c.get("text", "")
+            if language in ("javascript", "typescript"):
+                text = ANSI.sub("", text)  # Deno's console.log colours values whatever NO_COLOR says
+            emit({"type": "stdout" if c.get("name") == "stdout" else "stderr", "text": text})
         elif t == "execute_result":
             emit(result_of(c.get("data"), True))
         elif t == "display_data":
