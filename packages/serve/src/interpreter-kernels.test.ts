@@ -64,7 +64,6 @@ for (const [template, skip, hasR, hasDeno] of [
       const err = await sb.runCode("def f():\n    return 1 / 0\nf()");
       assert.equal(err.error?.name, "ZeroDivisionError");
       assert.equal(err.error?.value, "division by zero");
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: IPython's traceback is coloured
       assert.match((err.error?.traceback ?? "").replace(/\x1b\[[0-9;]*m/g, ""), /return 1 \/ 0/);
     });
 

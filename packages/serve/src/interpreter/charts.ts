@@ -112,7 +112,7 @@ def chart_of_axes(ax):
     scatters = [c for c in ax.collections if isinstance(c, PathCollection) and len(c.get_offsets()) > 0]
     if wedges:
         return {"type": "pie", "title": title, "elements": [
-            {"label": label_of(w), "angle": round(abs(w.theta2 - w.theta1), 6), "radius": num(w.r)} for w in wedges]}
+            {"label": label_of(w), "angle": round(abs(w.theta2 - w.theta1), 3), "radius": num(w.r)} for w in wedges]}
     if boxes:
         elements = []
         for stats, _ in boxes:
