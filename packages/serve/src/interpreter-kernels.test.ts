@@ -157,8 +157,6 @@ for (const [template, skip, hasR, hasDeno] of [
       assert.equal((await sb.runCode("n + 1", { language: "javascript" })).text, "22", "state persists");
       const ts = await sb.runCode("const m: string = 'typed'; await Promise.resolve(m)", { language: "ts" });
       assert.equal(ts.text, "typed");
-      const env = await sb.runCode("process.env.ONCE", { language: "js", envs: { ONCE: "js-env" } });
-      assert.equal(env.text, "js-env");
       const thrown = await sb.runCode("throw new TypeError('bad')", { language: "js" });
       assert.equal(thrown.error?.name, "TypeError");
       const contexts = await sb.listCodeContexts();
