@@ -157,6 +157,10 @@ for (const [template, skip, hasR, hasDeno] of [
       assert.equal((await sb.runCode("n + 1", { language: "javascript" })).text, "22", "state persists");
       const ts = await sb.runCode("const m: string = 'typed'; await Promise.resolve(m)", { language: "ts" });
       assert.equal(ts.text, "typed");
+      const env = await sb.runCode("process.env.ONCE", { language: "js", envs: { ONCE: "js-env" } });
+      assert.equal(env.text, "js-env");
+      assert.equal((await sb.runCode("process.env.ONCE ?? 'gone'", { language: "js" })).text, "gone");
+      assert.equal((await sb.runCode("process.env.FROM_CREATE", { language: "js" })).text, "created");
       const thrown = await sb.runCode("throw new TypeError('bad')", { language: "js" });
       assert.equal(thrown.error?.name, "TypeError");
       const contexts = await sb.listCodeContexts();

@@ -166,10 +166,14 @@ def run_cell(code, env):
         run_quiet(set_env)
     mid = kc.execute(code, store_history=True, allow_stdin=False)
     counted = False
+    idle_at = None
     while True:
         try:
-            msg = kc.get_iopub_msg(timeout=1)
+            # Deno's kernel may send a cell's value just after its idle status: a moment more.
+            msg = kc.get_iopub_msg(timeout=1 if idle_at is None else max(0.01, idle_at + 0.3 - time.monotonic()))
         except queue.Empty:
+            if idle_at is not None:
+                break
             if not km.is_alive():
                 emit({"type": "error", "name": "KernelDied", "value": "the %s kernel exited" % language, "traceback": ""})
                 emit({"type": "__done__"})
@@ -194,7 +198,9 @@ def run_cell(code, env):
             emit({"type": "error", "name": c.get("ename", ""), "value": c.get("evalue", ""),
                   "traceback": "\n".join(c.get("traceback") or [])})
         elif t == "status" and c.get("execution_state") == "idle":
-            break
+            if language not in ("javascript", "typescript"):
+                break
+            idle_at = time.monotonic()
     if restore_env:
         run_quiet(restore_env)
     emit({"type": "__done__"})
