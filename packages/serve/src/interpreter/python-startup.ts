@@ -8,7 +8,7 @@ import { CHARTS_SOURCE } from "./charts.js";
 /** Python source indented to sit inside a function body. */
 const indented = (src: string) => src.replace(/^(?=.)/gm, "    ");
 
-export const PYTHON_STARTUP_SOURCE = String.raw`
+export const PYTHON_STARTUP_SOURCE = `
 def __hands_setup():
     import json, os, sys
     from IPython import get_ipython
