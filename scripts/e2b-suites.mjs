@@ -9,7 +9,7 @@
 //     [--repo <checkout with packages/serve/dist>]
 // With --suite code-interpreter the folder is code-interpreter's extracted js/ (its tests/, run
 // against the `code-interpreter-v1` template; `../src` is the npm @e2b/code-interpreter package
-// and `e2b` the npm e2b package this repository depends on): there
+// and so is `e2b`, which it re-exports — one module, so the SDK's error classes are the tests'): there
 //   npm i -D -E vite@8.3.8 vitest@4.1.12 dotenv@16.4.5
 // The tests import the SDK from `../src`; here every such import is the npm `e2b` package this
 // repository depends on (a deep import of an SDK internal fails: those are E2B's unit tests,
@@ -87,7 +87,7 @@ files = files.filter((f) => !notRun.includes(f));
 const e2bEntry = join(REPO, "node_modules", "e2b", "dist", "index.mjs");
 const interpreterEntry = join(REPO, "node_modules", "@e2b", "code-interpreter", "dist", "index.mjs");
 const aliases = INTERPRETER
-  ? `[{ find: /^(\\.\\.\\/)+src(\\/index(\\.js)?)?$/, replacement: ${JSON.stringify(interpreterEntry)} }, { find: /^e2b$/, replacement: ${JSON.stringify(e2bEntry)} }]`
+  ? `[{ find: /^(\\.\\.\\/)+src(\\/index(\\.js)?)?$/, replacement: ${JSON.stringify(interpreterEntry)} }, { find: /^e2b$/, replacement: ${JSON.stringify(interpreterEntry)} }]`
   : `[{ find: /^(\\.\\.\\/)+src(\\/index(\\.js)?|\\/errors(\\.js)?)?$/, replacement: ${JSON.stringify(e2bEntry)} }]`;
 const configPath = join(sdkDir, "vitest.hands.config.mjs");
 writeFileSync(

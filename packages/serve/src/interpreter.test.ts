@@ -14,7 +14,6 @@ import { startTestServe, type TestServe } from "./test-support.js";
 const skip = checkBwrap().ok ? false : `bubblewrap is not usable here: ${checkBwrap().reason}`;
 
 /** Text without the ANSI colours of IPython's tracebacks. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the colour codes start with ESC
 const plain = (s: string | undefined) => (s ?? "").replace(/\x1b\[[0-9;]*m/g, "");
 
 let s: TestServe | undefined;

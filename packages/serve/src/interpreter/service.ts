@@ -64,6 +64,9 @@ async function body(req: IncomingMessage): Promise<Record<string, unknown>> {
   }
 }
 
+/** The sandbox went away while a kernel started: the answer is cut off (see execute). */
+class SandboxGone extends Error {}
+
 /** Waits this long for a kernel to answer its first request (R and Deno take seconds). */
 const KERNEL_START_MS = 120_000;
 
@@ -129,6 +132,7 @@ async function spawnKernel(
   });
   k.onLine = (msg) => {
     if (msg.type === "ready") started();
+    else if (msg.type === "__gone__") started(new SandboxGone());
     else
       started(
         new HttpError(
@@ -241,7 +245,15 @@ async function execute(ctx: EnvdContext, req: IncomingMessage, res: ServerRespon
     if (!k) throw new HttpError(404, `context ${b.context_id} not found`);
   } else {
     const did = defaultId(spec.language);
-    k = all.get(did) ?? (await startKernel(ctx, did, spec, ctx.runtime.home));
+    try {
+      k = all.get(did) ?? (await startKernel(ctx, did, spec, ctx.runtime.home));
+    } catch (e) {
+      // Killed while its kernel started: cut off, as a running cell's answer is (the SDK then
+      // finds the sandbox gone and rejects with its TimeoutError, not a 500).
+      if (!(e instanceof SandboxGone)) throw e;
+      res.destroy();
+      return;
+    }
   }
   const id = k.id;
   const code = b.code;
