@@ -7,6 +7,10 @@
 //   node scripts/e2b-suites.mjs /tmp/e2b/packages/js-sdk [--backend bwrap|docker|gvisor]
 //     [--only sandbox/files/write.test.ts,…] [--timeout 120000] [--json out.json] [--verbose]
 //     [--repo <checkout with packages/serve/dist>] [--public-traffic]
+// With --suite code-interpreter the folder is code-interpreter's extracted js/ (its tests/, run
+// against the `code-interpreter-v1` template; `../src` is the npm @e2b/code-interpreter package
+// and so is `e2b`, which it re-exports — one module, so the SDK's error classes are the tests'): there
+//   npm i -D -E vite@8.3.8 vitest@4.1.12 dotenv@16.4.5
 // The tests import the SDK from `../src`; here every such import is the npm `e2b` package this
 // repository depends on (a deep import of an SDK internal fails: those are E2B's unit tests,
 // which do not talk to a server). Timeouts are longer than E2B's (a loaded, shared machine).
@@ -29,6 +33,12 @@ if (!sdkDir || !existsSync(join(sdkDir, "tests"))) {
   process.exit(2);
 }
 const BACKEND = flag("backend", "bwrap");
+const SUITE = flag("suite", "js-sdk");
+const INTERPRETER = SUITE === "code-interpreter";
+if (SUITE !== "js-sdk" && !INTERPRETER) {
+  console.error(`unknown suite ${SUITE}: js-sdk or code-interpreter`);
+  process.exit(2);
+}
 const TIMEOUT = Number(flag("timeout", "120000"));
 const only = flag("only", "").split(",").filter(Boolean);
 const jsonOut = flag("json", undefined);
@@ -61,7 +71,12 @@ function testFiles(dir) {
   return out;
 }
 const testsDir = join(sdkDir, "tests");
-let files = testFiles(join(testsDir, "sandbox")).map((f) => relative(testsDir, f));
+// (code-interpreter's tests/runtimes are Bun's and Deno's own test runners, not vitest.)
+let files = (
+  INTERPRETER
+    ? testFiles(testsDir).filter((f) => !f.includes("/runtimes/"))
+    : testFiles(join(testsDir, "sandbox"))
+).map((f) => relative(testsDir, f));
 if (only.length) files = files.filter((f) => only.some((o) => f === o || f.includes(o)));
 // Tests that mock the SDK's transport or modules never reach a server: not run (--all runs them).
 const mocked = (f) => /from ['"]msw|vi\.(do)?[mM]ock\(/.test(readFileSync(join(testsDir, f), "utf8"));
@@ -93,20 +108,24 @@ globalThis.fetch = (input, init) => {
 
 // Every `../src…` import of the SDK's public surface becomes the npm package.
 const e2bEntry = join(REPO, "node_modules", "e2b", "dist", "index.mjs");
+const interpreterEntry = join(REPO, "node_modules", "@e2b", "code-interpreter", "dist", "index.mjs");
+const aliases = INTERPRETER
+  ? `[{ find: /^(\\.\\.\\/)+src(\\/index(\\.js)?)?$/, replacement: ${JSON.stringify(interpreterEntry)} }, { find: /^e2b$/, replacement: ${JSON.stringify(interpreterEntry)} }]`
+  : `[{ find: /^(\\.\\.\\/)+src(\\/index(\\.js)?|\\/errors(\\.js)?)?$/, replacement: ${JSON.stringify(e2bEntry)} }]`;
 // One per run: runs for several backends may share the extracted tests.
 const configPath = join(sdkDir, `vitest.hands.${process.pid}.config.mjs`);
 writeFileSync(
   configPath,
   `// written by hands' scripts/e2b-suites.mjs
 export default {
-  resolve: { alias: [{ find: /^(\\.\\.\\/)+src(\\/index(\\.js)?|\\/errors(\\.js)?)?$/, replacement: ${JSON.stringify(e2bEntry)} }] },
+  resolve: { alias: ${aliases} },
   test: {
     include: ['tests/**/*.test.ts'],
     testTimeout: ${TIMEOUT},
     hookTimeout: ${TIMEOUT},
     isolate: true,
     environment: 'node',
-    setupFiles: ['tests/globalFetchFallback.setup.ts', ${JSON.stringify(hostSetup)}],
+    setupFiles: ${INTERPRETER ? `[${JSON.stringify(hostSetup)}]` : `['tests/globalFetchFallback.setup.ts', ${JSON.stringify(hostSetup)}]`},
   },
 }
 `,

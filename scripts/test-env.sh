@@ -22,6 +22,9 @@ command -v setfacl >/dev/null || need+=(acl)
 [ -x /usr/bin/python3 ] || need+=(python3)
 # ...and its code interpreter draws matplotlib charts as PNG results (bwrap uses the host's /usr).
 /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || need+=(python3-matplotlib)
+# ...its kernels are real Jupyter kernels: IPython's (pandas for DataFrame results) and R's.
+/usr/bin/python3 -c 'import ipykernel, jupyter_client, pandas' 2>/dev/null || need+=(python3-ipykernel python3-jupyter-client python3-pandas)
+command -v R >/dev/null && [ -d /usr/lib/R/site-library/IRkernel ] || need+=(r-cran-irkernel)
 # gVisor for hands serve's "gvisor" template (docker with the runsc runtime).
 command -v runsc >/dev/null || need+=(runsc)
 command -v openssl >/dev/null || need+=(openssl) # a throwaway TLS certificate for the proxy tests
@@ -75,6 +78,13 @@ fi
 
 # The private PostgreSQL server of hands serve's several-node tests (loopback, throwaway data).
 bash scripts/postgres.sh || log "PostgreSQL did not start (hands serve's cluster tests will fail)"
+
+# Deno (from npm) is the code interpreter's JavaScript/TypeScript kernel; bwrap sandboxes find it
+# in the host's /usr/local/bin (the image has its own copy).
+if [ "$(id -u)" = 0 ] && ! [ -x /usr/local/bin/deno ] && [ -f packages/sandbox/dist/image.js ]; then
+  node --input-type=module -e 'const { installNpmPrograms } = await import("./packages/sandbox/dist/image.js"); await installNpmPrograms("/");' \
+    || log "Deno could not be installed from npm (the interpreter's JavaScript/TypeScript tests will fail)"
+fi
 
 if docker info >/dev/null 2>&1 && [ -f packages/sandbox/dist/image.js ]; then
   node --input-type=module -e '

@@ -71,6 +71,8 @@ const ETC_FILES = [
   // Font lookup and Debian's matplotlib default settings (charts drawn in a sandbox).
   "fonts",
   "matplotlibrc",
+  // R's start-up settings (Renviron, ldpaths: /usr/lib/R/etc links here), for the R kernel.
+  "R",
 ];
 
 /** Further /proc entries that must not be writable from a sandbox. */

@@ -5,12 +5,33 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { appendFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { appendFile, chmod, copyFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 export const IMAGE_REPO = "hands-sandbox";
 export const IMAGE_PACKAGES = ["python3", "git", "curl", "jq", "ca-certificates", "procps"];
+/**
+ * Installed after debootstrap by apt in the new root (debootstrap's own resolver cannot configure
+ * them): hands serve's code interpreter — Jupyter kernels for Python (IPython, with pandas and
+ * matplotlib for DataFrame and chart results) and R.
+ */
+export const IMAGE_APT_PACKAGES = [
+  "python3-ipykernel",
+  "python3-jupyter-client",
+  "python3-pandas",
+  "python3-matplotlib",
+  "r-cran-irkernel",
+];
+/** Programs taken from npm packages (Deno: the code interpreter's JavaScript/TypeScript kernel). */
+export const IMAGE_NPM_PROGRAMS = [
+  {
+    pkg: process.arch === "arm64" ? "@deno/linux-arm64-glibc" : "@deno/linux-x64-glibc",
+    version: "2.9.6",
+    file: "deno",
+    dest: "usr/local/bin/deno",
+  },
+];
 const RECIPE_VERSION = "1";
 
 /** Debian suite and mirror this machine's apt uses (HANDS_DEBIAN_MIRROR/SUITE override). */
@@ -45,7 +66,7 @@ export function debianSource(): { suite: string; mirror: string } {
 /** The image tag for the current recipe (content hash of everything that goes into it). */
 export function imageTag(suite = debianSource().suite): string {
   const h = createHash("sha256")
-    .update(JSON.stringify({ RECIPE_VERSION, suite, IMAGE_PACKAGES }))
+    .update(JSON.stringify({ RECIPE_VERSION, suite, IMAGE_PACKAGES, IMAGE_APT_PACKAGES, IMAGE_NPM_PROGRAMS }))
     .digest("hex");
   return `${IMAGE_REPO}:${h.slice(0, 12)}`;
 }
@@ -82,6 +103,29 @@ export async function imageExists(tag: string): Promise<boolean> {
   });
 }
 
+/**
+ * Puts IMAGE_NPM_PROGRAMS under `root` (the image's root filesystem, or "/" for the host, where
+ * bwrap sandboxes see /usr): each from its npm package, through npm itself.
+ */
+export async function installNpmPrograms(root: string, log: (s: string) => void = () => {}): Promise<void> {
+  const work = await mkdtemp(join(tmpdir(), "hands-npm-"));
+  try {
+    for (const p of IMAGE_NPM_PROGRAMS) {
+      log(`npm pack ${p.pkg}@${p.version}…\n`);
+      await run("npm", ["pack", "--silent", `${p.pkg}@${p.version}`, "--pack-destination", work], log);
+      const tgz = readdirSync(work).find((f) => f.endsWith(".tgz"));
+      if (!tgz) throw new Error(`npm pack ${p.pkg} left no archive`);
+      await run("tar", ["-xzf", join(work, tgz), "-C", work, `package/${p.file}`], log);
+      await mkdir(join(root, dirname(p.dest)), { recursive: true });
+      await copyFile(join(work, "package", p.file), join(root, p.dest));
+      await chmod(join(root, p.dest), 0o755);
+      await rm(join(work, tgz), { force: true });
+    }
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
 /** Builds the image offline (root needed for debootstrap) unless it exists; returns its tag. */
 export async function buildImage(
   options: { force?: boolean; log?: (s: string) => void } = {},
@@ -99,6 +143,18 @@ export async function buildImage(
       ["--variant=minbase", `--include=${IMAGE_PACKAGES.join(",")}`, suite, root, mirror],
       log,
     );
+    log(`apt-get install ${IMAGE_APT_PACKAGES.join(" ")} in the new root…\n`);
+    await run(
+      "chroot",
+      [
+        root,
+        "sh",
+        "-c",
+        `apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${IMAGE_APT_PACKAGES.join(" ")} && apt-get clean`,
+      ],
+      log,
+    );
+    await installNpmPrograms(root, log);
     // The non-root user and the workspace mount point.
     await appendFile(join(root, "etc/passwd"), "hands:x:1000:1000:hands:/home/hands:/bin/bash\n");
     await appendFile(join(root, "etc/group"), "hands:x:1000:\n");

@@ -1,7 +1,8 @@
 // The code interpreter on port 49999, as @e2b/code-interpreter calls it: POST /execute streams
 // NDJSON (stdout, stderr, results, error, execution count) for one cell; /contexts creates,
-// lists, restarts and removes contexts — each a kernel process of its own (kernel.ts), so
-// variables persist between the cells of one context and not across contexts.
+// lists, restarts and removes contexts — each a real Jupyter kernel in the sandbox driven by a
+// bridge process of its own (bridge.ts; the kernel of each language: kernels.ts), so variables
+// persist between the cells of one context and not across contexts.
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AgentEvent } from "../agent/client.js";
@@ -9,7 +10,8 @@ import { BodyError, readJsonObject } from "../body.js";
 import type { EnvdContext } from "../envd/context.js";
 import { HttpError } from "../envd/files.js";
 import type { ProcessEntry, SandboxRuntime } from "../runtime.js";
-import { KERNEL_SOURCE } from "./kernel.js";
+import { BRIDGE_SOURCE } from "./bridge.js";
+import { type KernelSpec, kernelFor, specArgument } from "./kernels.js";
 
 const MAX_BODY = 4 * 1024 * 1024;
 /** How long an interrupted cell may take to stop before its kernel is killed (and restarted). */
@@ -17,6 +19,7 @@ const INTERRUPT_GRACE_MS = 3000;
 
 interface Kernel {
   id: string;
+  spec: KernelSpec;
   language: string;
   cwd: string;
   entry: ProcessEntry;
@@ -28,7 +31,7 @@ interface Kernel {
   exited: boolean;
 }
 
-/** Contexts a sandbox may have at once (each is a Python process): past it, a create is refused. */
+/** Contexts a sandbox may have at once (each is a kernel): past it, a create is refused. */
 export const MAX_CONTEXTS = 16;
 
 interface Contexts {
@@ -61,6 +64,17 @@ async function body(req: IncomingMessage): Promise<Record<string, unknown>> {
   }
 }
 
+/** The sandbox went away while a kernel started: the answer is cut off (see execute). */
+class SandboxGone extends Error {}
+
+/** Waits this long for a kernel to answer its first request (R and Deno take seconds). */
+const KERNEL_START_MS = 120_000;
+
+/** The id of a language's default context (the one a cell without a context runs in). */
+function defaultId(language: string): string {
+  return language === "python" ? "default" : `default-${language}`;
+}
+
 /**
  * Starts a context's kernel (a restart, or a kernel that died, keeps the context's queue of
  * cells: `queue`). A new context is refused past MAX_CONTEXTS, counting those still starting, so
@@ -69,6 +83,7 @@ async function body(req: IncomingMessage): Promise<Record<string, unknown>> {
 function startKernel(
   ctx: EnvdContext,
   id: string,
+  spec: KernelSpec,
   cwd: string,
   queue: Promise<unknown> = Promise.resolve(),
 ): Promise<Kernel> {
@@ -86,7 +101,7 @@ function startKernel(
         ),
       );
   }
-  const p = spawnKernel(ctx, id, cwd, queue, c.kernels.has(id)).finally(() => c.starting.delete(id));
+  const p = spawnKernel(ctx, id, spec, cwd, queue, c.kernels.has(id)).finally(() => c.starting.delete(id));
   c.starting.set(id, p);
   return p;
 }
@@ -94,19 +109,39 @@ function startKernel(
 async function spawnKernel(
   ctx: EnvdContext,
   id: string,
+  spec: KernelSpec,
   cwd: string,
   queue: Promise<unknown>,
   replacing: boolean,
 ): Promise<Kernel> {
   const k: Kernel = {
     id,
-    language: "python",
+    spec,
+    language: spec.language,
     cwd,
     entry: undefined as unknown as ProcessEntry,
     onLine: undefined,
     buf: "",
     queue,
     exited: false,
+  };
+  // The bridge's first line says whether its kernel started.
+  let started!: (err?: Error) => void;
+  const ready = new Promise<void>((resolve, reject) => {
+    started = (err) => (err ? reject(err) : resolve());
+  });
+  k.onLine = (msg) => {
+    if (msg.type === "ready") started();
+    else if (msg.type === "__gone__") started(new SandboxGone());
+    else
+      started(
+        new HttpError(
+          500,
+          msg.type === "start_error"
+            ? String(msg.value)
+            : `the ${spec.language} kernel exited while starting`,
+        ),
+      );
   };
   const listener = (ev: AgentEvent) => {
     if (ev.ev === "exit") {
@@ -136,10 +171,24 @@ async function spawnKernel(
     if (k.buf.length > 8 * 1024 * 1024) k.buf = "";
   };
   k.entry = await ctx.runtime.startProcess(
-    { cmd: "python3", args: ["-u", "-c", KERNEL_SOURCE], envs: {}, cwd },
+    { cmd: "python3", args: ["-u", "-c", BRIDGE_SOURCE, specArgument(spec)], envs: {}, cwd },
     { stdin: true, user: ctx.user, tag: `interpreter-${id}` },
     listener,
   );
+  const timer = setTimeout(
+    () =>
+      started(new HttpError(500, `the ${spec.language} kernel did not start in ${KERNEL_START_MS / 1000} s`)),
+    KERNEL_START_MS,
+  );
+  try {
+    await ready;
+  } catch (e) {
+    await killKernel(ctx, k);
+    throw e;
+  } finally {
+    clearTimeout(timer);
+    k.onLine = undefined;
+  }
   const all = kernelsOf(ctx.runtime);
   if (replacing && !all.has(id)) {
     // Removed while its new kernel started: the kernel goes too.
@@ -156,9 +205,10 @@ function info(k: Kernel): Record<string, string> {
   return { id: k.id, language: k.language, cwd: k.cwd };
 }
 
-function language(v: unknown): string {
-  if (v === undefined || v === null || v === "python" || v === "python3") return "python";
-  throw new HttpError(400, `language '${String(v)}' is not supported (only python)`);
+function specOf(v: unknown): KernelSpec {
+  const choice = kernelFor(v);
+  if (!choice.ok) throw new HttpError(400, choice.reason);
+  return choice.spec;
 }
 
 async function killKernel(ctx: EnvdContext, k: Kernel): Promise<void> {
@@ -185,7 +235,7 @@ async function execute(ctx: EnvdContext, req: IncomingMessage, res: ServerRespon
   if (typeof b.code !== "string") throw new HttpError(400, "code is required");
   if (b.context_id !== undefined && b.context_id !== null && b.language !== undefined && b.language !== null)
     throw new HttpError(400, "give context_id or language, not both");
-  language(b.language);
+  const spec = specOf(b.language);
   const env = b.env_vars ?? {};
   if (typeof env !== "object" || Array.isArray(env)) throw new HttpError(400, "env_vars must be an object");
   const all = kernelsOf(ctx.runtime);
@@ -194,7 +244,16 @@ async function execute(ctx: EnvdContext, req: IncomingMessage, res: ServerRespon
     k = all.get(b.context_id);
     if (!k) throw new HttpError(404, `context ${b.context_id} not found`);
   } else {
-    k = all.get("default") ?? (await startKernel(ctx, "default", ctx.runtime.home));
+    const did = defaultId(spec.language);
+    try {
+      k = all.get(did) ?? (await startKernel(ctx, did, spec, ctx.runtime.home));
+    } catch (e) {
+      // Killed while its kernel started: cut off, as a running cell's answer is (the SDK then
+      // finds the sandbox gone and rejects with its TimeoutError, not a 500).
+      if (!(e instanceof SandboxGone)) throw e;
+      res.destroy();
+      return;
+    }
   }
   const id = k.id;
   const code = b.code;
@@ -203,7 +262,7 @@ async function execute(ctx: EnvdContext, req: IncomingMessage, res: ServerRespon
     // an interrupt, out of memory) comes back empty; a removed context is gone.
     let kernel = all.get(id);
     if (!kernel) throw new HttpError(404, `context ${id} not found`);
-    if (kernel.exited) kernel = await startKernel(ctx, id, kernel.cwd, kernel.queue);
+    if (kernel.exited) kernel = await startKernel(ctx, id, kernel.spec, kernel.cwd, kernel.queue);
     const current = kernel;
     await new Promise<void>((resolve) => {
       res.writeHead(200, { "content-type": "application/x-ndjson" });
@@ -270,19 +329,23 @@ export async function interpreterHandler(
   if (path === "/execute" && req.method === "POST") return execute(ctx, req, res);
   if (path === "/contexts" && req.method === "POST") {
     const b = await body(req);
-    language(b.language);
+    const spec = specOf(b.language);
     const cwd = typeof b.cwd === "string" && b.cwd ? b.cwd : ctx.runtime.home;
-    send(res, 200, info(await startKernel(ctx, randomUUID(), cwd)));
+    send(res, 200, info(await startKernel(ctx, randomUUID(), spec, cwd)));
     return;
   }
   if (path === "/contexts" && req.method === "GET") {
     req.resume();
     // Every context, also one whose kernel died (its next cell starts a fresh one); the
-    // default one is there before its first cell (as E2B's), its kernel started by that cell.
+    // default Python and JavaScript ones are there before their first cell (as E2B's), each
+    // kernel started by that cell.
     const listed = [...kernelsOf(ctx.runtime).values()].map(info);
-    // (Not when the sandbox is at its context bound: a cell without a context is refused then.)
-    if (!listed.some((c) => c.id === "default") && listed.length < MAX_CONTEXTS)
-      listed.unshift({ id: "default", language: "python", cwd: ctx.runtime.home });
+    for (const language of ["javascript", "python"]) {
+      const id = defaultId(language);
+      // (Not when the sandbox is at its context bound: a cell without a context is refused then.)
+      if (!listed.some((c) => c.id === id) && listed.length < MAX_CONTEXTS)
+        listed.unshift({ id, language, cwd: ctx.runtime.home });
+    }
     send(res, 200, listed);
     return;
   }
@@ -294,7 +357,7 @@ export async function interpreterHandler(
     if (m[2] && req.method === "POST") {
       // The context keeps its slot while its kernel is replaced.
       await killKernel(ctx, k);
-      await startKernel(ctx, k.id, k.cwd);
+      await startKernel(ctx, k.id, k.spec, k.cwd);
       ctx.audit("context", { op: "restart", context: k.id });
       send(res, 204);
       return;
