@@ -28,9 +28,9 @@ command -v R >/dev/null && [ -d /usr/lib/R/site-library/IRkernel ] || need+=(r-c
 # gVisor for hands serve's "gvisor" template (docker with the runsc runtime).
 command -v runsc >/dev/null || need+=(runsc)
 command -v openssl >/dev/null || need+=(openssl) # a throwaway TLS certificate for the proxy tests
-# A failed command's diagnosis: programs built in the test, one linked to libX11 (absent from the image).
+# A failed command's diagnosis: programs built in the test, one linked to libmagic (absent from the image).
 command -v cc >/dev/null || need+=(gcc libc6-dev)
-[ -e /usr/include/X11/Xlib.h ] || need+=(libx11-dev)
+[ -e /usr/include/magic.h ] || need+=(libmagic-dev)
 # PostgreSQL for hands serve's several-node tests (a private server: scripts/postgres.sh).
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 # The dashboard's end-to-end tests drive Debian's Chromium (playwright-core, no downloaded browser).

@@ -317,6 +317,9 @@ if (codeFolder) {
   // Subscribed before the CLI's own V8 tuning, so this runs first on the same request.
   channels.subscribe("http.client.request.start", onRequest);
   process.once("exit", saveCode);
+  // Code that changes V8's flags earlier (the outline's WebAssembly compile, e.g. for the first
+  // request's repository map) saves first (packages/agent/src/outline/loader.ts).
+  globalThis[Symbol.for("hands.saveCodeCache")] = saveCode;
 }
 
 loadChunk(path.basename(ENTRY), entrySource);

@@ -55,10 +55,11 @@ function entryPoints(pkg: Record<string, any>): string[] {
 }
 
 // Relative module specifiers a file loads: static and dynamic imports, re-exports, and
-// `new URL("./x.js", import.meta.url)` (a worker or child process started from a file).
+// `new URL("./x.js", import.meta.url)` (a worker or child process started from a file; in the
+// bundle a workspace file's URL is `__handsFileUrl(…)`, its installed package's, not the bundle's).
 // In an HTML page (a web front end's), the scripts and styles it loads: src= and href=.
 const SPECIFIER =
-  /(?:\bfrom\s*|\b(?:import|require|__handsImport)\s*\(\s*|\bimport\s+|new URL\(\s*|\b(?:src|href)=|\bENTRY = )["'](\.{1,2}\/[^"']+)["']/g;
+  /(?:\bfrom\s*|\b(?:import|require|__handsImport)\s*\(\s*|\bimport\s+|new URL\(\s*(?=["'][^"']+["']\s*,\s*import\.meta\.url)|\b(?:src|href)=|\bENTRY = )["'](\.{1,2}\/[^"']+)["']/g;
 
 /** What is wrong with one package's file list (empty when it ships only what runs). */
 function packProblems(ws: Workspace, files: string[]): string[] {

@@ -100,10 +100,10 @@ for (const { kind, skip } of kinds) {
     });
 
     test("a program needing a Debian library the sandbox lacks names its package", {
-      skip: (kind !== "docker" || !hasCc) && "the docker image lacks libX11; the host (bwrap's /usr) has it",
+      skip: (kind !== "docker" || !hasCc) && "the docker image lacks libmagic; the host (bwrap's /usr) has it",
     }, async () => {
       writeFileSync(join(ws, "x.c"), "int main(void) { return 0; }\n");
-      const cc = spawnSync("cc", ["-o", join(ws, "xprog"), join(ws, "x.c"), "-Wl,--no-as-needed", "-lX11"], {
+      const cc = spawnSync("cc", ["-o", join(ws, "xprog"), join(ws, "x.c"), "-Wl,--no-as-needed", "-lmagic"], {
         encoding: "utf8",
       });
       assert.equal(cc.status, 0, cc.stderr);
@@ -112,7 +112,7 @@ for (const { kind, skip } of kinds) {
       assert.equal(d?.cause, "missing-library");
       assert.match(
         d?.line ?? "",
-        /needs libX11\.so\.6.*Debian package libx11-6 provides libX11\.so\.6 — not installed in this sandbox \(add it to the image or a template: apt-get install libx11-6\)/,
+        /needs libmagic\.so\.1.*Debian package libmagic1 provides libmagic\.so\.1 — not installed in this sandbox \(add it to the image or a template: apt-get install libmagic1\)/,
       );
     });
 

@@ -4,8 +4,6 @@
 // look-ups read only this local file: no network when a command fails.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { get } from "node:http";
-import { get as getTls } from "node:https";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { createGunzip } from "node:zlib";
@@ -72,9 +70,12 @@ export async function buildPackageIndex(
   return file;
 }
 
-function fetchStream(url: string, signal?: AbortSignal, hops = 0): Promise<NodeJS.ReadableStream> {
+async function fetchStream(url: string, signal?: AbortSignal, hops = 0): Promise<NodeJS.ReadableStream> {
+  // Loaded here, not at the top: this module rides in the backends' chunk, and node:https loaded
+  // at start-up would read NODE_EXTRA_CA_CERTS in every run (packages/cli/bin/extra-ca.js).
+  const { get } = url.startsWith("https:") ? await import("node:https") : await import("node:http");
   return new Promise((resolve, reject) => {
-    const req = (url.startsWith("https:") ? getTls : get)(url, { ...(signal ? { signal } : {}) }, (res) => {
+    const req = get(url, { ...(signal ? { signal } : {}) }, (res) => {
       const status = res.statusCode ?? 0;
       if (status >= 300 && status < 400 && res.headers.location && hops < 5) {
         res.resume();

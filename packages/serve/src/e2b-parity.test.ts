@@ -167,7 +167,10 @@ describe("E2B parity of hands serve (bwrap)", { skip, timeout: 120_000 }, () => 
     const before = await ci.listCodeContexts();
     assert.deepEqual(
       before.map((c) => [c.id, c.language, c.cwd]),
-      [["default", "python", "/home/user"]],
+      [
+        ["default", "python", "/home/user"],
+        ["default-javascript", "javascript", "/home/user"],
+      ],
     );
     assert.equal((await ci.runCode("import os\nos.getcwd()")).text, "/home/user");
     assert.equal((await ci.listCodeContexts()).filter((c) => c.id === "default").length, 1, "listed once");

@@ -34,8 +34,15 @@ const userSetsLiftoff = [...process.execArgv, process.env.NODE_OPTIONS ?? ""].so
 );
 let baselineCompiles = 0;
 
+/**
+ * The `hands` bin's save of the code V8 compiled so far (packages/cli/bin/hands.js): code saved
+ * under other flags is refused at the next start, so what exists is saved before they change.
+ */
+const SAVE_CODE_CACHE = Symbol.for("hands.saveCodeCache");
+
 async function compiledOnBaseline<T>(compile: () => Promise<T>): Promise<T> {
   if (userSetsLiftoff) return compile();
+  if (baselineCompiles === 0) (globalThis as { [SAVE_CODE_CACHE]?: () => void })[SAVE_CODE_CACHE]?.();
   if (baselineCompiles++ === 0) setFlagsFromString("--liftoff-only");
   try {
     return await compile();

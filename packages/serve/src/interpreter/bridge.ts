@@ -169,8 +169,9 @@ def run_cell(code, env):
     idle_at = None
     while True:
         try:
-            # Deno's kernel may send a cell's value just after its idle status: a moment more.
-            msg = kc.get_iopub_msg(timeout=1 if idle_at is None else max(0.01, idle_at + 0.3 - time.monotonic()))
+            # Deno's kernel may send a cell's value after its idle status (0.3 s was too short at
+            # load 5): up to a second more.
+            msg = kc.get_iopub_msg(timeout=1 if idle_at is None else max(0.01, idle_at + 1.0 - time.monotonic()))
         except queue.Empty:
             if idle_at is not None:
                 break
