@@ -100,12 +100,17 @@ for (const { kind, skip } of kinds) {
     });
 
     test("a program needing a Debian library the sandbox lacks names its package", {
-      skip: (kind !== "docker" || !hasCc) && "the docker image lacks libmagic; the host (bwrap's /usr) has it",
+      skip:
+        (kind !== "docker" || !hasCc) && "the docker image lacks libmagic; the host (bwrap's /usr) has it",
     }, async () => {
       writeFileSync(join(ws, "x.c"), "int main(void) { return 0; }\n");
-      const cc = spawnSync("cc", ["-o", join(ws, "xprog"), join(ws, "x.c"), "-Wl,--no-as-needed", "-lmagic"], {
-        encoding: "utf8",
-      });
+      const cc = spawnSync(
+        "cc",
+        ["-o", join(ws, "xprog"), join(ws, "x.c"), "-Wl,--no-as-needed", "-lmagic"],
+        {
+          encoding: "utf8",
+        },
+      );
       assert.equal(cc.status, 0, cc.stderr);
       const { r, d } = await run("./xprog");
       assert.equal(r.exitCode, 127);
