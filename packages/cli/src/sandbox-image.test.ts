@@ -2,7 +2,10 @@
 // checked against the same programs asked directly (docker run of the image; the host for bwrap).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { test } from "node:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
 import { checkBwrap } from "@hands/sandbox";
 import { checkDocker, imageTag } from "@hands/sandbox/backends";
 import { BIN } from "./testing/cli-process.js";
@@ -17,10 +20,16 @@ function list(kind: string): Listing {
   const r = spawnSync(process.execPath, [BIN, "sandbox", "image", "--list", "--json", "--sandbox", kind], {
     encoding: "utf8",
     timeout: 120_000,
+    cwd,
   });
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout) as Listing;
 }
+
+// Every run in a folder of its own: `sandbox exec` makes a sandbox of its working folder (as
+// root, an ACL for the sandbox's user on it), which must never be this checkout.
+const cwd = mkdtempSync(join(tmpdir(), "hands-image-test-"));
+after(() => rmSync(cwd, { recursive: true, force: true }));
 
 const version = (l: Listing, name: string) => l.runtimes.find((r) => r.name === name)?.version;
 
@@ -57,6 +66,7 @@ test("bwrap: the host's /usr as a sandboxed command finds it", {
   const inSandbox = (...argv: string[]) =>
     spawnSync(process.execPath, [BIN, "sandbox", "exec", "--sandbox", "bwrap", "--", ...argv], {
       encoding: "utf8",
+      cwd,
     }).stdout.trim();
   assert.equal(version(l, "python3"), inSandbox("python3", "--version"));
   assert.equal(version(l, "node"), inSandbox("node", "--version"));
@@ -64,11 +74,12 @@ test("bwrap: the host's /usr as a sandboxed command finds it", {
 });
 
 test("without --list it says what to give; another backend is a usage error", () => {
-  const r = spawnSync(process.execPath, [BIN, "sandbox", "image"], { encoding: "utf8" });
+  const r = spawnSync(process.execPath, [BIN, "sandbox", "image"], { encoding: "utf8", cwd });
   assert.equal(r.status, 2);
   assert.match(r.stderr, /give --list/);
   const bad = spawnSync(process.execPath, [BIN, "sandbox", "image", "--list", "--sandbox", "local"], {
     encoding: "utf8",
+    cwd,
   });
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /--sandbox must be docker or bwrap/);
