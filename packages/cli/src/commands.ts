@@ -72,6 +72,16 @@ export const COMMANDS: Record<CommandName, Command> = {
     help: async () => (await import("@hands/serve")).SERVE_HELP,
     run: async (argv) => (await import("@hands/serve")).runServeCommand(argv),
   },
+  acp: {
+    subcommands: [],
+    help: async () => (await import("./acp/command.js")).ACP_HELP,
+    run: async (argv) => (await import("./acp/command.js")).runAcpCommand(argv),
+  },
+  "mcp-server": {
+    subcommands: [],
+    help: async () => (await import("./mcp-server/command.js")).MCP_SERVER_HELP,
+    run: async (argv) => (await import("./mcp-server/command.js")).runMcpServerCommand(argv),
+  },
 };
 
 export function commandNamed(name: string | undefined): Command | undefined {
