@@ -136,8 +136,14 @@ export const COMMAND_LINES = [
     line: "hands dashboard     a local web app over runs, memory, sandboxes (--port N, --no-open)",
   },
   { name: "serve", line: "hands serve         the E2B-compatible sandbox service (keys, audit)" },
-  { name: "acp", line: "hands acp           an Agent Client Protocol agent on stdio, for editors (Zed, JetBrains)" },
-  { name: "mcp-server", line: "hands mcp-server    Hands as an MCP server: a run_task tool (stdio, or --http PORT)" },
+  {
+    name: "acp",
+    line: "hands acp           an Agent Client Protocol agent on stdio, for editors (Zed, JetBrains)",
+  },
+  {
+    name: "mcp-server",
+    line: "hands mcp-server    Hands as an MCP server: a run_task tool (stdio, or --http PORT)",
+  },
 ] as const;
 
 export type CommandName = (typeof COMMAND_LINES)[number]["name"];

@@ -44,7 +44,11 @@ export interface AcpAgentOptions {
 
 const MODES: SessionModeState["availableModes"] = [
   { id: "ask", name: "Ask", description: "Every write and command asks for your permission" },
-  { id: "auto", name: "Auto", description: "Writes and commands run; the command policy still refuses or asks" },
+  {
+    id: "auto",
+    name: "Auto",
+    description: "Writes and commands run; the command policy still refuses or asks",
+  },
   { id: "read-only", name: "Read-only", description: "Nothing is written or run" },
 ];
 
@@ -84,24 +88,26 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
       .catch(() => {});
   };
 
-  const ask = (holder: { live?: Live }) => async (p: ApprovalPrompt): Promise<UserAnswer> => {
-    const live = holder.live;
-    if (!live || !client) return { answer: "no", reason: "no editor to ask" };
-    const same = JSON.stringify(p.args);
-    const call =
-      live.started.findLast((c) => c.name === p.name && JSON.stringify(c.args) === same) ??
-      live.started.findLast((c) => c.name === p.name);
-    const req = permissionRequest(live.session.id, call?.callId ?? `approval-${Date.now()}`, p);
-    await live.sent;
-    try {
-      const r = await client.request(methods.client.session.requestPermission, req, {
-        cancellationSignal: p.signal,
-      });
-      return answerOf(r, req.options);
-    } catch (e) {
-      return { answer: "no", reason: `the editor did not answer (${(e as Error).message})` };
-    }
-  };
+  const ask =
+    (holder: { live?: Live }) =>
+    async (p: ApprovalPrompt): Promise<UserAnswer> => {
+      const live = holder.live;
+      if (!live || !client) return { answer: "no", reason: "no editor to ask" };
+      const same = JSON.stringify(p.args);
+      const call =
+        live.started.findLast((c) => c.name === p.name && JSON.stringify(c.args) === same) ??
+        live.started.findLast((c) => c.name === p.name);
+      const req = permissionRequest(live.session.id, call?.callId ?? `approval-${Date.now()}`, p);
+      await live.sent;
+      try {
+        const r = await client.request(methods.client.session.requestPermission, req, {
+          cancellationSignal: p.signal,
+        });
+        return answerOf(r, req.options);
+      } catch (e) {
+        return { answer: "no", reason: `the editor did not answer (${(e as Error).message})` };
+      }
+    };
 
   async function open(cwd: string, mcpServers: McpServer[] | undefined, resume?: string): Promise<Live> {
     const holder: { live?: Live } = {};
@@ -132,7 +138,11 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
 
   const liveSession = (id: string): Live => {
     const live = sessions.get(id);
-    if (!live) throw new RequestError(NOT_FOUND, `no session ${id} on this connection (session/new or session/load first)`);
+    if (!live)
+      throw new RequestError(
+        NOT_FOUND,
+        `no session ${id} on this connection (session/new or session/load first)`,
+      );
     return live;
   };
 
@@ -172,7 +182,10 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
       const saved = live.session.writer?.meta.workspace;
       if (saved && saved !== live.session.workspace) {
         await live.session.close();
-        throw RequestError.invalidParams(undefined, `session ${params.sessionId} belongs to ${saved}, not ${params.cwd}`);
+        throw RequestError.invalidParams(
+          undefined,
+          `session ${params.sessionId} belongs to ${saved}, not ${params.cwd}`,
+        );
       }
       sessions.set(live.session.id, live);
       // The conversation is replayed before the answer, as the protocol asks.
@@ -206,14 +219,20 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
     .onRequest(methods.agent.session.setMode, ({ params }) => {
       const live = liveSession(params.sessionId);
       if (!(APPROVAL_MODES as string[]).includes(params.modeId))
-        throw RequestError.invalidParams(undefined, `unknown mode ${params.modeId} (${APPROVAL_MODES.join(", ")})`);
+        throw RequestError.invalidParams(
+          undefined,
+          `unknown mode ${params.modeId} (${APPROVAL_MODES.join(", ")})`,
+        );
       live.session.mode = params.modeId as ApprovalMode;
       return {};
     })
     .onRequest(methods.agent.session.prompt, async ({ params, signal }) => {
       const live = liveSession(params.sessionId);
       if (live.running)
-        throw RequestError.invalidRequest(undefined, "a prompt is already running in this session: cancel it or wait");
+        throw RequestError.invalidRequest(
+          undefined,
+          "a prompt is already running in this session: cancel it or wait",
+        );
       const controller = new AbortController();
       live.running = controller;
       const stop = () => controller.abort();
@@ -221,7 +240,9 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
       try {
         const task = await promptText(params.prompt as ContentBlock[], {
           workspace: live.session.workspace,
-          ...(caps.fs?.readTextFile && client ? { readThroughEditor: editorReader(client, live.session.id) } : {}),
+          ...(caps.fs?.readTextFile && client
+            ? { readThroughEditor: editorReader(client, live.session.id) }
+            : {}),
         });
         if (!task) throw RequestError.invalidParams(undefined, "the prompt is empty");
         const mapper = new UpdateMapper(live.session.workspace);
@@ -288,8 +309,9 @@ function mcpConfig(servers: McpServer[]): Record<string, unknown> {
 
 function version(): string {
   try {
-    return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string })
-      .version;
+    return (
+      JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+    ).version;
   } catch {
     return "0.0.0";
   }

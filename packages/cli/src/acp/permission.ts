@@ -20,7 +20,11 @@ const ALLOW_ALWAYS: PermissionOption = {
 const REJECT: PermissionOption = { optionId: "reject_once", name: "Reject", kind: "reject_once" };
 
 /** The request for one approval; `toolCallId` is the call's own (its tool_call update's) when known. */
-export function permissionRequest(sessionId: string, toolCallId: string, p: ApprovalPrompt): RequestPermissionRequest {
+export function permissionRequest(
+  sessionId: string,
+  toolCallId: string,
+  p: ApprovalPrompt,
+): RequestPermissionRequest {
   const content: ToolCallContent[] = [];
   const absPath = p.preview?.abs;
   if (p.kind === "write" && p.preview) {
@@ -33,8 +37,12 @@ export function permissionRequest(sessionId: string, toolCallId: string, p: Appr
   if (p.kind === "command" && p.command !== undefined)
     content.push({ type: "content", content: { type: "text", text: p.command } });
   const why = [
-    p.policy?.action === "ask" ? `policy: ${p.policy.rule?.name ?? ""}${p.policy.reason ? ` — ${p.policy.reason}` : ""}` : "",
-    p.settingsPath !== undefined ? `${p.settingsPath} is Hands' own settings for this project (asked every time)` : "",
+    p.policy?.action === "ask"
+      ? `policy: ${p.policy.rule?.name ?? ""}${p.policy.reason ? ` — ${p.policy.reason}` : ""}`
+      : "",
+    p.settingsPath !== undefined
+      ? `${p.settingsPath} is Hands' own settings for this project (asked every time)`
+      : "",
   ].filter(Boolean);
   for (const text of why) content.push({ type: "content", content: { type: "text", text } });
   return {
@@ -62,4 +70,3 @@ export function answerOf(r: RequestPermissionResponse, offered: PermissionOption
   if (option.kind === "allow_always") return { answer: "always" };
   return { answer: "no", reason: "the user rejected it in the editor" };
 }
-

@@ -67,6 +67,8 @@ function displayUri(uri: string, workspace: string): string {
 
 function attachment(name: string, text: string): string {
   const cut = text.length > MAX_ATTACHED_CHARS;
-  const body = cut ? `${text.slice(0, MAX_ATTACHED_CHARS)}\n… (cut at ${MAX_ATTACHED_CHARS} characters)` : text;
+  const body = cut
+    ? `${text.slice(0, MAX_ATTACHED_CHARS)}\n… (cut at ${MAX_ATTACHED_CHARS} characters)`
+    : text;
   return `<attached path=${JSON.stringify(name)}>\n${body}\n</attached>`;
 }

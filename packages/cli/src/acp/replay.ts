@@ -12,7 +12,8 @@ export function replayUpdates(history: readonly Message[]): SessionUpdate[] {
   for (const m of history) {
     if (m.role === "user") out.push({ sessionUpdate: "user_message_chunk", content: text(m.content) });
     else if (m.role === "assistant") {
-      if (m.thinking?.text) out.push({ sessionUpdate: "agent_thought_chunk", content: text(m.thinking.text) });
+      if (m.thinking?.text)
+        out.push({ sessionUpdate: "agent_thought_chunk", content: text(m.thinking.text) });
       if (m.content) out.push({ sessionUpdate: "agent_message_chunk", content: text(m.content) });
       for (const c of m.toolCalls ?? []) {
         let args: unknown = c.arguments;
@@ -29,7 +30,8 @@ export function replayUpdates(history: readonly Message[]): SessionUpdate[] {
         });
       }
     } else if (m.role === "tool") {
-      const shown = m.content.length > MAX_SHOWN ? `${m.content.slice(0, MAX_SHOWN)}\n… (shortened)` : m.content;
+      const shown =
+        m.content.length > MAX_SHOWN ? `${m.content.slice(0, MAX_SHOWN)}\n… (shortened)` : m.content;
       out.push({
         sessionUpdate: "tool_call_update",
         toolCallId: m.toolCallId,

@@ -2,8 +2,14 @@
 // tool calls with their kind, status, locations and (for edits) a diff. Pure: the agent sends
 // what this returns, the tests read it without a connection.
 import { isAbsolute, resolve } from "node:path";
+import type {
+  PlanEntry,
+  SessionUpdate,
+  ToolCallContent,
+  ToolCallLocation,
+  ToolKind,
+} from "@agentclientprotocol/sdk";
 import type { AgentEvent, TodoItem } from "@hands/agent";
-import type { PlanEntry, SessionUpdate, ToolCallContent, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
 
 const KINDS: Record<string, ToolKind> = {
   read_file: "read",
@@ -66,9 +72,13 @@ export class UpdateMapper {
   map(e: AgentEvent): SessionUpdate[] {
     switch (e.type) {
       case "text_delta":
-        return e.text ? [{ sessionUpdate: "agent_message_chunk", content: { type: "text", text: e.text } }] : [];
+        return e.text
+          ? [{ sessionUpdate: "agent_message_chunk", content: { type: "text", text: e.text } }]
+          : [];
       case "thinking_delta":
-        return e.text ? [{ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: e.text } }] : [];
+        return e.text
+          ? [{ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: e.text } }]
+          : [];
       case "tool_start": {
         this.calls.set(e.callId, { name: e.name, args: e.args });
         return [
@@ -85,7 +95,9 @@ export class UpdateMapper {
       }
       case "approval":
         // A call the gate let through is running now; a refused one ends with its tool_end.
-        return e.allow ? [{ sessionUpdate: "tool_call_update", toolCallId: e.callId, status: "in_progress" }] : [];
+        return e.allow
+          ? [{ sessionUpdate: "tool_call_update", toolCallId: e.callId, status: "in_progress" }]
+          : [];
       case "tool_end":
         return [this.toolEnd(e)];
       case "plan":

@@ -35,7 +35,8 @@ export async function runMcpServerCommand(argv: string[]): Promise<number> {
       const v = argv[++i];
       if (v === undefined) throw new UsageError(`${a} needs a value`);
       if (a === "--host") host = v;
-      else if (!/^\d+$/.test(v) || Number(v) > 65535) throw new UsageError(`--http takes a port number, got ${v}`);
+      else if (!/^\d+$/.test(v) || Number(v) > 65535)
+        throw new UsageError(`--http takes a port number, got ${v}`);
       else port = Number(v);
     } else rest.push(a);
   }
@@ -62,8 +63,14 @@ export async function runMcpServerCommand(argv: string[]): Promise<number> {
   return serveHttp(port, host, options);
 }
 
-async function serveHttp(port: number, host: string, options: Parameters<typeof handsMcpServer>[0]): Promise<number> {
-  const { StreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/streamableHttp.js");
+async function serveHttp(
+  port: number,
+  host: string,
+  options: Parameters<typeof handsMcpServer>[0],
+): Promise<number> {
+  const { StreamableHTTPServerTransport } = await import(
+    "@modelcontextprotocol/sdk/server/streamableHttp.js"
+  );
   const { isInitializeRequest } = await import("@modelcontextprotocol/sdk/types.js");
   const token = options.env.HANDS_MCP_TOKEN || randomBytes(24).toString("base64url");
   const transports = new Map<string, InstanceType<typeof StreamableHTTPServerTransport>>();
@@ -73,23 +80,30 @@ async function serveHttp(port: number, host: string, options: Parameters<typeof 
   };
   const http = createServer(async (req, res) => {
     try {
-      if (new URL(req.url ?? "/", "http://x").pathname !== "/mcp") return deny(res, 404, "not found: the endpoint is /mcp");
+      if (new URL(req.url ?? "/", "http://x").pathname !== "/mcp")
+        return deny(res, 404, "not found: the endpoint is /mcp");
       if (!authorized(req, token)) return deny(res, 401, "missing or wrong bearer token");
       const sid = req.headers["mcp-session-id"];
       const existing = typeof sid === "string" ? transports.get(sid) : undefined;
-      if (existing) return await existing.handleRequest(req, res, req.method === "POST" ? await body(req) : undefined);
+      if (existing)
+        return await existing.handleRequest(req, res, req.method === "POST" ? await body(req) : undefined);
       if (req.method !== "POST") return deny(res, 400, "no such MCP session");
       const parsed = await body(req);
       if (typeof sid === "string" || !isInitializeRequest(parsed))
         return deny(res, 400, "no such MCP session (start with initialize)");
-      const transport: InstanceType<typeof StreamableHTTPServerTransport> = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => {
-          transports.set(id, transport);
+      const transport: InstanceType<typeof StreamableHTTPServerTransport> = new StreamableHTTPServerTransport(
+        {
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => {
+            transports.set(id, transport);
+          },
+          enableDnsRebindingProtection: true,
+          allowedHosts: [
+            `${host}:${(http.address() as AddressInfo).port}`,
+            `localhost:${(http.address() as AddressInfo).port}`,
+          ],
         },
-        enableDnsRebindingProtection: true,
-        allowedHosts: [`${host}:${(http.address() as AddressInfo).port}`, `localhost:${(http.address() as AddressInfo).port}`],
-      });
+      );
       transport.onclose = () => {
         if (transport.sessionId) transports.delete(transport.sessionId);
       };
@@ -104,9 +118,7 @@ async function serveHttp(port: number, host: string, options: Parameters<typeof 
     http.listen(port, host, ok);
   });
   const url = `http://${host}:${(http.address() as AddressInfo).port}/mcp`;
-  process.stderr.write(
-    `hands mcp-server: ${url}\n${options.env.HANDS_MCP_TOKEN ? "" : `token: ${token}\n`}`,
-  );
+  process.stderr.write(`hands mcp-server: ${url}\n${options.env.HANDS_MCP_TOKEN ? "" : `token: ${token}\n`}`);
   await new Promise<void>((r) => {
     process.once("SIGINT", r);
     process.once("SIGTERM", r);

@@ -4,8 +4,8 @@
 // a call that needs a person's yes is refused with a reason the model reads.
 import { isAbsolute, relative, resolve } from "node:path";
 import type { AgentEvent, ApprovalMode } from "@hands/agent";
-import { openSession, realFolder, SettingsError } from "@hands/sdk/root";
 import { isInside } from "@hands/sandbox/base";
+import { openSession, realFolder, SettingsError } from "@hands/sdk/root";
 import type { CliArgs } from "../args.js";
 
 export const RUN_TASK_TOOL = {
@@ -22,12 +22,14 @@ export const RUN_TASK_TOOL = {
       task: { type: "string", description: "What to do, in words", minLength: 1 },
       workspace: {
         type: "string",
-        description: "The folder to work in (absolute, or relative to the server's folder); default: the server's folder",
+        description:
+          "The folder to work in (absolute, or relative to the server's folder); default: the server's folder",
       },
       approval: {
         type: "string",
         enum: ["auto", "read-only"],
-        description: "auto: writes and commands run (the command policy still refuses); read-only: nothing is written or run",
+        description:
+          "auto: writes and commands run (the command policy still refuses); read-only: nothing is written or run",
       },
       sessionId: { type: "string", description: "Continue this earlier session (from a previous result)" },
     },
@@ -76,11 +78,13 @@ export class TaskInputError extends Error {}
 
 /** The call's arguments, checked (the schema is the contract; anything else is refused). */
 export function checkInput(args: unknown): RunTaskInput {
-  if (!args || typeof args !== "object" || Array.isArray(args)) throw new TaskInputError("arguments must be an object");
+  if (!args || typeof args !== "object" || Array.isArray(args))
+    throw new TaskInputError("arguments must be an object");
   const a = args as Record<string, unknown>;
   for (const k of Object.keys(a))
     if (!(k in RUN_TASK_TOOL.inputSchema.properties)) throw new TaskInputError(`unknown argument ${k}`);
-  if (typeof a["task"] !== "string" || !a["task"].trim()) throw new TaskInputError("task must be a non-empty string");
+  if (typeof a["task"] !== "string" || !a["task"].trim())
+    throw new TaskInputError("task must be a non-empty string");
   for (const k of ["workspace", "sessionId"])
     if (a[k] !== undefined && typeof a[k] !== "string") throw new TaskInputError(`${k} must be a string`);
   if (a["approval"] !== undefined && a["approval"] !== "auto" && a["approval"] !== "read-only")
@@ -105,15 +109,22 @@ const busy = new Set<string>();
 
 export async function runTask(input: RunTaskInput, o: RunTaskOptions): Promise<RunTaskOutput> {
   const root = realFolder(o.root, "server folder");
-  const asked = input.workspace ? (isAbsolute(input.workspace) ? input.workspace : resolve(root, input.workspace)) : root;
+  const asked = input.workspace
+    ? isAbsolute(input.workspace)
+      ? input.workspace
+      : resolve(root, input.workspace)
+    : root;
   const workspace = realFolder(asked, "workspace");
   if (!isInside(root, workspace))
-    throw new TaskInputError(`workspace ${input.workspace} is outside the folder this server works in (${root})`);
+    throw new TaskInputError(
+      `workspace ${input.workspace} is outside the folder this server works in (${root})`,
+    );
   if (input.sessionId && busy.has(input.sessionId))
     throw new TaskInputError(`session ${input.sessionId} is running a task already`);
   // The caller may narrow the server's approval mode, never widen it.
   const serverMode = (o.flags.approval ?? "auto") as ApprovalMode;
-  const mode: ApprovalMode = input.approval === "read-only" || serverMode === "read-only" ? "read-only" : serverMode;
+  const mode: ApprovalMode =
+    input.approval === "read-only" || serverMode === "read-only" ? "read-only" : serverMode;
   const session = await openSession({
     workspace,
     flags: { ...o.flags, approval: mode },
@@ -140,7 +151,10 @@ export async function runTask(input: RunTaskInput, o: RunTaskOptions): Promise<R
         const abs = isAbsolute(path) ? path : resolve(workspace, path);
         const rel = relative(workspace, abs);
         if (e.name === "write_file" || e.name === "edit_file")
-          changed.set(rel, changed.get(rel) === "created" || e.data["created"] === true ? "created" : "modified");
+          changed.set(
+            rel,
+            changed.get(rel) === "created" || e.data["created"] === true ? "created" : "modified",
+          );
       }
     };
     const result = await session.run(input.task, { signal: o.signal, onEvent });
@@ -166,7 +180,11 @@ function describe(args: unknown): string {
 
 /** The result as text for the calling model: the answer, then what changed and how to go on. */
 export function resultText(r: RunTaskOutput): string {
-  const lines = [r.status === "done" ? r.answer : `The task ended: ${r.status}${r.reason ? ` (${r.reason})` : ""}.\n${r.answer}`];
+  const lines = [
+    r.status === "done"
+      ? r.answer
+      : `The task ended: ${r.status}${r.reason ? ` (${r.reason})` : ""}.\n${r.answer}`,
+  ];
   lines.push("");
   lines.push(
     r.filesChanged.length

@@ -19,7 +19,10 @@ export function handsMcpServer(o: HandsMcpOptions): Server {
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [RUN_TASK_TOOL] }));
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     if (req.params.name !== RUN_TASK_TOOL.name)
-      return { isError: true, content: [{ type: "text", text: `ERROR: no tool ${req.params.name} (run_task is the one)` }] };
+      return {
+        isError: true,
+        content: [{ type: "text", text: `ERROR: no tool ${req.params.name} (run_task is the one)` }],
+      };
     const token = req.params._meta?.progressToken;
     let done = 0;
     const progress =
@@ -28,7 +31,10 @@ export function handsMcpServer(o: HandsMcpOptions): Server {
         : (message: string) => {
             done++;
             extra
-              .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: done, message } })
+              .sendNotification({
+                method: "notifications/progress",
+                params: { progressToken: token, progress: done, message },
+              })
               .catch(() => {});
           };
     try {
@@ -56,8 +62,9 @@ export function handsMcpServer(o: HandsMcpOptions): Server {
 
 function version(): string {
   try {
-    return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string })
-      .version;
+    return (
+      JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
+    ).version;
   } catch {
     return "0.0.0";
   }

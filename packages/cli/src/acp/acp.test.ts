@@ -1,0 +1,365 @@
+// `hands acp` as an editor drives it: the real bin as a subprocess, the official ACP SDK's
+// client side as a scripted editor, the repo's scripted model server (which validates every
+// request body) as the model. Covers initialize, session/new, a prompt whose write asks for
+// permission (approved), streamed updates (thought, tool call with diff, plan, message), an
+// attached unsaved buffer read through fs/read_text_file, a second prompt while one runs, a
+// cancel mid-run, modes, session/load with its replay, and bad input on the wire.
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable, Writable } from "node:stream";
+import { after, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import {
+  type ClientConnection,
+  client,
+  methods,
+  ndJsonStream,
+  PROTOCOL_VERSION,
+  type RequestPermissionRequest,
+  type SessionNotification,
+} from "@agentclientprotocol/sdk";
+import { type ScriptedServer, startScriptedServer } from "@hands/llm";
+import { BIN, cleanEnv } from "../testing/cli-process.js";
+
+const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-acp-")));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+interface Editor {
+  conn: ClientConnection;
+  child: ChildProcess;
+  updates: SessionNotification[];
+  permissions: RequestPermissionRequest[];
+  reads: string[];
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Starts `hands acp` and connects a scripted editor to it (approves every permission request). */
+function startEditor(
+  model: ScriptedServer,
+  env: NodeJS.ProcessEnv,
+  buffers: Record<string, string> = {},
+): Editor {
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      "acp",
+      "--base-url",
+      model.url,
+      "--model",
+      "m",
+      "--api-key",
+      "k",
+      "--sandbox",
+      "local",
+      "--no-memory",
+    ],
+    { env, stdio: ["pipe", "pipe", "pipe"] },
+  );
+  let stderr = "";
+  child.stderr!.on("data", (d) => {
+    stderr += d;
+  });
+  const exited = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
+  const updates: SessionNotification[] = [];
+  const permissions: RequestPermissionRequest[] = [];
+  const reads: string[] = [];
+  const app = client({ name: "scripted-editor" })
+    .onNotification(methods.client.session.update, ({ params }) => {
+      updates.push(params);
+    })
+    .onRequest(methods.client.session.requestPermission, ({ params }) => {
+      permissions.push(params);
+      const allow = params.options.find((o) => o.kind === "allow_once")!;
+      return { outcome: { outcome: "selected", optionId: allow.optionId } };
+    })
+    .onRequest(methods.client.fs.readTextFile, ({ params }) => {
+      reads.push(params.path);
+      const text = buffers[params.path];
+      if (text === undefined) throw new Error(`no buffer for ${params.path}`);
+      return { content: text };
+    });
+  const stream = ndJsonStream(
+    Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
+    Readable.toWeb(child.stdout!) as unknown as ReadableStream<Uint8Array>,
+  );
+  return { conn: app.connect(stream), child, updates, permissions, reads, stderr: () => stderr, exited };
+}
+
+const kinds = (e: Editor, sessionId: string) =>
+  e.updates.filter((u) => u.sessionId === sessionId).map((u) => u.update.sessionUpdate);
+
+async function waitFor(check: () => boolean, what: string, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+test("hands acp: an editor's session — permission, streamed updates, busy prompt, cancel, modes, load", async () => {
+  const ws = mkdtempSync(join(scratch, "ws-"));
+  writeFileSync(join(ws, "spec.txt"), "on disk (stale)\n");
+  const env = cleanEnv(join(scratch, "env"));
+  const model = await startScriptedServer([
+    // Prompt 1: reasoning, a checklist and a write (which asks), then the answer.
+    {
+      reasoning: "The user wants notes.txt.",
+      toolCalls: [
+        {
+          id: "c1",
+          name: "todo",
+          arguments: { items: [{ text: "write notes.txt", status: "in_progress" }] },
+        },
+        { id: "c2", name: "write_file", arguments: { path: "notes.txt", content: "hello from hands\n" } },
+      ],
+    },
+    { content: "Wrote notes.txt." },
+    // Prompt 2: a reply that starts streaming, then stalls until the editor cancels.
+    { content: "Working on it, this takes a while…", chunkSize: 8, stallAfterEvents: 2 },
+    // Prompt 3 (after load, in a new process): the conversation goes on.
+    { content: "Still here." },
+  ]);
+  const editor = startEditor(model, env, { [join(ws, "spec.txt")]: "UNSAVED BUFFER TEXT\n" });
+  let sessionId: string;
+  try {
+    const agent = editor.conn.agent;
+    const init = await agent.request(methods.agent.initialize, {
+      protocolVersion: PROTOCOL_VERSION,
+      clientCapabilities: { fs: { readTextFile: true, writeTextFile: false } },
+    });
+    assert.equal(init.protocolVersion, PROTOCOL_VERSION);
+    assert.equal(init.agentCapabilities?.loadSession, true);
+    assert.equal(init.agentCapabilities?.promptCapabilities?.embeddedContext, true);
+
+    const created = await agent.request(methods.agent.session.new, { cwd: ws, mcpServers: [] });
+    sessionId = created.sessionId;
+    assert.equal(created.modes?.currentModeId, "ask");
+    assert.deepEqual(created.modes?.availableModes.map((m) => m.id).sort(), ["ask", "auto", "read-only"]);
+
+    const r1 = await agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [
+        { type: "text", text: "Write notes.txt, following the spec." },
+        { type: "resource_link", name: "spec.txt", uri: pathToFileURL(join(ws, "spec.txt")).href },
+        { type: "resource", resource: { uri: "file:///elsewhere/extra.md", text: "EMBEDDED CONTEXT" } },
+      ],
+    });
+    assert.equal(r1.stopReason, "end_turn");
+    assert.equal(readFileSync(join(ws, "notes.txt"), "utf8"), "hello from hands\n");
+    // The editor's unsaved buffer, not the file on disk, reached the model; so did the embedded text.
+    assert.deepEqual(editor.reads, [join(ws, "spec.txt")]);
+    const firstBody = JSON.stringify(model.requests.find((r) => r.path.endsWith("/chat/completions"))!.body);
+    assert.match(firstBody, /UNSAVED BUFFER TEXT/);
+    assert.doesNotMatch(firstBody, /on disk \(stale\)/);
+    assert.match(firstBody, /EMBEDDED CONTEXT/);
+
+    // One permission request, for the write, naming the call the editor was shown.
+    assert.equal(editor.permissions.length, 1);
+    const perm = editor.permissions[0]!;
+    assert.equal(perm.toolCall.toolCallId, "c2");
+    assert.equal(perm.toolCall.kind, "edit");
+    assert.deepEqual(
+      perm.options.map((o) => o.kind),
+      ["allow_once", "allow_always", "reject_once"],
+    );
+    const permDiff = perm.toolCall.content?.find((c) => c.type === "diff");
+    assert.ok(permDiff && permDiff.type === "diff" && permDiff.newText === "hello from hands\n");
+
+    const seen = kinds(editor, sessionId);
+    for (const k of ["agent_thought_chunk", "plan", "tool_call", "tool_call_update", "agent_message_chunk"])
+      assert.ok(seen.includes(k as never), `no ${k} update in ${seen.join(", ")}`);
+    const ups = editor.updates.map((u) => u.update);
+    const thought = ups.filter((u) => u.sessionUpdate === "agent_thought_chunk");
+    assert.equal(
+      thought.map((u) => (u.content.type === "text" ? u.content.text : "")).join(""),
+      "The user wants notes.txt.",
+    );
+    const plan = ups.find((u) => u.sessionUpdate === "plan");
+    assert.deepEqual(plan && plan.sessionUpdate === "plan" ? plan.entries : undefined, [
+      { content: "write notes.txt", priority: "medium", status: "in_progress" },
+    ]);
+    const writeCall = ups.find((u) => u.sessionUpdate === "tool_call" && u.toolCallId === "c2");
+    assert.ok(writeCall && writeCall.sessionUpdate === "tool_call");
+    assert.equal(writeCall.kind, "edit");
+    assert.deepEqual(writeCall.locations, [{ path: join(ws, "notes.txt") }]);
+    const writeEnd = ups.find(
+      (u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "c2" && u.status,
+    );
+    const ends = ups.filter((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "c2");
+    assert.deepEqual(
+      ends.map((u) => (u.sessionUpdate === "tool_call_update" ? u.status : "")),
+      ["in_progress", "completed"],
+      JSON.stringify(writeEnd),
+    );
+    const last = ends.at(-1)!;
+    const diff =
+      last.sessionUpdate === "tool_call_update" ? last.content?.find((c) => c.type === "diff") : undefined;
+    assert.deepEqual(diff, {
+      type: "diff",
+      path: join(ws, "notes.txt"),
+      oldText: null,
+      newText: "hello from hands\n",
+    });
+    const message = ups
+      .filter((u) => u.sessionUpdate === "agent_message_chunk")
+      .map((u) =>
+        u.sessionUpdate === "agent_message_chunk" && u.content.type === "text" ? u.content.text : "",
+      )
+      .join("");
+    assert.equal(message, "Wrote notes.txt.");
+
+    // Modes: Hands' approval modes; an unknown one is refused.
+    await agent.request(methods.agent.session.setMode, { sessionId, modeId: "auto" });
+    await assert.rejects(
+      agent.request(methods.agent.session.setMode, { sessionId, modeId: "yolo" }),
+      /unknown mode/,
+    );
+
+    // Prompt 2 streams, then stalls; a second prompt meanwhile is refused; cancel ends it.
+    const before = editor.updates.length;
+    const r2 = agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "Now the slow part." }],
+    });
+    await waitFor(
+      () => editor.updates.slice(before).some((u) => u.update.sessionUpdate === "agent_message_chunk"),
+      "the slow reply's first chunk",
+    );
+    await assert.rejects(
+      agent.request(methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "text", text: "and this?" }],
+      }),
+      (e: { code?: number; message?: string }) =>
+        e.code === -32600 && /already running/.test(e.message ?? ""),
+    );
+    const cancelledAt = Date.now();
+    await agent.notify(methods.agent.session.cancel, { sessionId });
+    assert.equal((await r2).stopReason, "cancelled");
+    assert.ok(Date.now() - cancelledAt < 5000, "the cancel took more than 5 s");
+
+    await assert.rejects(
+      agent.request(methods.agent.session.prompt, {
+        sessionId: "no-such",
+        prompt: [{ type: "text", text: "x" }],
+      }),
+      (e: { code?: number }) => e.code === -32002,
+    );
+  } finally {
+    editor.child.stdin!.end();
+  }
+  // The editor goes away (stdin closes): the agent exits cleanly and saved the session.
+  assert.equal(await editor.exited, 0, editor.stderr());
+
+  // A new editor process loads the session: the conversation is replayed, then goes on.
+  const again = startEditor(model, env);
+  try {
+    const agent = again.conn.agent;
+    await agent.request(methods.agent.initialize, {
+      protocolVersion: PROTOCOL_VERSION,
+      clientCapabilities: {},
+    });
+    await assert.rejects(
+      agent.request(methods.agent.session.load, {
+        sessionId: "20990101-000000-nothere",
+        cwd: ws,
+        mcpServers: [],
+      }),
+      (e: { code?: number }) => e.code === -32002,
+    );
+    const other = mkdtempSync(join(scratch, "other-"));
+    await assert.rejects(
+      agent.request(methods.agent.session.load, { sessionId, cwd: other, mcpServers: [] }),
+      /belongs to/,
+    );
+    const loaded = await agent.request(methods.agent.session.load, { sessionId, cwd: ws, mcpServers: [] });
+    // The mode chosen before is the session's again.
+    assert.equal(loaded.modes?.currentModeId, "auto");
+    const replay = again.updates.filter((u) => u.sessionId === sessionId).map((u) => u.update);
+    const users = replay.flatMap((u) =>
+      u.sessionUpdate === "user_message_chunk" && u.content.type === "text" ? [u.content.text] : [],
+    );
+    assert.match(users[0] ?? "", /Write notes\.txt, following the spec/);
+    assert.ok(
+      replay.some(
+        (u) =>
+          u.sessionUpdate === "agent_message_chunk" &&
+          u.content.type === "text" &&
+          u.content.text === "Wrote notes.txt.",
+      ),
+    );
+    assert.ok(
+      replay.some((u) => u.sessionUpdate === "tool_call" && u.toolCallId === "c2" && u.kind === "edit"),
+    );
+    assert.ok(
+      replay.some(
+        (u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "c2" && u.status === "completed",
+      ),
+    );
+
+    const r3 = await agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "Are you there?" }],
+    });
+    assert.equal(r3.stopReason, "end_turn");
+    const lastBody = JSON.stringify(model.requests.at(-1)!.body);
+    assert.match(lastBody, /Wrote notes\.txt\./, "the loaded conversation went to the model");
+    const listed = await agent.request(methods.agent.session.list, { cwd: ws });
+    assert.ok(listed.sessions.some((s) => s.sessionId === sessionId && s.cwd === ws));
+  } finally {
+    again.child.stdin!.end();
+  }
+  assert.equal(await again.exited, 0, again.stderr());
+  await model.close();
+});
+
+test("hands acp: malformed JSON-RPC, unknown methods and requests before initialize get errors; EOF exits 0", async () => {
+  const env = cleanEnv(join(scratch, "env-raw"));
+  const child = spawn(process.execPath, [BIN, "acp", "--sandbox", "local"], {
+    env,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout.on("data", (d) => {
+    out += d;
+  });
+  const exited = new Promise<number | null>((r) => child.on("close", (c) => r(c)));
+  const lines = [
+    `{"jsonrpc":"2.0","id":0,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`,
+    `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`,
+    "{this is not json",
+    `[{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":1}}]`,
+    `{"jsonrpc":"2.0","id":2,"method":"no/such/method","params":{}}`,
+    `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":42}}`,
+    `{"jsonrpc":"2.0","id":4,"method":"session/new","params":{"cwd":"${join(scratch, "missing")}","mcpServers":[]}}`,
+  ];
+  child.stdin.write(`${lines.join("\n")}\n`);
+  child.stdin.end();
+  assert.equal(await exited, 0);
+  const replies = out
+    .trim()
+    .split("\n")
+    .map(
+      (l) => JSON.parse(l) as { id: unknown; result?: unknown; error?: { code: number; message: string } },
+    );
+  const byId = (id: unknown) => replies.find((r) => r.id === id);
+  assert.equal(byId(0)?.error?.code, -32600, "a request before initialize is refused");
+  assert.ok(byId(1)?.result);
+  assert.ok(
+    replies.some((r) => r.id === null && r.error?.code === -32700),
+    "parse error",
+  );
+  assert.ok(
+    replies.some((r) => r.id === null && r.error?.code === -32600),
+    "a batch is refused",
+  );
+  assert.equal(byId(2)?.error?.code, -32601);
+  assert.equal(byId(3)?.error?.code, -32602);
+  assert.equal(byId(4)?.error?.code, -32602);
+  assert.match(byId(4)?.error?.message ?? "", /missing|not found|no such|does not exist/i);
+});
