@@ -1,0 +1,209 @@
+// `hands mcp-server` through the official MCP client, over stdio and streamable HTTP, against
+// the scripted model server: run_task's answer, files changed, progress, continuing a session
+// by its id, cancelling a call mid-run, and refusals (a workspace outside the server's folder,
+// unknown arguments, a missing or wrong bearer token).
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { type ScriptedServer, startScriptedServer } from "@hands/llm";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { BIN, cleanEnv } from "../testing/cli-process.js";
+
+const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-mcp-server-")));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+const modelFlags = (model: ScriptedServer) => [
+  "--base-url",
+  model.url,
+  "--model",
+  "m",
+  "--api-key",
+  "k",
+  "--sandbox",
+  "local",
+  "--no-memory",
+];
+
+interface TaskResult {
+  status: string;
+  answer: string;
+  sessionId: string;
+  filesChanged: { path: string; change: string }[];
+  steps: number;
+}
+
+test("hands mcp-server (stdio): run_task edits, reports progress and changes, continues a session, cancels", async () => {
+  const root = mkdtempSync(join(scratch, "root-"));
+  mkdirSync(join(root, "app"));
+  const env = cleanEnv(join(scratch, "env-stdio"));
+  const model = await startScriptedServer([
+    { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "hello.txt", content: "hi\n" } }] },
+    { content: "Created hello.txt." },
+    { content: "You asked me to create hello.txt." },
+    { content: "Thinking about it for a long time…", chunkSize: 4, stallAfterEvents: 1 },
+  ]);
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, "mcp-server", "--cwd", root, ...modelFlags(model)],
+    env: env as Record<string, string>,
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (d) => {
+    stderr += d;
+  });
+  const mcp = new Client({ name: "test-host", version: "1.0.0" });
+  await mcp.connect(transport);
+  try {
+    const { tools } = await mcp.listTools();
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      ["run_task"],
+    );
+    assert.deepEqual(tools[0]!.inputSchema.required, ["task"]);
+
+    const progress: string[] = [];
+    const r = await mcp.callTool(
+      { name: "run_task", arguments: { task: "create hello.txt", workspace: "app" } },
+      undefined,
+      {
+        onprogress: (p) => progress.push(p.message ?? ""),
+      },
+    );
+    assert.equal(r.isError, false, JSON.stringify(r));
+    const out = r.structuredContent as unknown as TaskResult;
+    assert.equal(out.status, "done");
+    assert.equal(out.answer, "Created hello.txt.");
+    assert.deepEqual(out.filesChanged, [{ path: "hello.txt", change: "created" }]);
+    assert.equal(readFileSync(join(root, "app", "hello.txt"), "utf8"), "hi\n");
+    assert.ok(
+      progress.some((m) => /^write_file hello\.txt/.test(m)),
+      progress.join(" | "),
+    );
+    assert.ok(progress.some((m) => /step 1/.test(m)));
+    const text = (r.content as { type: string; text: string }[])[0]!.text;
+    assert.match(text, /Files changed:\n- hello\.txt \(created\)/);
+    assert.match(text, new RegExp(`Session: ${out.sessionId}`));
+
+    // The session id continues the conversation: the model gets the earlier turns.
+    const r2 = await mcp.callTool({
+      name: "run_task",
+      arguments: { task: "what did I ask?", workspace: "app", sessionId: out.sessionId },
+    });
+    const out2 = r2.structuredContent as unknown as TaskResult;
+    assert.equal(out2.sessionId, out.sessionId);
+    assert.deepEqual(out2.filesChanged, []);
+    assert.match(JSON.stringify(model.requests.at(-1)!.body), /create hello\.txt/);
+
+    // A call cancelled mid-run (the model's reply stalls) stops the run; the server goes on.
+    const controller = new AbortController();
+    const started = mcp.callTool(
+      { name: "run_task", arguments: { task: "think hard", workspace: "app" } },
+      undefined,
+      {
+        signal: controller.signal,
+        onprogress: () => controller.abort(),
+      },
+    );
+    await assert.rejects(started, /abort/i);
+    // Refusals are tool errors the caller reads, and the server still answers after the cancel.
+    const outside = await mcp.callTool({ name: "run_task", arguments: { task: "x", workspace: scratch } });
+    assert.equal(outside.isError, true);
+    assert.match(JSON.stringify(outside.content), /outside the folder this server works in/);
+    const unknown = await mcp.callTool({ name: "run_task", arguments: { task: "x", yolo: true } });
+    assert.equal(unknown.isError, true);
+    assert.match(JSON.stringify(unknown.content), /unknown argument yolo/);
+    // The cancelled run ended as aborted (its trace says so), not left waiting on the model.
+    const traces = join(env.HANDS_DATA_DIR!, "traces");
+    const abortedRun = () =>
+      readdirSync(traces).some((f) => {
+        const t = readFileSync(join(traces, f), "utf8");
+        return t.includes('"task":"think hard"') && /"type":"result","status":"aborted"/.test(t);
+      });
+    const end = Date.now() + 10_000;
+    while (!abortedRun()) {
+      assert.ok(Date.now() < end, "the cancelled run did not end as aborted");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } finally {
+    await mcp.close();
+  }
+  assert.doesNotMatch(stderr, /hands mcp-server: .*Error/, stderr);
+  await model.close();
+});
+
+test("hands mcp-server --http: streamable HTTP behind a bearer token", async () => {
+  const root = mkdtempSync(join(scratch, "root-http-"));
+  const env = cleanEnv(join(scratch, "env-http"), { HANDS_MCP_TOKEN: "secret-token-for-tests" });
+  const model = await startScriptedServer([
+    { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "out.md", content: "# out\n" } }] },
+    { content: "Wrote out.md." },
+  ]);
+  const child = spawn(
+    process.execPath,
+    [BIN, "mcp-server", "--http", "0", "--cwd", root, ...modelFlags(model)],
+    {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let stderr = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.on("data", (d) => {
+      stderr += d;
+      const m = /hands mcp-server: (http:\/\/\S+)/.exec(stderr);
+      if (m) resolve(m[1]!);
+    });
+    child.on("close", () => reject(new Error(`exited: ${stderr}`)));
+  });
+  const exited = new Promise<number | null>((r) => child.on("close", (c) => r(c)));
+  try {
+    assert.doesNotMatch(stderr, /secret-token-for-tests/, "a token from the environment is not printed");
+    const init = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+    };
+    for (const auth of [undefined, "Bearer wrong-token-of-same-len", "Basic c2VjcmV0"]) {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...(auth ? { authorization: auth } : {}),
+        },
+        body: JSON.stringify(init),
+      });
+      assert.equal(res.status, 401, `auth ${auth}`);
+    }
+    const mcp = new Client({ name: "http-host", version: "1.0.0" });
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { authorization: "Bearer secret-token-for-tests" } },
+      }),
+    );
+    const progress: number[] = [];
+    const r = await mcp.callTool({ name: "run_task", arguments: { task: "write out.md" } }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
+    const out = r.structuredContent as unknown as TaskResult;
+    assert.equal(out.status, "done", JSON.stringify(r));
+    assert.deepEqual(out.filesChanged, [{ path: "out.md", change: "created" }]);
+    assert.ok(existsSync(join(root, "out.md")));
+    assert.ok(
+      progress.length >= 3 && progress.every((p, i) => i === 0 || p > progress[i - 1]!),
+      `progress ${progress}`,
+    );
+    await mcp.close();
+  } finally {
+    child.kill("SIGTERM");
+  }
+  assert.equal(await exited, 0, stderr);
+  await model.close();
+});
