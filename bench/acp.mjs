@@ -2,13 +2,16 @@
 // `hands acp` as an editor sees it: the time from sending session/prompt to the first
 // session/update, and what each streamed update costs. The real bin as a subprocess, the
 // official ACP SDK's client side as the editor, the repo's scripted model server on loopback
-// (in this process, so its clock is the editor's). Per prompt: prompt → the model request
-// arriving (Hands' own work before the model), the model's reply → the first update, and
-// prompt → first update in all. Streaming: a reply of PIECES text deltas sent at once; the
-// span first → last update / pieces is the wall time per update, the agent process's CPU
-// (utime+stime from /proc) over the prompt / pieces its CPU per update. The same reply
-// through `hands --json` is the reference: its marginal CPU per piece (a run of PIECES pieces
-// minus a run of one, from bash's `time`) beside ACP's (the same difference inside the agent).
+// (in this process, so its clock is the editor's).
+// Per prompt (a session's first, and later ones): prompt → the model request arriving (Hands'
+// own work before the model), the request → the first update, and prompt → first update.
+// Streaming: a reply of PIECES text deltas sent at once. Text that streams in while an update
+// is being written joins the queued one, so the pieces arrive as fewer updates (counted). The
+// span first → last update / pieces is the wall time per piece; the agent process's CPU
+// (utime+stime from /proc) over the prompt / updates is its CPU per update, and that CPU minus
+// a one-piece prompt's, / pieces, the marginal CPU per piece. The reference: the same reply
+// through `hands --json`, its marginal CPU per piece (a run of PIECES pieces minus a run of
+// one, from bash's `time`): the same session and stream without ACP.
 // `node bench/acp.mjs [--runs N] [--pieces N] [--json]`
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -106,15 +109,19 @@ async function acpFigures() {
     }
   }
   // Streaming: PIECES deltas at once, each one update.
-  const perUpdate = [];
+  const perPiece = [];
+  const updates = [];
   const cpuPerUpdate = [];
   const marginal = [];
   for (let run = 0; run < RUNS; run++) {
     const { sessionId } = await agent.request(methods.agent.session.new, { cwd: ws, mcpServers: [] });
     nextTurn = () => ({ content: longText, chunkSize: CHUNK });
     const times = [];
+    let chars = 0;
     onUpdate = (p) => {
-      if (p.update.sessionUpdate === "agent_message_chunk") times.push(performance.now());
+      if (p.update.sessionUpdate !== "agent_message_chunk") return;
+      times.push(performance.now());
+      chars += p.update.content.text.length;
     };
     const cpu0 = cpuOf(child.pid);
     await agent.request(methods.agent.session.prompt, {
@@ -122,7 +129,7 @@ async function acpFigures() {
       prompt: [{ type: "text", text: "stream" }],
     });
     const cpu = cpuOf(child.pid) - cpu0;
-    if (times.length !== PIECES) throw new Error(`got ${times.length} updates for ${PIECES} pieces`);
+    if (chars !== longText.length) throw new Error(`got ${chars} characters of ${longText.length}`);
     onUpdate = () => {};
     // The same prompt with a one-piece reply: what a prompt costs apart from its pieces.
     nextTurn = () => ({ content: "word" });
@@ -133,7 +140,8 @@ async function acpFigures() {
       prompt: [{ type: "text", text: "stream" }],
     });
     marginal.push(((cpu - (cpuOf(child.pid) - cpu1)) * 1000) / (PIECES - 1));
-    perUpdate.push((times.at(-1) - times[0]) / (times.length - 1));
+    updates.push(times.length);
+    perPiece.push((times.at(-1) - times[0]) / (PIECES - 1));
     cpuPerUpdate.push((cpu * 1000) / times.length);
   }
   child.stdin.end();
@@ -143,9 +151,10 @@ async function acpFigures() {
     firstUpdateMs: median(firsts.total),
     promptToModelRequestMs: median(firsts.beforeModel),
     modelRequestToFirstUpdateMs: median(firsts.modelToUpdate),
-    wallPerUpdateMs: median(perUpdate),
+    updatesForPieces: median(updates),
+    wallFirstToLastPerPieceMs: median(perPiece),
     cpuPerUpdateMs: median(cpuPerUpdate),
-    marginalCpuPerUpdateMs: median(marginal),
+    marginalCpuPerPieceMs: median(marginal),
   };
 }
 

@@ -69,8 +69,9 @@ interface Live {
   running: AbortController | undefined;
   /** Calls started and not ended: a permission request names the call it is about. */
   started: { callId: string; name: string; args: unknown }[];
-  /** Updates go out in order; a prompt answers once they are written. */
-  sent: Promise<void>;
+  /** Updates not yet written, and the loop writing them (a prompt answers once they are out). */
+  queue: SessionUpdate[];
+  flushing: Promise<void> | undefined;
 }
 
 /** The ACP agent app: one per connection (each holds its own sessions). */
@@ -80,12 +81,23 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
   let caps: ClientCapabilities = {};
   const data = dataDir(options.env);
 
+  // Updates go out one at a time, in order; text that streams in while one is being written
+  // joins the queued chunk of its kind (one update, not hundreds, when the model outpaces the pipe).
   const send = (live: Live, update: SessionUpdate) => {
-    const c = client;
-    if (!c) return;
-    live.sent = live.sent
-      .then(() => c.notify(methods.client.session.update, { sessionId: live.session.id, update }))
-      .catch(() => {});
+    const last = live.queue.at(-1);
+    if (last && mergeable(last, update)) last.content.text += (update as TextChunk).content.text;
+    else live.queue.push(update);
+    live.flushing ??= flush(live);
+  };
+  const flush = async (live: Live) => {
+    for (let u = live.queue.shift(); u; u = live.queue.shift())
+      await client
+        ?.notify(methods.client.session.update, { sessionId: live.session.id, update: u })
+        .catch(() => {});
+    live.flushing = undefined;
+  };
+  const sent = async (live: Live) => {
+    while (live.flushing) await live.flushing;
   };
 
   const ask =
@@ -98,7 +110,7 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
         live.started.findLast((c) => c.name === p.name && JSON.stringify(c.args) === same) ??
         live.started.findLast((c) => c.name === p.name);
       const req = permissionRequest(live.session.id, call?.callId ?? `approval-${Date.now()}`, p);
-      await live.sent;
+      await sent(live);
       try {
         const r = await client.request(methods.client.session.requestPermission, req, {
           cancellationSignal: p.signal,
@@ -131,7 +143,7 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
       if (e instanceof SettingsError) throw RequestError.invalidParams(undefined, e.message);
       throw RequestError.internalError(undefined, (e as Error).message);
     }
-    const live: Live = { session, running: undefined, started: [], sent: Promise.resolve() };
+    const live: Live = { session, running: undefined, started: [], queue: [], flushing: undefined };
     holder.live = live;
     return live;
   }
@@ -190,7 +202,7 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
       sessions.set(live.session.id, live);
       // The conversation is replayed before the answer, as the protocol asks.
       for (const update of replayUpdates(live.session.history)) send(live, update);
-      await live.sent;
+      await sent(live);
       return { modes: modes(live.session) };
     })
     .onRequest(methods.agent.session.list, ({ params }) => {
@@ -255,7 +267,7 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
         const result = options.flags.plan
           ? await (await import("../plan-run.js")).runWithPlan(live.session, task, run, () => {})
           : await live.session.run(task, run);
-        await live.sent;
+        await sent(live);
         if (controller.signal.aborted) return { stopReason: "cancelled" as const };
         const stopReason = STOP[result.status];
         if (!stopReason) throw RequestError.internalError(undefined, result.reason ?? "the run failed");
@@ -315,4 +327,16 @@ function version(): string {
   } catch {
     return "0.0.0";
   }
+}
+
+type TextChunk = SessionUpdate & { content: { type: "text"; text: string } };
+
+/** Whether `next` can be appended to the queued `last`: text chunks of the same kind. */
+function mergeable(last: SessionUpdate, next: SessionUpdate): last is TextChunk {
+  return (
+    (last.sessionUpdate === "agent_message_chunk" || last.sessionUpdate === "agent_thought_chunk") &&
+    next.sessionUpdate === last.sessionUpdate &&
+    last.content.type === "text" &&
+    next.content.type === "text"
+  );
 }
