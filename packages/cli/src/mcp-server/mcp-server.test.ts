@@ -45,6 +45,8 @@ test("hands mcp-server (stdio): run_task edits, reports progress and changes, co
     { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "hello.txt", content: "hi\n" } }] },
     { content: "Created hello.txt." },
     { content: "You asked me to create hello.txt." },
+    { toolCalls: [{ id: "w2", name: "write_file", arguments: { path: "nope.txt", content: "x" } }] },
+    { content: "I could not write it." },
     { content: "Thinking about it for a long time…", chunkSize: 4, stallAfterEvents: 1 },
   ]);
   const transport = new StdioClientTransport({
@@ -99,6 +101,19 @@ test("hands mcp-server (stdio): run_task edits, reports progress and changes, co
     assert.equal(out2.sessionId, out.sessionId);
     assert.deepEqual(out2.filesChanged, []);
     assert.match(JSON.stringify(model.requests.at(-1)!.body), /create hello\.txt/);
+
+    // A caller may narrow the approval mode to read-only: the write is refused, nothing changes.
+    const ro = await mcp.callTool({
+      name: "run_task",
+      arguments: { task: "write nope.txt", workspace: "app", approval: "read-only" },
+    });
+    const roOut = ro.structuredContent as unknown as TaskResult;
+    assert.equal(roOut.status, "done");
+    assert.deepEqual(roOut.filesChanged, []);
+    assert.ok(!existsSync(join(root, "app", "nope.txt")));
+    assert.match(JSON.stringify(model.requests.at(-1)!.body), /read-only/);
+    const badMode = await mcp.callTool({ name: "run_task", arguments: { task: "x", approval: "yolo" } });
+    assert.equal(badMode.isError, true);
 
     // A call cancelled mid-run (the model's reply stalls) stops the run; the server goes on.
     const controller = new AbortController();
