@@ -42,6 +42,7 @@ function startEditor(
   model: ScriptedServer,
   env: NodeJS.ProcessEnv,
   buffers: Record<string, string> = {},
+  extra: string[] = [],
 ): Editor {
   const child = spawn(
     process.execPath,
@@ -57,6 +58,7 @@ function startEditor(
       "--sandbox",
       "local",
       "--no-memory",
+      ...extra,
     ],
     { env, stdio: ["pipe", "pipe", "pipe"] },
   );
@@ -338,6 +340,9 @@ test("hands acp: malformed JSON-RPC, unknown methods and requests before initial
     `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":42}}`,
     `{"jsonrpc":"2.0","id":4,"method":"session/new","params":{"cwd":"${join(scratch, "missing")}","mcpServers":[]}}`,
   ];
+  lines.push(
+    `{"jsonrpc":"2.0","id":6,"method":"session/new","params":{"cwd":"relative/dir","mcpServers":[]}}`,
+  );
   child.stdin.write(`${lines.join("\n")}\n`);
   child.stdin.end();
   assert.equal(await exited, 0);
@@ -362,4 +367,62 @@ test("hands acp: malformed JSON-RPC, unknown methods and requests before initial
   assert.equal(byId(3)?.error?.code, -32602);
   assert.equal(byId(4)?.error?.code, -32602);
   assert.match(byId(4)?.error?.message ?? "", /missing|not found|no such|does not exist/i);
+  assert.equal(byId(6)?.error?.code, -32602);
+  assert.match(byId(6)?.error?.message ?? "", /absolute/);
+});
+
+test("hands acp --plan: the plan, then the todo tool's progress, as plan updates", async () => {
+  const ws = mkdtempSync(join(scratch, "ws-plan-"));
+  const env = cleanEnv(join(scratch, "env-plan"));
+  const model = await startScriptedServer([
+    { content: "Plan:\n- [ ] write a.txt\n- [ ] check it" },
+    {
+      toolCalls: [
+        {
+          id: "t1",
+          name: "todo",
+          arguments: {
+            items: [
+              { text: "write a.txt", status: "done" },
+              { text: "check it", status: "in_progress" },
+            ],
+          },
+        },
+      ],
+    },
+    { content: "Done." },
+  ]);
+  const editor = startEditor(model, env, {}, ["--plan", "--approval", "auto"]);
+  try {
+    const agent = editor.conn.agent;
+    await agent.request(methods.agent.initialize, {
+      protocolVersion: PROTOCOL_VERSION,
+      clientCapabilities: {},
+    });
+    const { sessionId } = await agent.request(methods.agent.session.new, { cwd: ws, mcpServers: [] });
+    const r = await agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "do it" }],
+    });
+    assert.equal(r.stopReason, "end_turn");
+    const plans = editor.updates.flatMap((u) =>
+      u.update.sessionUpdate === "plan" ? [u.update.entries] : [],
+    );
+    assert.deepEqual(
+      plans.map((p) => p.map((e) => `${e.status}:${e.content}`)),
+      [
+        ["pending:write a.txt", "pending:check it"],
+        ["completed:write a.txt", "in_progress:check it"],
+      ],
+    );
+    // The planning request had only read-only tools.
+    const planning = model.requests.find((q) => q.path.endsWith("/chat/completions"))!.body as {
+      tools?: { function: { name: string } }[];
+    };
+    assert.ok(!planning.tools?.some((t) => t.function.name === "write_file"));
+  } finally {
+    editor.child.stdin!.end();
+  }
+  assert.equal(await editor.exited, 0, editor.stderr());
+  await model.close();
 });

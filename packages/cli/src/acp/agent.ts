@@ -3,7 +3,7 @@
 // (openSession: trust, sandbox, policy, approvals, memory, session file), its events become
 // session updates, its approval questions permission requests. Nothing here wires a session.
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import {
   type AgentApp,
   type AgentContext,
@@ -32,7 +32,7 @@ import type { CliArgs } from "../args.js";
 import { answerOf, permissionRequest } from "./permission.js";
 import { promptText } from "./prompt-text.js";
 import { replayUpdates } from "./replay.js";
-import { planUpdate, UpdateMapper } from "./updates.js";
+import { UpdateMapper } from "./updates.js";
 
 export interface AcpAgentOptions {
   /** Settings from the command line (`hands acp --model …`): they win over env and config. */
@@ -122,6 +122,8 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
     };
 
   async function open(cwd: string, mcpServers: McpServer[] | undefined, resume?: string): Promise<Live> {
+    if (!isAbsolute(cwd))
+      throw RequestError.invalidParams(undefined, `cwd must be an absolute path, got ${cwd}`);
     const holder: { live?: Live } = {};
     const servers = mcpServers?.length ? { mcpServers: mcpConfig(mcpServers) } : {};
     let session: HandsSession;
@@ -132,7 +134,9 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
         env: options.env,
         approvalDefault: "ask",
         askUser: ask(holder),
-        onTodos: (items) => holder.live && send(holder.live, planUpdate(items)),
+        // The todo tool (its checklist reaches the editor as plan updates, from its tool_end);
+        // --plan's execution brings its own.
+        ...(options.flags.plan ? {} : { onTodos: () => {} }),
         report: (_level, text) => options.log(`${text.trimEnd()}\n`),
         save: true,
         ...(resume ? { resume } : {}),
@@ -141,7 +145,7 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
       if (e instanceof SettingsError && resume && /no session/.test(e.message))
         throw new RequestError(NOT_FOUND, e.message);
       if (e instanceof SettingsError) throw RequestError.invalidParams(undefined, e.message);
-      throw RequestError.internalError(undefined, (e as Error).message);
+      throw new RequestError(-32603, (e as Error).message);
     }
     const live: Live = { session, running: undefined, started: [], queue: [], flushing: undefined };
     holder.live = live;
@@ -270,7 +274,7 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
         await sent(live);
         if (controller.signal.aborted) return { stopReason: "cancelled" as const };
         const stopReason = STOP[result.status];
-        if (!stopReason) throw RequestError.internalError(undefined, result.reason ?? "the run failed");
+        if (!stopReason) throw new RequestError(-32603, `the run failed: ${result.reason ?? result.status}`);
         return { stopReason };
       } catch (e) {
         // A cancelled turn answers "cancelled", whatever the abort made fail on the way.

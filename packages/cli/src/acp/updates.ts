@@ -98,8 +98,10 @@ export class UpdateMapper {
         return e.allow
           ? [{ sessionUpdate: "tool_call_update", toolCallId: e.callId, status: "in_progress" }]
           : [];
-      case "tool_end":
-        return [this.toolEnd(e)];
+      case "tool_end": {
+        const todos = e.name === "todo" && !e.isError ? e.data?.["todos"] : undefined;
+        return Array.isArray(todos) ? [this.toolEnd(e), planUpdate(todos as TodoItem[])] : [this.toolEnd(e)];
+      }
       case "plan":
         return [planUpdate(e.items.map((text) => ({ text, status: "pending" as const })))];
       default:
