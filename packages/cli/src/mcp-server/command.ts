@@ -21,7 +21,8 @@ stops the run.
 
 Tasks run unattended: --approval auto (default) lets writes and commands run, the command
 policy still refuses what it denies; read-only runs nothing. The caller may narrow this to
-read-only per call. Other options: those of hands --help (--model, --sandbox, --network, …).`;
+read-only per call, and pick an isolating sandbox (bwrap, docker), never local on a server
+that isolates. Other options: those of hands --help (--model, --sandbox, --network, …).`;
 
 const MAX_BODY = 4 * 1024 * 1024;
 

@@ -13,6 +13,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { BIN, cleanEnv } from "../testing/cli-process.js";
+import { sandboxFor, TaskInputError } from "./run-task.js";
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-mcp-server-")));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -221,4 +222,13 @@ test("hands mcp-server --http: streamable HTTP behind a bearer token", async () 
   }
   assert.equal(await exited, 0, stderr);
   await model.close();
+});
+
+test("run_task's sandbox: a caller may ask for an isolating one, never for local on an isolating server", () => {
+  assert.equal(sandboxFor("bwrap", undefined), undefined);
+  assert.equal(sandboxFor("bwrap", "docker"), "docker");
+  assert.equal(sandboxFor("local", "bwrap"), "bwrap");
+  assert.equal(sandboxFor("local", "local"), undefined);
+  assert.throws(() => sandboxFor("bwrap", "local"), TaskInputError);
+  assert.throws(() => sandboxFor(undefined, "local"), /unisolated/);
 });

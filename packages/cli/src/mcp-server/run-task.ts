@@ -31,6 +31,12 @@ export const RUN_TASK_TOOL = {
         description:
           "auto: writes and commands run (the command policy still refuses); read-only: nothing is written or run",
       },
+      sandbox: {
+        type: "string",
+        enum: ["bwrap", "docker", "local"],
+        description:
+          "Where commands run (default: the server's); local only when the server itself runs commands unisolated",
+      },
       sessionId: { type: "string", description: "Continue this earlier session (from a previous result)" },
     },
     required: ["task"],
@@ -61,6 +67,7 @@ export interface RunTaskInput {
   task: string;
   workspace?: string;
   approval?: "auto" | "read-only";
+  sandbox?: "bwrap" | "docker" | "local";
   sessionId?: string;
 }
 
@@ -89,6 +96,8 @@ export function checkInput(args: unknown): RunTaskInput {
     if (a[k] !== undefined && typeof a[k] !== "string") throw new TaskInputError(`${k} must be a string`);
   if (a["approval"] !== undefined && a["approval"] !== "auto" && a["approval"] !== "read-only")
     throw new TaskInputError('approval must be "auto" or "read-only"');
+  if (a["sandbox"] !== undefined && !["bwrap", "docker", "local"].includes(a["sandbox"] as string))
+    throw new TaskInputError('sandbox must be "bwrap", "docker" or "local"');
   return a as unknown as RunTaskInput;
 }
 
@@ -125,9 +134,10 @@ export async function runTask(input: RunTaskInput, o: RunTaskOptions): Promise<R
   const serverMode = (o.flags.approval ?? "auto") as ApprovalMode;
   const mode: ApprovalMode =
     input.approval === "read-only" || serverMode === "read-only" ? "read-only" : serverMode;
+  const sandbox = sandboxFor(o.flags.sandbox, input.sandbox);
   const session = await openSession({
     workspace,
-    flags: { ...o.flags, approval: mode },
+    flags: { ...o.flags, approval: mode, ...(sandbox ? { sandbox } : {}) },
     env: o.env,
     approvalDefault: "auto",
     save: true,
@@ -170,6 +180,19 @@ export async function runTask(input: RunTaskInput, o: RunTaskOptions): Promise<R
     busy.delete(session.id);
     await session.close();
   }
+}
+
+/**
+ * The sandbox a call asks for, if it may have it: an isolating one always, "local" (commands
+ * run as the server's user, unisolated) only when the server itself runs that way.
+ */
+export function sandboxFor(server: string | undefined, asked: RunTaskInput["sandbox"]): string | undefined {
+  if (asked === undefined || asked === server) return undefined;
+  if (asked === "local")
+    throw new TaskInputError(
+      `sandbox "local" runs commands unisolated; this server uses ${server ?? "its default isolating sandbox"}`,
+    );
+  return asked;
 }
 
 function describe(args: unknown): string {
