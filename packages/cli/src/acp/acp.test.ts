@@ -426,3 +426,27 @@ test("hands acp --plan: the plan, then the todo tool's progress, as plan updates
   assert.equal(await editor.exited, 0, editor.stderr());
   await model.close();
 });
+
+test("hands acp: the editor goes away mid-run — the run stops, the process exits 0, the session is kept", async () => {
+  const ws = mkdtempSync(join(scratch, "ws-gone-"));
+  const env = cleanEnv(join(scratch, "env-gone"));
+  const model = await startScriptedServer([
+    { content: "Starting a long answer that never ends", chunkSize: 6, stallAfterEvents: 2 },
+  ]);
+  const editor = startEditor(model, env);
+  const agent = editor.conn.agent;
+  await agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+  const { sessionId } = await agent.request(methods.agent.session.new, { cwd: ws, mcpServers: [] });
+  const pending = agent
+    .request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "remember this request" }] })
+    .catch((e: Error) => e);
+  await waitFor(() => editor.updates.some((u) => u.update.sessionUpdate === "agent_message_chunk"), "the first chunk");
+  const gone = Date.now();
+  editor.child.stdin!.end();
+  assert.equal(await editor.exited, 0, editor.stderr());
+  assert.ok(Date.now() - gone < 5000, "exit took more than 5 s");
+  assert.ok((await pending) instanceof Error, "the prompt cannot be answered once the editor is gone");
+  const saved = readFileSync(join(env.HANDS_DATA_DIR!, "sessions", `${sessionId}.jsonl`), "utf8");
+  assert.match(saved, /remember this request/);
+  await model.close();
+});
