@@ -6,7 +6,7 @@
 // cancel mid-run, modes, session/load with its replay, and bad input on the wire.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
@@ -22,6 +22,7 @@ import {
   type SessionNotification,
 } from "@agentclientprotocol/sdk";
 import { type ScriptedServer, startScriptedServer } from "@hands/llm";
+import { checkBwrap } from "@hands/sandbox";
 import { BIN, cleanEnv } from "../testing/cli-process.js";
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-acp-")));
@@ -43,6 +44,8 @@ function startEditor(
   env: NodeJS.ProcessEnv,
   buffers: Record<string, string> = {},
   extra: string[] = [],
+  /** null: no --sandbox flag (the CLI's default). */
+  sandbox: string | null = "local",
 ): Editor {
   const child = spawn(
     process.execPath,
@@ -55,8 +58,7 @@ function startEditor(
       "m",
       "--api-key",
       "k",
-      "--sandbox",
-      "local",
+      ...(sandbox ? ["--sandbox", sandbox] : []),
       "--no-memory",
       ...extra,
     ],
@@ -435,12 +437,21 @@ test("hands acp: the editor goes away mid-run — the run stops, the process exi
   ]);
   const editor = startEditor(model, env);
   const agent = editor.conn.agent;
-  await agent.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+  await agent.request(methods.agent.initialize, {
+    protocolVersion: PROTOCOL_VERSION,
+    clientCapabilities: {},
+  });
   const { sessionId } = await agent.request(methods.agent.session.new, { cwd: ws, mcpServers: [] });
   const pending = agent
-    .request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "remember this request" }] })
+    .request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "remember this request" }],
+    })
     .catch((e: Error) => e);
-  await waitFor(() => editor.updates.some((u) => u.update.sessionUpdate === "agent_message_chunk"), "the first chunk");
+  await waitFor(
+    () => editor.updates.some((u) => u.update.sessionUpdate === "agent_message_chunk"),
+    "the first chunk",
+  );
   const gone = Date.now();
   editor.child.stdin!.end();
   assert.equal(await editor.exited, 0, editor.stderr());
@@ -448,5 +459,61 @@ test("hands acp: the editor goes away mid-run — the run stops, the process exi
   assert.ok((await pending) instanceof Error, "the prompt cannot be answered once the editor is gone");
   const saved = readFileSync(join(env.HANDS_DATA_DIR!, "sessions", `${sessionId}.jsonl`), "utf8");
   assert.match(saved, /remember this request/);
+  await model.close();
+});
+
+test("hands acp: commands run in the CLI's default sandbox (bubblewrap), after the editor's yes", {
+  skip: !checkBwrap().ok && "bubblewrap cannot run here",
+}, async () => {
+  const ws = mkdtempSync(join(scratch, "ws-box-"));
+  const env = cleanEnv(join(scratch, "env-box"));
+  const probe = join(tmpdir(), `hands-acp-probe-${process.pid}-${Date.now()}`);
+  const model = await startScriptedServer([
+    {
+      toolCalls: [
+        {
+          id: "r1",
+          name: "run_command",
+          arguments: { command: `echo made > ${probe}; echo inside > in-workspace.txt; echo ran` },
+        },
+      ],
+    },
+    { content: "Ran it." },
+  ]);
+  // No --sandbox: the default, as an editor starts it.
+  const editor = startEditor(model, env, {}, [], null);
+  try {
+    const agent = editor.conn.agent;
+    await agent.request(methods.agent.initialize, {
+      protocolVersion: PROTOCOL_VERSION,
+      clientCapabilities: {},
+    });
+    const { sessionId } = await agent.request(methods.agent.session.new, { cwd: ws, mcpServers: [] });
+    const r = await agent.request(methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "run it" }],
+    });
+    assert.equal(r.stopReason, "end_turn");
+    assert.equal(editor.permissions.length, 1);
+    assert.equal(editor.permissions[0]!.toolCall.kind, "execute");
+    assert.match(
+      JSON.stringify(editor.permissions[0]!.toolCall.content),
+      new RegExp(probe.replace(/[/.]/g, "\\$&")),
+    );
+    const end = editor.updates.find(
+      (u) => u.update.sessionUpdate === "tool_call_update" && u.update.status === "completed",
+    );
+    assert.match(JSON.stringify(end?.update), /ran/);
+    // The workspace is the sandbox's; the host's /tmp is not.
+    assert.equal(readFileSync(join(ws, "in-workspace.txt"), "utf8"), "inside\n");
+    assert.ok(
+      !existsSync(probe),
+      `the command wrote the host's /tmp: not sandboxed\n${editor.stderr()}\n${JSON.stringify(end?.update)}`,
+    );
+  } finally {
+    editor.child.stdin!.end();
+    rmSync(probe, { force: true });
+  }
+  assert.equal(await editor.exited, 0, editor.stderr());
   await model.close();
 });
