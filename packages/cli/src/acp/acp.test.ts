@@ -134,7 +134,7 @@ test("hands acp: an editor's session — permission, streamed updates, busy prom
     const agent = editor.conn.agent;
     const init = await agent.request(methods.agent.initialize, {
       protocolVersion: PROTOCOL_VERSION,
-      clientCapabilities: { fs: { readTextFile: true, writeTextFile: false } },
+      clientCapabilities: { fs: { readTextFile: true, writeTextFile: false }, session: { notices: {} } },
     });
     assert.equal(init.protocolVersion, PROTOCOL_VERSION);
     assert.equal(init.agentCapabilities?.loadSession, true);
@@ -174,6 +174,14 @@ test("hands acp: an editor's session — permission, streamed updates, busy prom
     const permDiff = perm.toolCall.content?.find((c) => c.type === "diff");
     assert.ok(permDiff && permDiff.type === "diff" && permDiff.newText === "hello from hands\n");
 
+    // The session's warnings (here: commands run unisolated) came as a notice, before the reply.
+    const notice = editor.updates.find((u) => u.update.sessionUpdate === "notice")?.update;
+    assert.ok(
+      notice && notice.sessionUpdate === "notice" && notice.severity === "warning",
+      JSON.stringify(notice),
+    );
+    assert.match(notice.title, /sandbox "local" does not isolate/);
+    assert.equal(editor.updates.filter((u) => u.update.sessionUpdate === "notice").length, 1);
     const seen = kinds(editor, sessionId);
     for (const k of ["agent_thought_chunk", "plan", "tool_call", "tool_call_update", "agent_message_chunk"])
       assert.ok(seen.includes(k as never), `no ${k} update in ${seen.join(", ")}`);

@@ -71,6 +71,8 @@ interface Live {
   started: { callId: string; name: string; args: unknown }[];
   /** Updates not yet written, and the loop writing them (a prompt answers once they are out). */
   queue: SessionUpdate[];
+  /** Warnings from opening the session, sent as notices with the first prompt's updates. */
+  warnings: string[];
   flushing: Promise<void> | undefined;
 }
 
@@ -125,6 +127,7 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
     if (!isAbsolute(cwd))
       throw RequestError.invalidParams(undefined, `cwd must be an absolute path, got ${cwd}`);
     const holder: { live?: Live } = {};
+    const warnings: string[] = [];
     const servers = mcpServers?.length ? { mcpServers: mcpConfig(mcpServers) } : {};
     let session: HandsSession;
     try {
@@ -137,7 +140,13 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
         // The todo tool (its checklist reaches the editor as plan updates, from its tool_end);
         // --plan's execution brings its own.
         ...(options.flags.plan ? {} : { onTodos: () => {} }),
-        report: (_level, text) => options.log(`${text.trimEnd()}\n`),
+        report: (level, text) => {
+          options.log(`${text.trimEnd()}\n`);
+          // Warnings (an untrusted folder's ignored settings, a sandbox that does not isolate)
+          // reach the editor too, as notices, when it shows them.
+          if (level === "warning" && caps.session?.notices)
+            warnings.push(text.trim().replace(/^hands: warning: /, ""));
+        },
         save: true,
         ...(resume ? { resume } : {}),
       });
@@ -147,7 +156,7 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
       if (e instanceof SettingsError) throw RequestError.invalidParams(undefined, e.message);
       throw new RequestError(-32603, (e as Error).message);
     }
-    const live: Live = { session, running: undefined, started: [], queue: [], flushing: undefined };
+    const live: Live = { session, running: undefined, started: [], queue: [], flushing: undefined, warnings };
     holder.live = live;
     return live;
   }
@@ -262,6 +271,13 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
         });
         if (!task) throw RequestError.invalidParams(undefined, "the prompt is empty");
         const mapper = new UpdateMapper(live.session.workspace);
+        for (const w of live.warnings.splice(0))
+          send(live, {
+            sessionUpdate: "notice",
+            severity: "warning",
+            title: w.split("\n")[0]!.slice(0, 200),
+            description: w,
+          });
         const onEvent = (e: AgentEvent) => {
           if (e.type === "tool_start") live.started.push({ callId: e.callId, name: e.name, args: e.args });
           if (e.type === "tool_end") live.started = live.started.filter((c) => c.callId !== e.callId);
