@@ -39,7 +39,7 @@ export interface Lexed {
 
 // One alternation per language family; group 1 is an identifier, anything else a comment or string.
 const C_LIKE =
-  /(\/\/[^\n]*|\/\*[\s\S]*?(?:\*\/|$)|"(?:\\[\s\S]|[^"\\\n])*"|'(?:\\[\s\S]|[^'\\\n])*'|`(?:\\[\s\S]|[^`\\])*`)|([A-Za-z_$][\w$]*)/g;
+  /(\/\/[^\n]*|\/\*[\s\S]*?(?:\*\/|$)|"(?:\\[\s\S]|[^"\\\n])*"|'(?:\\[\s\S]|[^'\\\n])*'|`(?:\\[\s\S]|[^`\\])*(?:`|$))|([A-Za-z_$][\w$]*)/g;
 const PYTHON =
   /(#[^\n]*|"""[\s\S]*?(?:"""|$)|'''[\s\S]*?(?:'''|$)|"(?:\\[\s\S]|[^"\\\n])*"|'(?:\\[\s\S]|[^'\\\n])*')|([A-Za-z_][\w]*)/g;
 // Rust: `'a` is a lifetime, not a string; its char literals are short.

@@ -87,6 +87,9 @@ export function quickTagsOf(source: string, language: string): FileTags {
   const rules = rulesFor(language);
   const defs: Definition[] = [];
   const lines = source.split("\n");
+  // The open class: a function one level inside it is its method (Python's `def` in a class).
+  let classIndent = -1;
+  let bodyIndent = -1;
   for (let i = 0; i < lines.length && defs.length < MAX_DEFS; i++) {
     const line = lines[i]!;
     if (line.length > 400) continue; // minified: no lines a person reads
@@ -95,12 +98,23 @@ export function quickTagsOf(source: string, language: string): FileTags {
       if (!m) continue;
       const name = m[2]!.split(".").at(-1)!;
       if (kind === "method" && NOT_METHODS.has(name)) break;
-      const depth = m[1]!.length > 0 ? 1 : 0;
+      const indent = m[1]!.length;
+      const depth = indent > 0 ? 1 : 0;
+      if (indent <= classIndent) classIndent = bodyIndent = -1;
+      let asKind = kind;
+      if (kind === "function" && classIndent >= 0 && indent > classIndent) {
+        if (bodyIndent < 0) bodyIndent = indent;
+        if (indent === bodyIndent) asKind = "method";
+      }
+      if (kind === "class") {
+        classIndent = indent;
+        bodyIndent = -1;
+      }
       const signature = line
         .trim()
         .replace(/\s*\{\s*$/, "")
         .slice(0, MAX_SIGNATURE);
-      defs.push({ name, kind, line: i + 1, signature, depth });
+      defs.push({ name, kind: asKind, line: i + 1, signature, depth });
       break;
     }
   }
