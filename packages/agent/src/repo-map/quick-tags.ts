@@ -7,7 +7,8 @@ import type { Definition, FileTags } from "./tags.js";
 const MAX_DEFS = 2000;
 const MAX_SIGNATURE = 120;
 
-type Rule = [RegExp, string];
+/** A pattern, the kind it finds, and text a line must hold for the pattern to be tried (cheap to check). */
+type Rule = [RegExp, string, string?];
 const NOT_METHODS = new Set(["if", "for", "while", "switch", "catch", "return", "function", "with", "elif"]);
 
 // Group 1: the indentation; group 2: the name.
@@ -15,28 +16,36 @@ const JS_TS: Rule[] = [
   [
     /^(\s*)(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)/,
     "function",
+    "function",
   ],
-  [/^(\s*)(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?class\s+([A-Za-z_$][\w$]*)/, "class"],
-  [/^(\s*)(?:export\s+)?(?:declare\s+)?interface\s+([A-Za-z_$][\w$]*)/, "interface"],
-  [/^(\s*)(?:export\s+)?(?:declare\s+)?type\s+([A-Za-z_$][\w$]*)\s*(?:<[^=]*>)?\s*=/, "type"],
-  [/^(\s*)(?:export\s+)?(?:declare\s+)?(?:const\s+)?enum\s+([A-Za-z_$][\w$]*)/, "enum"],
+  [
+    /^(\s*)(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?class\s+([A-Za-z_$][\w$]*)/,
+    "class",
+    "class",
+  ],
+  [/^(\s*)(?:export\s+)?(?:declare\s+)?interface\s+([A-Za-z_$][\w$]*)/, "interface", "interface"],
+  [/^(\s*)(?:export\s+)?(?:declare\s+)?type\s+([A-Za-z_$][\w$]*)\s*(?:<[^=]*>)?\s*=/, "type", "type"],
+  [/^(\s*)(?:export\s+)?(?:declare\s+)?(?:const\s+)?enum\s+([A-Za-z_$][\w$]*)/, "enum", "enum"],
   [/^(\s*)(?:export\s+)?(?:declare\s+)?(?:namespace|module)\s+([A-Za-z_$][\w$.]*)\s*\{/, "namespace"],
   [
     /^(\s*)(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=]+)?=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|[A-Za-z_$][\w$]*\s*=>|class\b)/,
     "function",
+    "=",
   ],
   [
     /^(\s*)(?:[A-Za-z_$][\w$]*\.)+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*=>|class\b)/,
     "function",
+    "=",
   ],
   [
     /^(\s+)(?:(?:public|private|protected|static|async|readonly|override|get|set)\s+)*\*?\s*([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\([^)]*\)?\s*(?::[^{;]+)?\{\s*$/,
     "method",
+    "{",
   ],
 ];
 const PYTHON: Rule[] = [
-  [/^(\s*)(?:async\s+)?def\s+([A-Za-z_]\w*)/, "function"],
-  [/^(\s*)class\s+([A-Za-z_]\w*)/, "class"],
+  [/^(\s*)(?:async\s+)?def\s+([A-Za-z_]\w*)/, "function", "def"],
+  [/^(\s*)class\s+([A-Za-z_]\w*)/, "class", "class"],
 ];
 const GO: Rule[] = [
   [/^()func\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)/, "function"],
@@ -93,7 +102,8 @@ export function quickTagsOf(source: string, language: string): FileTags {
   for (let i = 0; i < lines.length && defs.length < MAX_DEFS; i++) {
     const line = lines[i]!;
     if (line.length > 400) continue; // minified: no lines a person reads
-    for (const [re, kind] of rules) {
+    for (const [re, kind, needle] of rules) {
+      if (needle !== undefined && !line.includes(needle)) continue;
       const m = re.exec(line);
       if (!m) continue;
       const name = m[2]!.split(".").at(-1)!;
