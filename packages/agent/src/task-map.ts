@@ -37,18 +37,18 @@ export async function repoMapForTask(o: TaskMapOptions): Promise<TaskMap | undef
   });
   // The index is built on after the wait runs out (the repo_map tool and the next session use
   // it; it is saved when done); only the caller's signal stops it.
-  const building = buildRepoMap(index, { text: o.task }, o.tokens, o.signal).then((map) => {
-    try {
-      index.save();
-    } catch {
-      // an unwritable data folder costs the next session a rebuild, nothing more
-    }
-    return map;
-  });
+  // Parsing for up to a third of the wait, then the rest from quick tags (patterns): a big
+  // workspace without a saved index still gets a map in time; its files are parsed right after.
+  const timeoutMs = o.timeoutMs ?? TASK_MAP_TIMEOUT_MS;
+  const building = buildRepoMap(index, { text: o.task }, o.tokens, o.signal, timeoutMs / 3);
+  index
+    .whenParsed()
+    .then(() => index.save())
+    .catch(() => {}); // an unwritable data folder costs the next session a rebuild, nothing more
   building.catch(() => {});
   let timer: NodeJS.Timeout | undefined;
   const waited = new Promise<undefined>((resolve) => {
-    timer = setTimeout(resolve, o.timeoutMs ?? TASK_MAP_TIMEOUT_MS, undefined);
+    timer = setTimeout(resolve, timeoutMs, undefined);
     timer.unref();
   });
   const map = await Promise.race([building, waited]);

@@ -6,10 +6,12 @@ import { type RenderedMap, renderMap } from "./render.js";
 import type { RefreshStats, RepoIndex } from "./repo-index.js";
 import type { FileTags } from "./tags.js";
 
+export { quickTagsOf } from "./quick-tags.js";
 export { type Ranking, type RankQuery, rankDefinitions } from "./rank.js";
 export { MAP_CHARS_PER_TOKEN, type RenderedMap, renderMap } from "./render.js";
 export {
   type IndexedFile,
+  type RefreshOptions,
   type RefreshStats,
   RepoIndex,
   type RepoIndexOptions,
@@ -47,8 +49,13 @@ export async function buildRepoMap(
   query: RankQuery,
   tokens: number,
   signal?: AbortSignal,
+  /** Parse for at most this long, then use quick tags for the rest (RefreshOptions.parseForMs). */
+  parseForMs?: number,
 ): Promise<MapResult> {
-  const refresh = await index.refresh(signal);
+  const refresh = await index.refresh({
+    ...(signal ? { signal } : {}),
+    ...(parseForMs !== undefined ? { parseForMs } : {}),
+  });
   const started = performance.now();
   const { files, graph } = graphOf(index);
   const ranking: Ranking = rankDefinitions(files, query, graph);

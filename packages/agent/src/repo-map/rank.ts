@@ -57,12 +57,23 @@ function looksLikeCode(name: string): boolean {
   return /[a-z][A-Z]|[A-Z]{2}|_|\$|[a-zA-Z]\d/.test(name);
 }
 
-/** The words of a file's path and of its definitions' names, for matching a task's words. */
-/** A file as a bag of words: its path's (counted thrice), its definitions' (twice) and the names it uses. */
+/** A file as a bag of words: its path's (counted thrice), its definitions' (twice), the names it uses and its comments' words. */
 interface FileWords {
   tf: Map<string, number>;
   len: number;
 }
+/** An identifier's words, worked out once per process (the same names recur in every file). */
+const nameWords = new Map<string, string[]>();
+function wordsOfName(name: string): string[] {
+  let words = nameWords.get(name);
+  if (!words) {
+    words = wordsIn(name);
+    if (nameWords.size > 500_000) nameWords.clear();
+    nameWords.set(name, words);
+  }
+  return words;
+}
+
 /** Per tags object (the index keeps one per file version): worked out once, not per query. */
 const wordsCache = new WeakMap<FileTags, FileWords>();
 function fileWords(file: string, tags: FileTags): FileWords {
@@ -76,7 +87,9 @@ function fileWords(file: string, tags: FileTags): FileWords {
     };
     for (const w of wordsIn(file)) add(w, 3);
     for (const d of tags.defs) for (const w of wordsIn(d.name)) add(w, 2);
-    for (const [name, count] of Object.entries(tags.refs)) for (const w of wordsIn(name)) add(w, count);
+    for (const name in tags.refs) for (const w of wordsOfName(name)) add(w, tags.refs[name]!);
+    const notes = tags.notes ?? {};
+    for (const w in notes) add(w, notes[w]!);
     words = { tf, len };
     wordsCache.set(tags, words);
   }

@@ -5,7 +5,16 @@
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { readSettingsFile } from "../safe-read.js";
-import { type ScanOptions, type SkipReason, type SourceStat, scanSources } from "./scan.js";
+import { openInside } from "../tools/fs/confined.js";
+import { quickTagsOf } from "./quick-tags.js";
+import {
+  MAP_MAX_FILE_BYTES,
+  readOpened,
+  type ScanOptions,
+  type SkipReason,
+  type SourceStat,
+  scanSources,
+} from "./scan.js";
 import { type FileTags, tagsOf } from "./tags.js";
 
 export interface IndexedFile {
@@ -20,6 +29,8 @@ export interface RefreshStats {
   files: number;
   /** Files parsed in this refresh (new or changed). */
   parsed: number;
+  /** Files given quick tags (patterns, no parse) because parsing ran past `parseForMs`; parsed after. */
+  quick: number;
   /** Files left out of the index, by reason. */
   skipped: Partial<Record<SkipReason, number>>;
   /** Files dropped because they are gone (or are now skipped). */
@@ -36,7 +47,22 @@ export interface RepoIndexOptions extends Omit<ScanOptions, "signal"> {
   cacheFile?: string;
 }
 
-const CACHE_VERSION = 1;
+export interface RefreshOptions {
+  signal?: AbortSignal;
+  /**
+   * Parse changed files for at most this long, then give the rest quick tags (quick-tags.ts)
+   * and resolve; the index parses those right after, in the background (whenParsed()).
+   * Default: parse everything before resolving.
+   */
+  parseForMs?: number;
+}
+
+/** Text kept for the background parse at most (the rest is parsed at the next refresh). */
+const PENDING_MAX_BYTES = 64 * 1024 * 1024;
+/** The background parse lets other work run this often (it shares the thread with the session). */
+const YIELD_EVERY_MS = 20;
+
+const CACHE_VERSION = 2;
 /** A saved index larger than this is not read (it is rebuilt instead). */
 const CACHE_MAX_BYTES = 256 * 1024 * 1024;
 
@@ -52,24 +78,99 @@ export class RepoIndex {
   }
 
   /** Brings the index up to date with the workspace (one refresh at a time). */
-  refresh(signal?: AbortSignal): Promise<RefreshStats> {
-    const next = this.running.then(() => this.doRefresh(signal));
+  refresh(signalOrOptions?: AbortSignal | RefreshOptions): Promise<RefreshStats> {
+    const o: RefreshOptions =
+      signalOrOptions instanceof AbortSignal ? { signal: signalOrOptions } : (signalOrOptions ?? {});
+    const pending: Pending[] = [];
+    const next = this.running.then(() => this.doRefresh(o, pending));
+    // What was left to the background is parsed before the next refresh or update starts.
+    this.running = next.then(() => this.parsePending(pending, o.signal)).catch(() => {});
+    return next;
+  }
+
+  /** Resolves when every refresh so far is done, background parsing included. */
+  whenParsed(): Promise<void> {
+    return this.running.then(() => {});
+  }
+
+  /**
+   * Re-reads only `rels` (workspace-relative files the caller just wrote), without walking the
+   * workspace: the update after an edit. A file not in the index yet is left to the next
+   * refresh (only the walk knows whether .gitignore leaves it out); a file gone is dropped.
+   */
+  update(rels: readonly string[], signal?: AbortSignal): Promise<RefreshStats> {
+    const next = this.running.then(() => this.doUpdate(rels, signal));
     this.running = next.catch(() => {});
     return next;
   }
 
-  private async doRefresh(signal?: AbortSignal): Promise<RefreshStats> {
+  private async doUpdate(rels: readonly string[], signal?: AbortSignal): Promise<RefreshStats> {
     const started = performance.now();
+    const stats = emptyStats();
+    const roots = this.options.roots ?? [this.options.workspace];
+    const maxBytes = this.options.maxFileBytes ?? MAP_MAX_FILE_BYTES;
+    for (const rel of new Set(rels)) {
+      signal?.throwIfAborted();
+      const known = this.files.get(rel);
+      if (!known) continue;
+      let text: string | undefined;
+      let size = 0;
+      let mtimeMs = 0;
+      try {
+        const opened = openInside(roots, `${this.options.workspace}/${rel}`);
+        size = opened.stats.size;
+        mtimeMs = opened.stats.mtimeMs;
+        if (size === known.size && mtimeMs === known.mtimeMs && !known.tags.quick) continue;
+        const read = await readOpened(opened, maxBytes, signal);
+        if ("text" in read) text = read.text;
+        else stats.skipped[read.skip] = (stats.skipped[read.skip] ?? 0) + 1;
+      } catch (err) {
+        if (signal?.aborted) throw err;
+      }
+      if (text === undefined) {
+        this.files.delete(rel); // gone, swapped for a symlink or a FIFO, grown too big
+        stats.removed++;
+      } else {
+        this.files.set(rel, {
+          language: known.language,
+          size,
+          mtimeMs,
+          tags: await parsedTags(text, known.language),
+        });
+        stats.parsed++;
+      }
+      this.dirty = true;
+      this.version++;
+    }
+    stats.files = this.files.size;
+    stats.ms = performance.now() - started;
+    return stats;
+  }
+
+  /** Parses the files a refresh gave quick tags, unless they changed again meanwhile. */
+  private async parsePending(pending: Pending[], signal?: AbortSignal): Promise<void> {
+    let slice = performance.now();
+    for (const p of pending) {
+      if (signal?.aborted) return;
+      const known = this.files.get(p.rel);
+      if (!known || known.size !== p.size || known.mtimeMs !== p.mtimeMs || !known.tags.quick) continue;
+      known.tags = await parsedTags(p.text, known.language);
+      this.files.set(p.rel, { ...known });
+      this.dirty = true;
+      this.version++;
+      if (performance.now() - slice > YIELD_EVERY_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        slice = performance.now();
+      }
+    }
+  }
+
+  private async doRefresh(o: RefreshOptions, pending: Pending[]): Promise<RefreshStats> {
+    const signal = o.signal;
+    const started = performance.now();
+    let pendingBytes = 0;
     const seen = new Set<string>();
-    const stats: RefreshStats = {
-      files: 0,
-      parsed: 0,
-      skipped: {},
-      removed: 0,
-      truncated: false,
-      aborted: false,
-      ms: 0,
-    };
+    const stats = emptyStats();
     try {
       const { truncated } = await scanSources(
         { ...this.options, ...(signal ? { signal } : {}) },
@@ -78,20 +179,30 @@ export class RepoIndex {
             seen.add(s.rel);
             const known = this.files.get(s.rel);
             return (
-              !known || known.size !== s.size || known.mtimeMs !== s.mtimeMs || known.language !== s.language
+              !known ||
+              known.size !== s.size ||
+              known.mtimeMs !== s.mtimeMs ||
+              known.language !== s.language ||
+              known.tags.quick === true
             );
           },
           read: async (s: SourceStat, text: string) => {
             let tags: FileTags;
-            try {
-              tags = await tagsOf(text, s.language);
-            } catch {
-              tags = { defs: [], refs: {} };
+            const late = o.parseForMs !== undefined && performance.now() - started > o.parseForMs;
+            if (late) {
+              tags = quickTagsOf(text, s.language);
+              stats.quick++;
+              if (pendingBytes + text.length <= PENDING_MAX_BYTES) {
+                pending.push({ rel: s.rel, size: s.size, mtimeMs: s.mtimeMs, text });
+                pendingBytes += text.length;
+              }
+            } else {
+              tags = await parsedTags(text, s.language);
+              stats.parsed++;
             }
             this.files.set(s.rel, { language: s.language, size: s.size, mtimeMs: s.mtimeMs, tags });
             this.dirty = true;
             this.version++;
-            stats.parsed++;
           },
           skipped: (rel: string, reason: SkipReason) => {
             stats.skipped[reason] = (stats.skipped[reason] ?? 0) + 1;
@@ -131,7 +242,10 @@ export class RepoIndex {
   save(): void {
     const file = this.options.cacheFile;
     if (!file || !this.dirty) return;
-    const rows = [...this.files].map(([rel, f]) => [rel, f.language, f.size, f.mtimeMs, f.tags]);
+    // Quick tags are not saved: the next session parses those files.
+    const rows = [...this.files]
+      .filter(([, f]) => !f.tags.quick)
+      .map(([rel, f]) => [rel, f.language, f.size, f.mtimeMs, f.tags]);
     const text = JSON.stringify({ version: CACHE_VERSION, workspace: this.options.workspace, files: rows });
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     const tmp = `${file}.${process.pid}.tmp`;
@@ -159,9 +273,30 @@ export class RepoIndex {
       if (typeof rel !== "string" || typeof language !== "string") continue;
       if (typeof size !== "number" || typeof mtimeMs !== "number") continue;
       if (!tags || !Array.isArray(tags.defs) || typeof tags.refs !== "object" || tags.refs === null) continue;
-      this.files.set(rel, { language, size, mtimeMs, tags: { defs: tags.defs, refs: tags.refs } });
+      const notes = typeof tags.notes === "object" && tags.notes !== null ? tags.notes : {};
+      this.files.set(rel, { language, size, mtimeMs, tags: { defs: tags.defs, refs: tags.refs, notes } });
     }
     this.version++;
+  }
+}
+
+interface Pending {
+  rel: string;
+  size: number;
+  mtimeMs: number;
+  text: string;
+}
+
+function emptyStats(): RefreshStats {
+  return { files: 0, parsed: 0, quick: 0, skipped: {}, removed: 0, truncated: false, aborted: false, ms: 0 };
+}
+
+/** The file's tags from a parse; a file tree-sitter cannot parse has none. */
+async function parsedTags(text: string, language: string): Promise<FileTags> {
+  try {
+    return await tagsOf(text, language);
+  } catch {
+    return { defs: [], refs: {} };
   }
 }
 

@@ -1,10 +1,10 @@
-// What one source file defines and which names it uses, from one tree-sitter parse: the
-// definitions are the outline's symbols (outline/extract.ts), the references every identifier
-// leaf of the tree (the grammar's *identifier node types), counted.
-import type { Language, Node } from "web-tree-sitter";
+// What one source file defines and which names it uses: the definitions are the outline's
+// symbols from one tree-sitter parse (outline/extract.ts), the references the identifiers of
+// its code from a lexical pass (lexical.ts), counted, and the words of its comments and strings.
 import { extractSymbols } from "../outline/extract.js";
 import { getParser } from "../outline/loader.js";
 import type { OutlineSymbol } from "../outline/types.js";
+import { lexSource } from "./lexical.js";
 
 export interface Definition {
   /** The name other files use it by: the last part (`render` for `View.prototype.render`). */
@@ -21,30 +21,14 @@ export interface FileTags {
   defs: Definition[];
   /** Identifier → how often the file uses it (definitions' own names included). */
   refs: Record<string, number>;
+  /** Lower-case words of its comments and strings → how often (for matching a task's words). */
+  notes?: Record<string, number>;
+  /** From the quick pass (quick-tags.ts), not yet parsed: the next refresh parses it. */
+  quick?: true;
 }
 
-/** Names this short are everywhere (`i`, `x`) and say nothing about where code lives. */
-const MIN_NAME_LENGTH = 2;
-/** At most this many distinct names are kept per file (generated files can hold far more). */
-const MAX_NAMES_PER_FILE = 4000;
 /** At most this many definitions are kept per file. */
 const MAX_DEFS_PER_FILE = 2000;
-
-/** The identifier node types of a grammar (`identifier`, `property_identifier`, `type_identifier`, …). */
-const identifierTypes = new WeakMap<Language, string[]>();
-function identifierTypesOf(language: Language): string[] {
-  let types = identifierTypes.get(language);
-  if (!types) {
-    const set = new Set<string>();
-    for (let id = 0; id < language.nodeTypeCount; id++) {
-      const name = language.nodeTypeForId(id);
-      if (name && language.nodeTypeIsNamed(id) && /(^|_)identifier$/.test(name)) set.add(name);
-    }
-    types = [...set];
-    identifierTypes.set(language, types);
-  }
-  return types;
-}
 
 /** `View.prototype.render` → `render`, `"fs-extra"` → `fs-extra`; undefined for a computed name. */
 export function lastNamePart(name: string): string | undefined {
@@ -70,26 +54,12 @@ export async function tagsOf(source: string, language: string): Promise<FileTags
   const parser = await getParser(language);
   const tree = parser.parse(source);
   if (!tree) throw new Error(`tree-sitter could not parse the ${language} source`);
+  let defs: Definition[];
   try {
-    const root = tree.rootNode;
-    const defs: Definition[] = [];
-    flatten(extractSymbols(root, source, language), 0, defs);
-    const refs: Record<string, number> = Object.create(null);
-    let distinct = 0;
-    const types = parser.language ? identifierTypesOf(parser.language) : ["identifier"];
-    for (const node of root.descendantsOfType(types) as (Node | null)[]) {
-      if (!node) continue;
-      const text = source.slice(node.startIndex, node.endIndex);
-      if (text.length < MIN_NAME_LENGTH || text.length > 80) continue;
-      const seen = refs[text];
-      if (seen !== undefined) refs[text] = seen + 1;
-      else if (distinct < MAX_NAMES_PER_FILE) {
-        refs[text] = 1;
-        distinct++;
-      }
-    }
-    return { defs, refs };
+    defs = [];
+    flatten(extractSymbols(tree.rootNode, source, language), 0, defs);
   } finally {
     tree.delete();
   }
+  return { defs, ...lexSource(source, language) };
 }

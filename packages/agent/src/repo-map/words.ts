@@ -3,7 +3,7 @@
 // and `outline`, so a task written in prose meets the code that implements it.
 
 /** Words too common in tasks and code to say where anything lives. */
-const STOP = new Set(
+export const STOP_WORDS: ReadonlySet<string> = new Set(
   (
     "the and for with from that this into when then than not are was were has have had its use " +
     "used uses using all any can may one two new add adds added fix fixes fixed make makes made " +
@@ -26,7 +26,7 @@ export function wordsIn(text: string): string[] {
     // camelCase and PascalCase boundaries, and runs of capitals (`HTTPServer` → HTTP, Server).
     for (const w of part.split(/(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/)) {
       const lower = w.toLowerCase();
-      if (lower.length >= 3 && !STOP.has(lower) && !/^\d+$/.test(lower)) out.push(lower);
+      if (lower.length >= 3 && !STOP_WORDS.has(lower) && !/^\d+$/.test(lower)) out.push(lower);
     }
   }
   return out;

@@ -57,7 +57,7 @@ const PROJECT = {
   "README.md": "# a project\n",
 };
 
-test("tags: definitions from the outline, references from the tree's identifiers", async () => {
+test("tags: definitions from the outline, references from the code's identifiers", async () => {
   const tags = await tagsOf(PROJECT["src/parser.ts"], "typescript");
   assert.deepEqual(
     tags.defs.map((d) => `${d.kind} ${d.name} ${d.line} ${d.depth}`),
