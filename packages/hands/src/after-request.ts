@@ -48,3 +48,36 @@ export function afterNextRequest(provider: Provider, work: () => Promise<unknown
     },
   };
 }
+
+/**
+ * `provider`, whose every call tells `left` once its request has left (its body handed to the
+ * socket), or when the call ends if no request was seen leaving. Unlike afterNextRequest the
+ * answer does not wait for anything: `left` only lets work start that must not delay the request.
+ */
+export function onEachRequestLeft(provider: Provider, left: () => void): Provider {
+  return {
+    name: provider.name,
+    model: provider.model,
+    async complete(request: ModelRequest): Promise<ModelResponse> {
+      let told = false;
+      const tell = () => {
+        unsubscribe(REQUEST_START, onStart);
+        if (told) return;
+        told = true;
+        left();
+      };
+      const onStart = (message: unknown) => {
+        unsubscribe(REQUEST_START, onStart);
+        const req = (message as { request: ClientRequest }).request;
+        req.once("finish", tell);
+        req.once("close", tell);
+      };
+      subscribe(REQUEST_START, onStart);
+      try {
+        return await provider.complete(request);
+      } finally {
+        tell();
+      }
+    },
+  };
+}

@@ -13,8 +13,9 @@ import {
   recallTool,
   type Tool,
 } from "@hands/agent";
-import type { Message } from "@hands/llm";
+import type { Message, Provider } from "@hands/llm";
 import type { ContextAssembler, Memory, SnapshotPoint } from "@hands/memory";
+import { afterNextRequest, onEachRequestLeft } from "./after-request.js";
 import { MemoryEventBridge } from "./memory-events.js";
 import {
   hashedMemoryFile,
@@ -25,6 +26,7 @@ import {
   openMemory,
 } from "./memory-open.js";
 import { repoFacts, scanProject } from "./project-scan.js";
+import { RequestGate } from "./request-gate.js";
 
 /** Tokens of conversation a /compact summarises (the newest; older ones stay recallable). */
 const COMPACT_TOKENS = 16_000;
@@ -53,6 +55,8 @@ export class AgentMemory {
   private unavailable: string | undefined;
   /** Snapshot points taken during steps, saved between requests. */
   private readonly snapshotPoints: SnapshotPoint[] = [];
+  /** A step's writes wait for its request to leave (see `provider`). */
+  private readonly gate = new RequestGate();
 
   private constructor(
     readonly budget: number,
@@ -78,6 +82,15 @@ export class AgentMemory {
   static deferred(host: MemoryHost, workspace: string, scope: string): AgentMemory | undefined {
     if (host.settings.embeddings || existsSync(hashedMemoryFile(host.dataDir))) return undefined;
     return new AgentMemory(memoryBudget(host), host, workspace, scope);
+  }
+
+  /**
+   * `base` as the agent should use it with this memory: each request's leaving starts the writes
+   * its step deferred, and a deferred memory is opened (settled) as the first one leaves.
+   */
+  provider(base: Provider): Provider {
+    const told = onEachRequestLeft(base, this.gate.left);
+    return this.unsettled ? afterNextRequest(told, () => this.settle()) : told;
   }
 
   /** A deferred memory that has not been opened yet (see `settle`). */
@@ -111,6 +124,11 @@ export class AgentMemory {
     return this.settling;
   }
 
+  /** Lets held writes run (before waiting for them outside a request: learn, compact, close). */
+  private release(): void {
+    this.gate.left();
+  }
+
   private get memory(): Memory {
     if (!this.opened) throw new Error(this.unavailable ?? "memory is not open yet");
     return this.opened.memory;
@@ -123,6 +141,9 @@ export class AgentMemory {
     info?: ContextInfo,
   ): Promise<Message[]> => {
     const task = info?.taskIndex ?? 1;
+    // This step's writes wait for its request; an earlier step's held writes run first.
+    this.gate.left();
+    this.gate.close();
     if (this.unsettled && !this.sentBeforeOpen && sentAsItIs(history, step, task, this.budget)) {
       this.step = step;
       this.sentBeforeOpen = { history: history.slice(), step: this.stepBase + step, task };
@@ -168,6 +189,7 @@ export class AgentMemory {
 
   readonly recall: RecallSource = {
     recall: async (id) => {
+      this.release();
       await this.settle();
       if (this.assembler) return this.assembler.recall(id);
       const { recallText } = await import("@hands/memory");
@@ -193,7 +215,18 @@ export class AgentMemory {
   /** The first task of a conversation recalls what earlier tasks taught the workspace. */
   private async newAssembler(task: string): Promise<ContextAssembler> {
     const { ContextAssembler, FeedbackTracker } = await import("@hands/memory");
-    const learned = await this.memory.recallWorkspace(this.workspace, task, Math.min(800, this.budget / 10));
+    const memory = this.memory;
+    // Its "accessed" marks are written once the request has left, with the step's messages.
+    const learned = await memory.recallWorkspace(this.workspace, task, Math.min(800, this.budget / 10), {
+      touch: false,
+    });
+    this.gate.defer(() => {
+      try {
+        memory.touched(learned.items, task);
+      } catch (err) {
+        this.host.warn(`memory: could not mark what was recalled (${(err as Error).message})`);
+      }
+    });
     const preamble = learned.items.length
       ? `What earlier tasks in this workspace taught (may be out of date):\n${learned.items.map((i) => `- ${i.text}`).join("\n")}`
       : undefined;
@@ -201,11 +234,13 @@ export class AgentMemory {
       budget: this.budget,
       feedback: new FeedbackTracker(this.memory),
       ...(preamble ? { preamble } : {}),
+      defer: this.gate.defer,
     });
   }
 
   /** After a task (a run, or one request of a session): its outcome, the commands that worked, repository facts. */
   async learn(task: string, result: RunResult): Promise<void> {
+    this.release();
     await this.settle();
     if (this.unavailable) return;
     await this.assembler?.flush();
@@ -229,6 +264,7 @@ export class AgentMemory {
    * conversation (e.g. a resumed session before its first request).
    */
   async compact(): Promise<string | undefined> {
+    this.release();
     await this.settle();
     if (this.unavailable || !this.assembler) return undefined;
     await this.assembler.flush();
@@ -288,6 +324,7 @@ export class AgentMemory {
   async close(): Promise<void> {
     // A deferred memory never used (no request was sent) has nothing to store.
     if (this.unsettled) return;
+    this.release();
     await this.settle();
     if (this.unavailable) return;
     try {

@@ -5,11 +5,13 @@
 // loaded into the process: the recall's bit index comes from a column of the chunks table,
 // not from sqlite-vec (whose loading cost 8–16 ms of the second run's start-up).
 import assert from "node:assert/strict";
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { type RecordedHttpRequest, type ScriptedServer, startScriptedServer } from "@hands/llm";
+import Database from "better-sqlite3";
 import { openSession } from "./session.js";
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-memory-second-run-")));
@@ -82,4 +84,66 @@ test("a second run's first request carries what the first taught the workspace, 
   assert.equal(result.status, "done", JSON.stringify(result));
   assert.equal(checked.length, 1, "the first request was checked and passed");
   assert.deepEqual(second.invalid, []);
+});
+
+/** The memory file's last event number, read by a connection of its own. */
+function lastSeq(file: string): number {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return (db.prepare("SELECT coalesce(max(seq), 0) AS seq FROM events").get() as { seq: number }).seq;
+  } finally {
+    db.close();
+  }
+}
+
+test("a second run's first request leaves before memory writes anything of its step (the recall's marks, the system prompt and the task)", async () => {
+  const workspace = join(scratch, "ws-order");
+  mkdirSync(workspace);
+  writeFileSync(
+    join(workspace, "package.json"),
+    JSON.stringify({ name: "till", scripts: { test: "vitest" } }),
+  );
+  const dataDir = join(scratch, "data-order");
+  const first = await startScriptedServer([{ content: "looked" }]);
+  assert.equal((await runTask(first, workspace, dataDir, "look at the till package")).status, "done");
+  await first.close();
+  const file = join(dataDir, "memory.db");
+  const before = lastSeq(file);
+
+  // Subscribed before the session's own listener: this 'finish' listener runs first, at the
+  // moment node:http has handed the request's body to the socket.
+  let atLeave: number | undefined;
+  const onStart = (message: unknown) => {
+    const req = (message as { request: { path: string; once(e: string, f: () => void): void } }).request;
+    if (atLeave !== undefined || !req.path.endsWith("/chat/completions")) return;
+    atLeave = -1;
+    req.once("finish", () => {
+      atLeave = lastSeq(file);
+    });
+  };
+  subscribe("http.client.request.start", onStart);
+  let carried = false;
+  const second = await startScriptedServer((req) => {
+    carried ||= sent(req).includes("package till");
+    return { content: "done" };
+  });
+  try {
+    assert.equal((await runTask(second, workspace, dataDir, "run the till tests")).status, "done");
+  } finally {
+    unsubscribe("http.client.request.start", onStart);
+    await second.close();
+  }
+  assert.ok(carried, "the first request carried the workspace's lessons");
+  assert.equal(atLeave, before, "no memory event was written before the first request left");
+  const db = new Database(file, { readonly: true });
+  try {
+    const later = db.prepare("SELECT kind FROM events WHERE seq > ? ORDER BY seq").all(before) as {
+      kind: string;
+    }[];
+    const kinds = later.map((e) => e.kind);
+    assert.ok(kinds.includes("accessed"), `the recalled lessons were marked afterwards: ${kinds.join(",")}`);
+    assert.ok(kinds.includes("created"), `the step's messages were stored afterwards: ${kinds.join(",")}`);
+  } finally {
+    db.close();
+  }
 });

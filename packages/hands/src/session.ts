@@ -51,7 +51,6 @@ import {
 } from "@hands/agent";
 import type { Message, Provider, Usage } from "@hands/llm";
 import type { SandboxKind } from "@hands/sandbox";
-import { afterNextRequest } from "./after-request.js";
 import type { AgentMemory } from "./agent-memory.js";
 import { auditListener } from "./audit.js";
 import { SettingsError } from "./errors.js";
@@ -346,7 +345,7 @@ export class HandsSession {
     const base = options.role ? this.providerFor(options.role) : this.provider;
     const route = options.role ? undefined : this.router();
     const agent = new Agent({
-      provider: memory?.unsettled ? afterNextRequest(base, () => memory.settle()) : base,
+      provider: memory ? memory.provider(base) : base,
       ...(route ? { route } : {}),
       workspace: this.workspace,
       tools: usableTools(candidates, conditions),

@@ -33,6 +33,13 @@ export interface ContextOptions {
   cacheAware?: boolean;
   /** At a compaction point, the share of the budget the assembled context takes (default 0.6). */
   compactTo?: number;
+  /**
+   * Starts a step's writes once its request has left (default setImmediate: after the current
+   * turn of the event loop, which may still be before a new connection's request is written).
+   * A caller that knows when the request is on the wire passes its own; it must call `run`
+   * in the end — the next step, flush and written wait for it.
+   */
+  defer?: (run: () => void) => void;
 }
 
 /** What a compaction point sent: later requests repeat it and append the history's new messages. */
@@ -687,17 +694,20 @@ export class ContextAssembler {
    * writes overlap the model's latency. The next step (or flush) waits for them.
    */
   private storeLater(pending: Pending[], shownBefore: StepView | undefined): void {
-    this.storeSteps([{ pending, shownBefore }]);
+    this.storeSteps([{ pending, shownBefore }], true);
   }
 
-  /** Stores the backlog's steps in one batch (see `backlog`). */
+  /** Stores the backlog's steps in one batch (see `backlog`), now: the caller waits for them. */
   private storeBacklog(): void {
     const steps = this.backlog;
     this.backlog = [];
-    this.storeSteps(steps);
+    this.storeSteps(steps, false);
   }
 
-  private storeSteps(steps: { pending: Pending[]; shownBefore: StepView | undefined }[]): void {
+  private storeSteps(
+    steps: { pending: Pending[]; shownBefore: StepView | undefined }[],
+    afterRequest: boolean,
+  ): void {
     this.later(async () => {
       const t = performance.now();
       await this.persist(steps.flatMap((st) => st.pending));
@@ -707,12 +717,17 @@ export class ContextAssembler {
           st.pending.map((p) => ({ id: p.id, message: p.m })),
         );
       this.ingestMs = performance.now() - t;
-    });
+    }, afterRequest);
   }
 
-  /** Runs `write` once the current request has gone out (setImmediate); `writing` until it is done. */
-  private later(write: () => Promise<void>): void {
-    this.writing = new Promise((resolve, reject) => setImmediate(() => write().then(resolve, reject)));
+  /**
+   * Runs `write` off the current call: once the current request has gone out (options.defer)
+   * when `afterRequest`, else at the next turn of the event loop (a write the caller itself
+   * waits for before any request); `writing` until it is done.
+   */
+  private later(write: () => Promise<void>, afterRequest = true): void {
+    const defer = (afterRequest && this.options.defer) || setImmediate;
+    this.writing = new Promise((resolve, reject) => defer(() => write().then(resolve, reject)));
     // Handled here so a failed write never crashes the process; flush() still reports it.
     this.writing.catch(() => {});
   }

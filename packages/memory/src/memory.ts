@@ -596,17 +596,7 @@ export class Memory {
       const chunk = { ...meta, content: content.get(p.id) ?? "" };
       return { chunk, form: p.form, text, tokens: p.tokens, relevance: (fused.get(p.id) ?? 0) / max };
     });
-    if (options.touch !== false && items.length) {
-      const now = this.clock();
-      this.commit(
-        items.map((i) => ({
-          kind: "accessed" as const,
-          id: i.chunk.id,
-          time: now,
-          reason: `retrieved for "${query.slice(0, 60)}"`,
-        })),
-      );
-    }
+    if (options.touch !== false) this.touched(items, query);
     return { items, tokens: items.reduce((n, i) => n + i.tokens, 0), candidates: cands.length };
   }
 
@@ -790,12 +780,35 @@ export class Memory {
   }
 
   /** What earlier tasks in this workspace taught that bears on `task`. */
-  async recallWorkspace(workspace: string, task: string, budget: number): Promise<Retrieval> {
+  async recallWorkspace(
+    workspace: string,
+    task: string,
+    budget: number,
+    options: Pick<RetrieveOptions, "touch"> = {},
+  ): Promise<Retrieval> {
     return this.retrieve(task, {
       budget,
       filter: { scope: workspaceScope(workspace), layers: [...LIVE_LAYERS] },
       fullOnly: true,
+      ...options,
     });
+  }
+
+  /**
+   * Records that `items` were retrieved for `query` (their `accessed` events): what `retrieve`
+   * does unless told `touch: false`, for a caller that writes it later (after a request left).
+   */
+  touched(items: readonly RetrievedItem[], query: string): void {
+    if (items.length === 0) return;
+    const now = this.clock();
+    this.commit(
+      items.map((i) => ({
+        kind: "accessed" as const,
+        id: i.chunk.id,
+        time: now,
+        reason: `retrieved for "${query.slice(0, 60)}"`,
+      })),
+    );
   }
 
   snapshot(): Snapshot {

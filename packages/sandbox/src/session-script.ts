@@ -30,6 +30,14 @@
 //   text and hands it to the next job, which evaluates it unless it equals the exports every
 //   job inherits from the shell anyway; the session shell itself never runs anything a
 //   command wrote.
+// - Forked ahead. After a direct command that left nothing running (so no sandboxed process
+//   exists but the shell's own), the shell forks the next job at once; it evaluates the state
+//   and waits for its command on a pipe only the shell and it hold (both ends one descriptor,
+//   closed before the command runs). The fork and its page faults then happen while the host
+//   and the model work. The next command goes to it only if it is direct, has no stdin and fits
+//   4 KiB, after it answered SIGCONT and is not a zombie; otherwise it is killed and a new job
+//   forked. It writes a byte back once it has taken its command: a job that died before that
+//   never ran it, and a new job does; a frame left in the pipe gives the pipe up for good.
 // - When the job ends, the processes it left running are listed in the end line (LEFT). At the
 //   next command they are killed (a fork bomb included) unless the command asked to keep them.
 //   Kept processes run beside later commands as the same user: they cannot reach the session's
@@ -42,7 +50,7 @@ exec 3>&2 2>/dev/null
 __h_cat=$HANDS_RELAY
 unset HANDS_RELAY
 __h_job=; __h_lastjob=; __h_ow=; __h_ew=; __h_or=; __h_er=; __h_prevkeep=0; __h_prevdirect=0; __h_fwd=
-__h_keep=' '; __h_discard=; __h_left=; __h_leftpids=; __h_inpid=; __h_exp=; __h_dir=
+__h_keep=' '; __h_discard=; __h_left=; __h_leftpids=; __h_inpid=; __h_exp=; __h_dir=; __h_pre=; __h_cp=9
 # Processes that were here before us (docker's init and main process) are never leftovers.
 __h_base=' '
 for __h_p in /proc/[0-9]*; do __h_p=${"${"}__h_p#/proc/}; [ "$__h_p" = $$ ] || __h_base+="$__h_p "; done
@@ -58,8 +66,10 @@ exec {__h_null}</dev/null
 
 # Timeout/abort: kill the command's process group until it is empty (a fork bomb keeps adding
 # to it while the first signal lands). kill is a builtin: this works with no PID left.
-trap 'if [ -n "$__h_job" ]; then __h_n=0; while kill -KILL -- -"$__h_job" && [ $__h_n -lt 500 ]; do __h_n=$((__h_n + 1)); done; fi' USR1
+trap '__h_intr=1; if [ -n "$__h_job" ]; then __h_n=0; while kill -KILL -- -"$__h_job" && [ $__h_n -lt 500 ]; do __h_n=$((__h_n + 1)); done; fi' USR1
 trap '' INT TERM HUP PIPE
+# A job forked ahead (__h_ahead) holds its own command pipe: it never outlives the shell.
+trap '[ -z "$__h_pre" ] || kill -KILL "$__h_pre"' EXIT
 set -m
 cd /workspace
 # Allow-list network: start the forwarder to the host's proxy and wait until it listens.
@@ -76,6 +86,11 @@ unset HANDS_FORWARDER
 ( export -n PWD OLDPWD; export -p ) 2>/dev/null >/dev/fd/$__h_sf
 IFS= read -r -d '' __h_exp0 < /dev/fd/$__h_sf
 __h_infra=" $$ $__h_fwd "
+# The pipe jobs forked ahead read their command from (see __h_ahead): both of its ends are this
+# one descriptor — the read end of a process substitution opened again read-write through
+# /dev/fd (its writer, ':', is gone at once). No other process of the session holds it.
+# (9, never open, when it cannot be made or was given up: closing it for a process is harmless.)
+exec {__h_cp}<> <(: >&- 3>&- {__h_sf}>&- {__h_null}<&-) || __h_cp=9
 
 # Lists the processes nobody accounts for (no forks: safe under a fork bomb) into __h_leftpids
 # and, at most 20 of them with their names, __h_left. Children of kept processes are kept.
@@ -140,9 +155,9 @@ __h_settle() {
     # between must not meet a pipe without a reader (SIGPIPE would kill it).
     if [ "$__h_keep" != ' ' ]; then
       exec {__h_d1}< /dev/fd/$__h_ow {__h_d2}< /dev/fd/$__h_ew
-      "$__h_cat" <&$__h_d1 > /dev/null {__h_d1}<&- {__h_d2}<&- {__h_ow}>&- {__h_ew}>&- 3>&- &
+      "$__h_cat" <&$__h_d1 > /dev/null {__h_d1}<&- {__h_d2}<&- {__h_ow}>&- {__h_ew}>&- {__h_cp}<&- 3>&- &
       __h_discard+="$! "
-      "$__h_cat" <&$__h_d2 > /dev/null {__h_d1}<&- {__h_d2}<&- {__h_ow}>&- {__h_ew}>&- 3>&- &
+      "$__h_cat" <&$__h_d2 > /dev/null {__h_d1}<&- {__h_d2}<&- {__h_ow}>&- {__h_ew}>&- {__h_cp}<&- 3>&- &
       __h_discard+="$! "
       exec {__h_d1}<&- {__h_d2}<&-
     fi
@@ -157,35 +172,73 @@ __h_settle() {
   __h_keep=" $live"
 }
 
-printf 'READY %s\n' "$$"
-# Each command line comes behind its length (8 hex digits): read -N takes it in one call, where
-# a line read stops at every byte. (Started as "sh", bash is in POSIX mode, where read -N too
-# reads a byte at a time: the reads run outside it; commands still run as before.)
-while :; do
-  set +o posix
-  IFS= read -r -N 8 __h_len || exit 0
-  case $__h_len in ????????) ;; *) exit 0 ;; esac
-  case $__h_len in *[!0-9a-f]*) echo "session shell: bad command frame" >&3; exit 1 ;; esac
-  IFS= read -r -N $((16#$__h_len)) __h_line || exit 1
-  set -o posix
-  __h_in=; __h_hasin=0; __h_cwd=; __h_sub=0; __h_keepbg=0; __h_tok=
-  eval "$__h_line"
-  __h_settle
-  printf '%s:begin\n' "$__h_tok"
-  printf '%s:begin\n' "$__h_tok" >&3
-  if [ "$__h_keepbg" = 1 ] || [ "$__h_keep" != ' ' ] || [ -n "$__h_discard" ]; then
-    exec {__h_ow}> >(exec "$__h_cat" 3>&-)
-    __h_or=$!
-    exec {__h_ew}> >(exec "$__h_cat" >&3 {__h_ow}>&- 3>&-)
-    __h_er=$!
-    __h_jo=$__h_ow; __h_je=$__h_ew; __h_x1=$__h_ow; __h_x2=$__h_ew; __h_prevdirect=0
-  else
-    # (__h_x1/__h_x2: what the command's processes must not hold; fd 9 is never open.)
-    __h_jo=1; __h_je=3; __h_x1=9; __h_x2=9; __h_prevdirect=1
-  fi
-  __h_infra=" $$ $__h_fwd $__h_discard$__h_or $__h_er "
+# Forks the next command's job now, so that the fork (the most of a command's cost: its
+# copy-on-write faults) happens while the host and the model work, not on the next command's
+# path. Only after a direct command that left nothing running, with nothing kept: then no
+# sandboxed process exists besides this shell's own, and none can signal the waiting job or
+# reach the pipe it reads its command from (made here, held only by this shell and the job,
+# closed by the job before the command runs). The job evaluates the state now and waits; the
+# next command is handed to it only if it is direct, has no stdin and fits one atomic pipe write
+# (so handing it over never blocks), after the job answered SIGCONT — otherwise the job is
+# killed and a new one forked as before. What it runs is exactly what a new job would run.
+__h_ahead() {
+  [ "$__h_prevdirect" = 1 ] && [ -z "$__h_leftpids" ] && [ "$__h_keep" = ' ' ] && [ -z "$__h_discard" ] &&
+    [ "$__h_cp" != 9 ] || return 0
+  (
+    trap - INT TERM HUP PIPE USR1 EXIT
+    unset __h_len __h_line __h_in __h_tok __h_ow __h_ew __h_or __h_er __h_infra __h_base __h_keep __h_discard __h_left __h_leftpids __h_inpid __h_jo __h_je __h_x1 __h_x2 __h_null __h_exp0 __h_pre
+    [ -z "$__h_exp" ] || eval "$__h_exp"
+    unset __h_exp
+    set +o posix
+    IFS= read -r -N 8 __h_len <&$__h_cp || exit 1
+    case $__h_len in ????????) ;; *) exit 1 ;; esac
+    case $__h_len in *[!0-9a-f]*) exit 1 ;; esac
+    IFS= read -r -N $((16#$__h_len)) __h_line <&$__h_cp || exit 1
+    # Taken: until this byte is in the pipe the command has not run, and may run elsewhere.
+    printf A >&$__h_cp
+    exec {__h_cp}<&-
+    unset __h_cp
+    set -o posix
+    __h_cwd=; __h_cmd=
+    eval "$__h_line"
+    unset __h_len __h_line __h_in __h_tok __h_hasin __h_keepbg __h_sub
+    [ -z "$__h_dir" ] || [ "$__h_dir" = "$PWD" ] || cd -- "$__h_dir"
+    unset __h_dir
+    __h_pwd0=$PWD
+    if [ -n "$__h_cwd" ]; then cd -- "$__h_cwd" || exit 1; fi
+    eval "$__h_cmd" {__h_sf}>&-
+    __h_rc=$?
+    if [ -n "$__h_cwd" ]; then __h_t=$__h_pwd0; else __h_t=$PWD; fi
+    { printf '%s\0' "$BASHPID"; export -n PWD OLDPWD; export -p; printf '\0%s\0' "$__h_t"; } 2>/dev/null >/dev/fd/$__h_sf
+    exit $__h_rc
+  ) <&$__h_null 2>&3 {__h_null}<&- 3>&- &
+  __h_pre=$!
+  __h_infra+="$__h_pre "
+}
+
+# The job forked ahead, unless it can run this command (see __h_ahead): killed, and reaped.
+__h_unahead() {
+  [ -n "$__h_pre" ] || return 0
+  if [ "$__h_keepbg" = 1 ] || [ "$__h_hasin" = 1 ] || [ $((8 + ${"${"}#__h_line})) -gt 4096 ]; then __h_drop; fi
+}
+__h_drop() {
+  kill -KILL "$__h_pre"
+  wait "$__h_pre"
+  __h_pre=
+}
+# Whether the job forked ahead is alive and not stopped (SIGCONT, then its state: a job killed
+# and not yet reaped is a zombie).
+__h_prealive() {
+  local st
+  kill -CONT "$__h_pre" && IFS= read -r st < "/proc/$__h_pre/stat" || return 1
+  st=${"${"}st##*) }
+  [ "${"${"}st%% *}" != Z ] && [ "${"${"}st%% *}" != T ]
+}
+
+# Forks a new job for the command (stdin, descriptors as set up above); sets __h_job.
+__h_launch() {
   if [ "$__h_hasin" = 1 ]; then
-    exec {__h_ir}< <(printf '%s' "$__h_in" {__h_x1}>&- {__h_x2}>&- 3>&-)
+    exec {__h_ir}< <(printf '%s' "$__h_in" {__h_x1}>&- {__h_x2}>&- {__h_cp}<&- 3>&-)
     __h_inpid=$!
     __h_infra+="$__h_inpid "
   else
@@ -208,15 +261,80 @@ while :; do
     if [ -n "$__h_cwd" ]; then __h_t=$__h_pwd0; else __h_t=$PWD; fi
     { printf '%s\0' "$BASHPID"; export -n PWD OLDPWD; export -p; printf '\0%s\0' "$__h_t"; } 2>/dev/null >/dev/fd/$__h_sf
     exit $__h_rc
-  ) <&$__h_ir >&$__h_jo 2>&$__h_je {__h_ir}<&- {__h_x1}>&- {__h_x2}>&- {__h_null}<&- 3>&- &
+  ) <&$__h_ir >&$__h_jo 2>&$__h_je {__h_ir}<&- {__h_x1}>&- {__h_x2}>&- {__h_null}<&- {__h_cp}<&- 3>&- &
   __h_job=$!
-  __h_lastjob=$__h_job
   [ "$__h_hasin" = 1 ] && exec {__h_ir}<&-
+  return 0
+}
+# Waits for the job to end; its status in __h_rc.
+__h_waitjob() {
   while :; do
     wait "$__h_job"; __h_rc=$?
     kill -0 "$__h_job" || break
   done
+}
+# Whether the job forked ahead took its frame (its byte, and nothing else, is in the pipe). A
+# frame left in the pipe, whole or in part, gives the pipe up: no later job may read it.
+__h_taken() {
+  local a=
+  read -r -t 0 -u "$__h_cp" || return 1
+  IFS= read -r -N 1 -u "$__h_cp" a
+  if [ "$a" = A ] && ! read -r -t 0 -u "$__h_cp"; then return 0; fi
+  exec {__h_cp}<&-; __h_cp=9
+  [ "$a" = A ]
+}
+
+printf 'READY %s\n' "$$"
+# Each command line comes behind its length (8 hex digits): read -N takes it in one call, where
+# a line read stops at every byte. (Started as "sh", bash is in POSIX mode, where read -N too
+# reads a byte at a time: the reads run outside it; commands still run as before.)
+while :; do
+  set +o posix
+  IFS= read -r -N 8 __h_len || exit 0
+  case $__h_len in ????????) ;; *) exit 0 ;; esac
+  case $__h_len in *[!0-9a-f]*) echo "session shell: bad command frame" >&3; exit 1 ;; esac
+  IFS= read -r -N $((16#$__h_len)) __h_line || exit 1
+  set -o posix
+  __h_in=; __h_hasin=0; __h_cwd=; __h_sub=0; __h_keepbg=0; __h_tok=
+  eval "$__h_line"
+  __h_unahead
+  __h_settle
+  printf '%s:begin\n' "$__h_tok"
+  printf '%s:begin\n' "$__h_tok" >&3
+  if [ "$__h_keepbg" = 1 ] || [ "$__h_keep" != ' ' ] || [ -n "$__h_discard" ]; then
+    exec {__h_ow}> >(exec "$__h_cat" {__h_cp}<&- 3>&-)
+    __h_or=$!
+    exec {__h_ew}> >(exec "$__h_cat" >&3 {__h_ow}>&- {__h_cp}<&- 3>&-)
+    __h_er=$!
+    __h_jo=$__h_ow; __h_je=$__h_ew; __h_x1=$__h_ow; __h_x2=$__h_ew; __h_prevdirect=0
+  else
+    # (__h_x1/__h_x2: what the command's processes must not hold; fd 9 is never open.)
+    __h_jo=1; __h_je=3; __h_x1=9; __h_x2=9; __h_prevdirect=1
+  fi
+  __h_infra=" $$ $__h_fwd $__h_discard$__h_or $__h_er "
+  [ -z "$__h_pre" ] || __h_prealive || __h_drop
+  __h_handed=0; __h_intr=0
+  if [ -n "$__h_pre" ]; then
+    # Alive after the leftovers' kills: the frame goes to it in one write of at most 4 KiB,
+    # into a pipe nothing else holds.
+    __h_job=$__h_pre; __h_pre=; __h_handed=1
+    printf '%s%s' "$__h_len" "$__h_line" >&$__h_cp
+  else
+    __h_launch
+  fi
+  __h_lastjob=$__h_job
+  __h_waitjob
+  # A job forked ahead that died before it took the command (killed while it was already on its
+  # way out when it was checked): the command never ran; a new job runs it.
+  if [ "$__h_handed" = 1 ] && ! __h_taken && [ "$__h_intr" = 0 ]; then
+    __h_launch
+    __h_lastjob=$__h_job
+    __h_waitjob
+  fi
   __h_job=
+  # A frame the job forked ahead did not take (it was killed first) must never reach the next
+  # one: the pipe is given up (no more jobs forked ahead in this session).
+  if [ "$__h_cp" != 9 ] && read -r -t 0 -u "$__h_cp"; then exec {__h_cp}<&-; __h_cp=9; fi
   # The job's state, written before it exited (nothing there when it was killed or ran exec).
   # (Three reads, not one and pattern removals: those take quadratic time on a large state.)
   if { IFS= read -r -d '' __h_s && IFS= read -r -d '' __h_e && IFS= read -r -d '' __h_d; } < /dev/fd/$__h_sf &&
@@ -230,6 +348,7 @@ while :; do
   if [ "$__h_jo" = 1 ]; then printf '%s:end %d %s\n' "$__h_tok" "$__h_rc" "$__h_left"
   else printf '%s:end %d %s\n' "$__h_tok" "$__h_rc" "$__h_left" >&$__h_jo || printf '%s:end %d %s\n' "$__h_tok" "$__h_rc" "$__h_left"; fi
   printf '%s:end\n' "$__h_tok" >&$__h_je || printf '%s:end\n' "$__h_tok" >&3
+  __h_ahead
 done
 `;
 
