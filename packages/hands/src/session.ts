@@ -33,6 +33,7 @@ import {
   parseDatabases,
   parseMcpServers,
   projectInstructions,
+  RECALL_TOOL,
   type RunResult,
   runChild,
   runHooks,
@@ -401,11 +402,19 @@ export class HandsSession {
    * usable tools (only the read-only ones for explorers; never task or todo), the same approvals
    * and hooks, a sandbox of its own, and its own trace beside the session's.
    */
-  private child(req: ChildRequest, parentTools: readonly Tool[], approve: ApproveHook): Child {
+  private async child(req: ChildRequest, parentTools: readonly Tool[], approve: ApproveHook): Promise<Child> {
     const conditions = { approval: this.mode, python: this.python, ...this.reach };
+    // With memory on, the child gets a memory scope of its own: its chunks never enter the
+    // parent's (or a sibling's) recall, and its recall tool answers from its own scope.
+    const memory = this.memory ? await this.memory.child(req.runId) : undefined;
     const pool = parentTools.filter(
-      (t) => t.name !== TASK_TOOL && t.name !== "todo" && (req.tools === "all" || t.readOnly),
+      (t) =>
+        t.name !== TASK_TOOL &&
+        t.name !== "todo" &&
+        !(memory && t.name === RECALL_TOOL) &&
+        (req.tools === "all" || t.readOnly),
     );
+    if (memory) pool.push(memory.tool);
     const tracePath = join(this.dataDir, "traces", `${this.writer?.meta.id ?? this.id}.${req.runId}.jsonl`);
     const trace = new TraceWriter(tracePath);
     const provider = this.providerFor("subagent");
@@ -425,6 +434,7 @@ export class HandsSession {
         "You are a sub-agent: another agent gave you this task. Do it, then reply with a short, complete report; it is all the other agent will see.",
       ]),
       approve,
+      ...memory?.agentOptions(),
       hooks: this.hooks,
       ...(this.diagnostics ? { diagnostics: this.diagnostics } : {}),
     });
@@ -432,11 +442,15 @@ export class HandsSession {
       agent,
       tracePath,
       model: provider.model,
+      ...(memory ? { memoryScope: memory.scope } : {}),
       onEvent: (e) => {
         trace.write(e);
         this.audit(e);
       },
-      close: () => trace.close(),
+      close: async () => {
+        trace.close();
+        await memory?.close();
+      },
     };
   }
 
