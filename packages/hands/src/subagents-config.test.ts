@@ -143,3 +143,40 @@ test("the same config in an untrusted folder does not offer the task tool", asyn
   const { arrivals } = await sessionRun(p);
   assert.ok(!arrivals[0]!.tools.includes("task"), arrivals[0]!.tools.join(","));
 });
+
+test("maxTokens from the config is each child's own budget: a child stops at it, the parent goes on", async () => {
+  const p = place({ subagents: { enabled: true, maxTokens: 1000 } }, {}, true);
+  let parentTurn = 0;
+  const server = await startScriptedServer((req: RecordedHttpRequest) => {
+    if (/You are a sub-agent/.test(req.body.messages[0].content))
+      return {
+        toolCalls: [{ name: "read_file", arguments: { path: "a.txt" } }],
+        usage: { inputTokens: 400, outputTokens: 0 },
+      };
+    parentTurn++;
+    return parentTurn === 1
+      ? { toolCalls: [{ name: "task", arguments: { prompt: "loop" } }] }
+      : { content: "the child ran out of tokens" };
+  });
+  servers.push(server);
+  const session = await openSession({
+    workspace: p.ws,
+    flags: { baseUrl: server.url, apiKey: "k", model: "m", sandbox: "local", memory: false },
+    env: p.env,
+    approvalDefault: "auto",
+    save: false,
+    dataDir: join(p.home, "data"),
+    report: () => {},
+  });
+  const ends: { type: string; status?: string; steps?: number; reason?: string }[] = [];
+  try {
+    const result = await session.run("go", { onEvent: (e) => e.type === "subagent_end" && ends.push(e) });
+    assert.equal(result.status, "done", "the parent has no budget of its own and goes on");
+    assert.equal(ends.length, 1);
+    assert.equal(ends[0]!.status, "token_budget");
+    assert.equal(ends[0]!.steps, 3, "3 × 400 ≥ 1000 after the child's third step");
+    assert.match(ends[0]!.reason ?? "", /token budget of 1000/);
+  } finally {
+    await session.close();
+  }
+});
