@@ -412,7 +412,9 @@ function sessionFlags(o: SessionOptions, env: NodeJS.ProcessEnv): SettingFlags {
   for (const key of SETTING_KEYS) {
     const name = (SETTINGS[key] as SettingSpec).sdk;
     const value = name === undefined ? undefined : (o as Record<string, unknown>)[name];
-    if (value !== undefined && key !== "memory") checkSetting(key, value, name as string);
+    // memory and subagents also take true/false here, and are checked by their own parsers.
+    if (value !== undefined && key !== "memory" && key !== "subagents")
+      checkSetting(key, value, name as string);
   }
   return {
     ...(o.provider ? { provider: o.provider } : {}),
