@@ -166,6 +166,8 @@ export type AgentEvent =
       model: string;
       tools: string[];
       tracePath?: string;
+      /** The child's own memory scope (memory on). */
+      memoryScope?: string;
     })
   /** A sub-agent ended; its tokens are in the parent's usage too. */
   | (Base & {

@@ -1,9 +1,10 @@
 // Sub-agents: the `task` tool starts a child agent with a fresh context (only the prompt it is
 // given), its own tool set and step budget, and a token budget inside the parent's. The parent
 // sees the child's final answer as one tool result; the child's whole run goes to its own
-// trace, linked from the parent's by a subagent_start event. Several task calls of one turn
-// run in parallel (the tool is read-only by itself: every call its child makes goes through
-// the same approvals), at most `maxConcurrent` at a time. Aborting the parent aborts them.
+// trace (and, with memory on, its own memory scope), linked from the parent's by a
+// subagent_start event. Several task calls of one turn run in parallel (the tool is read-only
+// by itself: every call its child makes goes through the same approvals), at most
+// `maxConcurrent` at a time. Aborting the parent aborts them.
 import { randomUUID } from "node:crypto";
 import type { Agent, RunResult } from "./agent.js";
 import type { TokenBudget } from "./budget.js";
@@ -28,6 +29,8 @@ export interface Child {
   onEvent?: (event: AgentEvent) => void;
   /** The model it runs on (for the parent's subagent_start event). */
   model: string;
+  /** Its own memory scope, when memory is on (the parent's trace links it). */
+  memoryScope?: string;
   close?: () => void | Promise<void>;
 }
 
@@ -112,6 +115,7 @@ export async function runChild(
       model: child.model,
       tools: child.agent.registry.names,
       ...(child.tracePath ? { tracePath: child.tracePath } : {}),
+      ...(child.memoryScope ? { memoryScope: child.memoryScope } : {}),
     });
     const result = await child.agent.run(task.prompt, {
       signal: parent.signal,

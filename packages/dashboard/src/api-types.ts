@@ -7,8 +7,10 @@ import type { RunState } from "./timeline.js";
 export interface RunSummary {
   /** The trace's file name without .jsonl (a run id, or a session id). */
   id: string;
-  /** A session (several requests in one trace) or a one-shot run. */
-  kind: "run" | "session";
+  /** A session (several requests in one trace), a one-shot run, or a sub-agent's run (listed under its parent). */
+  kind: "run" | "session" | "subagent";
+  /** A sub-agent's run: the id of the run or session that started it. */
+  parent?: string;
   workspace: string;
   firstRequest: string;
   model: string;

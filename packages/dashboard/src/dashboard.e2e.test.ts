@@ -177,6 +177,37 @@ describe("hands dashboard in Chromium", { timeout: 120_000 }, () => {
     assert.equal(await step(1).locator("[data-testid=step-detail]").count(), 0);
   });
 
+  test("routing and sub-agents: the child's run is listed under its parent, the run shows its cost per model", async () => {
+    const { page } = browser;
+    await page.goto(`${dash.url}#/`);
+    await page.waitForSelector(`[data-run="${fx.routed}"]`);
+    const ids = await page
+      .locator("[data-testid=run-row]")
+      .evaluateAll((els) => els.map((e) => e.getAttribute("data-run")));
+    const at = ids.indexOf(fx.routed);
+    assert.equal(ids[at + 1], fx.routedChild, `the child is not right under its parent: ${ids.join(", ")}`);
+    assert.equal(ids.filter((i) => i === fx.routedChild).length, 1);
+    assert.equal(await page.getAttribute(`[data-run="${fx.routedChild}"]`, "data-parent"), fx.routed);
+    assert.match((await page.textContent(`[data-run="${fx.routedChild}"]`)) ?? "", /sub-agent/);
+    await page.selectOption("select[aria-label=Kind]", "subagent");
+    await until("the kind filter", async () => (await page.locator("[data-testid=run-row]").count()) === 1);
+    assert.equal(await page.getAttribute("[data-testid=run-row]", "data-run"), fx.routedChild);
+    await page.selectOption("select[aria-label=Kind]", "");
+    const api = (await apiRuns()).find((r) => r.id === fx.routedChild)!;
+    assert.deepEqual([api.kind, api.parent], ["subagent", fx.routed]);
+
+    await page.goto(`${dash.url}#/run/${fx.routed}`);
+    await page.waitForSelector("[data-testid=cost-split]");
+    const rows = await page
+      .locator("[data-testid=cost-split] tbody tr")
+      .evaluateAll((els) => els.map((e) => [...e.querySelectorAll("td")].map((td) => td.textContent)));
+    // gpt-4.1-mini $0.40/$1.60 per M tokens: 4000 in, 80 out; gpt-4.1-nano $0.10/$0.40: 2000 in, 100 out.
+    assert.deepEqual(rows, [
+      ["gpt-4.1-mini", "executor", "2", "4.0k / 80", "$0.0017"],
+      ["gpt-4.1-nano", "subagent", "1", "2.0k / 100", "$0.0002"],
+    ]);
+  });
+
   test("a request's messages: as the model server got them, roles, tool calls, the full text a click away", async () => {
     const { page } = browser;
     await page.goto(`${dash.url}#/run/${fx.fib}`);

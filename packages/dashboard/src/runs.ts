@@ -94,10 +94,15 @@ export class RunIndex {
           ...(summary.status === "running" ? { live: f } : {}),
         });
       }
-      out.push({ ...summary, kind: sessionIds.has(id) ? "session" : "run" });
+      const parent = parentOf(id);
+      out.push({
+        ...summary,
+        kind: parent ? "subagent" : sessionIds.has(id) ? "session" : "run",
+        ...(parent ? { parent } : {}),
+      });
     }
     for (const id of this.cache.keys()) if (!seen.has(id)) this.cache.delete(id);
-    return out.sort((a, b) => b.updated - a.updated);
+    return underParents(out, seen);
   }
 
   private sessionIds(): string[] {
@@ -109,6 +114,35 @@ export class RunIndex {
       return [];
     }
   }
+}
+
+/** A sub-agent's trace is named <parent id>.<child run id>.jsonl, its run id task-<hex>. */
+export function parentOf(id: string): string | undefined {
+  const m = /^(.+)\.(task-[0-9a-f]{8})$/.exec(id);
+  return m?.[1];
+}
+
+/**
+ * Newest first, each sub-agent's run right under its parent (in the order they started); one
+ * whose parent's trace is gone is listed where its own time puts it.
+ */
+function underParents(runs: RunSummary[], ids: Set<string>): RunSummary[] {
+  const children = new Map<string, RunSummary[]>();
+  const top: RunSummary[] = [];
+  for (const r of runs) {
+    if (r.parent && ids.has(r.parent)) {
+      const list = children.get(r.parent) ?? [];
+      list.push(r);
+      children.set(r.parent, list);
+    } else top.push(r);
+  }
+  const out: RunSummary[] = [];
+  const add = (r: RunSummary) => {
+    out.push(r);
+    for (const c of (children.get(r.id) ?? []).sort((a, b) => a.start - b.start)) add(c);
+  };
+  for (const r of top.sort((a, b) => b.updated - a.updated)) add(r);
+  return out;
 }
 
 function summarize(id: string, f: Followed, liveness: TraceLiveness): RunSummary {

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { AgentEvent } from "@hands/agent";
-import { Timeline } from "./timeline.js";
+import { costByModel, Timeline } from "./timeline.js";
 
 test("a task call links its sub-agent's trace; a step keeps its model choice and hooks", () => {
   const usage = { inputTokens: 10, outputTokens: 2, costUsd: 0.001 };
@@ -77,7 +77,14 @@ test("a task call links its sub-agent's trace; a step keeps its model choice and
     tracePath: "/d/traces/s.task-1.jsonl",
     status: "done",
     usage,
+    steps: 2,
   });
+  // The run's cost split: the sub-agent's tokens under its own model (the step has no response yet).
+  const run = new Timeline(events).runs[0]!;
+  assert.deepEqual(
+    costByModel(run).map((s) => [s.model, s.role, s.steps, s.input]),
+    [["sub", "subagent", 2, usage.inputTokens]],
+  );
   assert.deepEqual(step.hooks, [
     { hook: "check.sh", event: "preToolUse", outcome: "failed", message: "exited with code 3" },
   ]);

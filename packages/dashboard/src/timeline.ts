@@ -15,7 +15,14 @@ export interface ToolView {
   approval?: Omit<Ev<"approval">, "type" | "step" | "callId" | "name">;
   end?: Omit<Ev<"tool_end">, "type" | "step" | "callId" | "name">;
   /** A sub-agent this call started (the task tool): its run, trace (a run of its own) and outcome. */
-  subagent?: { runId: string; tracePath?: string; model: string; status?: string; usage?: Usage };
+  subagent?: {
+    runId: string;
+    tracePath?: string;
+    model: string;
+    status?: string;
+    usage?: Usage;
+    steps?: number;
+  };
 }
 
 export interface StepView {
@@ -206,7 +213,7 @@ export class Timeline {
         break;
       case "subagent_end": {
         const t = this.tool(s, e.callId, "task", e.time);
-        if (t.subagent) Object.assign(t.subagent, { status: e.status, usage: e.usage });
+        if (t.subagent) Object.assign(t.subagent, { status: e.status, usage: e.usage, steps: e.steps });
         break;
       }
     }
@@ -275,4 +282,39 @@ export function stepSeries(steps: StepView[]): { x: number[]; context: (number |
     cost.push(sum);
   });
   return { x, context, cost };
+}
+
+/** One model's share of a run: the steps it answered (or the sub-agents it ran) and their cost. */
+export interface ModelShare {
+  model: string;
+  /** The router's role for it ("chat", "executor", "strong"), "subagent", or "" (no routing). */
+  role: string;
+  steps: number;
+  input: number;
+  output: number;
+  costUsd: number;
+}
+
+/**
+ * The run's cost split by model and role: each step counts for the model the router chose
+ * (its model_choice; else the run's model), each sub-agent's tokens for its model.
+ */
+export function costByModel(run: RunView): ModelShare[] {
+  const shares = new Map<string, ModelShare>();
+  const add = (model: string, role: string, u: Usage | undefined, steps: number) => {
+    if (!u) return;
+    const key = `${model}\0${role}`;
+    const s = shares.get(key) ?? { model, role, steps: 0, input: 0, output: 0, costUsd: 0 };
+    s.steps += steps;
+    s.input += u.inputTokens;
+    s.output += u.outputTokens;
+    s.costUsd += u.costUsd ?? 0;
+    shares.set(key, s);
+  };
+  for (const s of run.steps) {
+    add(s.choice?.model ?? run.model, s.choice?.role ?? "", s.response?.usage, 1);
+    for (const t of s.tools)
+      if (t.subagent?.usage) add(t.subagent.model, "subagent", t.subagent.usage, t.subagent.steps ?? 0);
+  }
+  return [...shares.values()];
 }

@@ -62,8 +62,16 @@ export class AgentMemory {
     readonly budget: number,
     private readonly host: MemoryHost,
     private readonly workspace: string,
-    private readonly scope: string,
+    readonly scope: string,
   ) {}
+
+  /**
+   * A sub-agent's memory: the same file and settings, a scope of its own (under this one's
+   * name), so what the child sees and does is neither in the parent's recall nor a sibling's.
+   */
+  child(runId: string): Promise<AgentMemory> {
+    return AgentMemory.open(this.host, this.workspace, `${this.scope}/${runId}`);
+  }
 
   static async open(host: MemoryHost, workspace: string, scope: string): Promise<AgentMemory> {
     const self = new AgentMemory(memoryBudget(host), host, workspace, scope);

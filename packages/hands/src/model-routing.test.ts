@@ -157,3 +157,50 @@ test("the planner role: a planning request asks under the planner model; bad rol
     /models\.chat must be a model name|chat must be a model name/,
   );
 });
+
+test("the summarizer role: memory's model summaries (here a /compact) ask under the summarizer model", async () => {
+  const SUMMARY = "SUMMARY-4b1d: the user asked for a.txt, it holds AAA";
+  const { server, workspace, home } = await setup((req) => {
+    const system = String(req.body.messages[0]?.content ?? "");
+    if (/^Summarize the notes for an agent's memory/.test(system)) {
+      // A summary request carries the conversation's notes, not tools.
+      const notes = String(req.body.messages[1]?.content ?? "");
+      if (!/read a\.txt/.test(notes)) return { status: 400, errorMessage: `no notes to summarize: ${notes}` };
+      return { content: SUMMARY };
+    }
+    return { content: "a.txt holds AAA" };
+  });
+  const session = await openSession({
+    workspace,
+    flags: {
+      baseUrl: server.url,
+      apiKey: "k",
+      model: "base-model",
+      models: { summarizer: "sum-model" },
+      memory: true,
+      sandbox: "local",
+    },
+    env: {},
+    configFiles: false,
+    approvalDefault: "auto",
+    save: false,
+    dataDir: join(home, "data"),
+    report: () => {},
+  });
+  let compacted: string | undefined;
+  try {
+    assert.equal((await session.run("read a.txt")).status, "done");
+    compacted = await session.memory?.compact();
+  } finally {
+    await session.close();
+  }
+  const calls = server.requests
+    .filter((r) => r.path.endsWith("/chat/completions"))
+    .map((r) => ({ model: r.body.model as string, summary: /^Summarize/.test(r.body.messages[0].content) }));
+  assert.deepEqual(calls, [
+    { model: "base-model", summary: false },
+    { model: "sum-model", summary: true },
+  ]);
+  // The model's summary is what memory kept (not the extractive fall-back).
+  assert.ok(compacted?.includes(SUMMARY), compacted);
+});

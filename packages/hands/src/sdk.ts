@@ -26,6 +26,7 @@ import { compileOutputSchema, type JsonSchema, outputInstructions, parseOutput }
 import { type HandsSession, openSession } from "./session.js";
 import type { SettingFlags } from "./settings-flags.js";
 import { checkSetting, SETTING_KEYS, SETTINGS, type SettingSpec } from "./settings-schema.js";
+import { parseSubagentsConfig, type SubagentConfig } from "./subagents-config.js";
 
 /** What a call that needs approval asks; answer true / false, or { answer, reason }. */
 export type ApprovalRequest = ApprovalPrompt;
@@ -95,9 +96,12 @@ export interface SessionOptions {
   /**
    * Offer the task tool: the model hands self-contained parts of the work to sub-agents with
    * fresh contexts (read-only explorers by default), several at once; their tokens count in
-   * maxTokens, their traces are linked from the session's. true, or { maxConcurrent, maxSteps }.
+   * maxTokens, their traces are linked from the session's. true, or { maxConcurrent, maxSteps, tools, maxTokens }
+   * (tools "read-only": children never write; maxTokens: each child's own budget).
    */
-  subagents?: boolean | { maxConcurrent?: number; maxSteps?: number };
+  subagents?:
+    | boolean
+    | { maxConcurrent?: number; maxSteps?: number; tools?: "read-only" | "all"; maxTokens?: number };
   /**
    * Models by role, of the same endpoint: planner (--plan's planning), executor (code work),
    * summarizer (memory's model summaries), subagent (the task tool's children), chat (a first
@@ -393,7 +397,7 @@ export async function createSession(options: SessionOptions = {}): Promise<Sessi
     ...(options.commandPolicy ? { commandPolicy: options.commandPolicy } : {}),
     ...(tools.length ? { tools } : {}),
     ...(hooks ? { hooks } : {}),
-    ...(options.subagents ? { subagents: checkSubagents(options.subagents) } : {}),
+    ...(options.subagents !== undefined ? { subagents: checkSubagents(options.subagents) } : {}),
   });
   return new Session(core);
 }
@@ -408,7 +412,9 @@ function sessionFlags(o: SessionOptions, env: NodeJS.ProcessEnv): SettingFlags {
   for (const key of SETTING_KEYS) {
     const name = (SETTINGS[key] as SettingSpec).sdk;
     const value = name === undefined ? undefined : (o as Record<string, unknown>)[name];
-    if (value !== undefined && key !== "memory") checkSetting(key, value, name as string);
+    // memory and subagents also take true/false here, and are checked by their own parsers.
+    if (value !== undefined && key !== "memory" && key !== "subagents")
+      checkSetting(key, value, name as string);
   }
   return {
     ...(o.provider ? { provider: o.provider } : {}),
@@ -471,13 +477,10 @@ function ownTools(given: unknown): Tool[] {
   });
 }
 
-function checkSubagents(value: unknown): true | { maxConcurrent?: number; maxSteps?: number } {
-  if (value === true) return true;
+function checkSubagents(value: unknown): boolean | Omit<SubagentConfig, "enabled"> {
+  if (typeof value === "boolean") return value;
   if (typeof value !== "object" || value === null)
-    throw new SettingsError("subagents must be true or { maxConcurrent, maxSteps }");
-  checkOptions(value, ["maxConcurrent", "maxSteps"], "subagents option");
-  for (const [k, v] of Object.entries(value))
-    if (v !== undefined && (!Number.isInteger(v) || (v as number) < 1 || (v as number) > 64))
-      throw new SettingsError(`subagents.${k} must be a whole number from 1 to 64, got ${JSON.stringify(v)}`);
-  return value as { maxConcurrent?: number; maxSteps?: number };
+    throw new SettingsError("subagents must be true or { maxConcurrent, maxSteps, tools, maxTokens }");
+  checkOptions(value, ["maxConcurrent", "maxSteps", "tools", "maxTokens"], "subagents option");
+  return parseSubagentsConfig(value, "the subagents option");
 }

@@ -33,6 +33,7 @@ import {
   parseDatabases,
   parseMcpServers,
   projectInstructions,
+  RECALL_TOOL,
   type RunResult,
   runChild,
   runHooks,
@@ -64,6 +65,7 @@ import { type PreparedSandbox, prepareSandbox } from "./sandbox-setup.js";
 import { sandboxHasPython, usableTools, withheldTools } from "./session-tools.js";
 import { resolveSettings, type Settings } from "./settings.js";
 import type { SettingFlags } from "./settings-flags.js";
+import { resolveSubagents, type SubagentConfig, type SubagentSettings } from "./subagents-config.js";
 import { untrustedNotice } from "./trust.js";
 import { realFolder, trustFolder } from "./trust-store.js";
 
@@ -123,7 +125,7 @@ export interface SessionSetup {
   /** Hook functions (the SDK's): they run after the config files' hook commands. */
   hooks?: Hooks;
   /** Offer the task tool (sub-agents): true, or how many run at once and their step limit. */
-  subagents?: boolean | { maxConcurrent?: number; maxSteps?: number };
+  subagents?: boolean | Omit<SubagentConfig, "enabled">;
 }
 
 export interface SessionRunOptions {
@@ -387,12 +389,12 @@ export class HandsSession {
     }
   }
 
-  /** The sub-agent settings in force (undefined: no task tool). */
-  private subagentSettings(): { maxConcurrent: number; maxSteps: number } | undefined {
+  /** The sub-agent settings in force: the config files', then the flag's or SDK's (undefined: no task tool). */
+  private subagentSettings(): SubagentSettings | undefined {
     const s = this.setup.subagents;
-    if (!s) return undefined;
-    const o = typeof s === "object" ? s : {};
-    return { maxConcurrent: o.maxConcurrent ?? 4, maxSteps: o.maxSteps ?? 30 };
+    const given: SubagentConfig =
+      s === undefined ? {} : typeof s === "object" ? { enabled: true, ...s } : { enabled: s };
+    return resolveSubagents(this.settings.subagents, given);
   }
 
   /**
@@ -400,11 +402,21 @@ export class HandsSession {
    * usable tools (only the read-only ones for explorers; never task or todo), the same approvals
    * and hooks, a sandbox of its own, and its own trace beside the session's.
    */
-  private child(req: ChildRequest, parentTools: readonly Tool[], approve: ApproveHook): Child {
+  private async child(req: ChildRequest, parentTools: readonly Tool[], approve: ApproveHook): Promise<Child> {
     const conditions = { approval: this.mode, python: this.python, ...this.reach };
+    // The config's bounds: "tools": "read-only" keeps every child an explorer.
+    const bounds = this.subagentSettings();
+    // With memory on, the child gets a memory scope of its own: its chunks never enter the
+    // parent's (or a sibling's) recall, and its recall tool answers from its own scope.
+    const memory = this.memory ? await this.memory.child(req.runId) : undefined;
     const pool = parentTools.filter(
-      (t) => t.name !== TASK_TOOL && t.name !== "todo" && (req.tools === "all" || t.readOnly),
+      (t) =>
+        t.name !== TASK_TOOL &&
+        t.name !== "todo" &&
+        !(memory && t.name === RECALL_TOOL) &&
+        ((req.tools === "all" && bounds?.tools !== "read-only") || t.readOnly),
     );
+    if (memory) pool.push(memory.tool);
     const tracePath = join(this.dataDir, "traces", `${this.writer?.meta.id ?? this.id}.${req.runId}.jsonl`);
     const trace = new TraceWriter(tracePath);
     const provider = this.providerFor("subagent");
@@ -417,6 +429,7 @@ export class HandsSession {
       diagnose: this.box.diagnose,
       maxSteps: req.maxSteps,
       ...(req.parentBudget ? { parentBudget: req.parentBudget } : {}),
+      ...(bounds?.maxTokens ? { maxTokens: bounds.maxTokens } : {}),
       outputDir: join(this.dataDir, "outputs"),
       runId: req.runId,
       ...instructionsOption([
@@ -424,6 +437,7 @@ export class HandsSession {
         "You are a sub-agent: another agent gave you this task. Do it, then reply with a short, complete report; it is all the other agent will see.",
       ]),
       approve,
+      ...memory?.agentOptions(),
       hooks: this.hooks,
       ...(this.diagnostics ? { diagnostics: this.diagnostics } : {}),
     });
@@ -431,11 +445,15 @@ export class HandsSession {
       agent,
       tracePath,
       model: provider.model,
+      ...(memory ? { memoryScope: memory.scope } : {}),
       onEvent: (e) => {
         trace.write(e);
         this.audit(e);
       },
-      close: () => trace.close(),
+      close: async () => {
+        trace.close();
+        await memory?.close();
+      },
     };
   }
 

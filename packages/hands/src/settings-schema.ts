@@ -95,6 +95,8 @@ export const SETTINGS = {
   models: { type: { kind: "object" }, flag: "--models", sdk: "models" },
   /** Hook commands by event (hook-commands.ts); the SDK takes functions in its own `hooks` option. */
   hooks: { type: { kind: "object" } },
+  /** Sub-agents (subagents-config.ts): enabled, maxConcurrent, maxSteps, tools, maxTokens. */
+  subagents: { type: { kind: "object" }, flag: "--subagents", sdk: "subagents" },
   /** Checked key by key in memory-config.ts. */
   memory: { type: { kind: "object" }, sdk: "memory" },
   /** The repository map in a session's first request: on (default) or off, and its size. */

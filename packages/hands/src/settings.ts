@@ -25,6 +25,7 @@ import {
   type SettingSpec,
   settingFromText,
 } from "./settings-schema.js";
+import { parseSubagentsConfig, type SubagentConfig } from "./subagents-config.js";
 import { projectView } from "./trust.js";
 import type { TrustState } from "./trust-store.js";
 
@@ -61,6 +62,8 @@ export interface FileConfig {
   hooks?: unknown;
   /** Models by role (model-roles.ts). */
   models?: unknown;
+  /** Sub-agents (subagents-config.ts). */
+  subagents?: unknown;
   /** Language-server diagnostics after edits: see diagnostics-config.ts. */
   diagnostics?: unknown;
 }
@@ -96,6 +99,8 @@ export interface Settings {
   hooks: HookCommands;
   /** Models by role: the flag's, else the project's (trusted) over the user's, role by role. */
   models: ModelRoles;
+  /** Sub-agents as the config files set them: the project's (trust-filtered) over the user's, key by key. */
+  subagents: SubagentConfig;
   /** Whether the workspace is trusted, and the project settings ignored because it is not. */
   trust: TrustState;
   ignored: string[];
@@ -252,6 +257,10 @@ export function resolveSettings(
       ...parseModelRoles(user.models, `${userPath}: "models"`),
       ...parseModelRoles(project.models, `${projectPath}: "models"`),
       ...parseModelRoles(args.models, "--models"),
+    },
+    subagents: {
+      ...parseSubagentsConfig(user.subagents, userPath),
+      ...parseSubagentsConfig(project.subagents, projectPath),
     },
     hooks: joinHookCommands(
       parseHookCommands(user.hooks, userPath),

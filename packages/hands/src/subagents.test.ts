@@ -238,3 +238,63 @@ test("a child stops when the parent's budget is spent, even mid-way through its 
     await session.close();
   }
 });
+
+test("with memory on, each child has a memory scope of its own: its chunks are not in the parent's or its sibling's", async () => {
+  let parentTurn = 0;
+  const childTools: string[][] = [];
+  const { home, workspace, options } = await setup((req, role, t) => {
+    if (role === "child") {
+      const n = /one/.test(t) ? "one" : "two";
+      if (toolResults(req).length === 0) {
+        childTools.push(req.body.tools.map((x: { function: { name: string } }) => x.function.name));
+        return { toolCalls: [{ name: "read_file", arguments: { path: `secret-${n}.txt` } }] };
+      }
+      return { content: `report ${n}: read it` };
+    }
+    parentTurn++;
+    return parentTurn === 1 ? { toolCalls: [task("look one"), task("look two")] } : { content: "both read" };
+  });
+  writeFileSync(join(workspace, "secret-one.txt"), "SECRET-ONE-7f3a\n");
+  writeFileSync(join(workspace, "secret-two.txt"), "SECRET-TWO-9c1e\n");
+  const events: { type: string; memoryScope?: string; tracePath?: string }[] = [];
+  const session = await createSession({ ...options, memory: true });
+  try {
+    const result = await session.run("read both secrets", { onEvent: (e) => events.push(e as never) });
+    assert.equal(result.status, "done");
+  } finally {
+    await session.close();
+  }
+  for (const tools of childTools)
+    assert.equal(tools.filter((n) => n === "recall").length, 1, tools.join(","));
+  const scopes = events.filter((e) => e.type === "subagent_start").map((e) => e.memoryScope);
+  assert.equal(scopes.length, 2);
+  assert.equal(new Set(scopes).size, 2, "siblings share a scope");
+  const parentScope = scopes[0]!.split("/task-")[0];
+  for (const s of scopes)
+    assert.ok(s?.startsWith(`${parentScope}/task-`), `${s} is not under ${parentScope}`);
+  const { SqliteStore } = await import("@hands/memory");
+  const store = new SqliteStore({ path: join(home, "data", "memory.db"), dimensions: 256, readonly: true });
+  try {
+    const all = new Set(store.list({ limit: 5000, content: false }).map((c) => c.scope));
+    for (const s of [parentScope, ...scopes])
+      assert.ok(all.has(s!), `no chunks in ${s}: ${[...all].join(", ")}`);
+    const text = (scope: string) =>
+      store
+        .list({ scope, limit: 1000 })
+        .map((c) => c.content)
+        .join("\n");
+    const parent = text(parentScope!);
+    assert.match(parent, /report one: read it/, "the parent's memory holds the children's reports");
+    assert.doesNotMatch(parent, /SECRET-/, "a child's tool result leaked into the parent's scope");
+    const [first, second] = scopes.map((s) => text(s!));
+    const own = [/SECRET-ONE-7f3a/, /SECRET-TWO-9c1e/];
+    // Each child's scope holds its own read (which child got which task is the scheduler's).
+    const oneFirst = own[0]!.test(first!);
+    assert.match(first!, oneFirst ? own[0]! : own[1]!);
+    assert.doesNotMatch(first!, oneFirst ? own[1]! : own[0]!);
+    assert.match(second!, oneFirst ? own[1]! : own[0]!);
+    assert.doesNotMatch(second!, oneFirst ? own[0]! : own[1]!);
+  } finally {
+    store.close();
+  }
+});

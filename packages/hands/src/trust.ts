@@ -43,6 +43,7 @@ const WHY: Record<string, string> = {
   sandbox: "commands would run with less isolation",
   approval: "it asks less than without the project",
   hooks: "its commands would run on your machine, outside the sandbox, at every tool call",
+  subagents: "it would let the model start agents of its own, several at once, that spend your tokens",
 };
 
 const show = (value: unknown) => {
@@ -83,6 +84,9 @@ export function untrustedConfig(project: Json, baseline: Baseline): { config: Js
       case "memory":
         config[key] = untrustedMemory(value, ignore);
         break;
+      case "subagents":
+        config[key] = untrustedSubagents(value, ignore);
+        break;
       case "mcpServers":
         ignore(
           key,
@@ -121,6 +125,24 @@ function untrustedMemory(
       ignore("memory.embeddings", "memory text and the key it names would go to that endpoint");
     else if (key === "lifecycle") ignore("memory.lifecycle", "it could delete the memories of every project");
     else ignore(`memory.${key}`, "not a setting an untrusted folder may change");
+  }
+  return kept;
+}
+
+/**
+ * An untrusted folder may turn sub-agents off, keep children read-only and bound them (as it
+ * may set maxSteps and maxTokens), never turn them on or give children every tool.
+ */
+function untrustedSubagents(
+  value: unknown,
+  ignore: (key: string, why: string, value?: unknown) => void,
+): unknown {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  const kept: Json = {};
+  for (const [key, v] of Object.entries(value)) {
+    if ((key === "enabled" && v === true) || (key === "tools" && v === "all"))
+      ignore(`subagents.${key}`, WHY.subagents!, v);
+    else kept[key] = v;
   }
   return kept;
 }

@@ -23,7 +23,7 @@ import {
 import type { Tool } from "./types.js";
 import type { WebFetchOptions } from "./web/web-fetch.js";
 
-export { type RecallSource, recallTool } from "./recall.js";
+export { RECALL_TOOL, type RecallSource, recallTool } from "./recall.js";
 export type { ToolSpec } from "./specs.js";
 
 /** `spec` with an `execute` that imports the implementation once, on the first call. */

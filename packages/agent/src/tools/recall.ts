@@ -7,9 +7,11 @@ export interface RecallSource {
   recall(idOrQuery: string): Promise<string>;
 }
 
+export const RECALL_TOOL = "recall";
+
 export function recallTool(source: RecallSource): Tool<{ id: string }> {
   return {
-    name: "recall",
+    name: RECALL_TOOL,
     description:
       'The full text of a compressed memory item by its id (e.g. "m1a2b3c4d5e"), or a search of earlier steps for a few words.',
     parameters: {

@@ -4,7 +4,7 @@
 // ways a crash or another version damages one, and two `npm run eval` runs of one task.
 
 import { spawn } from "node:child_process";
-import { copyFileSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ServerTurn, startScriptedServer } from "@hands/llm";
@@ -23,6 +23,9 @@ export interface Fixtures {
   /** The messages of each chat request the model server got (OpenAI wire format), of fib and bigOutput. */
   fibRequests: WireMessage[][];
   bigRequests: WireMessage[][];
+  /** A routed run (executor gpt-4.1-mini) whose task call ran a sub-agent (gpt-4.1-nano), and that child's trace. */
+  routed: string;
+  routedChild: string;
   /** Eval tasks recorded by `npm run eval` (evals/run.mjs): one passing run, then one failing. */
   evalTask: string;
 }
@@ -169,8 +172,58 @@ export async function makeFixtures(scratch: string): Promise<Fixtures> {
     .filter((e) => e.type !== "message")
     .map(({ sent: _sent, ...e }) => JSON.stringify(e));
   writeFileSync(join(dataDir, "traces", `${old}.jsonl`), `${oldLines.join("\n")}\n`);
+  // Model routing and a sub-agent: the parent's steps go to the executor, the child's to the
+  // subagent model; token counts are scripted, so each model's list-price cost is known.
+  const routedServer = await startScriptedServer((req): ServerTurn => {
+    const child = /You are a sub-agent/.test(String(req.body.messages[0]?.content ?? ""));
+    if (child) return { content: "a.txt holds AAA.", usage: { inputTokens: 2000, outputTokens: 100 } };
+    const answered = req.body.messages.some((m: { role: string }) => m.role === "tool");
+    return answered
+      ? { content: "The child read a.txt: AAA.", usage: { inputTokens: 3000, outputTokens: 50 } }
+      : {
+          content: "",
+          toolCalls: [{ name: "task", arguments: { prompt: "read a.txt and say what it holds" } }],
+          usage: { inputTokens: 1000, outputTokens: 30 },
+        };
+  });
+  const wsRouted = join(scratch, "ws-routed");
+  mkdirSync(wsRouted, { recursive: true });
+  writeFileSync(join(wsRouted, "a.txt"), "AAA\n");
+  const beforeRouted = traces(dataDir);
+  await runHands(
+    [
+      "--model",
+      "gpt-4.1-mini",
+      "--models",
+      "executor=gpt-4.1-mini,subagent=gpt-4.1-nano",
+      "--subagents",
+      "read a.txt with a sub-agent",
+    ],
+    { scratch, modelUrl: routedServer.url, workspace: wsRouted },
+  );
+  await routedServer.close();
+  const addedRouted = [...traces(dataDir)]
+    .filter((n) => !beforeRouted.has(n))
+    .map((n) => n.replace(/\.jsonl$/, ""));
+  const routedChild = addedRouted.find((n) => /\.task-[0-9a-f]{8}$/.test(n));
+  const routed = addedRouted.find((n) => n !== routedChild);
+  if (!routed || !routedChild || addedRouted.length !== 2)
+    throw new Error(`expected a routed trace and its child's, found ${addedRouted.join(", ")}`);
   const evalTask = "hello";
   await runEvals(scratch, evalTask, "pass");
   await runEvals(scratch, evalTask, "fail");
-  return { scratch, dataDir, fib, failing, bigOutput, damaged, old, fibRequests, bigRequests, evalTask };
+  return {
+    scratch,
+    dataDir,
+    fib,
+    failing,
+    bigOutput,
+    damaged,
+    old,
+    fibRequests,
+    bigRequests,
+    routed,
+    routedChild,
+    evalTask,
+  };
 }

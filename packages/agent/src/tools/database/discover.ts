@@ -1,7 +1,7 @@
 // Whether a workspace holds SQLite files, for query_database to be offered and to name them:
 // a short, bounded look (two levels, a few thousand entries, no node_modules or .git) at
 // names that SQLite files usually have, confirmed by the file's header.
-import { closeSync, constants, openSync, readdirSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readdirSync, readSync } from "node:fs";
 import { join, relative } from "node:path";
 
 const EXTENSIONS = /\.(db|sqlite|sqlite3|db3)$/i;
@@ -12,6 +12,9 @@ function hasSqliteHeader(file: string): boolean {
   try {
     // A FIFO or symlink swapped in after readdir must not hang the look or lead out of it.
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+    // A hard link could be the name in the workspace of a file outside it (sqlite-target.ts).
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.nlink !== 1) return false;
     const head = Buffer.alloc(16);
     return readSync(fd, head, 0, 16, 0) === 16 && head.toString("latin1") === "SQLite format 3\0";
   } catch {

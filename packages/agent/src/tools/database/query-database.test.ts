@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -16,6 +16,7 @@ import type { ToolResult } from "../types.js";
 import { type DatabaseEntry, parseDatabases } from "./config.js";
 import { findSqliteFiles } from "./discover.js";
 import { createDatabaseTools, type DatabaseArgs } from "./query-database.js";
+import { runSqlite, SqliteRefusal } from "./sqlite-run.js";
 
 function ok(r: ToolResult): string {
   assert.equal(r.isError, undefined, r.output);
@@ -146,7 +147,47 @@ describe("query_database on SQLite", () => {
     new Database(join(t.workspace, "wal.db")).exec("CREATE TABLE w (a)");
     symlinkSync(join(outside.workspace, "target"), join(t.workspace, "wal.db-shm"));
     failed(await q({ database: "wal.db", sql: "SELECT 1" }), /wal\.db-shm is not a regular file/);
-    assert.deepEqual(findSqliteFiles(t.workspace).sort(), ["app.db", "scratch.db", "wal.db"]);
+    // A hard link is another name of the same file: one in the workspace could name a
+    // database anywhere on the machine (same filesystem). Refused, and not offered.
+    linkSync(join(outside.workspace, "secret.db"), join(t.workspace, "hard.db"));
+    const r = await q({ database: "hard.db", sql: "SELECT * FROM s" });
+    failed(r, /hard\.db has 2 hard links \(another name of it may be outside the workspace\)/);
+    assert.doesNotMatch(r.output, /hunter2/);
+    failed(await q({ database: "hard.db", mode: "schema" } as DatabaseArgs), /has 2 hard links/);
+    // A hard-linked companion would get SQLite's writes to a file outside.
+    new Database(join(t.workspace, "wal2.db")).exec("CREATE TABLE w (a)");
+    writeFileSync(join(outside.workspace, "victim"), "keep me");
+    linkSync(join(outside.workspace, "victim"), join(t.workspace, "wal2.db-journal"));
+    failed(await q({ database: "wal2.db", sql: "SELECT 1" }), /wal2\.db-journal has 2 hard links/);
+    assert.equal(readFileSync(join(outside.workspace, "victim"), "utf8"), "keep me");
+    assert.deepEqual(findSqliteFiles(t.workspace).sort(), ["app.db", "scratch.db", "wal.db", "wal2.db"]);
+  });
+
+  it("the file SQLite opens must be the one that was checked (a swap after the check is refused)", () => {
+    // The identity the check saw is another file's (as after a swap between check and open).
+    const other = statSync(join(outside.workspace, "secret.db"));
+    assert.throws(
+      () =>
+        runSqlite({
+          op: "query",
+          path: join(t.workspace, "app.db"),
+          identity: { dev: other.dev, ino: other.ino },
+          sql: "SELECT 1",
+          maxRows: 1,
+          write: false,
+        }),
+      (e: Error) => e instanceof SqliteRefusal && /changed after it was checked/.test(e.message),
+    );
+    const own = statSync(join(t.workspace, "app.db"));
+    const table = runSqlite({
+      op: "query",
+      path: join(t.workspace, "app.db"),
+      identity: { dev: own.dev, ino: own.ino },
+      sql: "SELECT count(*) FROM users",
+      maxRows: 1,
+      write: false,
+    });
+    assert.deepEqual(table.rows, [["250"]]);
   });
 
   it("a query that would return ten million rows reads the cap and stops", async () => {

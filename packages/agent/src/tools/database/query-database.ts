@@ -95,12 +95,13 @@ async function run(
       if (mode === "schema" && args.table && table.rows.length === 0)
         return errorResult(`no table or view named ${args.table} in ${label}`, data);
     } else {
-      const path = await sqliteTarget(ctx, entry?.path ?? args.database);
+      const file = await sqliteTarget(ctx, entry?.path ?? args.database);
       where = `SQLite ${entry?.path ?? args.database}`;
       table = await runner.run(
         {
           op: mode,
-          path,
+          path: file.path,
+          identity: { dev: file.dev, ino: file.ino },
           ...(args.sql ? { sql: args.sql } : {}),
           ...(args.table ? { table: args.table } : {}),
           maxRows,

@@ -3,6 +3,7 @@
 // that never returns). Read-only means the file is opened read-only AND `PRAGMA query_only`
 // is on — the engine refuses the write, no keyword list guesses at it. Statements that reach
 // other files (ATTACH, VACUUM INTO) are refused by what SQLite compiled them to (EXPLAIN).
+import { fstatSync, readdirSync, readlinkSync } from "node:fs";
 import Database from "better-sqlite3";
 import { cellText, type QueryTable } from "./table.js";
 
@@ -10,6 +11,8 @@ export interface SqliteRequest {
   op: "query" | "schema";
   /** The file's real path, checked to lie in the workspace (sqlite-target.ts). */
   path: string;
+  /** The file as sqlite-target.ts checked it: what SQLite opens must be the same file. */
+  identity?: { dev: number; ino: number };
   sql?: string;
   table?: string;
   maxRows: number;
@@ -18,10 +21,49 @@ export interface SqliteRequest {
 
 export class SqliteRefusal extends Error {}
 
-function open(path: string, write: boolean): Database.Database {
-  const db = new Database(path, { readonly: !write, fileMustExist: true });
-  if (!write) db.pragma("query_only = ON");
+function open(req: SqliteRequest): Database.Database {
+  const db = new Database(req.path, { readonly: !req.write, fileMustExist: true });
+  try {
+    if (req.identity) checkOpened(db, req);
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+  if (!req.write) db.pragma("query_only = ON");
   return db;
+}
+
+/**
+ * The file SQLite opened under this name (found among the process's descriptors, Linux'
+ * /proc/self/fd) is the file the target check saw, and it and its open companions have one
+ * link each: a name swapped for a hard link or a symlink between that check and this open is
+ * refused, whatever the timing.
+ */
+function checkOpened(db: Database.Database, req: SqliteRequest): void {
+  // The schema is read on first use: make SQLite open (and lock) the file now.
+  db.prepare("SELECT 1 FROM sqlite_master LIMIT 1").get();
+  const names = [req.path, ...["-wal", "-shm", "-journal"].map((s) => `${req.path}${s}`)];
+  let seen = false;
+  for (const fd of readdirSync("/proc/self/fd")) {
+    let target: string;
+    let st: import("node:fs").Stats;
+    try {
+      target = readlinkSync(`/proc/self/fd/${fd}`);
+      st = fstatSync(Number(fd));
+    } catch {
+      continue;
+    }
+    if (!names.includes(target) || !st.isFile()) continue;
+    if (st.nlink !== 1)
+      throw new SqliteRefusal(
+        `${target} has ${st.nlink} hard links now (it changed after it was checked); the database is not opened`,
+      );
+    if (target === req.path && st.dev === req.identity!.dev && st.ino === req.identity!.ino) seen = true;
+  }
+  if (!seen)
+    throw new SqliteRefusal(
+      `${req.path} changed after it was checked (SQLite opened another file); the database is not opened`,
+    );
 }
 
 /** Refuses a statement whose program attaches a file or vacuums into one. */
@@ -39,7 +81,7 @@ function refuseOtherFiles(db: Database.Database, sql: string): void {
 
 export function runSqlite(req: SqliteRequest): QueryTable {
   const started = performance.now();
-  const db = open(req.path, req.write);
+  const db = open(req);
   try {
     if (req.op === "schema") return sqliteSchema(db, req, started);
     const sql = req.sql ?? "";

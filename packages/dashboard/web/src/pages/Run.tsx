@@ -5,7 +5,7 @@ import { useVirtualizer } from "@tanstack/react-virtual";
 import { useMemo, useRef, useState } from "react";
 import type uPlot from "uplot";
 import type { RunView, StepView } from "../../../src/timeline.js";
-import { runState, stepSeries, totals } from "../../../src/timeline.js";
+import { costByModel, runState, stepSeries, totals } from "../../../src/timeline.js";
 import { Chart } from "../components/Chart.js";
 import { ErrorBox, Problems } from "../components/Problems.js";
 import { StepDetail } from "../components/StepDetail.js";
@@ -61,7 +61,40 @@ export function RunHeader({ run, liveness }: { run: RunView; liveness: TraceLive
         <span className="muted ellipsis">{run.workspace}</span>
       </div>
       {run.plan ? <div className="muted">plan: {run.plan.join(" · ")}</div> : null}
+      <CostSplit run={run} />
     </div>
+  );
+}
+
+/** Cost by model and role, when the run used more than one model (routing, sub-agents). */
+function CostSplit({ run }: { run: RunView }) {
+  const shares = costByModel(run);
+  if (shares.length < 2 && !shares.some((s) => s.role)) return null;
+  return (
+    <table className="cost-split" data-testid="cost-split">
+      <thead>
+        <tr>
+          <th>model</th>
+          <th>role</th>
+          <th className="num">steps</th>
+          <th className="num">tokens in / out</th>
+          <th className="num">cost</th>
+        </tr>
+      </thead>
+      <tbody>
+        {shares.map((s) => (
+          <tr key={`${s.model} ${s.role}`} data-model={s.model} data-role={s.role}>
+            <td>{s.model}</td>
+            <td>{s.role || "—"}</td>
+            <td className="num">{s.steps}</td>
+            <td className="num">
+              {fmtTokens(s.input)} / {fmtTokens(s.output)}
+            </td>
+            <td className="num">{fmtCost(s.costUsd)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 

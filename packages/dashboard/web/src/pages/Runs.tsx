@@ -95,6 +95,7 @@ export function RunsPage() {
             <option value="">runs and sessions</option>
             <option value="run">one-shot runs</option>
             <option value="session">sessions</option>
+            <option value="subagent">sub-agents</option>
           </select>
           {picked.length === 2 ? (
             <a className="button" href={href.compare(picked[0]!, picked[1]!)}>
@@ -130,9 +131,10 @@ export function RunsPage() {
             return (
               <div
                 key={r.id}
-                className="row runs-grid"
+                className={`row runs-grid${r.parent ? " child-run" : ""}`}
                 data-testid="run-row"
                 data-run={r.id}
+                {...(r.parent ? { "data-parent": r.parent } : {})}
                 data-status={r.status}
                 style={virtualRowStyle(v)}
               >
@@ -145,6 +147,7 @@ export function RunsPage() {
                 <span className={`status status-${r.status}`}>{r.status}</span>
                 <a href={href.run(r.id)} className="ellipsis" title={r.firstRequest || r.error}>
                   {r.kind === "session" ? <span className="tag">session · {r.requests}</span> : null}
+                  {r.parent ? <span className="tag">↳ sub-agent</span> : null}
                   {r.firstRequest || <em>{r.error ?? "(no request)"}</em>}
                 </a>
                 <span className="ellipsis muted" title={r.workspace}>
