@@ -263,6 +263,19 @@ describe("agent loop", () => {
     rmSync(workspace, { recursive: true, force: true });
   });
 
+  test("the orientation rides in the first three requests at most when no tool shows the code", async () => {
+    const provider = new ScriptedProvider(() => ({
+      toolCalls: [{ name: "echo", arguments: { text: "again" } }],
+    }));
+    const t = setup(provider, { maxSteps: 5, orientation: "Repository map: a.txt" });
+    await t.agent.run("loop");
+    const oriented = provider.requests.map((q) =>
+      /^Repository map/.test(q.messages.find((m) => m.role === "user")!.content),
+    );
+    assert.deepEqual(oriented, [true, true, true, false, false]);
+    t.cleanup();
+  });
+
   test("the token budget stops the run", async () => {
     const t = setup(
       new ScriptedProvider(() => ({

@@ -68,7 +68,7 @@ export interface AgentOptions {
   /**
    * Context for finding one's way (the repository map), sent before the task in the task's
    * user message — never stored in the history — until a tool has shown the model the code
-   * (read_file, code_outline, grep, repo_map). Outside the system prompt, so the prompt and
+   * (read_file, code_outline, grep, repo_map), at most in the first three requests. Outside the system prompt, so the prompt and
    * tools stay one cacheable prefix from request to request and session to session.
    */
   orientation?: string;
@@ -161,6 +161,11 @@ export function repeatNoteDue(repeats: number): boolean {
 
 /** Tools whose result shows the workspace's code: once one has answered, the map has done its job. */
 const CODE_READING_TOOLS = new Set(["read_file", "code_outline", "grep", "repo_map"]);
+/**
+ * Requests that carry the orientation at most: it is for choosing where to start, and a run of
+ * commands (which may cat and grep too) has chosen by then; repo_map shows it again on request.
+ */
+const ORIENTATION_REQUESTS = 3;
 /** Empty replies tolerated before the run ends with what it has. */
 const MAX_EMPTY_REPLIES = 2;
 
@@ -284,6 +289,7 @@ export class Agent {
             sent = messages;
           }
         }
+        if (step > ORIENTATION_REQUESTS) orientation = undefined;
         const tools = this.registry.schemas();
         const choice = opts.route?.({ step, task, messages, failuresInARow });
         const provider = choice?.provider ?? opts.provider;
