@@ -46,7 +46,7 @@ export const PUBLISHED = [
   {
     peer: "Claude Code",
     systemPrompt:
-      "2.7k tokens (its /context, v2.x, claude-opus-4-5: github.com/anthropics/claude-code/issues/17567); 3.2k with claude-sonnet-4 (dannywillems.github.io/2026/01/16/claude-code-context-command.html)",
+      "2.7k tokens (its /context, v2.x, claude-opus-4-5: github.com/anthropics/claude-code/issues/17567); 3.2k with claude-sonnet-4 (dannywillems.github.io/2026/01/16/claude-code-context-command.html); as recorded on the wire, 20,806 chars with 29 tools under `claude -p` and 26,131 with 35 interactive (Continuum-AI-Corp/OrcaPromptVault, cited by Piebald-AI/claude-code-system-prompts README, commit 0718f2f)",
     tools:
       "system tools 15.4k tokens (issues/17567), ~15k (issues/10711); 11.6k with claude-sonnet-4 (the same blog post)",
   },

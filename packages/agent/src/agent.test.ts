@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -215,6 +215,64 @@ describe("agent loop", () => {
     // Identical calls in a row earn a warning from the third on.
     assert.match(toolMessages(r)[2]!, /same echo call 3 times in a row/);
     assert.doesNotMatch(toolMessages(r)[1]!, /NOTE/);
+    t.cleanup();
+  });
+
+  test("identical calls in a row earn a note on the third, then each time the count doubles", async () => {
+    const t = setup(
+      new ScriptedProvider(() => ({ toolCalls: [{ name: "echo", arguments: { text: "again" } }] })),
+      { maxSteps: 13 },
+    );
+    const r = await t.agent.run("loop forever");
+    const noted = toolMessages(r).flatMap((m, i) => (/NOTE: the same echo call/.test(m) ? [i + 1] : []));
+    assert.deepEqual(noted, [3, 6, 12]);
+    assert.match(toolMessages(r)[11]!, /same echo call 12 times in a row/);
+    t.cleanup();
+  });
+
+  test("the orientation goes before the task until a tool has shown the code, and is never stored", async () => {
+    const provider = new ScriptedProvider([
+      { toolCalls: [{ name: "echo", arguments: { text: "first" } }] },
+      { toolCalls: [{ name: "read_file", arguments: { path: "missing.txt" } }] },
+      { toolCalls: [{ name: "read_file", arguments: { path: "a.txt" } }] },
+      { content: "done" },
+    ]);
+    const workspace = realpathSync(mkdtempSync(join(tmpdir(), "hands-agent-orient-")));
+    writeFileSync(join(workspace, "a.txt"), "alpha\n");
+    const agent = new Agent({
+      provider,
+      workspace,
+      tools: [...makeTools([]), readFileTool],
+      createSandbox: async () => {
+        throw new Error("no sandbox in these tests");
+      },
+      orientation: "Repository map: a.txt",
+    });
+    const r = await agent.run("fix a");
+    assert.equal(r.status, "done");
+    const taskText = (i: number) => provider.requests[i]!.messages.find((m) => m.role === "user")!.content;
+    // Before the task, outside the system prompt (the cached prefix stays the same).
+    assert.equal(taskText(0), "Repository map: a.txt\n\nfix a");
+    assert.doesNotMatch(provider.requests[0]!.messages[0]!.content, /Repository map/);
+    // An echo and a failed read showed no code: still there; a read that answered: gone.
+    assert.equal(taskText(1), taskText(0));
+    assert.equal(taskText(2), taskText(0));
+    assert.equal(taskText(3), "fix a");
+    // The history (what a session keeps and memory stores) has the task alone.
+    assert.equal(r.messages.find((m) => m.role === "user")!.content, "fix a");
+    rmSync(workspace, { recursive: true, force: true });
+  });
+
+  test("the orientation rides in the first three requests at most when no tool shows the code", async () => {
+    const provider = new ScriptedProvider(() => ({
+      toolCalls: [{ name: "echo", arguments: { text: "again" } }],
+    }));
+    const t = setup(provider, { maxSteps: 5, orientation: "Repository map: a.txt" });
+    await t.agent.run("loop");
+    const oriented = provider.requests.map((q) =>
+      /^Repository map/.test(q.messages.find((m) => m.role === "user")!.content),
+    );
+    assert.deepEqual(oriented, [true, true, true, false, false]);
     t.cleanup();
   });
 

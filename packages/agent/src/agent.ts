@@ -65,6 +65,13 @@ export interface AgentOptions {
   systemPrompt?: string;
   /** Appended to the built-in system prompt (e.g. AGENTS.md). */
   instructions?: string;
+  /**
+   * Context for finding one's way (the repository map), sent before the task in the task's
+   * user message — never stored in the history — until a tool has shown the model the code
+   * (read_file, code_outline, grep, repo_map), at most in the first three requests. Outside the system prompt, so the prompt and
+   * tools stay one cacheable prefix from request to request and session to session.
+   */
+  orientation?: string;
   /** Where capped tool outputs are saved in full (readable by the model). */
   outputDir?: string;
   maxOutputChars?: number;
@@ -140,6 +147,25 @@ export interface RunResult extends RunOutcome {
 
 /** Identical calls in a row before the model is told it is going in circles. */
 const REPEAT_WARNING_AFTER = 3;
+
+/**
+ * Whether the `repeats`-th identical call in a row carries the note: the third, then each time
+ * the count doubles (6, 12, 24, …). Every request repeats the whole history, so a note on every
+ * call of a long loop would be sent again and again; the earlier notes are still in view.
+ */
+export function repeatNoteDue(repeats: number): boolean {
+  if (repeats < REPEAT_WARNING_AFTER || repeats % REPEAT_WARNING_AFTER !== 0) return false;
+  const k = repeats / REPEAT_WARNING_AFTER;
+  return (k & (k - 1)) === 0;
+}
+
+/** Tools whose result shows the workspace's code: once one has answered, the map has done its job. */
+const CODE_READING_TOOLS = new Set(["read_file", "code_outline", "grep", "repo_map"]);
+/**
+ * Requests that carry the orientation at most: it is for choosing where to start, and a run of
+ * commands (which may cat and grep too) has chosen by then; repo_map shows it again on request.
+ */
+const ORIENTATION_REQUESTS = 3;
 /** Empty replies tolerated before the run ends with what it has. */
 const MAX_EMPTY_REPLIES = 2;
 
@@ -230,6 +256,7 @@ export class Agent {
     };
 
     let step = 0;
+    let orientation = opts.orientation || undefined;
     let emptyReplies = 0;
     let lastCallKey = "";
     let repeats = 0;
@@ -262,6 +289,7 @@ export class Agent {
             sent = messages;
           }
         }
+        if (step > ORIENTATION_REQUESTS) orientation = undefined;
         const tools = this.registry.schemas();
         const choice = opts.route?.({ step, task, messages, failuresInARow });
         const provider = choice?.provider ?? opts.provider;
@@ -281,7 +309,7 @@ export class Agent {
         for (let overflows = 0; response === undefined; ) {
           const taskAt =
             sent === messages ? contextInfo.taskIndex : taskIndexIn(sent, messages[contextInfo.taskIndex]!);
-          const fitted = window.fit(sent, taskAt, tools);
+          const fitted = window.fit(orientation ? oriented(sent, taskAt, orientation) : sent, taskAt, tools);
           emit({
             type: "model_request",
             step,
@@ -382,11 +410,12 @@ export class Agent {
             // A sub-agent's tokens are the parent's too (its budget counted them already).
             if (r.usage) addUsage(usage, r.usage);
             failuresInARow = r.isError ? failuresInARow + 1 : 0;
+            if (!r.isError && CODE_READING_TOOLS.has(r.call.name)) orientation = undefined;
             let content = r.output;
             const key = callKey(r.call);
             repeats = key === lastCallKey ? repeats + 1 : 1;
             lastCallKey = key;
-            if (repeats >= REPEAT_WARNING_AFTER) {
+            if (repeatNoteDue(repeats)) {
               content += `\n\nNOTE: the same ${r.call.name} call ${repeats} times in a row; its result will not change.`;
             }
             push({
@@ -452,6 +481,14 @@ async function stopHookSays(
 }
 
 /** Where the task is in what the context hook returned (its own arrangement of the history). */
+/** `sent` with `orientation` before the text of its task message (at `taskAt`), a copy. */
+function oriented(sent: readonly Message[], taskAt: number, orientation: string): Message[] {
+  const out = [...sent];
+  const task = out[taskAt];
+  if (task?.role === "user") out[taskAt] = { ...task, content: `${orientation}\n\n${task.content}` };
+  return out;
+}
+
 function taskIndexIn(sent: readonly Message[], task: Message): number {
   const at = sent.indexOf(task);
   if (at >= 0) return at;

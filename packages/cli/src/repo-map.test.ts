@@ -1,7 +1,8 @@
 // End to end: the repository map the model sees. The real `hands` command runs against a
 // scripted model server (the real OpenAI wire format); the server records each request body, and
-// the test reads what the model was sent: the map in the first request's system prompt, and the
-// repo_map tool's result in the request after the model called it.
+// the test reads what the model was sent: the map before the task in the first request's user
+// message (not in the system prompt), and the repo_map tool's result in the request after the
+// model called it — with the map gone from that request, since a tool has now shown the code.
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -34,6 +35,7 @@ function workspace(): string {
 
 type Body = { messages: { role: string; content: string }[] };
 const system = (body: unknown) => (body as Body).messages.find((m) => m.role === "system")?.content ?? "";
+const userTurn = (body: unknown) => (body as Body).messages.find((m) => m.role === "user")?.content ?? "";
 
 test("the first request carries a map of the code related to the task; the model can ask repo_map for more", async () => {
   const server = await startScriptedServer([
@@ -61,8 +63,10 @@ test("the first request carries a map of the code related to the task; the model
       env,
     );
     assert.equal(run.code, 0, run.stderr);
-    const first = system(server.requests[0]!.body);
-    assert.match(first, /^Repository map: the code most related to the task/m);
+    const first = userTurn(server.requests[0]!.body);
+    assert.match(first, /^Repository map: the code most related to the task/);
+    assert.match(first, /\n\nExpressionParser\.parseExpression breaks on empty input$/);
+    assert.doesNotMatch(system(server.requests[0]!.body), /Repository map/);
     // The parser the task names comes first, with its definitions' lines and signatures.
     const map = first.slice(first.indexOf("Repository map:"));
     assert.equal(map.split("\n")[1], "src/parser.ts");
@@ -78,8 +82,13 @@ test("the first request carries a map of the code related to the task; the model
     );
     // The index was saved for the next session, in the data folder.
     assert.equal(readdirSync(join(scratch, "data", "repo-map")).filter((f) => f.endsWith(".json")).length, 1);
-    // The later requests of the session carry the same system prompt (the prompt cache holds).
-    assert.equal(system(server.requests[1]!.body), first);
+    // The later requests carry the same system prompt (the prompt cache holds), and the task
+    // without the map: repo_map's answer has shown the model the code.
+    assert.equal(system(server.requests[1]!.body), system(server.requests[0]!.body));
+    assert.equal(
+      userTurn(server.requests[1]!.body),
+      "ExpressionParser.parseExpression breaks on empty input",
+    );
   } finally {
     await server.close();
   }
@@ -103,14 +112,14 @@ test("--no-repo-map and --repo-map-tokens: no map, or a smaller one", async () =
     ];
     const off = await runHands([...base, "--no-repo-map", "--cwd", ws, "fix ExpressionParser"], env);
     assert.equal(off.code, 0, off.stderr);
-    assert.doesNotMatch(system(server.requests[0]!.body), /Repository map/);
+    assert.doesNotMatch(JSON.stringify(server.requests[0]!.body), /Repository map/);
     const small = await runHands(
       [...base, "--repo-map-tokens", "30", "--cwd", ws, "fix ExpressionParser"],
       env,
     );
     assert.equal(small.code, 0, small.stderr);
-    const map = system(server.requests[1]!.body).split("Repository map:")[1] ?? "";
-    const body = map.split("\n").slice(1).join("\n");
+    const map = userTurn(server.requests[1]!.body).split("Repository map:")[1] ?? "";
+    const body = map.split("\n\nfix ExpressionParser")[0]!.split("\n").slice(1).join("\n");
     assert.ok(body.length > 0 && body.length <= 30 * 3, JSON.stringify(body));
     assert.match(body, /^src\/parser\.ts/);
     const bad = await runHands([...base, "--repo-map-tokens", "0", "--cwd", ws, "x"], env);

@@ -1,6 +1,11 @@
-// The repository map of a session's first request (the agent's repoMapForTask), made once per
-// session and kept for its later requests, so the system prompt stays the same from request to
-// request (a provider's prompt cache keeps working). Saved under the data folder per workspace.
+// The repository map for a conversation's first task (the agent's repoMapForTask; its index is
+// saved under the data folder per workspace). It is not part of the system prompt: the agent
+// sends it before the task, in the task's user message, until a tool has shown the model the
+// code (the agent's `orientation`). Every request repeats its whole prefix, so a map kept in the
+// system prompt was ~2 KB on every request of the session, long after the model had read the
+// files it pointed to; outside the system prompt it never changes the cached prefix (system
+// prompt and tools, the same for every session), and dropping it costs a cache miss only on the
+// task message that followed it.
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 

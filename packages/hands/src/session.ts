@@ -200,7 +200,6 @@ export class HandsSession {
   private readonly audit: (e: AgentEvent) => void;
   private closed = false;
   /** The repository map the session's first request carried ("" for none), kept for the later ones. */
-  private repoMap: string | undefined;
   /** The settings last written to the session file. */
   recorded: { provider: string; model: string; approval: string } | undefined;
 
@@ -315,18 +314,18 @@ export class HandsSession {
     // Only the tools this request can use are sent (session-tools.ts): in mode read-only the
     // gate refuses every other one, and execute_python needs python3 in the sandbox.
     const candidates = options.readOnly ? this.readOnlyTools : [...this.tools, ...(options.extraTools ?? [])];
-    // A resumed conversation already knows its way around: the map is for a first request.
-    if (this.repoMap === undefined)
-      this.repoMap =
-        this.history.length === 0
-          ? ((await firstRequestMap(
-              this.workspace,
-              this.dataDir,
-              task,
-              this.settings.repoMapTokens,
-              options.signal,
-            )) ?? "")
-          : "";
+    // The map orients the conversation's first task (first-map.ts); a resumed conversation, or a
+    // later task of this one, already knows its way around.
+    const orientation =
+      this.history.length === 0
+        ? await firstRequestMap(
+            this.workspace,
+            this.dataDir,
+            task,
+            this.settings.repoMapTokens,
+            options.signal,
+          )
+        : undefined;
     const conditions = { approval: this.mode, python: this.python, ...this.reach };
     const approve = createApprovalGate({
       workspace: this.workspace,
@@ -358,7 +357,8 @@ export class HandsSession {
       ...(maxTokens ? { maxTokens } : {}),
       outputDir: join(this.dataDir, "outputs"),
       runId: this.id,
-      ...instructionsOption([this.instructions, options.instructions, this.repoMap]),
+      ...instructionsOption([this.instructions, options.instructions]),
+      ...(orientation ? { orientation } : {}),
       approve,
       ...this.memory?.agentOptions(),
       hooks: this.hooks,
