@@ -8,12 +8,20 @@ import { changedLines, newErrors } from "./diff.js";
 import { DiagnosticsTimeout, fmtSeconds, ServerGone } from "./errors.js";
 // The protocol library loads with the first server, not with the session.
 import type { Diag, LspClient } from "./lsp-client.js";
-import { languageOf, launchPlan, packageFolder, SERVERS, type ServerId, type ServerSpec } from "./servers.js";
+import {
+  languageOf,
+  launchPlan,
+  packageFolder,
+  SANDBOX_PACKAGES_DIR,
+  SERVERS,
+  type ServerId,
+  type ServerSpec,
+} from "./servers.js";
 
 export interface DiagnosticsOptions {
   /** The session's sandbox (the server runs in it). */
   sandbox: () => Promise<Sandbox>;
-  /** Its backend, known before it is made (docker and e2b cannot run a server: none is made). */
+  /** Its backend, known before it is made (e2b cannot run a server: none is made for it). */
   kind?: () => SandboxKind;
   /** How long an edit waits for its diagnostics once the server is up (default 1,500 ms). */
   waitMs?: number;
@@ -212,11 +220,12 @@ export class Diagnostics {
 
   private async startServer(spec: ServerSpec): Promise<LspClient> {
     const kind = this.options.kind?.();
-    if (kind === "docker" || kind === "e2b")
-      throw new Error(`the ${kind} sandbox cannot run a language server yet`);
+    if (kind === "e2b") throw new Error(`the ${kind} sandbox cannot run a language server yet`);
     const sandbox = await this.options.sandbox();
     const { spawnLongLived } = await import("@hands/sandbox");
-    const plan = launchPlan(spec, sandbox.isolated, this.options.findPackage ?? packageFolder);
+    // Docker's container has its own /usr (no node): node is copied in with the packages.
+    const placement = { dir: SANDBOX_PACKAGES_DIR, sharesHostSystem: sandbox.kind !== "docker" };
+    const plan = launchPlan(spec, sandbox.isolated, this.options.findPackage ?? packageFolder, placement);
     const argv = this.options.launchOverride?.[spec.id]?.argv ?? plan.argv;
     const proc = await spawnLongLived(sandbox, argv, { readOnlyBinds: plan.readOnlyBinds });
     if (this.closed) {
