@@ -237,17 +237,36 @@ export class LspClient {
 
   /**
    * `textDocument/diagnostic` for the text the server holds. Not cancelled when the edit stops
-   * waiting: its answer, when it comes, is kept as that version's (the next edit's "before").
+   * waiting: the check goes on (a first check loads the file's imports, seconds of work the next
+   * edit would redo), and its answer, when it comes, is kept as that version's (the next edit's
+   * "before"). One pull per document at a time: a later one waits for it, so pulls that timed
+   * out never pile up in the server.
    */
-  private async pullDiagnostics(uri: string, version: number): Promise<Diag[]> {
-    const r = await this.conn.sendRequest(DocumentDiagnosticRequest.type, { textDocument: { uri } });
-    const diags = r.kind === "full" ? r.items.map(toDiag) : (this.pushed.get(uri)?.diags ?? []);
-    if (this.docs.get(uri)?.version === version) {
-      this.pushed.set(uri, { version, diags });
-      this.settle(uri, version, diags);
-    }
-    return diags;
+  private pullDiagnostics(uri: string, version: number): Promise<Diag[]> {
+    const previous = this.inflight.get(uri) ?? Promise.resolve();
+    const run = previous.then(async () => {
+      const have = this.pushed.get(uri);
+      if (have && have.version === version) return have.diags;
+      const r = await this.conn.sendRequest(DocumentDiagnosticRequest.type, { textDocument: { uri } });
+      const diags = r.kind === "full" ? r.items.map(toDiag) : (this.pushed.get(uri)?.diags ?? []);
+      if (this.docs.get(uri)?.version === version) {
+        this.pushed.set(uri, { version, diags });
+        this.settle(uri, version, diags);
+      }
+      return diags;
+    });
+    const settled = run.then(
+      () => {},
+      () => {},
+    );
+    this.inflight.set(uri, settled);
+    void settled.then(() => {
+      if (this.inflight.get(uri) === settled) this.inflight.delete(uri);
+    });
+    return run;
   }
+
+  private readonly inflight = new Map<string, Promise<void>>();
 
   /** tsserver's syntactic and semantic errors of an open file, asked for synchronously. */
   private async tsserverDiagnostics(uri: string, timeoutMs: number): Promise<Diag[]> {
