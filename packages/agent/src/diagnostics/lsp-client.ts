@@ -162,7 +162,7 @@ export class LspClient {
       const result = await client.race(init, timeoutMs, "answer initialize");
       if (result.capabilities.diagnosticProvider) client.enablePull();
     } catch (e) {
-      cancel.cancel();
+      cancelQuietly(cancel);
       client.kill();
       throw e;
     }
@@ -284,7 +284,7 @@ export class LspClient {
         if (!r || r.success === false) throw new Error(`tsserver failed: ${r?.message ?? "no answer"}`);
       return [...(syn?.body ?? []), ...(sem?.body ?? [])].map(fromTsserver);
     } finally {
-      cancel.cancel();
+      cancelQuietly(cancel);
     }
   }
 
@@ -368,4 +368,11 @@ function toDiag(d: {
     severity: d.severity ?? 1,
     ...(d.code !== undefined ? { code: String(d.code) } : {}),
   };
+}
+
+/** Cancels a request; on a connection already closed, the cancel notification has nowhere to go. */
+function cancelQuietly(cancel: CancellationTokenSource): void {
+  try {
+    cancel.cancel();
+  } catch {}
 }
