@@ -239,14 +239,17 @@ export class LspClient {
    * `textDocument/diagnostic` for the text the server holds. Not cancelled when the edit stops
    * waiting: the check goes on (a first check loads the file's imports, seconds of work the next
    * edit would redo), and its answer, when it comes, is kept as that version's (the next edit's
-   * "before"). One pull per document at a time: a later one waits for it, so pulls that timed
-   * out never pile up in the server.
+   * "before"). One pull per document at a time: a later one waits for it, and one whose version
+   * was replaced meanwhile is dropped, so pulls that timed out never pile up in the server.
    */
   private pullDiagnostics(uri: string, version: number): Promise<Diag[]> {
     const previous = this.inflight.get(uri) ?? Promise.resolve();
     const run = previous.then(async () => {
       const have = this.pushed.get(uri);
       if (have && have.version === version) return have.diags;
+      // The document moved on while this waited its turn: its edit stopped waiting long ago.
+      if ((this.docs.get(uri)?.version ?? version) > version)
+        throw new DiagnosticsTimeout(`version ${version} was replaced before it was checked`);
       const r = await this.conn.sendRequest(DocumentDiagnosticRequest.type, { textDocument: { uri } });
       const diags = r.kind === "full" ? r.items.map(toDiag) : (this.pushed.get(uri)?.diags ?? []);
       if (this.docs.get(uri)?.version === version) {
