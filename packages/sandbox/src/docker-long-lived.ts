@@ -42,7 +42,9 @@ async function runAsRoot(container: Dockerode.Container, cmd: string[], stdin?: 
     output = (output + c.toString("utf8")).slice(-2000);
   });
   if (stdin) {
-    stdin.pipe(stream as unknown as NodeJS.WritableStream, { end: true });
+    // Not half-closed at the end: dockerd may then drop stdin it has not passed on yet. tar
+    // stops at the archive's end marker by itself.
+    stdin.pipe(stream as unknown as NodeJS.WritableStream, { end: false });
     stdin.once("error", () => stream.end());
   }
   await new Promise((r) => {
