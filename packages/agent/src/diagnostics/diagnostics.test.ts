@@ -30,6 +30,7 @@ import {
   type Sandbox,
 } from "@hands/sandbox";
 import { editFileTool } from "../tools/edit-file.js";
+import { readFileTool } from "../tools/read-file.js";
 import type { ToolContext } from "../tools/types.js";
 import { writeFileTool } from "../tools/write-file.js";
 import { Diagnostics } from "./service.js";
@@ -298,7 +299,7 @@ function fakeServer(name: string, opts: { hang?: boolean; onOpen: string }): str
 const c = P.createProtocolConnection(new P.StreamMessageReader(process.stdin), new P.StreamMessageWriter(process.stdout));
 c.onRequest(P.InitializeRequest.type, () => ${opts.hang ? "new Promise(() => {})" : "({ capabilities: { textDocumentSync: 1 } })"});
 c.onRequest(P.ShutdownRequest.type, () => null);
-c.onNotification(P.DidOpenTextDocumentNotification.type, () => { ${opts.onOpen} });
+c.onNotification(P.DidOpenTextDocumentNotification.type, (p) => { ${opts.onOpen} });
 c.listen();
 `,
   );
@@ -432,4 +433,34 @@ test("an e2b sandbox: unavailable, and no sandbox is made for it", async () => {
   assert.match(r?.reason ?? "", /the e2b sandbox cannot run a language server yet/);
   assert.equal(made, 0);
   await d.close();
+});
+
+test("read_file hands the file to its server at once (the edit after it finds it checked)", async () => {
+  const marker = join(scratch, "opened.json");
+  const script = fakeServer("opener", {
+    onOpen: `import("node:fs").then((fs) => fs.writeFileSync(${JSON.stringify(marker)}, JSON.stringify(p.textDocument)));`,
+  });
+  const ws = mkdtempSync(join(scratch, "prime-"));
+  writeFileSync(join(ws, "m.py"), "x = 1\n");
+  writeFileSync(join(ws, "notes.txt"), "x = 1\n");
+  const sandbox = new LocalSandbox({ workspace: ws });
+  const diagnostics = new Diagnostics({
+    sandbox: async () => sandbox,
+    launchOverride: { pyright: { argv: [process.execPath, script] } },
+  });
+  try {
+    const ctx = context(realpathSync(ws), diagnostics, sandbox);
+    await readFileTool.execute({ path: "notes.txt" }, ctx);
+    const r = await readFileTool.execute({ path: "m.py" }, ctx);
+    assert.match(r.output, /x = 1/);
+    const deadline = Date.now() + 20_000;
+    while (!existsSync(marker) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+    const opened = JSON.parse(readFileSync(marker, "utf8"));
+    assert.equal(opened.uri, pathToFileURL(join(realpathSync(ws), "m.py")).href);
+    assert.equal(opened.text, "x = 1\n");
+    assert.equal(opened.languageId, "python");
+  } finally {
+    await diagnostics.close();
+    await sandbox.destroy();
+  }
 });

@@ -65,6 +65,8 @@ const DEFAULT_MAX_ERRORS = 10;
 const START_LIMIT_MS = 120_000;
 /** Restarts after a crash before the server is given up for the session. */
 const MAX_RESTARTS = 1;
+/** Files larger than this are not given to a server on read (an edit still checks them). */
+const PRIME_MAX_BYTES = 1024 * 1024;
 
 interface ServerState {
   client?: Promise<LspClient>;
@@ -96,6 +98,31 @@ export class Diagnostics {
   /** Whether some server reads `path` (others are not checked at all). */
   handles(path: string): boolean {
     return languageOf(path) !== undefined;
+  }
+
+  /**
+   * A file was read (read_file): give its server the text now, in the background, so the edit
+   * that often follows finds the server started and the "before" checked (a file's first check
+   * loads its imports: seconds, on a loaded machine). Read through the sandbox's confined file
+   * API; never throws, never waited for.
+   */
+  prime(path: string): void {
+    const lang = languageOf(path);
+    if (!lang || this.closed || path.startsWith("../") || path.startsWith("/")) return;
+    const state = this.state(lang.server);
+    if (state.off) return;
+    void (async () => {
+      const client = await this.clientFor(lang.server, state, START_LIMIT_MS);
+      const uri = client.uri(path);
+      if (client.textOf(uri) !== undefined) return;
+      const sandbox = await this.options.sandbox();
+      const bytes = await sandbox.readFile(path);
+      if (bytes.length > PRIME_MAX_BYTES || bytes.includes(0)) return;
+      const text = bytes.toString("utf8");
+      if (client.textOf(uri) !== undefined) return;
+      const v = await client.sync(uri, lang.languageId, text);
+      await client.diagnostics(uri, v, START_LIMIT_MS);
+    })().catch(() => {});
   }
 
   /** The new errors an edit of a file introduced; undefined when no server reads the file. */
