@@ -7,20 +7,23 @@
 // comment line is inserted (another clean edit, which shifts every line below it).
 // Reported: the fraction of bugs whose error the tool result names in the same step (an error on
 // a line the edit changed), false reports on clean edits, and the time the check adds to an edit.
-//   node bench/diagnostics.mjs [--files 40] [--sandbox bwrap|local] [--wait-ms 1500 (the default budget)]
+// Each file is first read with the real read_file tool, as an agent reads before it edits (the
+// read hands the file to its server in the background); --no-read skips that.
+//   node bench/diagnostics.mjs [--files 40] [--sandbox bwrap|docker|local] [--wait-ms 1500] [--no-read]
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { parseArgs } from "node:util";
-import { Diagnostics, writeFileTool } from "../packages/agent/dist/index.js";
-import { BwrapSandbox, LocalSandbox } from "../packages/sandbox/dist/index.js";
+import { Diagnostics, readFileTool, writeFileTool } from "../packages/agent/dist/index.js";
+import { BwrapSandbox, DockerSandbox, LocalSandbox } from "../packages/sandbox/dist/index.js";
 
 const { values } = parseArgs({
   options: {
     files: { type: "string", default: "40" },
     sandbox: { type: "string", default: "bwrap" },
     "wait-ms": { type: "string", default: "1500" },
+    "no-read": { type: "boolean", default: false },
   },
 });
 const FILES = Number(values.files);
@@ -199,7 +202,9 @@ const cases = [...corpus(tsFiles, TS, "ts", ".ts"), ...corpus(pyFiles, PY, "py",
 const sandbox =
   values.sandbox === "local"
     ? new LocalSandbox({ workspace: ws })
-    : await BwrapSandbox.create({ workspace: ws });
+    : values.sandbox === "docker"
+      ? await DockerSandbox.create({ workspace: ws })
+      : await BwrapSandbox.create({ workspace: ws });
 const diagnostics = new Diagnostics({
   sandbox: async () => sandbox,
   startWaitMs: 120_000,
@@ -230,7 +235,12 @@ for (const ext of ["ts", "py"]) {
 }
 
 const rows = [];
+const read = new Set();
 for (const c of cases) {
+  if (!values["no-read"] && !read.has(c.rel)) {
+    read.add(c.rel);
+    await readFileTool.execute({ path: c.rel }, ctx);
+  }
   const bug = await write(c.rel, c.text);
   const caught = bug?.status === "ok" && bug.errors.some((e) => Math.abs(e.line - 1 - c.line) <= 1);
   const revert = await write(c.rel, c.original);
@@ -286,6 +296,7 @@ for (const r of rows) {
 const out = {
   sandbox: values.sandbox,
   waitMs: Number(values["wait-ms"]),
+  readFirst: !values["no-read"],
   load: { start: loadStart, end: loadEnd },
   cold,
   summary,

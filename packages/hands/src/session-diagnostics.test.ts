@@ -1,8 +1,9 @@
 // End to end: a real session (SDK) against the scripted model server over HTTP. The model writes
 // a TypeScript file with a type error; the request after it must carry, in the tool result the
-// server received, the error typescript-language-server found (run in the session's sandbox).
+// server received, the error typescript-language-server found (run in the session's sandbox);
+// and in Python on bwrap, the scripted model acts on pyright's error it was sent and fixes it.
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -67,4 +68,59 @@ test("with diagnostics off (config enabled: false) the tool result has none", as
   const seen = await run({ diagnosticsOff: true });
   assert.match(seen, /Created src\/bad\.ts/);
   assert.doesNotMatch(seen, /TS2322|Diagnostics/);
+});
+
+test("python in a bwrap sandbox: the scripted model reads pyright's error and fixes it", async () => {
+  const bad = "def area(w, h):\n    return w * h\n\n\nprint(area(2))\n";
+  const good = "def area(w, h):\n    return w * h\n\n\nprint(area(2, 3))\n";
+  const seen: string[] = [];
+  // The model's side: each turn looks at the tool result it was sent and acts on what it says.
+  const server = await startScriptedServer((req, i) => {
+    const messages = req.body?.messages ?? [];
+    const last = messages[messages.length - 1];
+    if (i === 0) return { toolCalls: [{ name: "write_file", arguments: { path: "calc.py", content: bad } }] };
+    seen.push(String(last?.role === "tool" ? last.content : ""));
+    if (i === 1) {
+      if (!/calc\.py:5:7: reportCallIssue Argument missing for parameter "h"/.test(seen[0] ?? ""))
+        return { content: "no diagnostics seen" };
+      return {
+        toolCalls: [
+          {
+            name: "edit_file",
+            arguments: { path: "calc.py", old_string: "area(2))", new_string: "area(2, 3))" },
+          },
+        ],
+      };
+    }
+    return { content: /new error/.test(seen[1] ?? "") ? "still broken" : "fixed" };
+  });
+  const home = mkdtempSync(join(scratch, "py-"));
+  const workspace = join(home, "ws");
+  mkdirSync(join(workspace, ".hands"), { recursive: true });
+  writeFileSync(
+    join(workspace, ".hands", "config.json"),
+    JSON.stringify({ diagnostics: { startWaitMs: 180_000 } }),
+  );
+  const session = await createSession({
+    workspace,
+    baseURL: server.url,
+    apiKey: "sk-test",
+    model: "scripted-model",
+    dataDir: join(home, "data"),
+    env: { HOME: home, XDG_CONFIG_HOME: join(home, "config") },
+    configFiles: true,
+    sandbox: "bwrap",
+    memory: false,
+  });
+  try {
+    const result = await session.run("write calc.py");
+    assert.equal(result.status, "done");
+    assert.equal(result.answer.trim(), "fixed", JSON.stringify(seen));
+  } finally {
+    await session.close();
+    await server.close();
+  }
+  assert.match(seen[0] ?? "", /1 new error from pyright after this edit:/);
+  assert.doesNotMatch(seen[1] ?? "", /new error/);
+  assert.equal(readFileSync(join(workspace, "calc.py"), "utf8"), good);
 });

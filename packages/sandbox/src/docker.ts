@@ -19,10 +19,17 @@ import {
 } from "./bwrap-args.js";
 import { DEFAULT_LIMITS, eventCount, type Limits, pruneCgroups } from "./cgroups.js";
 import { realpathOrSelf } from "./confine.js";
+import {
+  DOCKER_COPY_BYTES,
+  DOCKER_COPY_ROOT,
+  type DockerCopies,
+  spawnDockerLongLived,
+} from "./docker-long-lived.js";
 import { FileBackedSandbox } from "./file-backed.js";
 import { FileApi } from "./files.js";
 import { releaseHostUser, sandboxHostUser } from "./host-user.js";
 import { imageTag } from "./image.js";
+import type { LongLivedOptions, LongLivedProcess } from "./long-lived.js";
 import { bootId, ownerGone, processStartTime } from "./proc.js";
 import { ProtectedPathsGuard } from "./protected-paths.js";
 import { writePrivateFile } from "./runtime-dir.js";
@@ -293,6 +300,8 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
           "/run": `rw,nosuid,nodev,size=1m,uid=${uid},mode=755`,
           // Root-owned: the execute-only session programs (see installSessionPrograms).
           "/run/hands": "rw,exec,nosuid,nodev,size=4m,mode=755",
+          // Root-owned, filled on demand: the programs of long-lived processes (docker-long-lived.ts).
+          [DOCKER_COPY_ROOT]: `rw,exec,nosuid,nodev,size=${DOCKER_COPY_BYTES},mode=755`,
         },
         ShmSize: SHM_BYTES,
         Memory: this.limits.memoryBytes,
@@ -442,6 +451,20 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
       key,
     );
   }
+
+  /** A process beside the session shell, in the same container (docker-long-lived.ts). */
+  async spawnLongLived(argv: string[], options: LongLivedOptions = {}): Promise<LongLivedProcess> {
+    this.assertAlive();
+    if (!this.session?.alive) await this.revive();
+    const container = this.container as Dockerode.Container;
+    if (this.copies.container !== this.containerId)
+      this.copies = { container: this.containerId, paths: new Set() };
+    const demux = (s: NodeJS.ReadableStream, out: PassThrough, err: PassThrough) =>
+      this.docker.modem.demuxStream(s, out, err);
+    return spawnDockerLongLived(container, demux, this.copies, WORKSPACE_PATH, argv, options);
+  }
+
+  private copies: DockerCopies & { container: string } = { container: "", paths: new Set() };
 
   async destroy(): Promise<void> {
     if (this.destroyed) return;

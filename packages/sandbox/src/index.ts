@@ -12,6 +12,7 @@ export {
   dockerClient,
   LABEL_SESSION,
 } from "./docker.js";
+export { DOCKER_COPY_ROOT } from "./docker-long-lived.js";
 export {
   bwrapChecks,
   type CheckStatus,

@@ -19,8 +19,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { pathToFileURL } from "node:url";
-import { BwrapSandbox, checkBwrap, LocalSandbox, type Sandbox } from "@hands/sandbox";
+import {
+  BwrapSandbox,
+  checkBwrap,
+  checkDocker,
+  DockerSandbox,
+  imageExists,
+  imageTag,
+  LocalSandbox,
+  type Sandbox,
+} from "@hands/sandbox";
 import { editFileTool } from "../tools/edit-file.js";
+import { readFileTool } from "../tools/read-file.js";
 import type { ToolContext } from "../tools/types.js";
 import { writeFileTool } from "../tools/write-file.js";
 import { Diagnostics } from "./service.js";
@@ -35,6 +45,18 @@ function bwrapOrSkip(): string | undefined {
   if (!c.ok) throw new Error(`bwrap unavailable: ${c.reason} (run scripts/test-env.sh as root)`);
   return undefined;
 }
+
+/** Why docker cannot be used here (a failure unless HANDS_SANDBOX_SKIP lists docker). */
+async function dockerOrSkip(): Promise<string | undefined> {
+  if ((process.env["HANDS_SANDBOX_SKIP"] ?? "").split(",").includes("docker"))
+    return "HANDS_SANDBOX_SKIP lists docker";
+  const c = await checkDocker();
+  if (!c.ok) throw new Error(`docker unavailable: ${c.reason} (run scripts/test-env.sh as root)`);
+  if (!(await imageExists(imageTag())))
+    throw new Error(`docker image ${imageTag()} missing (scripts/test-env.sh)`);
+  return undefined;
+}
+const dockerSkip = await dockerOrSkip();
 
 function context(workspace: string, diagnostics: Diagnostics, sandbox: Sandbox): ToolContext {
   return {
@@ -156,36 +178,105 @@ describe("real language servers in a bwrap sandbox", { skip: bwrapOrSkip() }, ()
   });
 });
 
-describe("the workspace's own typescript runs inside the sandbox, never on the host", {
-  skip: bwrapOrSkip(),
-}, () => {
-  test("a hostile node_modules/typescript/lib/tsserver.js writes only where the sandbox lets it", async () => {
-    const ws = join(scratch, "hostile");
-    const hostMarker = join(scratch, "host-marker");
-    // What tsserver.js does when typescript-language-server starts it: write two markers.
-    write(ws, {
-      "tsconfig.json": "{}",
-      "a.ts": "export const a = 1;\n",
-      "node_modules/typescript/package.json": JSON.stringify({ name: "typescript", version: "5.9.3" }),
-      "node_modules/typescript/lib/tsserver.js": `const fs = require("fs");
+const hostileBackends: Array<{
+  kind: string;
+  skip: string | undefined;
+  make: (ws: string) => Promise<Sandbox>;
+}> = [
+  { kind: "bwrap", skip: bwrapOrSkip(), make: (ws) => BwrapSandbox.create({ workspace: ws }) },
+  { kind: "docker", skip: dockerSkip, make: (ws) => DockerSandbox.create({ workspace: ws }) },
+];
+
+for (const backend of hostileBackends)
+  describe(`the workspace's own typescript runs inside the ${backend.kind} sandbox, never on the host`, {
+    skip: backend.skip,
+  }, () => {
+    test("a hostile node_modules/typescript/lib/tsserver.js writes only where the sandbox lets it", async () => {
+      const ws = join(scratch, `hostile-${backend.kind}`);
+      const hostMarker = join(scratch, `host-marker-${backend.kind}`);
+      // What tsserver.js does when typescript-language-server starts it: write two markers.
+      write(ws, {
+        "tsconfig.json": "{}",
+        "a.ts": "export const a = 1;\n",
+        "node_modules/typescript/package.json": JSON.stringify({ name: "typescript", version: "5.9.3" }),
+        "node_modules/typescript/lib/tsserver.js": `const fs = require("fs");
 fs.writeFileSync("/workspace/ran-inside", String(process.getuid()));
 try { fs.writeFileSync(${JSON.stringify(hostMarker)}, "escaped"); } catch {}
+try { fs.writeFileSync("/run/hands/lsp/typescript/lib/tsserver.js", "tampered"); } catch {}
 setInterval(() => {}, 1000);
 `,
-    });
-    const sandbox = await BwrapSandbox.create({ workspace: ws });
-    const diagnostics = new Diagnostics({ sandbox: async () => sandbox, startWaitMs: 30_000, waitMs: 5_000 });
-    try {
-      const started = Date.now();
-      const r = await diagnostics.check({
-        path: "a.ts",
-        before: "export const a = 1;\n",
-        after: "export const a = 2;\n",
       });
-      assert.ok(r && r.status !== "ok", JSON.stringify(r));
-      assert.ok(Date.now() - started < 40_000, "bounded");
-      assert.ok(existsSync(join(ws, "ran-inside")), "the workspace's tsserver.js was the one started");
-      assert.equal(existsSync(hostMarker), false, "it could not write outside the workspace");
+      const sandbox = await backend.make(realpathSync(ws));
+      const diagnostics = new Diagnostics({
+        sandbox: async () => sandbox,
+        startWaitMs: 60_000,
+        waitMs: 5_000,
+      });
+      try {
+        const started = Date.now();
+        const r = await diagnostics.check({
+          path: "a.ts",
+          before: "export const a = 1;\n",
+          after: "export const a = 2;\n",
+        });
+        assert.ok(r && r.status !== "ok", JSON.stringify(r));
+        assert.ok(Date.now() - started < 70_000, "bounded");
+        assert.ok(existsSync(join(ws, "ran-inside")), "the workspace's tsserver.js was the one started");
+        assert.notEqual(readFileSync(join(ws, "ran-inside"), "utf8"), "0", "not as root");
+        assert.equal(existsSync(hostMarker), false, "it could not write outside the workspace");
+        // Nor change the server Hands gave the sandbox (read-only there).
+        const shipped = await sandbox.exec("head -c 8 /run/hands/lsp/typescript/lib/tsserver.js || true");
+        assert.doesNotMatch(shipped.stdout, /tampered/);
+        const hostCopy = join(
+          createRequire(import.meta.url).resolve("typescript/package.json"),
+          "../lib/tsserver.js",
+        );
+        assert.doesNotMatch(readFileSync(hostCopy, "utf8").slice(0, 16), /tampered/);
+      } finally {
+        await diagnostics.close();
+        await sandbox.destroy();
+      }
+    });
+  });
+
+describe("real language servers in a docker sandbox (node and the servers copied into the container)", {
+  skip: dockerSkip,
+}, () => {
+  test("a TypeScript and a Python error after write_file, from servers in the container", async () => {
+    const ws = realpathSync(mkdtempSync(join(scratch, "docker-")));
+    write(ws, {
+      "tsconfig.json": JSON.stringify({ compilerOptions: { strict: true, module: "nodenext" } }),
+      "a.ts": "export const a = 1;\n",
+      "m.py": "def area(w, h):\n    return w * h\n",
+    });
+    const sandbox = await DockerSandbox.create({ workspace: ws });
+    const diagnostics = new Diagnostics({
+      sandbox: async () => sandbox,
+      startWaitMs: 120_000,
+      waitMs: 30_000,
+    });
+    const ctx = context(ws, diagnostics, sandbox);
+    try {
+      const ts = await writeFileTool.execute(
+        { path: "a.ts", content: "export const a: number = 'x';\n" },
+        ctx,
+      );
+      assert.match(
+        ts.output,
+        /a\.ts:1:14: TS2322 Type 'string' is not assignable to type 'number'\./,
+        ts.output,
+      );
+      const py = await writeFileTool.execute(
+        { path: "m.py", content: "def area(w, h):\n    return w * h\n\n\nprint(area(2))\n" },
+        ctx,
+      );
+      assert.match(py.output, /m\.py:5:7: reportCallIssue Argument missing for parameter "h"/, py.output);
+      // The servers are processes of the container (its user), not of this host's session.
+      const ps = await sandbox.exec("ps -eo user:20,args | grep -c '[l]angserver.index.js'");
+      assert.equal(ps.stdout.trim(), "1", ps.stdout + ps.stderr);
+      const mine = await sandbox.exec("touch /run/hands/lsp/x 2>&1; ls -ld /run/hands/lsp");
+      assert.match(mine.stdout, /Permission denied/);
+      assert.match(mine.stdout, /^dr[-w]xr-xr-x \d+ root root/m);
     } finally {
       await diagnostics.close();
       await sandbox.destroy();
@@ -208,7 +299,7 @@ function fakeServer(name: string, opts: { hang?: boolean; onOpen: string }): str
 const c = P.createProtocolConnection(new P.StreamMessageReader(process.stdin), new P.StreamMessageWriter(process.stdout));
 c.onRequest(P.InitializeRequest.type, () => ${opts.hang ? "new Promise(() => {})" : "({ capabilities: { textDocumentSync: 1 } })"});
 c.onRequest(P.ShutdownRequest.type, () => null);
-c.onNotification(P.DidOpenTextDocumentNotification.type, () => { ${opts.onOpen} });
+c.onNotification(P.DidOpenTextDocumentNotification.type, (p) => { ${opts.onOpen} });
 c.listen();
 `,
   );
@@ -328,18 +419,48 @@ test("a server stuck before answering initialize: 'still starting', never a hang
   assert.deepEqual(processesWith(script), []);
 });
 
-test("docker and e2b sandboxes: unavailable, and no sandbox is made for it", async () => {
+test("an e2b sandbox: unavailable, and no sandbox is made for it", async () => {
   let made = 0;
   const d = new Diagnostics({
     sandbox: async () => {
       made++;
       throw new Error("not expected");
     },
-    kind: () => "docker",
+    kind: () => "e2b",
   });
   const r = await d.check({ path: "a.ts", before: undefined, after: "x" });
   assert.equal(r?.status, "unavailable");
-  assert.match(r?.reason ?? "", /the docker sandbox cannot run a language server yet/);
+  assert.match(r?.reason ?? "", /the e2b sandbox cannot run a language server yet/);
   assert.equal(made, 0);
   await d.close();
+});
+
+test("read_file hands the file to its server at once (the edit after it finds it checked)", async () => {
+  const marker = join(scratch, "opened.json");
+  const script = fakeServer("opener", {
+    onOpen: `import("node:fs").then((fs) => fs.writeFileSync(${JSON.stringify(marker)}, JSON.stringify(p.textDocument)));`,
+  });
+  const ws = mkdtempSync(join(scratch, "prime-"));
+  writeFileSync(join(ws, "m.py"), "x = 1\n");
+  writeFileSync(join(ws, "notes.txt"), "x = 1\n");
+  const sandbox = new LocalSandbox({ workspace: ws });
+  const diagnostics = new Diagnostics({
+    sandbox: async () => sandbox,
+    launchOverride: { pyright: { argv: [process.execPath, script] } },
+  });
+  try {
+    const ctx = context(realpathSync(ws), diagnostics, sandbox);
+    await readFileTool.execute({ path: "notes.txt" }, ctx);
+    const r = await readFileTool.execute({ path: "m.py" }, ctx);
+    assert.match(r.output, /x = 1/);
+    const deadline = Date.now() + 20_000;
+    while (!existsSync(marker) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+    const opened = JSON.parse(readFileSync(marker, "utf8"));
+    assert.equal(opened.uri, pathToFileURL(join(realpathSync(ws), "m.py")).href);
+    assert.equal(opened.text, "x = 1\n");
+    assert.equal(opened.languageId, "python");
+  } finally {
+    await diagnostics.close();
+    await sandbox.destroy();
+  }
 });

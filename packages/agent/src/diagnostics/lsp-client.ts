@@ -1,8 +1,12 @@
 // One language server over stdio, spoken to with vscode-languageserver-protocol: initialize,
 // keep documents in sync (full text), and get a document's diagnostics for a given version —
 // pulled where the server offers a request for it (tsserver's sync diagnostics through
-// typescript-language-server's `typescript.tsserverRequest`), else waited for as pushed
-// `publishDiagnostics` of that version (pyright).
+// typescript-language-server's `typescript.tsserverRequest`; LSP 3.17's `textDocument/diagnostic`,
+// which pyright registers once it is told the client can pull), else waited for as pushed
+// `publishDiagnostics` of that version. A pull is answered for the text the server holds when
+// the request arrives: the messages are ordered, so that is the version `sync` sent just before.
+// Pyright, told the client pulls, checks a file when asked instead of in its background loop
+// (whose pushed answer, on a loaded machine, came long after the wait had ended).
 import { pathToFileURL } from "node:url";
 import type { LongLivedProcess } from "@hands/sandbox";
 import {
@@ -10,6 +14,7 @@ import {
   createProtocolConnection,
   DidChangeTextDocumentNotification,
   DidOpenTextDocumentNotification,
+  DocumentDiagnosticRequest,
   ExecuteCommandRequest,
   ExitNotification,
   InitializedNotification,
@@ -41,6 +46,9 @@ interface OpenDoc {
 
 type Waiter = { version: number; resolve: (d: Diag[]) => void };
 
+/** How a server's diagnostics are got: tsserver requests, or LSP pull (else push). */
+export type DiagnosticsMode = "tsserver" | "pull";
+
 const STDERR_KEPT = 2000;
 
 export class LspClient {
@@ -49,12 +57,19 @@ export class LspClient {
   private readonly pushed = new Map<string, { version: number | undefined; diags: Diag[] }>();
   private readonly waiters = new Map<string, Waiter[]>();
   private stderrTail = "";
+  /** Whether the server takes `textDocument/diagnostic` (declared at initialize or registered later). */
+  private pull = false;
+  private pullRegistered!: () => void;
+  private readonly pullReady = new Promise<void>((r) => {
+    this.pullRegistered = r;
+  });
   /** Set once the process has ended (the reason, for messages). */
   exitReason: string | undefined;
 
   private constructor(
     readonly id: ServerId,
     private readonly proc: LongLivedProcess,
+    private readonly mode: DiagnosticsMode,
   ) {
     proc.stderr.on("data", (c: Buffer) => {
       this.stderrTail = (this.stderrTail + c.toString("utf8")).slice(-STDERR_KEPT);
@@ -67,22 +82,21 @@ export class LspClient {
     this.conn.onRequest("workspace/configuration", (p: { items?: unknown[] }) =>
       (p.items ?? []).map(() => null),
     );
-    this.conn.onRequest("client/registerCapability", () => null);
+    this.conn.onRequest("client/registerCapability", (p: { registrations?: Array<{ method?: string }> }) => {
+      if (p.registrations?.some((r) => r.method === DocumentDiagnosticRequest.method)) this.enablePull();
+      return null;
+    });
     this.conn.onRequest("client/unregisterCapability", () => null);
     this.conn.onRequest("window/workDoneProgress/create", () => null);
+    // A puller is told to pull again when the server's settings change; each edit pulls anyway.
+    // (Left unanswered, pyright exits on the error.)
+    this.conn.onRequest("workspace/diagnostic/refresh", () => null);
     this.conn.onRequest("window/showMessageRequest", () => null);
     this.conn.onRequest("workspace/applyEdit", () => ({ applied: false }));
     this.conn.onNotification(PublishDiagnosticsNotification.type, (p) => {
       const diags = p.diagnostics.map(toDiag);
       this.pushed.set(p.uri, { version: p.version, diags });
-      const list = this.waiters.get(p.uri) ?? [];
-      const left = list.filter((w) => {
-        if (p.version !== undefined && p.version < w.version) return true;
-        w.resolve(diags);
-        return false;
-      });
-      if (left.length) this.waiters.set(p.uri, left);
-      else this.waiters.delete(p.uri);
+      this.settle(p.uri, p.version, diags);
     });
     this.conn.onError(() => {});
     const exitText = (e: { code: number | null; signal: string | null }) =>
@@ -98,14 +112,32 @@ export class LspClient {
     this.conn.listen();
   }
 
+  private enablePull(): void {
+    this.pull = true;
+    this.pullRegistered();
+  }
+
+  /** Hands `diags` (of `version` of `uri`, when known) to the waiters for that version or older. */
+  private settle(uri: string, version: number | undefined, diags: Diag[]): void {
+    const list = this.waiters.get(uri) ?? [];
+    const left = list.filter((w) => {
+      if (version !== undefined && version < w.version) return true;
+      w.resolve(diags);
+      return false;
+    });
+    if (left.length) this.waiters.set(uri, left);
+    else this.waiters.delete(uri);
+  }
+
   /** Starts the protocol on `proc` and initializes the server within `timeoutMs`. */
   static async start(
     id: ServerId,
     proc: LongLivedProcess,
     initializationOptions: unknown,
     timeoutMs: number,
+    mode: DiagnosticsMode = id === "typescript" ? "tsserver" : "pull",
   ): Promise<LspClient> {
-    const client = new LspClient(id, proc);
+    const client = new LspClient(id, proc, mode);
     const root = pathToFileURL(proc.workspacePath).href;
     const cancel = new CancellationTokenSource();
     const init = client.conn.sendRequest(
@@ -115,7 +147,11 @@ export class LspClient {
         rootUri: root,
         workspaceFolders: [{ uri: root, name: "workspace" }],
         capabilities: {
-          textDocument: { publishDiagnostics: { versionSupport: true }, synchronization: { didSave: false } },
+          textDocument: {
+            publishDiagnostics: { versionSupport: true },
+            synchronization: { didSave: false },
+            diagnostic: { dynamicRegistration: true, relatedDocumentSupport: false },
+          },
           workspace: { configuration: true, workspaceFolders: true },
         },
         initializationOptions,
@@ -123,9 +159,10 @@ export class LspClient {
       cancel.token,
     );
     try {
-      await client.race(init, timeoutMs, "answer initialize");
+      const result = await client.race(init, timeoutMs, "answer initialize");
+      if (result.capabilities.diagnosticProvider) client.enablePull();
     } catch (e) {
-      cancel.cancel();
+      cancelQuietly(cancel);
       client.kill();
       throw e;
     }
@@ -183,16 +220,56 @@ export class LspClient {
   /** The diagnostics of `uri` at `version` (the one `sync` returned), within `timeoutMs`. */
   async diagnostics(uri: string, version: number, timeoutMs: number): Promise<Diag[]> {
     if (!this.alive) throw new ServerGone(this.exitReason);
-    if (this.id === "typescript") return this.tsserverDiagnostics(uri, timeoutMs);
+    if (this.mode === "tsserver") return this.tsserverDiagnostics(uri, timeoutMs);
     const have = this.pushed.get(uri);
     if (have && have.version !== undefined && have.version >= version) return have.diags;
-    const got = new Promise<Diag[]>((resolve) => {
+    const pushed = new Promise<Diag[]>((resolve) => {
       const list = this.waiters.get(uri) ?? [];
       list.push({ version, resolve });
       this.waiters.set(uri, list);
     });
-    return this.race(got, timeoutMs, "report diagnostics");
+    // Pyright registers pull just after `initialized`: the first edit may come before that.
+    const pulled = this.pull
+      ? this.pullDiagnostics(uri, version)
+      : this.pullReady.then(() => this.pullDiagnostics(uri, version));
+    return this.race(Promise.race([pushed, pulled]), timeoutMs, "report diagnostics");
   }
+
+  /**
+   * `textDocument/diagnostic` for the text the server holds. Not cancelled when the edit stops
+   * waiting: the check goes on (a first check loads the file's imports, seconds of work the next
+   * edit would redo), and its answer, when it comes, is kept as that version's (the next edit's
+   * "before"). One pull per document at a time: a later one waits for it, and one whose version
+   * was replaced meanwhile is dropped, so pulls that timed out never pile up in the server.
+   */
+  private pullDiagnostics(uri: string, version: number): Promise<Diag[]> {
+    const previous = this.inflight.get(uri) ?? Promise.resolve();
+    const run = previous.then(async () => {
+      const have = this.pushed.get(uri);
+      if (have && have.version === version) return have.diags;
+      // The document moved on while this waited its turn: its edit stopped waiting long ago.
+      if ((this.docs.get(uri)?.version ?? version) > version)
+        throw new DiagnosticsTimeout(`version ${version} was replaced before it was checked`);
+      const r = await this.conn.sendRequest(DocumentDiagnosticRequest.type, { textDocument: { uri } });
+      const diags = r.kind === "full" ? r.items.map(toDiag) : (this.pushed.get(uri)?.diags ?? []);
+      if (this.docs.get(uri)?.version === version) {
+        this.pushed.set(uri, { version, diags });
+        this.settle(uri, version, diags);
+      }
+      return diags;
+    });
+    const settled = run.then(
+      () => {},
+      () => {},
+    );
+    this.inflight.set(uri, settled);
+    void settled.then(() => {
+      if (this.inflight.get(uri) === settled) this.inflight.delete(uri);
+    });
+    return run;
+  }
+
+  private readonly inflight = new Map<string, Promise<void>>();
 
   /** tsserver's syntactic and semantic errors of an open file, asked for synchronously. */
   private async tsserverDiagnostics(uri: string, timeoutMs: number): Promise<Diag[]> {
@@ -210,7 +287,7 @@ export class LspClient {
         if (!r || r.success === false) throw new Error(`tsserver failed: ${r?.message ?? "no answer"}`);
       return [...(syn?.body ?? []), ...(sem?.body ?? [])].map(fromTsserver);
     } finally {
-      cancel.cancel();
+      cancelQuietly(cancel);
     }
   }
 
@@ -294,4 +371,11 @@ function toDiag(d: {
     severity: d.severity ?? 1,
     ...(d.code !== undefined ? { code: String(d.code) } : {}),
   };
+}
+
+/** Cancels a request; on a connection already closed, the cancel notification has nowhere to go. */
+function cancelQuietly(cancel: CancellationTokenSource): void {
+  try {
+    cancel.cancel();
+  } catch {}
 }

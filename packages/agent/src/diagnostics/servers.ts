@@ -82,11 +82,22 @@ export interface LaunchPlan {
   initializationOptions: unknown;
 }
 
+/** Where an isolating sandbox sees the packages, and whether it has the host's /usr (bwrap does). */
+export interface Placement {
+  dir: string;
+  sharesHostSystem: boolean;
+}
+
 /**
- * How to start `spec`: on the host's paths (`isolated` false) or through read-only mounts.
- * Throws a clear error when one of its packages is not installed.
+ * How to start `spec`: on the host's paths (`isolated` false) or through read-only mounts (or
+ * copies, in docker) at `placement.dir`. Throws a clear error when a package is not installed.
  */
-export function launchPlan(spec: ServerSpec, isolated: boolean, findPackage = packageFolder): LaunchPlan {
+export function launchPlan(
+  spec: ServerSpec,
+  isolated: boolean,
+  findPackage = packageFolder,
+  placement: Placement = { dir: SANDBOX_PACKAGES_DIR, sharesHostSystem: true },
+): LaunchPlan {
   const hostDirs = new Map<string, string>();
   for (const name of spec.packages) {
     const dir = findPackage(name);
@@ -97,14 +108,14 @@ export function launchPlan(spec: ServerSpec, isolated: boolean, findPackage = pa
   const seen = (name: string): string => {
     const host = hostDirs.get(name) as string;
     if (!isolated) return host;
-    const path = `${SANDBOX_PACKAGES_DIR}/${name}`;
+    const path = `${placement.dir}/${name}`;
     if (!binds.some((b) => b.path === path)) binds.push({ host, path });
     return path;
   };
   let node = process.execPath;
-  if (isolated && !SYSTEM_PREFIXES.some((p) => node.startsWith(p))) {
-    binds.push({ host: node, path: `${SANDBOX_PACKAGES_DIR}/node` });
-    node = `${SANDBOX_PACKAGES_DIR}/node`;
+  if (isolated && (!placement.sharesHostSystem || !SYSTEM_PREFIXES.some((p) => node.startsWith(p)))) {
+    binds.push({ host: node, path: `${placement.dir}/node` });
+    node = `${placement.dir}/node`;
   }
   const main = join(seen(spec.packages[0] as string), spec.entry);
   for (const name of spec.packages.slice(1)) seen(name);

@@ -8,12 +8,20 @@ import { changedLines, newErrors } from "./diff.js";
 import { DiagnosticsTimeout, fmtSeconds, ServerGone } from "./errors.js";
 // The protocol library loads with the first server, not with the session.
 import type { Diag, LspClient } from "./lsp-client.js";
-import { languageOf, launchPlan, packageFolder, SERVERS, type ServerId, type ServerSpec } from "./servers.js";
+import {
+  languageOf,
+  launchPlan,
+  packageFolder,
+  SANDBOX_PACKAGES_DIR,
+  SERVERS,
+  type ServerId,
+  type ServerSpec,
+} from "./servers.js";
 
 export interface DiagnosticsOptions {
   /** The session's sandbox (the server runs in it). */
   sandbox: () => Promise<Sandbox>;
-  /** Its backend, known before it is made (docker and e2b cannot run a server: none is made). */
+  /** Its backend, known before it is made (e2b cannot run a server: none is made for it). */
   kind?: () => SandboxKind;
   /** How long an edit waits for its diagnostics once the server is up (default 1,500 ms). */
   waitMs?: number;
@@ -57,6 +65,8 @@ const DEFAULT_MAX_ERRORS = 10;
 const START_LIMIT_MS = 120_000;
 /** Restarts after a crash before the server is given up for the session. */
 const MAX_RESTARTS = 1;
+/** Files larger than this are not given to a server on read (an edit still checks them). */
+const PRIME_MAX_BYTES = 1024 * 1024;
 
 interface ServerState {
   client?: Promise<LspClient>;
@@ -88,6 +98,31 @@ export class Diagnostics {
   /** Whether some server reads `path` (others are not checked at all). */
   handles(path: string): boolean {
     return languageOf(path) !== undefined;
+  }
+
+  /**
+   * A file was read (read_file): give its server the text now, in the background, so the edit
+   * that often follows finds the server started and the "before" checked (a file's first check
+   * loads its imports: seconds, on a loaded machine). Read through the sandbox's confined file
+   * API; never throws, never waited for.
+   */
+  prime(path: string): void {
+    const lang = languageOf(path);
+    if (!lang || this.closed || path.startsWith("../") || path.startsWith("/")) return;
+    const state = this.state(lang.server);
+    if (state.off) return;
+    void (async () => {
+      const client = await this.clientFor(lang.server, state, START_LIMIT_MS);
+      const uri = client.uri(path);
+      if (client.textOf(uri) !== undefined) return;
+      const sandbox = await this.options.sandbox();
+      const bytes = await sandbox.readFile(path);
+      if (bytes.length > PRIME_MAX_BYTES || bytes.includes(0)) return;
+      const text = bytes.toString("utf8");
+      if (client.textOf(uri) !== undefined) return;
+      const v = await client.sync(uri, lang.languageId, text);
+      await client.diagnostics(uri, v, START_LIMIT_MS);
+    })().catch(() => {});
   }
 
   /** The new errors an edit of a file introduced; undefined when no server reads the file. */
@@ -212,11 +247,12 @@ export class Diagnostics {
 
   private async startServer(spec: ServerSpec): Promise<LspClient> {
     const kind = this.options.kind?.();
-    if (kind === "docker" || kind === "e2b")
-      throw new Error(`the ${kind} sandbox cannot run a language server yet`);
+    if (kind === "e2b") throw new Error(`the ${kind} sandbox cannot run a language server yet`);
     const sandbox = await this.options.sandbox();
     const { spawnLongLived } = await import("@hands/sandbox");
-    const plan = launchPlan(spec, sandbox.isolated, this.options.findPackage ?? packageFolder);
+    // Docker's container has its own /usr (no node): node is copied in with the packages.
+    const placement = { dir: SANDBOX_PACKAGES_DIR, sharesHostSystem: sandbox.kind !== "docker" };
+    const plan = launchPlan(spec, sandbox.isolated, this.options.findPackage ?? packageFolder, placement);
     const argv = this.options.launchOverride?.[spec.id]?.argv ?? plan.argv;
     const proc = await spawnLongLived(sandbox, argv, { readOnlyBinds: plan.readOnlyBinds });
     if (this.closed) {

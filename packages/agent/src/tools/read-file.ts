@@ -1,4 +1,5 @@
 import { readSync } from "node:fs";
+import { relative, sep } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { chunksOf, closeQuietly } from "./fs/confined.js";
 import { errorResult, exceptionResult, openOrError, resolveOrError } from "./fs/errors.js";
@@ -144,6 +145,8 @@ export const readFileTool: Tool<ReadFileArgs> = {
     const abs = await resolveOrError(ctx, args.path);
     if (typeof abs !== "string") return abs;
     const shown = displayPath(ctx, abs);
+    // A language server gets the file now, so an edit of it does not wait for its first check.
+    ctx.diagnostics?.prime(relative(ctx.workspace, abs).split(sep).join("/"));
     // Opened without following a symlink or blocking; everything below reads the descriptor.
     const opened = openOrError(ctx, args.path, abs);
     if (opened instanceof Promise) return opened;
