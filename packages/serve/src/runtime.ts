@@ -103,6 +103,8 @@ export class SandboxRuntime {
   private stopping = false;
   /** Connections to ports inside the sandbox (getHost traffic). */
   bridge: PortBridge | undefined;
+  /** The sandbox's memory limit (the code interpreter sizes its kernel bound by it). */
+  memoryBytes = 0;
   /** The egress proxy and the rules it reads for every connection (sandboxes with rules). */
   private egress: { proxy: AllowListProxy; policy: EgressPolicy } | undefined;
 
@@ -189,6 +191,7 @@ export class SandboxRuntime {
       rt.agentRun = run.catch(() => undefined);
       rt.bridge = bridge;
       rt.egress = egress;
+      rt.memoryBytes = o.limits.memoryBytes;
       return rt;
     } catch (e) {
       bridge.close();

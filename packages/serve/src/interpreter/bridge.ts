@@ -98,7 +98,13 @@ def result_of(data, main):
             msg.setdefault(mime, v)
     return msg
 
-km = KernelManager(kernel_name="hands")
+# IPython's kernels (Python, Bash) talk over Unix sockets in the private folder: with TCP,
+# jupyter_client picks free ports that another kernel starting at the same moment in the
+# sandbox can take first (kernels then died at start when many contexts were created at once).
+if language in ("python", "bash"):
+    km = KernelManager(kernel_name="hands", transport="ipc", ip=os.path.join(state, "ipc"))
+else:
+    km = KernelManager(kernel_name="hands")
 try:
     km.start_kernel(cwd=os.getcwd())
     kc = km.client()
@@ -120,6 +126,20 @@ def interrupt(*_):
     except Exception:
         pass
 signal.signal(signal.SIGINT, interrupt)
+
+# SIGTERM from the host (the context is removed or restarted) ends the kernel too: it runs in a
+# session of its own, so killing the bridge's process group alone would leave it running.
+def terminate(*_):
+    try:
+        pid = km.provisioner.process.pid
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            os.kill(pid, signal.SIGKILL)
+    except Exception:
+        pass
+    os._exit(0)
+signal.signal(signal.SIGTERM, terminate)
 
 def env_code(env):
     """Code that sets env vars for one cell, and code that puts them back after it."""
@@ -147,10 +167,52 @@ def env_code(env):
         return ("%s; %s" % (save, sets) if save else sets, rest)
     return None, None
 
+# Deno's kernel publishes a cell's stream output and value from a queue of its own, after the
+# request's idle status at times, each labelled with the request being run when it is sent: a
+# late value of one request comes labelled with the next. So after a Deno request's idle the
+# bridge sends a marker request whose one output goes through that same queue: the request's
+# output is whatever arrives (labelled with it or with the marker) before the marker's text.
+DENO = language in ("javascript", "typescript")
+
+def drain(mid, relay):
+    """Passes a request's IOPub messages to relay(msg_type, content, is_own) until it is over;
+    False when the kernel died."""
+    ids = {mid}
+    marker = None
+    deadline = None
+    while True:
+        try:
+            msg = kc.get_iopub_msg(timeout=1)
+        except queue.Empty:
+            if not km.is_alive():
+                return False
+            if deadline is not None and time.monotonic() > deadline:
+                return True  # (the marker never came: a kernel that cannot broadcast)
+            continue
+        parent = msg["parent_header"].get("msg_id")
+        if parent not in ids:
+            continue
+        t, c = msg["msg_type"], msg["content"]
+        if t == "status":
+            if parent == mid and c.get("execution_state") == "idle":
+                if not DENO:
+                    return True
+                marker = "hands-end-" + os.urandom(12).hex()
+                ids.add(kc.execute("Deno.jupyter.broadcast('stream', {name: 'stdout', text: %s}); void 0" % json.dumps(marker),
+                                   store_history=False, allow_stdin=False))
+                deadline = time.monotonic() + 30
+            continue
+        if marker is not None and t == "stream" and c.get("text") == marker:
+            return True
+        relay(t, c, parent == mid)
+
 def run_quiet(code):
-    """Runs helper code without history or output; waits for its reply."""
-    # (Deno's kernel does not run a silent request at all: its output is ignored instead.)
-    mid = kc.execute(code, silent=language not in ("javascript", "typescript"), store_history=False, allow_stdin=False)
+    """Runs helper code without history or output; waits until it is over."""
+    if DENO:
+        # (Deno's kernel does not run a silent request at all: its output is dropped instead.)
+        drain(kc.execute(code + "; void 0", store_history=False, allow_stdin=False), lambda *_: None)
+        return
+    mid = kc.execute(code, silent=True, store_history=False, allow_stdin=False)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -160,48 +222,30 @@ def run_quiet(code):
         if reply["parent_header"].get("msg_id") == mid:
             return
 
+def relay_cell(t, c, own):
+    if t == "execute_input" and own and c.get("execution_count") is not None:
+        emit({"type": "number_of_executions", "execution_count": c["execution_count"]})
+    elif t == "stream":
+        text = c.get("text", "")
+        if DENO:
+            text = ANSI.sub("", text)  # Deno's console.log colours values whatever NO_COLOR says
+        emit({"type": "stdout" if c.get("name") == "stdout" else "stderr", "text": text})
+    elif t == "execute_result":
+        emit(result_of(c.get("data"), True))
+    elif t == "display_data":
+        emit(result_of(c.get("data"), False))
+    elif t == "error":
+        emit({"type": "error", "name": c.get("ename", ""), "value": c.get("evalue", ""),
+              "traceback": "\n".join(c.get("traceback") or [])})
+
 def run_cell(code, env):
     set_env, restore_env = env_code({str(k): str(v) for k, v in (env or {}).items()})
     if set_env:
         run_quiet(set_env)
-    mid = kc.execute(code, store_history=True, allow_stdin=False)
-    counted = False
-    idle_at = None
-    while True:
-        try:
-            # Deno's kernel may send a cell's value after its idle status (0.3 s was too short at
-            # load 5): up to a second more.
-            msg = kc.get_iopub_msg(timeout=1 if idle_at is None else max(0.01, idle_at + 1.0 - time.monotonic()))
-        except queue.Empty:
-            if idle_at is not None:
-                break
-            if not km.is_alive():
-                emit({"type": "error", "name": "KernelDied", "value": "the %s kernel exited" % language, "traceback": ""})
-                emit({"type": "__done__"})
-                sys.exit(1)
-            continue
-        if msg["parent_header"].get("msg_id") != mid:
-            continue
-        t, c = msg["msg_type"], msg["content"]
-        if t == "execute_input" and c.get("execution_count") is not None:
-            counted = True
-            emit({"type": "number_of_executions", "execution_count": c["execution_count"]})
-        elif t == "stream":
-            text = c.get("text", "")
-            if language in ("javascript", "typescript"):
-                text = ANSI.sub("", text)  # Deno's console.log colours values whatever NO_COLOR says
-            emit({"type": "stdout" if c.get("name") == "stdout" else "stderr", "text": text})
-        elif t == "execute_result":
-            emit(result_of(c.get("data"), True))
-        elif t == "display_data":
-            emit(result_of(c.get("data"), False))
-        elif t == "error":
-            emit({"type": "error", "name": c.get("ename", ""), "value": c.get("evalue", ""),
-                  "traceback": "\n".join(c.get("traceback") or [])})
-        elif t == "status" and c.get("execution_state") == "idle":
-            if language not in ("javascript", "typescript"):
-                break
-            idle_at = time.monotonic()
+    if not drain(kc.execute(code, store_history=True, allow_stdin=False), relay_cell):
+        emit({"type": "error", "name": "KernelDied", "value": "the %s kernel exited" % language, "traceback": ""})
+        emit({"type": "__done__"})
+        sys.exit(1)
     if restore_env:
         run_quiet(restore_env)
     emit({"type": "__done__"})

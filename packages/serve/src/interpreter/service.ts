@@ -33,6 +33,18 @@ interface Kernel {
 
 /** Contexts a sandbox may have at once (each is a kernel): past it, a create is refused. */
 export const MAX_CONTEXTS = 16;
+/** Memory one context takes: its kernel (IPython ~70–95 MB resident) and its bridge (~30 MB). */
+export const CONTEXT_MEMORY_BYTES = 128 * 1024 * 1024;
+
+/**
+ * The contexts a sandbox of this much memory may have: more kernels than fit are killed by its
+ * memory cgroup while they start (a 512 MB sandbox held 4–6 of 16), so the bound is refused
+ * with 429 before that, not answered with a dead kernel's 500.
+ */
+export function contextLimit(memoryBytes: number): number {
+  if (!(memoryBytes > 0)) return MAX_CONTEXTS;
+  return Math.max(1, Math.min(MAX_CONTEXTS, Math.floor(memoryBytes / CONTEXT_MEMORY_BYTES)));
+}
 
 interface Contexts {
   kernels: Map<string, Kernel>;
@@ -78,7 +90,7 @@ function defaultId(language: string): string {
 /**
  * Starts a context's kernel (a restart, or a kernel that died, keeps the context's queue of
  * cells: `queue`). A new context is refused past MAX_CONTEXTS, counting those still starting, so
- * parallel creates cannot overshoot; a context already starting is not started twice.
+ * parallel creates cannot overshoot (the count and the reservation are one synchronous step); a context already starting is not started twice.
  */
 function startKernel(
   ctx: EnvdContext,
@@ -93,11 +105,12 @@ function startKernel(
   if (!c.kernels.has(id)) {
     let count = c.kernels.size;
     for (const s of c.starting.keys()) if (!c.kernels.has(s)) count++;
-    if (count >= MAX_CONTEXTS)
+    const limit = contextLimit(ctx.runtime.memoryBytes);
+    if (count >= limit)
       return Promise.reject(
         new HttpError(
           429,
-          `the sandbox already has ${MAX_CONTEXTS} code contexts, the most it may have: remove one (DELETE /contexts/{id}) first`,
+          `the sandbox already has ${limit} code contexts, the most its memory allows: remove one (DELETE /contexts/{id}) first`,
         ),
       );
   }
@@ -211,8 +224,21 @@ function specOf(v: unknown): KernelSpec {
   return choice.spec;
 }
 
+/** How long a bridge may take to end its kernel on SIGTERM before both are killed. */
+const TERM_GRACE_MS = 3000;
+
+/**
+ * Ends a context's kernel: SIGTERM first, on which the bridge kills the kernel (in a session of
+ * its own, a SIGKILL to the bridge's group would leave it running), then SIGKILL.
+ */
 async function killKernel(ctx: EnvdContext, k: Kernel): Promise<void> {
-  if (!k.exited) await ctx.runtime.agent.call("signal", { pid: k.entry.pid, signal: 9 }).catch(() => {});
+  if (k.exited) return;
+  const signal = (n: number) =>
+    ctx.runtime.agent.call("signal", { pid: k.entry.pid, signal: n }).catch(() => {});
+  await signal(15);
+  const until = Date.now() + TERM_GRACE_MS;
+  while (!k.exited && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  if (!k.exited) await signal(9);
 }
 
 async function stopKernel(ctx: EnvdContext, k: Kernel): Promise<void> {
@@ -292,7 +318,7 @@ async function execute(ctx: EnvdContext, req: IncomingMessage, res: ServerRespon
           void ctx.runtime.agent.call("signal", { pid: current.entry.pid, signal: n }).catch(() => {});
         signal(2);
         setTimeout(() => {
-          if (!finished) signal(9);
+          if (!finished) void killKernel(ctx, current);
         }, INTERRUPT_GRACE_MS).unref();
       });
       if (current.exited) {
@@ -343,7 +369,7 @@ export async function interpreterHandler(
     for (const language of ["javascript", "python"]) {
       const id = defaultId(language);
       // (Not when the sandbox is at its context bound: a cell without a context is refused then.)
-      if (!listed.some((c) => c.id === id) && listed.length < MAX_CONTEXTS)
+      if (!listed.some((c) => c.id === id) && listed.length < contextLimit(ctx.runtime.memoryBytes))
         listed.unshift({ id, language, cwd: ctx.runtime.home });
     }
     send(res, 200, listed);

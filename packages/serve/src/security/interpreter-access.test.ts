@@ -8,15 +8,19 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { Sandbox } from "@e2b/code-interpreter";
 import { checkBwrap } from "@hands/sandbox";
-import { MAX_CONTEXTS } from "../interpreter/service.js";
+import { contextLimit } from "../interpreter/service.js";
 import { raw, startTestServe, type TestServe } from "../test-support.js";
 
 const skip = checkBwrap().ok ? false : `bubblewrap is not usable here: ${checkBwrap().reason}`;
 
-/** Kernel processes in the sandbox (the kernel's source carries this marker; the pattern does not match itself). */
-const COUNT_KERNELS = `python3 -c "import os,re;print(sum(1 for p in os.listdir('/proc') if p.isdigit() and re.search(rb'hands-cell-[e]nd', open('/proc/'+p+'/cmdline','rb').read() if os.path.exists('/proc/'+p+'/cmdline') else b'')))"`;
+/**
+ * IPython kernels running in the sandbox (its own pid namespace): processes whose argv is
+ * `… -m ipykernel_launcher …`, as the bridge starts them (the bracket keeps the count's own
+ * command line from matching).
+ */
+const COUNT_KERNELS = `python3 -c "import os,re;print(sum(1 for p in os.listdir('/proc') if p.isdigit() and re.search(rb'\\x00-m\\x00ipykernel_[l]auncher\\x00', open('/proc/'+p+'/cmdline','rb').read() if os.path.exists('/proc/'+p+'/cmdline') else b'')))"`;
 
-describe("code interpreter port: access tokens, bounds, audit", { skip, timeout: 180_000 }, () => {
+describe("code interpreter port: access tokens, bounds, audit", { skip, timeout: 600_000 }, () => {
   let s: TestServe;
   let victim: Sandbox;
   let keyB: string;
@@ -129,11 +133,14 @@ describe("code interpreter port: access tokens, bounds, audit", { skip, timeout:
     }
   });
 
-  it(`stops 40 parallel creates with a valid token at ${MAX_CONTEXTS} contexts`, {
-    todo: "failed in a clean-clone CI run with the real kernels: open",
-  }, async () => {
-    const sb = await Sandbox.create();
+  it("stops 40 parallel creates with a valid token at the bound its memory allows", async () => {
+    const sb = await Sandbox.create("code-interpreter-v1");
     try {
+      const { memoryMB } = (
+        await raw(`${s.apiUrl}/sandboxes/${sb.sandboxId}`, { headers: { "x-api-key": s.key } })
+      ).json() as { memoryMB: number };
+      const MAX_CONTEXTS = contextLimit(memoryMB * 1024 * 1024);
+      assert.ok(MAX_CONTEXTS >= 2 && MAX_CONTEXTS < 40, `bound ${MAX_CONTEXTS}`);
       const headers = at(sb.sandboxId, { "e2b-traffic-access-token": String(sb.trafficAccessToken) });
       const all = await Promise.all(
         Array.from({ length: 40 }, () =>
@@ -141,17 +148,21 @@ describe("code interpreter port: access tokens, bounds, audit", { skip, timeout:
             method: "POST",
             headers,
             body: "{}",
-            signal: AbortSignal.timeout(60_000),
+            signal: AbortSignal.timeout(240_000),
           }),
         ),
       );
       const made = all.filter((r) => r.status === 200);
       const refused = all.filter((r) => r.status === 429);
-      assert.equal(made.length, MAX_CONTEXTS, all.map((r) => r.status).join(","));
+      assert.equal(
+        made.length,
+        MAX_CONTEXTS,
+        all.map((r) => (r.status === 500 ? r.text : r.status)).join(","),
+      );
       assert.equal(refused.length, 40 - MAX_CONTEXTS);
       assert.match(refused[0]?.text ?? "", new RegExp(`${MAX_CONTEXTS} code contexts`));
       assert.equal(await kernels(sb), MAX_CONTEXTS, "no more kernel processes than the bound");
-      // A cell without a context would start a seventeenth kernel: refused as well.
+      // A cell without a context would start one kernel more: refused as well.
       await assert.rejects(sb.runCode("1", { requestTimeoutMs: 10_000 }), /429|code contexts/);
       assert.equal((await sb.listCodeContexts()).length, MAX_CONTEXTS);
       // Removing one frees its slot.
@@ -166,9 +177,7 @@ describe("code interpreter port: access tokens, bounds, audit", { skip, timeout:
     }
   });
 
-  it("writes context creates, restarts and removes to the audit log", {
-    todo: "failed once in a clean-clone CI run with the real kernels (an audit entry missing): open",
-  }, async () => {
+  it("writes context creates, restarts and removes to the audit log", async () => {
     const c = await victim.createCodeContext({ cwd: "/tmp" });
     await victim.restartCodeContext(c);
     await victim.removeCodeContext(c);
