@@ -32,9 +32,7 @@ try {
   const build = ["template", "build", name, "--apt", pkg, "--run", `echo ${name} > /etc/hands-bench`];
   const cold = time(() => hands(...build));
   const cached = time(() => hands(...build));
-  const docker = time(() =>
-    hands("exec", "--sandbox", "docker", "--template", name, "--", program),
-  );
+  const docker = time(() => hands("exec", "--sandbox", "docker", "--template", name, "--", program));
   const bwrap = time(() => hands("exec", "--sandbox", "bwrap", "--template", name, "--", program));
   console.log(`cold build ${cold.s.toFixed(1)}s: ${cold.out.trim()}`);
   console.log(`cached build ${cached.s.toFixed(1)}s: ${cached.out.trim()}`);
