@@ -68,7 +68,7 @@ export const SANDBOX_COMMANDS: readonly SubcommandHelp[] = [
   { name: "ls", usage: "ls", about: "sessions on this machine (docker containers, bwrap cgroups)" },
   {
     name: "exec",
-    usage: "exec [--sandbox K] [--session ID] [--network host] -- CMD [ARG...]",
+    usage: "exec [--sandbox K] [--session ID] [--network host] [--template T] -- CMD [ARG...]",
     about:
       "run CMD with its arguments exactly as given, in session ID\n(docker), or one-shot in a fresh sandbox of the current folder",
   },
@@ -90,6 +90,13 @@ export const SANDBOX_COMMANDS: readonly SubcommandHelp[] = [
     usage: "image --list [--sandbox docker|bwrap] [--json]",
     about:
       "what the sandbox image has (languages and tools with versions,\nnotable Python libraries), asked of a real sandbox of it",
+  },
+  {
+    name: "template",
+    usage:
+      "template build NAME [--apt PKG]... [--pip PKG]... [--npm PKG]... [--run CMD]... [--recipe FILE] | list | rm NAME",
+    about:
+      "local templates: the image plus packages, built offline-capable from\nthe host's apt and cached by a hash of the recipe; use with\nexec --template NAME (docker, gVisor, and bwrap as a root filesystem)",
   },
   {
     name: "package-index",

@@ -97,7 +97,12 @@ async function exec(argv: string[], out: Out, err: Out): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { sandbox: { type: "string" }, session: { type: "string" }, network: { type: "string" } },
+    options: {
+      sandbox: { type: "string" },
+      session: { type: "string" },
+      network: { type: "string" },
+      template: { type: "string" },
+    },
   });
   // The program and its arguments exactly as given (`-- sh -c "a; b"`, `-- printf 'a\nb\n'`).
   const argvOfCommand = positionals;
@@ -127,10 +132,12 @@ async function exec(argv: string[], out: Out, err: Out): Promise<number> {
     return (await e.inspect()).ExitCode ?? 1;
   }
   const kind = resolveSandboxKind(values.sandbox ?? "auto", err);
+  const template = values.template ? await templateOptions(values.template, kind) : {};
   const sb = await createSandbox({
     kind,
     workspace: process.cwd(),
     ...(kind === "local" ? {} : { network: values.network === "host" ? "host" : "none" }),
+    ...template,
   });
   try {
     // The sandbox runs a command line: each argument quoted, so the shell passes it on unchanged.
@@ -145,6 +152,16 @@ async function exec(argv: string[], out: Out, err: Out): Promise<number> {
   } finally {
     await sb.destroy();
   }
+}
+
+/** A template's image (docker) or root filesystem (bwrap) as sandbox options. */
+async function templateOptions(name: string, kind: string): Promise<{ image?: string; rootfs?: string }> {
+  const { findTemplate } = await import("@hands/sandbox/backends");
+  const { templatesDir } = await import("./template-command.js");
+  const t = findTemplate(templatesDir(), name);
+  if (kind === "docker") return { image: t.image };
+  if (kind === "bwrap") return { rootfs: t.rootfs };
+  throw new UsageError(`--template works with the docker and bwrap backends, not ${kind}`);
 }
 
 /** `image --list`: what the backend's image has, probed inside a real sandbox of it. */
@@ -224,6 +241,8 @@ export async function runSandboxCommand(argv: string[]): Promise<number> {
       }
       case "image":
         return await image(rest, out, err);
+      case "template":
+        return await (await import("./template-command.js")).runTemplateCommand(rest, out, err);
       case "package-index": {
         const { values } = parseArgs({ args: rest, options: { force: { type: "boolean" } } });
         out(`${await buildPackageIndex(packageIndexDir(), { force: values.force ?? false, log: err })}\n`);

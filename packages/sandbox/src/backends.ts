@@ -25,3 +25,14 @@ export { startAllowListProxy } from "./proxy.js";
 export { type EgressPolicy, parseEgressPolicy } from "./proxy-egress.js";
 export { parseAllowRules } from "./proxy-rules.js";
 export { reapLeftovers } from "./reaper.js";
+export {
+  buildTemplate,
+  findTemplate,
+  listTemplates,
+  parseRecipe,
+  removeTemplate,
+  TEMPLATE_REPO,
+  type TemplateInfo,
+  type TemplateRecipe,
+  templateHash,
+} from "./template.js";

@@ -28,6 +28,8 @@ export interface BwrapArgsOptions {
   writableRoot?: boolean;
   /** Host files (programFiles) mounted read-only in PROGRAMS_DIR, by name. */
   programs?: Record<string, string>;
+  /** A template's root filesystem (template.ts): its system folders and /etc instead of the host's. */
+  rootfs?: string;
 }
 
 const programCache = new Map<string, string>();
@@ -199,20 +201,21 @@ export function bwrapArgs(o: BwrapArgsOptions): string[] {
   if (o.network === "host") a.push("--share-net");
   if (seccompProgramFile()) a.push("--seccomp", String(SECCOMP_FD));
   a.push("--uid", String(SANDBOX_UID), "--gid", String(SANDBOX_UID), "--hostname", "hands");
+  const from = (p: string) => (o.rootfs ? posix.join(o.rootfs, p) : p);
   for (const d of SYSTEM_DIRS) {
     let st: ReturnType<typeof lstatSync>;
     try {
-      st = lstatSync(d);
+      st = lstatSync(from(d));
     } catch {
       continue;
     }
-    if (st.isSymbolicLink()) a.push("--symlink", readlinkSync(d), d);
-    else if (st.isDirectory()) a.push("--ro-bind", d, d);
+    if (st.isSymbolicLink()) a.push("--symlink", readlinkSync(from(d)), d);
+    else if (st.isDirectory()) a.push("--ro-bind", from(d), d);
   }
   a.push("--dir", "/etc");
   for (const f of ETC_FILES) {
     const p = `/etc/${f}`;
-    if (existsSync(p)) a.push("--ro-bind", p, p);
+    if (existsSync(from(p))) a.push("--ro-bind", from(p), p);
   }
   for (const [f, path] of Object.entries(syntheticEtc(o.account))) a.push("--ro-bind", path, `/etc/${f}`);
   if (o.network === "host" && existsSync("/etc/resolv.conf"))

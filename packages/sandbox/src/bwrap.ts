@@ -72,6 +72,8 @@ export interface BwrapSandboxOptions {
   writableRoot?: boolean;
   /** Scripts on the sandbox's PATH (types.ts SandboxOptions.programs). */
   programs?: Record<string, string>;
+  /** A template's root filesystem (template.ts) instead of the host's system folders. */
+  rootfs?: string;
 }
 
 /** tmpfs pages count against the memory limit: keep scratch space well below it. */
@@ -189,6 +191,7 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
       ...(options.account ? { account: options.account } : {}),
       ...(options.programs ? { programs: programFiles(options.programs) } : {}),
       ...(options.writableRoot ? { writableRoot: true } : {}),
+      ...(options.rootfs ? { rootfs: options.rootfs } : {}),
     };
   }
 

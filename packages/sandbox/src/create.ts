@@ -26,7 +26,11 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
     case "local":
       return new LocalSandbox({ workspace: options.workspace, ...(options.env ? { env: options.env } : {}) });
     case "bwrap":
-      return BwrapSandbox.create({ ...common, ...(options.writableRoot ? { writableRoot: true } : {}) });
+      return BwrapSandbox.create({
+        ...common,
+        ...(options.writableRoot ? { writableRoot: true } : {}),
+        ...(options.rootfs ? { rootfs: options.rootfs } : {}),
+      });
     case "docker": {
       const { DockerSandbox, checkDocker } = await import("./docker.js");
       const ok = await checkDocker();

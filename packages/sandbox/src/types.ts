@@ -124,6 +124,8 @@ export interface SandboxOptions {
    * `sudo` for templates that expect one. They run as the sandbox's user like anything else.
    */
   programs?: Record<string, string>;
+  /** bwrap: a template's root filesystem (template.ts) instead of the host's /usr. */
+  rootfs?: string;
 }
 
 /** Where `programs` are: first on bwrap's PATH; docker's login shells reset PATH, so there /usr/local/bin. */
