@@ -1,12 +1,12 @@
 // The `hands` command: subcommands by name, else one task run to its end (the one-shot front
 // end over the composition root: it renders the events and maps the outcome to an exit code).
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { isatty } from "node:tty";
 import type { AgentEvent, RunStatus } from "@hands/agent";
 import { dataDir, openSession } from "@hands/sdk/root";
 import { HELP, parseCliArgs, UsageError } from "./args.js";
+import { cliVersion } from "./cli-version.js";
 import { ignoreClosedStdout } from "./closed-stdout.js";
 import { commandNamed } from "./commands.js";
 import { JsonLines } from "./json-lines.js";
@@ -44,7 +44,7 @@ async function runOnce(argv: string[], err: (text: string) => void): Promise<num
     return 0;
   }
   if (args.version) {
-    process.stdout.write(`${version()}\n`);
+    process.stdout.write(`${cliVersion()}\n`);
     return 0;
   }
   // --plan opens a session where someone can accept the plan; otherwise (a pipe, --json) it runs through.
@@ -153,11 +153,4 @@ async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString("utf8").trim();
-}
-
-function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
-    version: string;
-  };
-  return pkg.version;
 }

@@ -25,6 +25,10 @@ import { type ScriptedServer, startScriptedServer } from "@hands/llm";
 import { checkBwrap } from "@hands/sandbox";
 import { BIN, cleanEnv } from "../testing/cli-process.js";
 
+const CLI_PACKAGE = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+  version: string;
+};
+
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-acp-")));
 after(() => rmSync(scratch, { recursive: true, force: true }));
 
@@ -138,6 +142,8 @@ test("hands acp: an editor's session — permission, streamed updates, busy prom
     });
     assert.equal(init.protocolVersion, PROTOCOL_VERSION);
     assert.equal(init.agentCapabilities?.loadSession, true);
+    // The bin runs the bundle: its version must be the package's, not a fallback.
+    assert.equal(init.agentInfo?.version, CLI_PACKAGE.version);
     assert.equal(init.agentCapabilities?.promptCapabilities?.embeddedContext, true);
 
     const created = await agent.request(methods.agent.session.new, { cwd: ws, mcpServers: [] });

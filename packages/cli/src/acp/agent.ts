@@ -2,7 +2,6 @@
 // A front end like the interactive CLI: each ACP session is a composition-root session
 // (openSession: trust, sandbox, policy, approvals, memory, session file), its events become
 // session updates, its approval questions permission requests. Nothing here wires a session.
-import { readFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import {
   type AgentApp,
@@ -29,6 +28,7 @@ import {
 } from "@hands/agent";
 import { dataDir, type HandsSession, openSession, realFolder, SettingsError } from "@hands/sdk/root";
 import type { CliArgs } from "../args.js";
+import { cliVersion } from "../cli-version.js";
 import { answerOf, permissionRequest } from "./permission.js";
 import { promptText } from "./prompt-text.js";
 import { replayUpdates } from "./replay.js";
@@ -187,7 +187,7 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
           mcpCapabilities: { http: true, sse: false },
           sessionCapabilities: { list: {} },
         },
-        agentInfo: { name: "hands", title: "Hands", version: version() },
+        agentInfo: { name: "hands", title: "Hands", version: cliVersion() },
         authMethods: [],
       };
     })
@@ -337,16 +337,6 @@ function mcpConfig(servers: McpServer[]): Record<string, unknown> {
     else throw RequestError.invalidParams(undefined, `MCP server ${s.name}: SSE transport is not supported`);
   }
   return out;
-}
-
-function version(): string {
-  try {
-    return (
-      JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
-    ).version;
-  } catch {
-    return "0.0.0";
-  }
 }
 
 type TextChunk = SessionUpdate & { content: { type: "text"; text: string } };

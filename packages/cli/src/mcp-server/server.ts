@@ -1,10 +1,10 @@
 // The MCP server of `hands mcp-server` (the official SDK's low-level Server, so the tool's JSON
 // Schema is the one listed): run_task, with progress notifications while it runs and the
 // client's notifications/cancelled aborting it.
-import { readFileSync } from "node:fs";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { CliArgs } from "../args.js";
+import { cliVersion } from "../cli-version.js";
 import { checkInput, RUN_TASK_TOOL, resultText, runTask, TaskInputError } from "./run-task.js";
 
 export interface HandsMcpOptions {
@@ -15,7 +15,7 @@ export interface HandsMcpOptions {
 }
 
 export function handsMcpServer(o: HandsMcpOptions): Server {
-  const server = new Server({ name: "hands", version: version() }, { capabilities: { tools: {} } });
+  const server = new Server({ name: "hands", version: cliVersion() }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [RUN_TASK_TOOL] }));
   server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
     if (req.params.name !== RUN_TASK_TOOL.name)
@@ -58,14 +58,4 @@ export function handsMcpServer(o: HandsMcpOptions): Server {
     }
   });
   return server;
-}
-
-function version(): string {
-  try {
-    return (
-      JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
-    ).version;
-  } catch {
-    return "0.0.0";
-  }
 }
