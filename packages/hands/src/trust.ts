@@ -112,39 +112,49 @@ export function untrustedConfig(project: Json, baseline: Baseline): { config: Js
   return { config, ignored };
 }
 
-function untrustedMemory(
+type Ignore = (key: string, why: string, value?: unknown) => void;
+
+/**
+ * The keys of a nested setting an untrusted folder may keep: `refuse` names why a key (with
+ * its value) is dropped, and whether the dropped value is shown. Not an object: passed on for
+ * the setting's own parser to reject with its message.
+ */
+function keepNested(
+  name: string,
   value: unknown,
-  ignore: (key: string, why: string, value?: unknown) => void,
+  ignore: Ignore,
+  refuse: (key: string, v: unknown) => { why: string; show?: boolean } | undefined,
 ): unknown {
-  // Not an object: passed on for the memory settings to reject with their own message.
   if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
   const kept: Json = {};
   for (const [key, v] of Object.entries(value)) {
-    if (SAFE_MEMORY_KEYS.includes(key)) kept[key] = v;
-    else if (key === "embeddings")
-      ignore("memory.embeddings", "memory text and the key it names would go to that endpoint");
-    else if (key === "lifecycle") ignore("memory.lifecycle", "it could delete the memories of every project");
-    else ignore(`memory.${key}`, "not a setting an untrusted folder may change");
+    const refused = refuse(key, v);
+    if (!refused) kept[key] = v;
+    else if (refused.show) ignore(`${name}.${key}`, refused.why, v);
+    else ignore(`${name}.${key}`, refused.why);
   }
   return kept;
+}
+
+function untrustedMemory(value: unknown, ignore: Ignore): unknown {
+  return keepNested("memory", value, ignore, (key) => {
+    if (SAFE_MEMORY_KEYS.includes(key)) return undefined;
+    if (key === "embeddings") return { why: "memory text and the key it names would go to that endpoint" };
+    if (key === "lifecycle") return { why: "it could delete the memories of every project" };
+    return { why: "not a setting an untrusted folder may change" };
+  });
 }
 
 /**
  * An untrusted folder may turn sub-agents off, keep children read-only and bound them (as it
  * may set maxSteps and maxTokens), never turn them on or give children every tool.
  */
-function untrustedSubagents(
-  value: unknown,
-  ignore: (key: string, why: string, value?: unknown) => void,
-): unknown {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
-  const kept: Json = {};
-  for (const [key, v] of Object.entries(value)) {
-    if ((key === "enabled" && v === true) || (key === "tools" && v === "all"))
-      ignore(`subagents.${key}`, WHY.subagents!, v);
-    else kept[key] = v;
-  }
-  return kept;
+function untrustedSubagents(value: unknown, ignore: Ignore): unknown {
+  return keepNested("subagents", value, ignore, (key, v) =>
+    (key === "enabled" && v === true) || (key === "tools" && v === "all")
+      ? { why: WHY.subagents!, show: true }
+      : undefined,
+  );
 }
 
 /** The project's command policy rules that may apply untrusted: deny and ask, never allow. */
