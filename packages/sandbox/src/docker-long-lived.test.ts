@@ -27,7 +27,7 @@ describe("docker: long-lived processes", { skip: explicitlySkipped("docker") }, 
     await host?.cleanup();
   });
 
-  test("stdio round trip, a copied read-only folder, kill ends it", async () => {
+  test("stdio round trip, a copied read-only folder, kill ends it", { timeout: 60_000 }, async () => {
     const p = await spawnLongLived(
       sandbox,
       [
@@ -54,6 +54,23 @@ describe("docker: long-lived processes", { skip: explicitlySkipped("docker") }, 
     assert.notEqual(e, "still running");
     const ps = await sandbox.exec("ps -eo args | grep -c '^cat$' || true");
     assert.equal(ps.stdout.trim(), "0");
+  });
+
+  test("ten copies in a row all arrive (the host's tar may finish before the engine is ready)", {
+    timeout: 60_000,
+  }, async () => {
+    for (let i = 0; i < 10; i++) {
+      const p = await spawnLongLived(sandbox, ["cat", `${DOCKER_COPY_ROOT}/copy${i}/lib/hello.txt`], {
+        readOnlyBinds: [{ host: join(host.dir, "pkg"), path: `${DOCKER_COPY_ROOT}/copy${i}` }],
+      });
+      let out = "";
+      p.stdout.on("data", (c: Buffer) => {
+        out += c.toString("utf8");
+      });
+      const e = await Promise.race([p.exited, new Promise((r) => setTimeout(r, 10_000, "still running"))]);
+      assert.notEqual(e, "still running", `copy ${i}`);
+      assert.equal(out, "from the host\n", `copy ${i}`);
+    }
   });
 
   test("a copy outside the copy root is refused", async () => {

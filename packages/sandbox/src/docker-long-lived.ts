@@ -22,35 +22,59 @@ export interface DockerCopies {
   paths: Set<string>;
 }
 
+/** How long a root helper command (mkdir, the copy's tar) may take. */
+const ROOT_EXEC_TIMEOUT_MS = 120_000;
+
 interface ExecRun {
   exitCode: number;
   output: string;
 }
 
-/** Runs `cmd` as root in the container to its end, feeding it `stdin` when given. */
-async function runAsRoot(container: Dockerode.Container, cmd: string[], stdin?: Readable): Promise<ExecRun> {
+/**
+ * Runs `cmd` as root in the container to its end, feeding it what `input()` returns when given.
+ * `input` is called only once the exec's stream is open: a child's stdout that nobody reads by
+ * the time the child exits is drained and dropped by Node, so a tar started earlier and faster
+ * than the engine would leave the container's tar waiting for an archive that never comes.
+ */
+async function runAsRoot(
+  container: Dockerode.Container,
+  cmd: string[],
+  input?: () => Readable,
+): Promise<ExecRun> {
   const exec = await container.exec({
     Cmd: cmd,
     User: "0:0",
-    AttachStdin: stdin !== undefined,
+    AttachStdin: input !== undefined,
     AttachStdout: true,
     AttachStderr: true,
   });
-  const stream = await exec.start({ hijack: true, stdin: stdin !== undefined });
+  const stream = await exec.start({ hijack: true, stdin: input !== undefined });
   let output = "";
   stream.on("data", (c: Buffer) => {
     output = (output + c.toString("utf8")).slice(-2000);
   });
-  if (stdin) {
+  if (input) {
+    const stdin = input();
     // Not half-closed at the end: dockerd may then drop stdin it has not passed on yet. tar
     // stops at the archive's end marker by itself.
     stdin.pipe(stream as unknown as NodeJS.WritableStream, { end: false });
     stdin.once("error", () => stream.end());
   }
-  await new Promise((r) => {
-    stream.once("end", r);
-    stream.once("close", r);
+  // Bounded: a copy whose input the engine never delivers would otherwise wait forever (and
+  // with it the language server's start and whatever awaits it).
+  let timer: NodeJS.Timeout | undefined;
+  const ended = await new Promise<boolean>((r) => {
+    stream.once("end", () => r(true));
+    stream.once("close", () => r(true));
+    timer = setTimeout(() => r(false), ROOT_EXEC_TIMEOUT_MS);
   });
+  clearTimeout(timer);
+  if (!ended) {
+    (stream as { destroy?: () => void }).destroy?.();
+    throw new Error(
+      `docker: \`${cmd.join(" ")}\` in the container did not end within ${ROOT_EXEC_TIMEOUT_MS / 1000} s`,
+    );
+  }
   const info = await exec.inspect();
   return { exitCode: info.ExitCode ?? -1, output: output.replace(/[^\x20-\x7e\n]/g, "").trim() };
 }
@@ -65,6 +89,10 @@ function tarOf(host: string, name: string | undefined): Readable {
     args.push("-C", dirname(host), `--transform=s|^${file.replace(/[^\w.-]/g, "")}$|${name ?? file}|`, file);
   }
   const child = spawn("tar", args, { stdio: ["ignore", "pipe", "ignore"] });
+  // A tar that fails part-way (an unreadable file) ends the copy with an error, not a wait.
+  child.once("exit", (code) => {
+    if (code !== 0) child.stdout.destroy(new Error(`tar of ${host} failed (exit ${code})`));
+  });
   return child.stdout;
 }
 
@@ -78,7 +106,7 @@ async function copyIn(container: Dockerode.Container, host: string, path: string
   const r = await runAsRoot(
     container,
     ["tar", "-x", "-f", "-", "--no-same-owner", "--no-overwrite-dir", "-C", target],
-    tarOf(host, dir ? undefined : posix.basename(path)),
+    () => tarOf(host, dir ? undefined : posix.basename(path)),
   );
   if (r.exitCode !== 0) throw new Error(`cannot copy ${host} into the container: ${r.output}`);
 }
