@@ -53,13 +53,21 @@ if (files.length === 0) {
 }
 
 const budgetS = Number(process.env.HANDS_TEST_BUDGET_S ?? 2400);
-const child = spawn(process.execPath, ["--test", "--test-concurrency=2", ...files], {
+const reporters = [
+  "--test-reporter=tap",
+  "--test-reporter-destination=stdout",
+  `--test-reporter=${new URL("./file-times-reporter.mjs", import.meta.url).pathname}`,
+  "--test-reporter-destination=stdout",
+];
+const child = spawn(process.execPath, ["--test", "--test-concurrency=2", ...reporters, ...files], {
   stdio: "inherit",
   detached: true,
 });
 const watchdog = setTimeout(() => {
   console.error(`\nrun-tests: the run took over ${budgetS} s; what is still running:`);
-  spawnSync("ps", ["-eo", "pid,ppid,etime,args", "--forest"], { stdio: "inherit" });
+  // The run is a session of its own (detached): its test files and what they started.
+  spawnSync("ps", ["--forest", "-o", "pid,ppid,etime,args", "-s", String(child.pid)], { stdio: "inherit" });
+  spawnSync("docker", ["ps", "--format", "{{.ID}} {{.RunningFor}} {{.Command}}"], { stdio: "inherit" });
   try {
     process.kill(-child.pid, "SIGKILL");
   } catch {}
