@@ -125,7 +125,8 @@ for (const { kind, skip } of kinds) {
     });
 
     test("the PID limit: a refused fork is the diagnosis", async () => {
-      const { r, d } = await run("for i in $(seq 100); do sleep 30 & done; wait");
+      // dash, not the session's bash: bash retries a refused fork with back-off for ~15 s.
+      const { r, d } = await run("sh -c 'for i in $(seq 100); do sleep 30 & done; wait'");
       assert.equal(
         r.pidsLimited,
         true,
