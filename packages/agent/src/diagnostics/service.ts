@@ -23,7 +23,10 @@ export interface DiagnosticsOptions {
   sandbox: () => Promise<Sandbox>;
   /** Its backend, known before it is made (e2b cannot run a server: none is made for it). */
   kind?: () => SandboxKind;
-  /** How long an edit waits for its diagnostics once the server is up (default 1,500 ms). */
+  /**
+   * How long an edit waits for its diagnostics once the server is up, for every server (default:
+   * each server's own, ServerSpec.waitMs: 1.5 s for tsserver, 5 s for pyright).
+   */
   waitMs?: number;
   /** How long the first edit waits for a server to start and load the project (default 10,000 ms). */
   startWaitMs?: number;
@@ -58,7 +61,6 @@ export interface EditCheck {
   signal?: AbortSignal;
 }
 
-const DEFAULT_WAIT_MS = 1500;
 const DEFAULT_START_WAIT_MS = 10_000;
 const DEFAULT_MAX_ERRORS = 10;
 /** A server that has not answered initialize by then is stuck: it is killed and counts as failed. */
@@ -85,12 +87,12 @@ export class Diagnostics {
   /** Every server process started (a start still waiting for initialize included), for close. */
   private readonly procs = new Set<LongLivedProcess>();
   private readonly clients = new Set<LspClient>();
-  private readonly waitMs: number;
+  private readonly waitMs: number | undefined;
   private readonly startWaitMs: number;
   private readonly maxErrors: number;
 
   constructor(private readonly options: DiagnosticsOptions) {
-    this.waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
+    this.waitMs = options.waitMs;
     this.startWaitMs = options.startWaitMs ?? DEFAULT_START_WAIT_MS;
     this.maxErrors = options.maxErrors ?? DEFAULT_MAX_ERRORS;
   }
@@ -145,7 +147,7 @@ export class Diagnostics {
       durationMs: Math.round(performance.now() - started),
     });
     if (state.off) return report("unavailable", state.off);
-    const budget = state.warm ? this.waitMs : this.startWaitMs;
+    const budget = state.warm ? (this.waitMs ?? SERVERS[lang.server].waitMs) : this.startWaitMs;
     const deadline = started + budget;
     const left = () => Math.max(1, deadline - performance.now());
     let client: LspClient;

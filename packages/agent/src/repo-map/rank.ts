@@ -4,7 +4,7 @@
 // names it mentions that a file defines, words of its paths and definitions matching the task's
 // words, weighted by rarity), gives each file a rank; each file's rank flows along its links to
 // the definitions it uses, which orders the definitions.
-import { FileGraph, linkable } from "./graph.js";
+import { FileGraph } from "./graph.js";
 import type { Definition, FileTags } from "./tags.js";
 import { identifiersIn, pathsIn, wordsIn } from "./words.js";
 
