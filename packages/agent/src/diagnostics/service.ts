@@ -4,7 +4,7 @@
 // reads the file, the server is missing or crashed (restarted once, then off), or it had no
 // answer in time ("pending"). It never throws and never waits longer than its budget.
 import type { LongLivedProcess, Sandbox, SandboxKind } from "@hands/sandbox";
-import { changedLines, newErrors } from "./diff.js";
+import { introducedErrors } from "./diff.js";
 import { DiagnosticsTimeout, fmtSeconds, ServerGone } from "./errors.js";
 // The protocol library loads with the first server, not with the session.
 import type { Diag, LspClient } from "./lsp-client.js";
@@ -79,6 +79,8 @@ interface ServerState {
   off?: string;
   /** Diagnostics of the text last checked per document (the "before" of the next edit). */
   known: Map<string, { text: string; diags: Diag[] }>;
+  /** Per document, its text and diagnostics when the session first checked it (diff.ts introducedErrors). */
+  first: Map<string, { text: string; diags: Diag[] }>;
 }
 
 export class Diagnostics {
@@ -177,11 +179,17 @@ export class Diagnostics {
           before = await client.diagnostics(uri, v, left());
         }
       }
+      if (edit.before !== undefined && !state.first.has(uri))
+        state.first.set(uri, { text: edit.before, diags: before });
       const v = await client.sync(uri, lang.languageId, edit.after);
       const after = await client.diagnostics(uri, v, left());
       state.known.set(uri, { text: edit.after, diags: after });
-      const span = changedLines(edit.before ?? "", edit.after);
-      return report("ok", undefined, newErrors(before, after, span));
+      const introduced = introducedErrors(
+        { text: edit.before ?? "", diags: before },
+        { text: edit.after, diags: after },
+        state.first.get(uri),
+      );
+      return report("ok", undefined, introduced);
     } catch (e) {
       if (e instanceof DiagnosticsTimeout)
         return report("pending", `${SERVERS[lang.server].label} had no answer within ${fmtSeconds(budget)}`);
@@ -196,7 +204,7 @@ export class Diagnostics {
   private state(id: ServerId): ServerState {
     let s = this.servers.get(id);
     if (!s) {
-      s = { warm: false, restarts: 0, known: new Map() };
+      s = { warm: false, restarts: 0, known: new Map(), first: new Map() };
       this.servers.set(id, s);
     }
     return s;
