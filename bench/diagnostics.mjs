@@ -9,7 +9,7 @@
 // a line the edit changed), false reports on clean edits, and the time the check adds to an edit.
 // Each file is first read with the real read_file tool, as an agent reads before it edits (the
 // read hands the file to its server in the background); --no-read skips that.
-//   node bench/diagnostics.mjs [--files 40] [--sandbox bwrap|docker|local] [--wait-ms 1500] [--no-read]
+//   node bench/diagnostics.mjs [--files 40] [--sandbox bwrap|docker|local] [--wait-ms MS (default: each server's own)] [--no-read]
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,7 +22,8 @@ const { values } = parseArgs({
   options: {
     files: { type: "string", default: "40" },
     sandbox: { type: "string", default: "bwrap" },
-    "wait-ms": { type: "string", default: "1500" },
+    // Default: each server's own budget (ServerSpec.waitMs: tsserver 1.5 s, pyright 5 s).
+    "wait-ms": { type: "string" },
     "no-read": { type: "boolean", default: false },
   },
 });
@@ -208,7 +209,7 @@ const sandbox =
 const diagnostics = new Diagnostics({
   sandbox: async () => sandbox,
   startWaitMs: 120_000,
-  waitMs: Number(values["wait-ms"]),
+  ...(values["wait-ms"] ? { waitMs: Number(values["wait-ms"]) } : {}),
 });
 const ctx = {
   workspace: ws,
@@ -295,7 +296,7 @@ for (const r of rows) {
 }
 const out = {
   sandbox: values.sandbox,
-  waitMs: Number(values["wait-ms"]),
+  waitMs: values["wait-ms"] ? Number(values["wait-ms"]) : "per server (tsserver 1500, pyright 5000)",
   readFirst: !values["no-read"],
   load: { start: loadStart, end: loadEnd },
   cold,

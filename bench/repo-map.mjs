@@ -8,8 +8,8 @@
 // the source repository is only read), one after the other, so the index re-parses only the
 // files a checkout changed, as it would in a session.
 //   Then the build time of a 5,000-file tree (source files copied from node_modules): the first
-// map without a saved index, the first map of a next session (index loaded from disk), and the
-// update after one edit.
+// map without a saved index, the first map of a next session (index loaded from disk), and an
+// edit with the real write_file tool followed by the next map (20 edits), and a map after a command.
 //   node bench/repo-map.mjs [--repo /work/main] [--repo /work/.mirror/expressjs+express/repo]
 //        [--commits 60] [--budgets 1000,2000] [--no-build | --no-history] [--build-files 5000] [--show]
 import { execFileSync } from "node:child_process";
@@ -26,9 +26,19 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { languageForPath } from "../packages/agent/dist/outline/index.js";
-import { buildRepoMap, RepoIndex, renderMap, tagsByFile } from "../packages/agent/dist/repo-map/index.js";
+import {
+  buildRepoMap,
+  MAP_FRESH_FOR_MS,
+  markWorkspaceChanged,
+  RepoIndex,
+  renderMap,
+  sharedIndex,
+  tagsByFile,
+} from "../packages/agent/dist/repo-map/index.js";
 import { MAP_CHARS_PER_TOKEN } from "../packages/agent/dist/repo-map/render.js";
 import { wordsIn } from "../packages/agent/dist/repo-map/words.js";
+import { TASK_MAP_PARSE_SHARE, TASK_MAP_TIMEOUT_MS } from "../packages/agent/dist/task-map.js";
+import { writeFileTool } from "../packages/agent/dist/tools/write-file.js";
 
 const args = process.argv.slice(2);
 const opt = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] : def);
@@ -256,11 +266,17 @@ async function buildTime(count) {
     `\nbuild: ${picked.length} source files (${(bytes / 1e6).toFixed(1)} MB) copied from node_modules; load ${load()}`,
   );
   const query = { text: "parse the request headers" };
+  const cpu = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
   let t = performance.now();
+  let c = cpu();
   const first = new RepoIndex({ workspace: tree, cacheFile });
-  // As the first request's map does (task-map.ts): parse for a third of its 3 s wait, quick tags after.
-  const cold = await buildRepoMap(first, query, 1000, undefined, 1000);
+  // As the first request's map does (task-map.ts): parse for a share of its 3 s wait, quick tags after.
+  const cold = await buildRepoMap(first, query, 1000, undefined, TASK_MAP_TIMEOUT_MS * TASK_MAP_PARSE_SHARE);
   const coldMs = performance.now() - t;
+  const coldCpu = cpu() - c;
   await first.whenParsed();
   const parsedMs = performance.now() - t;
   t = performance.now();
@@ -271,36 +287,84 @@ async function buildTime(count) {
   first.save();
   const saveMs = performance.now() - t;
   t = performance.now();
-  const next = new RepoIndex({ workspace: tree, cacheFile });
+  c = cpu();
+  // The next session: its shared index (the one write_file reports to), loaded from disk.
+  const next = sharedIndex({ workspace: tree, cacheFile });
   const loadMs = performance.now() - t;
-  const warm = await buildRepoMap(next, query, 1000);
+  const warm = await buildRepoMap(next, query, 1000, { unlessFreshFor: MAP_FRESH_FOR_MS });
   const warmMs = performance.now() - t;
-  const editedRel = join("src", relative(join(process.cwd(), "node_modules"), picked[0]));
-  appendFileSync(join(tree, editedRel), "\nexport function addedByTheBench() {}\n");
-  t = performance.now();
-  const upd = await next.update([editedRel]);
-  const updateMs = performance.now() - t;
-  t = performance.now();
-  const after = await buildRepoMap(next, { text: "addedByTheBench" }, 1000);
-  const afterMs = performance.now() - t;
+  const warmCpu = cpu() - c;
+  // Edits through the real write_file tool, each followed by the next map (as repo_map makes it):
+  // write_file reports the file, the index re-reads it, the map skips the walk and updates the graph.
+  const ctx = {
+    workspace: tree,
+    readRoots: [],
+    sandbox: () => Promise.reject(new Error("none")),
+    signal: new AbortController().signal,
+  };
+  const edits = [];
+  const sources = [...next.files.keys()].filter((f) => /\.(ts|js|mjs|cjs)$/.test(f)).sort();
+  for (let k = 0; k < 20; k++) {
+    const rel = sources[(k * 211) % sources.length];
+    const before = readFileSync(join(tree, rel), "utf8");
+    const name = `addedByTheBench${k}`;
+    t = performance.now();
+    c = cpu();
+    const w = await writeFileTool.execute(
+      { path: rel, content: `${before}\nexport function ${name}() {}\n` },
+      ctx,
+    );
+    if (w.isError) throw new Error(w.output);
+    const m = await buildRepoMap(next, { text: name }, 1000, { unlessFreshFor: MAP_FRESH_FOR_MS });
+    edits.push({
+      ms: performance.now() - t,
+      cpu: cpu() - c,
+      walked: m.refresh.walked,
+      named: m.text.includes(name),
+      rankMs: m.rankMs,
+    });
+  }
+  const pct = (xs, q) => {
+    const v = [...xs].sort((x, y) => x - y);
+    return v[Math.min(v.length - 1, Math.floor(q * v.length))];
+  };
+  // A command ran (it may have changed anything): the next map walks the tree.
+  const editedRel = sources[0];
   appendFileSync(join(tree, editedRel), "\nexport function addedAgainByTheBench() {}\n");
+  markWorkspaceChanged(tree);
   t = performance.now();
-  const walked = await next.refresh();
+  const walked = await buildRepoMap(next, { text: "addedAgainByTheBench" }, 1000, {
+    unlessFreshFor: MAP_FRESH_FOR_MS,
+  });
   const walkMs = performance.now() - t;
   console.log(
-    `  first map, no saved index (parse for 1 s, then quick tags): ${(coldMs / 1000).toFixed(2)} s (${cold.refresh.parsed} parsed, ${cold.refresh.quick} quick; refresh ${(cold.refresh.ms / 1000).toFixed(2)} s, rank+render ${cold.rankMs.toFixed(0)} ms)`,
+    `  first map, no saved index (parse for ${TASK_MAP_TIMEOUT_MS * TASK_MAP_PARSE_SHARE} ms, then quick tags): ${(coldMs / 1000).toFixed(2)} s, cpu ${(coldCpu / 1000).toFixed(2)} s (${cold.refresh.parsed} parsed, ${cold.refresh.quick} quick; refresh ${(cold.refresh.ms / 1000).toFixed(2)} s, rank+render ${cold.rankMs.toFixed(0)} ms)`,
   );
   console.log(
     `  every file parsed (background) ${(parsedMs / 1000).toFixed(1)} s after the start; the map then ${fullMs.toFixed(0)} ms; ${sameTop} of its top 10 files were in the quick map's top 10; saving the index ${saveMs.toFixed(0)} ms`,
   );
   console.log(
-    `  first map of the next session (index loaded from disk in ${loadMs.toFixed(0)} ms): ${(warmMs / 1000).toFixed(2)} s (${warm.refresh.parsed} parsed; refresh ${warm.refresh.ms.toFixed(0)} ms, rank+render ${warm.rankMs.toFixed(0)} ms)`,
+    `  first map of the next session (index loaded from disk in ${loadMs.toFixed(0)} ms): ${(warmMs / 1000).toFixed(2)} s, cpu ${(warmCpu / 1000).toFixed(2)} s (${warm.refresh.parsed} parsed; refresh ${warm.refresh.ms.toFixed(0)} ms, rank+render ${warm.rankMs.toFixed(0)} ms)`,
   );
   console.log(
-    `  update after one edit (update([file]), no walk): ${updateMs.toFixed(1)} ms (${upd.parsed} parsed); a map after it ${afterMs.toFixed(0)} ms (refresh ${after.refresh.ms.toFixed(0)} + rank+render ${after.rankMs.toFixed(0)}), names the edit: ${after.text.includes("addedByTheBench")}`,
+    `  write_file of one file → the next map, ${edits.length} edits: p50 ${pct(
+      edits.map((e) => e.ms),
+      0.5,
+    ).toFixed(1)} ms, p95 ${pct(
+      edits.map((e) => e.ms),
+      0.95,
+    ).toFixed(1)} ms, max ${Math.max(...edits.map((e) => e.ms)).toFixed(1)} ms (cpu p50 ${pct(
+      edits.map((e) => e.cpu),
+      0.5,
+    ).toFixed(1)} ms; rank+render p50 ${pct(
+      edits.map((e) => e.rankMs),
+      0.5,
+    ).toFixed(
+      1,
+    )} ms); walked ${edits.filter((e) => e.walked).length}, named the new function ${edits.filter((e) => e.named).length} of ${edits.length}`,
   );
   console.log(
-    `  refresh after a second edit, walking the tree (lstat of every file): ${walkMs.toFixed(0)} ms (${walked.parsed} parsed)`,
+    `  a map after a command (the tree walked, lstat of every file): ${walkMs.toFixed(0)} ms (${walked.refresh.parsed} parsed; walked ${walked.refresh.walked}, rank+render ${walked.rankMs.toFixed(0)} ms)`,
   );
   console.log(`  load after: ${load()}`);
 }

@@ -26,6 +26,7 @@ import {
 import { type HookOutcome, type Hooks, runHooks } from "./hooks.js";
 import { buildSystemPrompt } from "./prompt.js";
 import { ToolRegistry } from "./registry.js";
+import { markWorkspaceChanged } from "./repo-map/freshness.js";
 import { runToolCalls } from "./scheduler.js";
 import type { DiagnoseCommand, Tool, ToolContext } from "./tools/types.js";
 import { addUsage, emptyUsage } from "./usage.js";
@@ -185,6 +186,8 @@ export class Agent {
       ? opts.parentBudget.child(opts.maxTokens)
       : new TokenBudget(opts.maxTokens);
     const listener = runOptions.onEvent;
+    // Files may have changed since the last task (a person, an editor): the next map walks.
+    markWorkspaceChanged(opts.workspace);
     const emit = (event: AgentEventInput) => listener?.({ ...event, time: Date.now() } as AgentEvent);
 
     // One controller for the run, so tools see an abort from the caller.

@@ -6,6 +6,7 @@ import type { AgentEventInput } from "./events.js";
 import { type HookOutcome, type Hooks, runHooks } from "./hooks.js";
 import { capOutput } from "./output-cap.js";
 import type { PreparedCall, ToolRegistry } from "./registry.js";
+import { markWorkspaceChanged } from "./repo-map/freshness.js";
 import type { ToolContext } from "./tools/types.js";
 
 export interface ToolCallResult {
@@ -97,7 +98,11 @@ async function runOne(call: ToolCall, given: PreparedCall, opts: SchedulerOption
       // Commands stream their output to live views as it comes.
       const onOutput = (stream: "stdout" | "stderr", text: string) =>
         emit({ type: "tool_output", step, callId: call.id, name: call.name, stream, text });
-      const r = await prepared.tool.execute(prepared.args, { ...ctx, onOutput, callId: call.id, step });
+      const tool = prepared.tool;
+      // A command (or any tool that writes what it does not report) may have changed any file.
+      if (!tool.readOnly && !tool.reportsWrites) markWorkspaceChanged(ctx.workspace);
+      const r = await tool.execute(prepared.args, { ...ctx, onOutput, callId: call.id, step });
+      if (!tool.readOnly && !tool.reportsWrites) markWorkspaceChanged(ctx.workspace);
       output = r.output;
       isError = r.isError ?? false;
       data = r.data;

@@ -26,21 +26,30 @@ export interface TaskMap {
 }
 
 export const TASK_MAP_TIMEOUT_MS = 3000;
+/** The share of the wait spent parsing before quick tags take over. */
+export const TASK_MAP_PARSE_SHARE = 1 / 6;
 
 /** The map for `task`, or undefined when there is nothing to show or it took too long. */
 export async function repoMapForTask(o: TaskMapOptions): Promise<TaskMap | undefined> {
   const started = performance.now();
-  const { buildRepoMap, sharedIndex } = await import("./repo-map/index.js");
+  const { buildRepoMap, MAP_FRESH_FOR_MS, sharedIndex } = await import("./repo-map/index.js");
   const index = sharedIndex({
     workspace: realpathSync(o.workspace),
     ...(o.cacheFile ? { cacheFile: o.cacheFile } : {}),
   });
   // The index is built on after the wait runs out (the repo_map tool and the next session use
   // it; it is saved when done); only the caller's signal stops it.
-  // Parsing for up to a third of the wait, then the rest from quick tags (patterns): a big
+  // Parsing for up to a sixth of the wait, then the rest from quick tags (patterns): a big
   // workspace without a saved index still gets a map in time; its files are parsed right after.
+  // (A third parsed 46 of 4,656 files, most of it spent loading the grammars: bench/repo-map.mjs.)
   const timeoutMs = o.timeoutMs ?? TASK_MAP_TIMEOUT_MS;
-  const building = buildRepoMap(index, { text: o.task }, o.tokens, o.signal, timeoutMs / 3);
+  const building = buildRepoMap(
+    index,
+    { text: o.task },
+    o.tokens,
+    { ...(o.signal ? { signal: o.signal } : {}), unlessFreshFor: MAP_FRESH_FOR_MS },
+    timeoutMs * TASK_MAP_PARSE_SHARE,
+  );
   index
     .whenParsed()
     .then(() => index.save())

@@ -57,3 +57,20 @@ export function newErrors(before: Diag[], after: Diag[], span: ChangedLines): Di
   }
   return out.sort((x, y) => x.line - y.line || x.character - y.character);
 }
+
+/**
+ * The errors an edit introduced, for the model: new against the text just before the edit and
+ * also against the file as the session first saw it (`first`), so that an error the file had
+ * all along is not blamed on the edit that uncovered it (a revert of a bug that had hidden it:
+ * pyright, seeing the call fixed, types what follows again; seen on scipy's radau.py).
+ */
+export function introducedErrors(
+  before: { text: string; diags: Diag[] },
+  after: { text: string; diags: Diag[] },
+  first?: { text: string; diags: Diag[] },
+): Diag[] {
+  const fresh = newErrors(before.diags, after.diags, changedLines(before.text, after.text));
+  if (!first || first.text === before.text) return fresh;
+  const sinceFirst = newErrors(first.diags, fresh, changedLines(first.text, after.text));
+  return sinceFirst;
+}

@@ -298,8 +298,12 @@ export class LspClient {
         () => reject(new DiagnosticsTimeout(`did not ${what} within ${fmtSeconds(ms)}`)),
         ms,
       );
-      const onGone = () =>
+      // The timer goes with the server too: `p` may never settle then (its waiters are dropped),
+      // and a live timer kept the process up for its whole length after close (120 s in tests).
+      const onGone = () => {
+        clearTimeout(timer);
         reject(new ServerGone(`${this.exitReason}${this.stderr ? ` (stderr: ${this.stderr})` : ""}`));
+      };
       this.goneListeners.add(onGone);
       p.then(resolve, reject).finally(() => {
         clearTimeout(timer);

@@ -4,7 +4,7 @@
 // reads the file, the server is missing or crashed (restarted once, then off), or it had no
 // answer in time ("pending"). It never throws and never waits longer than its budget.
 import type { LongLivedProcess, Sandbox, SandboxKind } from "@hands/sandbox";
-import { changedLines, newErrors } from "./diff.js";
+import { introducedErrors } from "./diff.js";
 import { DiagnosticsTimeout, fmtSeconds, ServerGone } from "./errors.js";
 // The protocol library loads with the first server, not with the session.
 import type { Diag, LspClient } from "./lsp-client.js";
@@ -23,7 +23,10 @@ export interface DiagnosticsOptions {
   sandbox: () => Promise<Sandbox>;
   /** Its backend, known before it is made (e2b cannot run a server: none is made for it). */
   kind?: () => SandboxKind;
-  /** How long an edit waits for its diagnostics once the server is up (default 1,500 ms). */
+  /**
+   * How long an edit waits for its diagnostics once the server is up, for every server (default:
+   * each server's own, ServerSpec.waitMs: 1.5 s for tsserver, 5 s for pyright).
+   */
   waitMs?: number;
   /** How long the first edit waits for a server to start and load the project (default 10,000 ms). */
   startWaitMs?: number;
@@ -58,7 +61,6 @@ export interface EditCheck {
   signal?: AbortSignal;
 }
 
-const DEFAULT_WAIT_MS = 1500;
 const DEFAULT_START_WAIT_MS = 10_000;
 const DEFAULT_MAX_ERRORS = 10;
 /** A server that has not answered initialize by then is stuck: it is killed and counts as failed. */
@@ -77,6 +79,8 @@ interface ServerState {
   off?: string;
   /** Diagnostics of the text last checked per document (the "before" of the next edit). */
   known: Map<string, { text: string; diags: Diag[] }>;
+  /** Per document, its text and diagnostics when the session first checked it (diff.ts introducedErrors). */
+  first: Map<string, { text: string; diags: Diag[] }>;
 }
 
 export class Diagnostics {
@@ -85,12 +89,12 @@ export class Diagnostics {
   /** Every server process started (a start still waiting for initialize included), for close. */
   private readonly procs = new Set<LongLivedProcess>();
   private readonly clients = new Set<LspClient>();
-  private readonly waitMs: number;
+  private readonly waitMs: number | undefined;
   private readonly startWaitMs: number;
   private readonly maxErrors: number;
 
   constructor(private readonly options: DiagnosticsOptions) {
-    this.waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
+    this.waitMs = options.waitMs;
     this.startWaitMs = options.startWaitMs ?? DEFAULT_START_WAIT_MS;
     this.maxErrors = options.maxErrors ?? DEFAULT_MAX_ERRORS;
   }
@@ -145,7 +149,7 @@ export class Diagnostics {
       durationMs: Math.round(performance.now() - started),
     });
     if (state.off) return report("unavailable", state.off);
-    const budget = state.warm ? this.waitMs : this.startWaitMs;
+    const budget = state.warm ? (this.waitMs ?? SERVERS[lang.server].waitMs) : this.startWaitMs;
     const deadline = started + budget;
     const left = () => Math.max(1, deadline - performance.now());
     let client: LspClient;
@@ -175,11 +179,17 @@ export class Diagnostics {
           before = await client.diagnostics(uri, v, left());
         }
       }
+      if (edit.before !== undefined && !state.first.has(uri))
+        state.first.set(uri, { text: edit.before, diags: before });
       const v = await client.sync(uri, lang.languageId, edit.after);
       const after = await client.diagnostics(uri, v, left());
       state.known.set(uri, { text: edit.after, diags: after });
-      const span = changedLines(edit.before ?? "", edit.after);
-      return report("ok", undefined, newErrors(before, after, span));
+      const introduced = introducedErrors(
+        { text: edit.before ?? "", diags: before },
+        { text: edit.after, diags: after },
+        state.first.get(uri),
+      );
+      return report("ok", undefined, introduced);
     } catch (e) {
       if (e instanceof DiagnosticsTimeout)
         return report("pending", `${SERVERS[lang.server].label} had no answer within ${fmtSeconds(budget)}`);
@@ -194,7 +204,7 @@ export class Diagnostics {
   private state(id: ServerId): ServerState {
     let s = this.servers.get(id);
     if (!s) {
-      s = { warm: false, restarts: 0, known: new Map() };
+      s = { warm: false, restarts: 0, known: new Map(), first: new Map() };
       this.servers.set(id, s);
     }
     return s;

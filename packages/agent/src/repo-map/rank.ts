@@ -4,6 +4,7 @@
 // names it mentions that a file defines, words of its paths and definitions matching the task's
 // words, weighted by rarity), gives each file a rank; each file's rank flows along its links to
 // the definitions it uses, which orders the definitions.
+import { FileGraph } from "./graph.js";
 import type { Definition, FileTags } from "./tags.js";
 import { identifiersIn, pathsIn, wordsIn } from "./words.js";
 
@@ -23,8 +24,10 @@ export interface RankedDefinition {
 export interface Ranking {
   /** Files by rank, best first. */
   files: { file: string; rank: number }[];
-  /** Definitions by score, best first. */
+  /** The best-scored definitions, best first (at most MAX_RANKED_DEFS; those of score 0 left out). */
   defs: RankedDefinition[];
+  /** A file's best definition (of those scored above 0), ranked among the defs or not. */
+  best?: (file: string) => RankedDefinition | undefined;
 }
 
 /**
@@ -34,24 +37,10 @@ export interface Ranking {
  */
 const DAMPING = 0.15;
 const ITERATIONS = 30;
-/** Names defined in more files than this are too generic to link files (`get`, `constructor`). */
-const MAX_DEFINERS = 12;
-
-/** How much a use of `name` says about a link between two files. */
-function nameWeight(name: string, definers: number): number {
-  let w = 1;
-  // Long or compound names (`parseOutline`, `repo_map`) are specific; `run` or `map` are not.
-  if (name.length >= 8 || /[a-z][A-Z]|_[a-z]/.test(name)) w *= 3;
-  if (name.startsWith("_")) w *= 0.2;
-  if (definers > 5) w *= 0.2;
-  return w;
-}
-
-/** A definition other files can use: top level, or a member of a class or object. A function local to another is not. */
-function linkable(d: Definition): boolean {
-  return d.depth === 0 || d.kind === "method";
-}
-
+/** Definitions kept in a ranking: more than a map of the largest budget (8,192 tokens) shows. */
+const MAX_RANKED_DEFS = 2000;
+/** Packs a definition's slot and index in one number (a file keeps at most 2,000 definitions). */
+const DEF_SLOT = 2 ** 20;
 /** `parseOutline`, `repo_map`, `HTTPServer`, `md5`: an identifier no English word looks like. */
 function looksLikeCode(name: string): boolean {
   return /[a-z][A-Z]|[A-Z]{2}|_|\$|[a-zA-Z]\d/.test(name);
@@ -96,198 +85,207 @@ function fileWords(file: string, tags: FileTags): FileWords {
   return words;
 }
 
-/** How much the task points at each file (before normalising): the personalisation vector. */
-function personalisation(files: ReadonlyMap<string, FileTags>, query: RankQuery): Map<string, number> {
-  const p = new Map<string, number>();
-  const add = (file: string, v: number) => p.set(file, (p.get(file) ?? 0) + v);
+/** How much the task points at each file (before normalising), by slot: the personalisation vector. */
+function personalisation(graph: FileGraph, query: RankQuery): Float64Array {
+  const p = new Float64Array(graph.slots);
+  const { list, id } = graph;
   const text = query.text ?? "";
-  const names = [...files.keys()];
-  for (const f of query.files ?? []) if (files.has(f)) add(f, 20);
-  // Paths the text names, in full or by their end (`tools/grep.ts`, `grep.ts`, `src/repo-map/`).
-  for (const token of pathsIn(text)) {
-    const bare = token.replace(/\/$/, "");
-    for (const f of names) {
-      const noExt = f.replace(/\.[^./]+$/, "");
-      if (f === bare || f.endsWith(`/${bare}`) || noExt === bare || noExt.endsWith(`/${bare}`)) add(f, 10);
-      else if (token.endsWith("/") && (f.startsWith(`${bare}/`) || f.includes(`/${bare}/`))) add(f, 2);
-    }
+  for (const f of query.files ?? []) {
+    const i = id.get(f);
+    if (i !== undefined) p[i]! += 20;
   }
+  // Paths the text names, in full or by their end (`tools/grep.ts`, `grep.ts`, `src/repo-map/`).
+  const tokens = pathsIn(text);
+  if (tokens.length > 0)
+    for (let i = 0; i < list.length; i++) {
+      const f = list[i];
+      if (f === undefined) continue;
+      const noExt = f.replace(/\.[^./]+$/, "");
+      for (const token of tokens) {
+        const bare = token.replace(/\/$/, "");
+        if (f === bare || f.endsWith(`/${bare}`) || noExt === bare || noExt.endsWith(`/${bare}`)) p[i]! += 10;
+        else if (token.endsWith("/") && (f.startsWith(`${bare}/`) || f.includes(`/${bare}/`))) p[i]! += 2;
+      }
+    }
   // The task's words against each file's words: BM25 (k1 1.2, b 0.75), rare words worth more.
-  const queryWords = new Set(wordsIn(text));
-  if (queryWords.size > 0) {
-    const perFile = new Map<string, FileWords>();
+  const queryWords = [...new Set(wordsIn(text))];
+  if (queryWords.length > 0) {
+    const perFile: (FileWords | undefined)[] = new Array(list.length);
     const df = new Map<string, number>();
     let total = 0;
-    for (const [f, tags] of files) {
-      const words = fileWords(f, tags);
-      perFile.set(f, words);
+    for (let i = 0; i < list.length; i++) {
+      const tags = graph.tags[i];
+      if (!tags) continue;
+      const words = fileWords(list[i]!, tags);
+      perFile[i] = words;
       total += words.len;
       for (const w of queryWords) if (words.tf.has(w)) df.set(w, (df.get(w) ?? 0) + 1);
     }
-    const n = files.size;
+    const n = graph.size;
     const avg = total / Math.max(1, n);
-    for (const [f, words] of perFile) {
+    const idf = queryWords.map((w) => {
+      const d = df.get(w) ?? 0;
+      return Math.log(1 + (n - d + 0.5) / (d + 0.5));
+    });
+    for (let i = 0; i < list.length; i++) {
+      const words = perFile[i];
+      if (!words) continue;
       let score = 0;
-      for (const w of queryWords) {
-        const tf = words.tf.get(w);
+      for (let q = 0; q < queryWords.length; q++) {
+        const tf = words.tf.get(queryWords[q]!);
         if (!tf) continue;
-        const d = df.get(w)!;
-        const idf = Math.log(1 + (n - d + 0.5) / (d + 0.5));
-        score += (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * words.len) / avg));
+        score += (idf[q]! * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * words.len) / avg));
       }
-      if (score > 0) add(f, score);
+      p[i]! += score;
     }
   }
   return p;
 }
 
-/** The links between files, which depend on the files only (not on the query): kept between maps. */
-export interface FileGraph {
-  list: string[];
-  id: Map<string, number>;
-  /** Name → the files (indices) that define it. */
-  definers: Map<string, number[]>;
-  /** The weight of a file's uses of `name` (per file defining it), or 0 when it links nothing. */
-  useWeight: (name: string, count: number) => number;
-  /** Sum of each file's link weights. */
-  out: Float64Array;
-  /** Links summed per pair of files. */
-  from: Int32Array;
-  to: Int32Array;
-  weight: Float64Array;
-}
-
-/** Builds the graph of which files use which files' definitions. */
+/** The graph of `files` (path → tags), built in full. */
 export function buildGraph(files: ReadonlyMap<string, FileTags>): FileGraph {
-  const list = [...files.keys()];
-  const id = new Map(list.map((f, i) => [f, i]));
-  const n = list.length;
-  const definers = new Map<string, number[]>();
-  list.forEach((f, i) => {
-    const seen = new Set<string>();
-    for (const d of files.get(f)!.defs) {
-      if (seen.has(d.name) || !linkable(d)) continue;
-      seen.add(d.name);
-      const at = definers.get(d.name);
-      if (at) at.push(i);
-      else definers.set(d.name, [i]);
-    }
-  });
-  // How many files use each defined name: one most files use (`length`, `id`) links little.
-  const users = new Map<string, number>();
-  for (const tags of files.values())
-    for (const name of Object.keys(tags.refs))
-      if (definers.has(name)) users.set(name, (users.get(name) ?? 0) + 1);
-  const useWeight = (name: string, count: number): number => {
-    const at = definers.get(name);
-    if (!at || at.length > MAX_DEFINERS) return 0;
-    const rarity = Math.log(1 + n / (users.get(name) ?? 1));
-    return nameWeight(name, at.length) * Math.sqrt(count) * rarity;
-  };
-  const out = new Float64Array(n);
-  const fromList: number[] = [];
-  const toList: number[] = [];
-  const weightList: number[] = [];
-  list.forEach((f, i) => {
-    const toW = new Map<number, number>();
-    const refs = files.get(f)!.refs;
-    for (const name in refs) {
-      const w = useWeight(name, refs[name]!);
-      if (w === 0) continue;
-      for (const j of definers.get(name)!) {
-        if (j === i) continue;
-        toW.set(j, (toW.get(j) ?? 0) + w);
-        out[i]! += w;
-      }
-    }
-    for (const [j, w] of toW) {
-      fromList.push(i);
-      toList.push(j);
-      weightList.push(w);
-    }
-  });
-  return {
-    list,
-    id,
-    definers,
-    useWeight,
-    out,
-    from: Int32Array.from(fromList),
-    to: Int32Array.from(toList),
-    weight: Float64Array.from(weightList),
-  };
+  return FileGraph.of(files);
 }
 
-/** Ranks the definitions of `files` (path → tags) for `query`; `graph` is buildGraph(files), if made already. */
+/** Ranks the definitions of `files` (path → tags) for `query`; `graph` is the graph of `files`, if made already. */
 export function rankDefinitions(
   files: ReadonlyMap<string, FileTags>,
   query: RankQuery = {},
   graph: FileGraph = buildGraph(files),
 ): Ranking {
-  const { list, id, definers, useWeight, out, from: pFrom, to: pTo, weight: pW } = graph;
-  const n = list.length;
-  if (n === 0) return { files: [], defs: [] };
+  const { list, definers, out } = graph;
+  const slots = graph.slots;
+  if (graph.size === 0) return { files: [], defs: [] };
   // Names the task mentions that look like code (`promptReady`, `repo_map`, `LRUCache`), not prose.
   const mentioned = new Set(identifiersIn(query.text ?? "").filter(looksLikeCode));
 
-  const pRaw = personalisation(files, query);
-  for (const name of mentioned)
-    for (const j of definers.get(name) ?? []) pRaw.set(list[j]!, (pRaw.get(list[j]!) ?? 0) + 5);
-  const p = new Float64Array(n);
+  const p = personalisation(graph, query);
+  for (const name of mentioned) for (const j of definers.get(name) ?? []) p[j]! += 5;
   let pSum = 0;
-  for (const [f, v] of pRaw) {
-    p[id.get(f)!] = v;
-    pSum += v;
-  }
-  if (pSum === 0) p.fill(1 / n);
-  else for (let i = 0; i < n; i++) p[i]! /= pSum;
+  for (let i = 0; i < slots; i++) pSum += p[i]!;
+  if (pSum === 0) for (let i = 0; i < slots; i++) p[i] = list[i] === undefined ? 0 : 1 / graph.size;
+  else for (let i = 0; i < slots; i++) p[i]! /= pSum;
 
   let rank = Float64Array.from(p);
+  let next = new Float64Array(slots);
+  const { start, to, share } = graph.transitions();
   for (let it = 0; it < ITERATIONS; it++) {
-    const next = new Float64Array(n);
+    next.fill(0);
     let dangling = 0;
-    for (let i = 0; i < n; i++) if (out[i] === 0) dangling += rank[i]!;
-    for (let k = 0; k < pW.length; k++)
-      next[pTo[k]!]! += (DAMPING * rank[pFrom[k]!]! * pW[k]!) / out[pFrom[k]!]!;
-    for (let i = 0; i < n; i++) next[i]! += (1 - DAMPING + DAMPING * dangling) * p[i]!;
+    for (let i = 0; i < slots; i++) {
+      const r = rank[i]!;
+      if (r === 0) continue;
+      if (out[i] === 0) {
+        dangling += r;
+        continue;
+      }
+      const s = DAMPING * r;
+      for (let k = start[i]!, end = start[i + 1]!; k < end; k++) next[to[k]!]! += s * share[k]!;
+    }
+    const base = 1 - DAMPING + DAMPING * dangling;
     let delta = 0;
-    for (let i = 0; i < n; i++) delta += Math.abs(next[i]! - rank[i]!);
-    rank = next;
+    for (let i = 0; i < slots; i++) {
+      next[i]! += base * p[i]!;
+      delta += Math.abs(next[i]! - rank[i]!);
+    }
+    [rank, next] = [next, rank];
     if (delta < 1e-9) break;
   }
 
   // A file's rank flows along its links to the definitions it uses; a file's own rank also
   // goes to its definitions (so a file the task names shows what it defines, linked to or not).
-  const defScore = new Map<string, number>();
-  const key = (i: number, name: string) => `${i}\u0000${name}`;
+  // What a name receives is the same for every file defining it (the users' shares, summed per
+  // name), less a definer's own use of it (a file's use of its own definition links nothing).
+  const toName = new Float64Array(graph.names);
   // Files with next to no rank pass next to nothing on: skipped (most files, for one task).
   const floor = rank.reduce((m, r) => Math.max(m, r), 0) * 1e-4;
-  list.forEach((f, i) => {
-    if (out[i] === 0 || rank[i]! < floor) return;
-    const refs = files.get(f)!.refs;
-    for (const name in refs) {
-      const w = useWeight(name, refs[name]!);
-      if (w === 0) continue;
-      const share = (rank[i]! * w) / out[i]!;
-      for (const j of definers.get(name)!) {
-        if (j === i) continue;
-        const k = key(j, name);
-        defScore.set(k, (defScore.get(k) ?? 0) + share);
+  const passes = (i: number) => out[i] !== 0 && rank[i]! >= floor;
+  for (let i = 0; i < slots; i++) {
+    if (!passes(i)) continue;
+    const { uses, useWeights } = graph.linksOf(i);
+    const perWeight = rank[i]! / out[i]!;
+    for (let u = 0; u < uses.length; u++) toName[uses[u]!]! += perWeight * useWeights[u]!;
+  }
+  // Scores first into flat arrays; objects only for the best (a map shows a few hundred).
+  const ranked: { file: string; rank: number }[] = [];
+  const bestAt = new Int32Array(slots).fill(-1);
+  const bestScore = new Float64Array(slots);
+  let total = 0;
+  for (let i = 0; i < slots; i++) total += graph.linksOf(i).defNames.length;
+  const scoreOf = new Float64Array(total);
+  const at = new Float64Array(total); // slot * DEF_SLOT + index of the definition in its file
+  let scored = 0;
+  for (let i = 0; i < slots; i++) {
+    const file = list[i];
+    const tags = graph.tags[i];
+    if (file === undefined || !tags) continue;
+    ranked.push({ file, rank: rank[i]! });
+    const own = rank[i]! / Math.max(1, tags.defs.length);
+    const { defNames, selfWeights } = graph.linksOf(i);
+    const self = passes(i) ? rank[i]! / out[i]! : 0;
+    let top = -1;
+    let topScore = 0;
+    for (let k = 0; k < tags.defs.length; k++) {
+      const nameId = defNames[k]!;
+      if (nameId < 0) continue;
+      const d = tags.defs[k]!;
+      const topLevel = d.depth === 0 ? 1 : 0.5;
+      const received = Math.max(0, toName[nameId]! - self * selfWeights[k]!);
+      const score = received + own * topLevel * (mentioned.size > 0 && mentioned.has(d.name) ? 10 : 1);
+      // A definition of no weight is never shown (the map stops at the first): left out.
+      if (!(score > 0)) continue;
+      scoreOf[scored] = score;
+      at[scored++] = i * DEF_SLOT + k;
+      if (score > topScore || (score === topScore && top >= 0 && d.line < tags.defs[top]!.line)) {
+        top = k;
+        topScore = score;
       }
     }
-  });
+    bestAt[i] = top;
+    bestScore[i] = topScore;
+  }
+  const best = (file: string): RankedDefinition | undefined => {
+    const i = graph.id.get(file);
+    if (i === undefined || bestAt[i]! < 0) return undefined;
+    return { file, def: graph.tags[i]!.defs[bestAt[i]!]!, score: bestScore[i]! };
+  };
+  let threshold = 0;
+  if (scored > MAX_RANKED_DEFS) threshold = nthLargest(scoreOf.slice(0, scored), MAX_RANKED_DEFS);
   const defs: RankedDefinition[] = [];
-  list.forEach((f, i) => {
-    const fileDefs = files.get(f)!.defs;
-    const own = rank[i]! / Math.max(1, fileDefs.length);
-    for (const d of fileDefs) {
-      if (!linkable(d)) continue;
-      const topLevel = d.depth === 0 ? 1 : 0.5;
-      const score = (defScore.get(key(i, d.name)) ?? 0) + own * topLevel * (mentioned.has(d.name) ? 10 : 1);
-      defs.push({ file: f, def: d, score });
+  for (let k = 0; k < scored; k++) {
+    if (scoreOf[k]! < threshold) continue;
+    const slot = Math.floor(at[k]! / DEF_SLOT);
+    defs.push({ file: list[slot]!, def: graph.tags[slot]!.defs[at[k]! % DEF_SLOT]!, score: scoreOf[k]! });
+  }
+  defs.sort(
+    (a, b) =>
+      b.score - a.score || (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) || a.def.line - b.def.line,
+  );
+  ranked.sort((a, b) => b.rank - a.rank);
+  return { files: ranked, defs, best };
+}
+
+/** The `n`th largest of `a` (1-based; `a` is reordered): quickselect, no full sort. */
+export function nthLargest(a: Float64Array, n: number): number {
+  let lo = 0;
+  let hi = a.length - 1;
+  const k = n - 1;
+  while (lo < hi) {
+    const pivot = a[(lo + hi) >> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i]! > pivot) i++;
+      while (a[j]! < pivot) j--;
+      if (i <= j) {
+        const t = a[i]!;
+        a[i++] = a[j]!;
+        a[j--] = t;
+      }
     }
-  });
-  defs.sort((a, b) => b.score - a.score || a.file.localeCompare(b.file) || a.def.line - b.def.line);
-  const ranked = list.map((file, i) => ({ file, rank: rank[i]! })).sort((a, b) => b.rank - a.rank);
-  return { files: ranked, defs };
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else break;
+  }
+  return a[k]!;
 }

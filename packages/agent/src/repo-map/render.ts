@@ -53,13 +53,17 @@ export function renderMap(ranking: Ranking, tokens: number): RenderedMap {
   };
   // First the files in rank order, each with its best definition, in up to half the budget:
   // a file the task points at is named even when what it defines ranks low (a test file).
-  const best = new Map<string, RankedDefinition>();
-  for (const r of ranking.defs) if (r.score > 0 && !best.has(r.file)) best.set(r.file, r);
+  let best = ranking.best;
+  if (!best) {
+    const first = new Map<string, RankedDefinition>();
+    for (const r of ranking.defs) if (r.score > 0 && !first.has(r.file)) first.set(r.file, r);
+    best = (file) => first.get(file);
+  }
   const key = (r: RankedDefinition) => `${r.file}\u0000${r.def.line}\u0000${r.def.name}`;
   const taken = new Set<string>();
   for (const f of ranking.files) {
     if (f.rank <= 0 || used > budget / 2) break;
-    const r = best.get(f.file);
+    const r = best(f.file);
     if (r ? take(f.file, r.def.line, r.def.signature) : take(f.file)) {
       if (r) taken.add(key(r));
     } else if (++misses > 50) break;

@@ -6,6 +6,7 @@ import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { readSettingsFile } from "../safe-read.js";
 import { openInside } from "../tools/fs/confined.js";
+import { onFilesWritten, workspaceGeneration } from "./freshness.js";
 import { quickTagsOf } from "./quick-tags.js";
 import {
   MAP_MAX_FILE_BYTES,
@@ -39,6 +40,8 @@ export interface RefreshStats {
   truncated: boolean;
   /** The refresh was aborted: the index has what was parsed by then. */
   aborted: boolean;
+  /** Whether the workspace was walked (false: the index was fresh, RefreshOptions.unlessFreshFor). */
+  walked: boolean;
   ms: number;
 }
 
@@ -55,6 +58,11 @@ export interface RefreshOptions {
    * Default: parse everything before resolving.
    */
   parseForMs?: number;
+  /**
+   * No walk when the index is fresh() for this long (ms): what the file tools wrote was re-read
+   * already, and nothing else can have changed. Default: always walk.
+   */
+  unlessFreshFor?: number;
 }
 
 /** Text kept for the background parse at most (the rest is parsed at the next refresh). */
@@ -72,6 +80,11 @@ export class RepoIndex {
   /** Goes up whenever a file is added, changed or dropped (what depends on the files is made again). */
   version = 0;
   private dirty = false;
+  /** Files added, changed or dropped since the last takeChanges() (all: more than that is known). */
+  private changedRels = new Set<string>();
+  private changedAll = true;
+  /** workspaceGeneration() at the last complete walk, and when it ended (undefined: never walked). */
+  private walkedAt: { generation: number; ms: number } | undefined;
 
   constructor(readonly options: RepoIndexOptions) {
     if (options.cacheFile) this.load(options.cacheFile);
@@ -106,13 +119,16 @@ export class RepoIndex {
 
   private async doUpdate(rels: readonly string[], signal?: AbortSignal): Promise<RefreshStats> {
     const started = performance.now();
-    const stats = emptyStats();
+    const stats = { ...emptyStats(), walked: false };
     const roots = this.options.roots ?? [this.options.workspace];
     const maxBytes = this.options.maxFileBytes ?? MAP_MAX_FILE_BYTES;
     for (const rel of new Set(rels)) {
       signal?.throwIfAborted();
       const known = this.files.get(rel);
-      if (!known) continue;
+      if (!known) {
+        this.walkedAt = undefined; // a new file: only a walk knows whether it is indexed
+        continue;
+      }
       let text: string | undefined;
       let size = 0;
       let mtimeMs = 0;
@@ -139,12 +155,41 @@ export class RepoIndex {
         });
         stats.parsed++;
       }
-      this.dirty = true;
-      this.version++;
+      this.changed(rel);
     }
     stats.files = this.files.size;
     stats.ms = performance.now() - started;
     return stats;
+  }
+
+  /** Notes that `rel` was added, changed or dropped. */
+  private changed(rel: string): void {
+    this.dirty = true;
+    this.version++;
+    if (this.changedRels.size > 10_000) this.changedAll = true;
+    else this.changedRels.add(rel);
+  }
+
+  /** What changed since the last call: the files, or `all` when the caller should start over. */
+  takeChanges(): { all: boolean; rels: Set<string> } {
+    const taken = { all: this.changedAll, rels: this.changedRels };
+    this.changedAll = false;
+    this.changedRels = new Set();
+    return taken;
+  }
+
+  /**
+   * Whether a walk would find nothing new: the last one was complete, nothing but the file
+   * tools' reported writes happened in the workspace since (freshness.ts), and it is younger
+   * than `maxAgeMs` (a person's editor reports nothing).
+   */
+  fresh(maxAgeMs: number): boolean {
+    const w = this.walkedAt;
+    return (
+      w !== undefined &&
+      w.generation === workspaceGeneration(this.options.workspace) &&
+      performance.now() - w.ms < maxAgeMs
+    );
   }
 
   /** Parses the files a refresh gave quick tags, unless they changed again meanwhile. */
@@ -156,8 +201,7 @@ export class RepoIndex {
       if (!known || known.size !== p.size || known.mtimeMs !== p.mtimeMs || !known.tags.quick) continue;
       known.tags = await parsedTags(p.text, known.language);
       this.files.set(p.rel, { ...known });
-      this.dirty = true;
-      this.version++;
+      this.changed(p.rel);
       if (performance.now() - slice > YIELD_EVERY_MS) {
         await new Promise((resolve) => setImmediate(resolve));
         slice = performance.now();
@@ -168,9 +212,16 @@ export class RepoIndex {
   private async doRefresh(o: RefreshOptions, pending: Pending[]): Promise<RefreshStats> {
     const signal = o.signal;
     const started = performance.now();
+    const generation = workspaceGeneration(this.options.workspace);
     let pendingBytes = 0;
     const seen = new Set<string>();
     const stats = emptyStats();
+    if (o.unlessFreshFor !== undefined && this.fresh(o.unlessFreshFor)) {
+      stats.files = this.files.size;
+      stats.walked = false;
+      stats.ms = performance.now() - started;
+      return stats;
+    }
     try {
       const { truncated } = await scanSources(
         { ...this.options, ...(signal ? { signal } : {}) },
@@ -201,8 +252,7 @@ export class RepoIndex {
               stats.parsed++;
             }
             this.files.set(s.rel, { language: s.language, size: s.size, mtimeMs: s.mtimeMs, tags });
-            this.dirty = true;
-            this.version++;
+            this.changed(s.rel);
           },
           skipped: (rel: string, reason: SkipReason) => {
             stats.skipped[reason] = (stats.skipped[reason] ?? 0) + 1;
@@ -218,12 +268,12 @@ export class RepoIndex {
       stats.aborted = true;
     }
     if (!stats.aborted) {
+      this.walkedAt = { generation, ms: performance.now() };
       for (const rel of [...this.files.keys()]) {
         if (seen.has(rel)) continue;
         this.files.delete(rel);
         stats.removed++;
-        this.dirty = true;
-        this.version++;
+        this.changed(rel);
       }
     }
     stats.files = this.files.size;
@@ -277,6 +327,7 @@ export class RepoIndex {
       this.files.set(rel, { language, size, mtimeMs, tags: { defs: tags.defs, refs: tags.refs, notes } });
     }
     this.version++;
+    this.changedAll = true;
   }
 }
 
@@ -288,7 +339,17 @@ interface Pending {
 }
 
 function emptyStats(): RefreshStats {
-  return { files: 0, parsed: 0, quick: 0, skipped: {}, removed: 0, truncated: false, aborted: false, ms: 0 };
+  return {
+    files: 0,
+    parsed: 0,
+    quick: 0,
+    skipped: {},
+    removed: 0,
+    truncated: false,
+    aborted: false,
+    walked: true,
+    ms: 0,
+  };
 }
 
 /** The file's tags from a parse; a file tree-sitter cannot parse has none. */
@@ -308,8 +369,13 @@ export function sharedIndex(options: RepoIndexOptions): RepoIndex {
   const key = `${options.workspace}\u0000${(options.roots ?? []).join("\u0000")}`;
   let index = shared.get(key);
   if (!index) {
-    index = new RepoIndex(options);
-    shared.set(key, index);
+    const made = new RepoIndex(options);
+    index = made;
+    shared.set(key, made);
+    // What write_file and edit_file wrote is re-read at once (no walk), in the background.
+    onFilesWritten(options.workspace, {
+      written: (rels) => void made.update(rels).catch(() => {}),
+    });
   } else if (options.cacheFile && !index.options.cacheFile) {
     index.useCache(options.cacheFile);
   }

@@ -1,5 +1,6 @@
 // edit_file: exact string replacement in a file, with helpful errors when the match fails.
 import { withDiagnostics } from "../diagnostics/attach.js";
+import { noteFileWritten } from "../repo-map/freshness.js";
 import { writeFileAtomicAt } from "./fs/atomic.js";
 import { closeQuietly, type Opened, openAt, openParentInside, readFd } from "./fs/confined.js";
 import {
@@ -180,6 +181,7 @@ async function writeNew(
   content: string,
 ): Promise<ToolResult> {
   await writeFileAtomicAt(at.dirFd, at.name, content);
+  noteFileWritten(workspaceRoot(ctx), abs);
   const lines = splitLines(content);
   const after = capForData(content);
   const result = {
@@ -290,6 +292,7 @@ export const editFileTool: Tool<EditFileArgs> = {
       parts.push(content.slice(last));
       const updated = parts.join("");
       await writeFileAtomicAt(at.dirFd, at.name, updated);
+      noteFileWritten(workspaceRoot(ctx), abs);
 
       const newLines = splitLines(updated);
       const newLineNos = lineNumbersOf(updated, newIdx);

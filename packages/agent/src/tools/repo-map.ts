@@ -2,7 +2,7 @@
 // graph of which files use which names (repo-map/). The index is shared with the session's
 // first-request map and only re-parses files whose size or modification time changed.
 import path from "node:path";
-import { buildRepoMap, sharedIndex } from "../repo-map/index.js";
+import { buildRepoMap, MAP_FRESH_FOR_MS, sharedIndex } from "../repo-map/index.js";
 import { errorResult, workspaceRoot } from "./fs/errors.js";
 import { REPO_MAP_DEFAULT_TOKENS, REPO_MAP_MAX_TOKENS, repoMapSpec } from "./specs.js";
 import type { Tool } from "./types.js";
@@ -46,7 +46,11 @@ export const repoMapTool: Tool<RepoMapArgs> = {
     const index = sharedIndex({ workspace });
     let map: Awaited<ReturnType<typeof buildRepoMap>>;
     try {
-      map = await buildRepoMap(index, { text: query, files: focus }, tokens, ctx.signal);
+      // No walk when the index was told of every change (freshness.ts: a map after an edit).
+      map = await buildRepoMap(index, { text: query, files: focus }, tokens, {
+        signal: ctx.signal,
+        unlessFreshFor: MAP_FRESH_FOR_MS,
+      });
     } catch (err) {
       return errorResult(`could not map the workspace: ${(err as Error).message}`);
     }

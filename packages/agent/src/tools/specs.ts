@@ -53,6 +53,7 @@ export const writeFileSpec: ToolSpec = {
     additionalProperties: false,
   },
   readOnly: false,
+  reportsWrites: true,
 };
 
 export const editFileSpec: ToolSpec = {
@@ -71,6 +72,7 @@ export const editFileSpec: ToolSpec = {
     additionalProperties: false,
   },
   readOnly: false,
+  reportsWrites: true,
 };
 
 export const listDirSpec: ToolSpec = {

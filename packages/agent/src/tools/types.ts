@@ -57,5 +57,10 @@ export interface Tool<Args = Record<string, unknown>> {
    * (a sub-agent: each of its own calls is approved and ordered inside it).
    */
   concurrent?: boolean;
+  /**
+   * Writes only files it reports itself (repo-map/freshness.ts: the file tools). Any other tool
+   * that is not read-only may have changed any file: the repository map walks the workspace again.
+   */
+  reportsWrites?: boolean;
   execute(args: Args, ctx: ToolContext): Promise<ToolResult>;
 }

@@ -1,5 +1,6 @@
 // write_file: create or overwrite a whole file, atomically.
 import { withDiagnostics } from "../diagnostics/attach.js";
+import { noteFileWritten } from "../repo-map/freshness.js";
 import { writeFileAtomicAt } from "./fs/atomic.js";
 import { closeQuietly, openParentInside } from "./fs/confined.js";
 import { errorResult, exceptionResult, workspaceRoot, writeTargetOrError } from "./fs/errors.js";
@@ -31,6 +32,7 @@ export const writeFileTool: Tool<WriteFileArgs> = {
         return errorResult(`${shown} exists and is not a regular file (it is probably a folder).`);
       }
       await writeFileAtomicAt(dirFd, parent.name, args.content);
+      noteFileWritten(workspaceRoot(ctx), abs);
       const bytes = Buffer.byteLength(args.content);
       const lines = countLines(args.content);
       const unchanged = before.text !== undefined && before.text === args.content;
