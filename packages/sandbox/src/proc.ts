@@ -73,3 +73,16 @@ export function ownerGone(labels: { pid?: string; start?: string; boot?: string 
   const start = processStartTime(pid);
   return start === undefined || start !== labels.start;
 }
+
+/**
+ * The one-letter state of `pid` (`R`, `S`, `T` stopped, `Z` zombie, …), or undefined when it is
+ * gone or unreadable. One small synchronous read: cheap enough to ask before every command.
+ */
+export function processState(pid: number): string | undefined {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return s.slice(s.lastIndexOf(")") + 2, s.lastIndexOf(")") + 3) || undefined;
+  } catch {
+    return undefined;
+  }
+}

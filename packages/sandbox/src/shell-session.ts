@@ -19,7 +19,17 @@ export interface ShellTransport {
   stderr: Readable;
   /** Sends SIGUSR1 to the session shell (whose PID inside the sandbox is given). */
   interrupt(shellPid: number): Promise<void>;
+  /**
+   * Whether the session shell is stopped (SIGSTOP from a process inside the sandbox: a
+   * command may signal its own shell), when the host can see it; undefined when it cannot.
+   */
+  stopped?(): boolean | undefined;
+  /** Ends the session shell at once (SIGKILL), when the host can reach it. */
+  kill?(): void;
 }
+
+/** How often a running command checks that its session shell was not stopped. */
+const STOP_POLL_MS = 200;
 
 /**
  * One command's part of one stream: what lies between its `TOKEN:begin` line and its
@@ -103,6 +113,8 @@ export class ShellSession {
   private shellPid = 0;
   private closed = false;
   private closeWaiters: Array<() => void> = [];
+  /** Why the session ended, when the host ended it (said in the next command's result). */
+  private endReason: string | undefined;
   readonly ready: Promise<number>;
 
   constructor(private readonly transport: ShellTransport) {
@@ -133,8 +145,32 @@ export class ShellSession {
     this.ready.catch(() => {});
   }
 
+  /** False once the shell ended, or was found stopped (then it is killed: see stopCheck). */
   get alive(): boolean {
+    if (!this.closed) this.stopCheck();
     return !this.closed;
+  }
+
+  /** Why the session ended, if the host ended it (a stopped shell); undefined otherwise. */
+  get ended(): string | undefined {
+    return this.endReason;
+  }
+
+  /**
+   * A stopped shell would leave every later command waiting for its timeout: it is ended
+   * instead (killed; the backend starts a fresh session and says so). Resuming it is no
+   * answer: whatever stopped it may be running still, and stop it again.
+   */
+  private stopCheck(): boolean {
+    if (this.closed || this.transport.stopped?.() !== true) return false;
+    this.endReason = "its shell was stopped (SIGSTOP) by a process inside the sandbox";
+    try {
+      this.transport.kill?.();
+    } catch {
+      // gone already
+    }
+    this.markClosed();
+    return true;
   }
 
   get pid(): number {
@@ -183,6 +219,7 @@ export class ShellSession {
     let outDone = false;
     let errDone = false;
     const timers: NodeJS.Timeout[] = [];
+    let stopped = false;
 
     await new Promise<void>((resolve) => {
       let finished = false;
@@ -259,6 +296,13 @@ export class ShellSession {
         );
       }
       options.signal?.addEventListener("abort", onAbort, { once: true });
+      if (this.transport.stopped) {
+        const poll = setInterval(() => {
+          if (this.stopCheck()) stopped = true;
+        }, STOP_POLL_MS);
+        timers.push(poll);
+      }
+      if (this.stopCheck()) stopped = true;
       if (this.closed) return onClose();
       this.transport.stdin.write(
         commandLine({
@@ -281,7 +325,9 @@ export class ShellSession {
     let stderr = err.toString();
     if (lost) {
       this.markClosed();
-      stderr += `${stderr ? "\n" : ""}[the sandbox session ended; its state is lost]`;
+      stderr += stopped
+        ? `${stderr ? "\n" : ""}[the sandbox session was ended: ${this.endReason}; its state is lost]`
+        : `${stderr ? "\n" : ""}[the sandbox session ended; its state is lost]`;
     }
     if (left.processes.length > 0)
       stderr += `${stderr ? "\n" : ""}${backgroundNote(left, options.keepBackground)}`;
@@ -304,6 +350,14 @@ export class ShellSession {
         : {}),
     };
   }
+}
+
+/**
+ * What the first command in a fresh session is told when the previous session ended under it:
+ * its working directory, exported variables and background processes are gone.
+ */
+export function endedNote(old: ShellSession): string {
+  return `[the previous sandbox session had ended${old.ended ? ` (${old.ended})` : ""}; this command ran in a fresh one: the working directory, exported variables and background processes were reset]`;
 }
 
 /** The line a result carries about the processes its command left running. */
