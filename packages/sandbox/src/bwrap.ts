@@ -25,7 +25,6 @@ import { realpathOrSelf } from "./confine.js";
 import { FileBackedSandbox } from "./file-backed.js";
 import { FileApi } from "./files.js";
 import { releaseHostUser, sandboxHostUser } from "./host-user.js";
-import { DEFAULT_TIMEOUT_MS } from "./local.js";
 import { type LongLivedOptions, type LongLivedProcess, longLivedChild } from "./long-lived.js";
 import { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
 import { findDescendantByNsPid, processState } from "./proc.js";
@@ -34,6 +33,7 @@ import { FORWARDER, PROXY_ENV } from "./proxy.js";
 import { checkBwrap } from "./sandbox-kind.js";
 import { SESSION_COMMAND, SESSION_ENV, SESSION_SCRIPT } from "./session-script.js";
 import { endedNote, ShellSession } from "./shell-session.js";
+import { DEFAULT_TIMEOUT_MS } from "./timeouts.js";
 import {
   type ExecOptions,
   type ExecResult,

@@ -5,9 +5,9 @@ import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Readable, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
-import { DEFAULT_TIMEOUT_MS } from "./local.js";
 import { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
 import { commandLine } from "./session-script.js";
+import { DEFAULT_TIMEOUT_MS } from "./timeouts.js";
 import type { ExecOptions, ExecResult } from "./types.js";
 
 /** How long after asking the shell to kill a command we wait before giving the session up. */
@@ -66,7 +66,9 @@ class Frame {
     }
     const e = buf.indexOf(this.end);
     if (e < 0) {
-      const keep = this.end.length - 1;
+      // Only a tail that could begin the end marker waits for the next chunk: the rest streams
+      // now (a short line no longer waits for the command's end).
+      const keep = this.partialEnd(buf);
       if (buf.length > keep) this.onData(buf.subarray(0, buf.length - keep));
       this.hold(buf, keep);
       return;
@@ -80,6 +82,15 @@ class Frame {
     }
     this.phase = "done";
     this.onEnd(rest.subarray(0, nl).toString("utf8"));
+  }
+
+  /** The length of the longest tail of `buf` that is a start of the end marker. */
+  private partialEnd(buf: Buffer): number {
+    for (let k = Math.min(this.end.length - 1, buf.length); k > 0; k--) {
+      if (buf[buf.length - k] === this.end[0] && buf.subarray(buf.length - k).equals(this.end.subarray(0, k)))
+        return k;
+    }
+    return 0;
   }
 
   private hold(buf: Buffer, keep: number): void {

@@ -120,14 +120,16 @@ export function stoppedShellSuite(only: (name: string) => boolean): void {
             // The old session's state, only in the old session.
             const fresh = /fresh one/.test(r.stderr);
             if (fresh) ended++;
-            assert.equal(r.stdout, fresh || ended > 0 ? "x\n" : "xyes\n");
+            assert.equal(r.stdout, fresh || ended > 0 || kind === "local" ? "x\n" : "xyes\n");
           } else {
             ended++;
             assert.match(r.stderr, /session (was )?ended/);
           }
           await sleep(100);
         }
-        assert.equal(ended > 0, !immune, `sessions ended: ${ended}`);
+        // (local: the stopper is in the command's group, killed when it returns — maybe before
+        // its first stop, maybe after.)
+        if (kind !== "local") assert.equal(ended > 0, !immune, `sessions ended: ${ended}`);
         await sleep(3000);
         await nextIsFresh(false);
       });
