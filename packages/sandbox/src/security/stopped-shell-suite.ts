@@ -74,7 +74,7 @@ export function stoppedShellSuite(only: (name: string) => boolean): void {
         }
         assert.equal(r.exitCode, null);
         assert.match(r.stderr, /session was ended: its shell was stopped \(SIGSTOP\).*state is lost/);
-        assert.doesNotMatch(r.stdout, /after/);
+        // (The job runs on while its shell is stopped: "after" may or may not be in its output.)
         await nextIsFresh();
       });
 
