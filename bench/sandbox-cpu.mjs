@@ -49,3 +49,16 @@ export function groupCpuMs(dirs) {
   }
   return Number.NaN;
 }
+
+/**
+ * CPU (ms) of one process and of the children it reaped: the local backend's helper
+ * (packages/sandbox/src/local-helper.ts), which waits for every job it forks.
+ */
+export function processCpuMs(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * TICK_MS;
+  } catch {
+    return Number.NaN;
+  }
+}

@@ -25,15 +25,15 @@ import { realpathOrSelf } from "./confine.js";
 import { FileBackedSandbox } from "./file-backed.js";
 import { FileApi } from "./files.js";
 import { releaseHostUser, sandboxHostUser } from "./host-user.js";
-import { DEFAULT_TIMEOUT_MS } from "./local.js";
 import { type LongLivedOptions, type LongLivedProcess, longLivedChild } from "./long-lived.js";
 import { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
-import { findDescendantByNsPid } from "./proc.js";
+import { findDescendantByNsPid, processState } from "./proc.js";
 import { ProtectedPathsGuard } from "./protected-paths.js";
 import { FORWARDER, PROXY_ENV } from "./proxy.js";
 import { checkBwrap } from "./sandbox-kind.js";
 import { SESSION_COMMAND, SESSION_ENV, SESSION_SCRIPT } from "./session-script.js";
-import { ShellSession } from "./shell-session.js";
+import { endedNote, ShellSession } from "./shell-session.js";
+import { DEFAULT_TIMEOUT_MS } from "./timeouts.js";
 import {
   type ExecOptions,
   type ExecResult,
@@ -247,10 +247,15 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
         this.shellHostPid ??= findDescendantByNsPid(child.pid, shellPid);
         if (this.shellHostPid) process.kill(this.shellHostPid, "SIGUSR1");
       },
+      stopped: () => (this.shellHostPid ? processState(this.shellHostPid) === "T" : undefined),
+      kill: () => {
+        if (this.shellHostPid) process.kill(this.shellHostPid, "SIGKILL");
+      },
     });
     this.session = session;
     try {
-      await session.ready;
+      const shellPid = await session.ready;
+      if (child.pid !== undefined) this.shellHostPid = findDescendantByNsPid(child.pid, shellPid);
     } catch (e) {
       child.kill("SIGKILL");
       throw new Error(`bubblewrap sandbox did not start: ${startErr.trim() || (e as Error).message}`);
@@ -264,6 +269,7 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
     this.lastUsedAt = Date.now();
     // A protected path replaced on the host loses its read-only mount: start afresh.
     const remount = this.session?.alive === true && this.protectedPaths.changed();
+    const ended = this.session && !this.session.alive ? endedNote(this.session) : undefined;
     if (!this.session?.alive || remount) await this.restart();
     const session = this.session as ShellSession;
     const cwd = options.cwd ? await this.files.sandboxCwd(options.cwd, WORKSPACE_PATH) : undefined;
@@ -276,6 +282,7 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
       markOom(r, this.limits);
     if (this.cgroup && r.exitCode !== 0 && this.cgroup.pidsLimitHitsNow() > pidsBefore) r.pidsLimited = true;
     this.protectedPaths.finish(r, remount);
+    if (ended) r.stderr += `${r.stderr ? "\n" : ""}${ended}`;
     this.lastUsedAt = Date.now();
     return r;
   }

@@ -30,12 +30,12 @@ import { FileApi } from "./files.js";
 import { releaseHostUser, sandboxHostUser } from "./host-user.js";
 import { imageTag } from "./image.js";
 import type { LongLivedOptions, LongLivedProcess } from "./long-lived.js";
-import { bootId, ownerGone, processStartTime } from "./proc.js";
+import { bootId, ownerGone, processStartTime, processState } from "./proc.js";
 import { ProtectedPathsGuard } from "./protected-paths.js";
 import { writePrivateFile } from "./runtime-dir.js";
 import { dockerSeccompProfile } from "./seccomp.js";
 import { SESSION_COMMAND, SESSION_ENV, SESSION_SCRIPT } from "./session-script.js";
-import { ShellSession } from "./shell-session.js";
+import { endedNote, ShellSession } from "./shell-session.js";
 import { startOrDestroy } from "./start-or-destroy.js";
 import {
   checkAccount,
@@ -397,10 +397,16 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
         s.resume();
         await new Promise((r) => s.once("end", r));
       },
+      // Seen only when the engine runs on this host (its PID is the shell's, checked once).
+      stopped: () => (hostPid ? processState(hostPid) === "T" : undefined),
+      kill: () => {
+        if (hostPid) process.kill(hostPid, "SIGKILL");
+      },
     });
     let hostPid = 0;
-    await this.session.ready;
+    const shellPid = await this.session.ready;
     hostPid = (await exec.inspect().catch(() => undefined))?.Pid ?? 0;
+    if (hostPid && !sameProcess(hostPid, shellPid)) hostPid = 0;
   }
 
   /** The session shell ended (its state is gone): start over in a fresh container. */
@@ -413,6 +419,7 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
     this.assertAlive();
     this.lastUsedAt = Date.now();
     const remount = this.session?.alive === true && this.protectedPaths.changed();
+    const ended = this.session && !this.session.alive ? endedNote(this.session) : undefined;
     if (!this.session?.alive || remount) await this.revive();
     const cwd = options.cwd ? await this.files.sandboxCwd(options.cwd, WORKSPACE_PATH) : undefined;
     const before = this.oomKills();
@@ -424,6 +431,7 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
     if ((r.exitCode === 137 || r.exitCode === null) && this.oomKills() > before) markOom(r, this.limits);
     if (r.exitCode !== 0 && this.pidsLimitHits() > pidsBefore) r.pidsLimited = true;
     this.protectedPaths.finish(r, remount);
+    if (ended) r.stderr += `${r.stderr ? "\n" : ""}${ended}`;
     this.lastUsedAt = Date.now();
     return r;
   }

@@ -28,11 +28,11 @@ import {
 } from "./e2b-script.js";
 import { DEFAULT_SYNC_LIMITS, nulList, type SyncLimits, WorkspaceSync } from "./e2b-sync.js";
 import { FileApi } from "./files.js";
-import { DEFAULT_TIMEOUT_MS } from "./local.js";
 import { DEFAULT_MAX_OUTPUT_BYTES } from "./output-buffer.js";
 import { DEFAULT_PROTECTED_PATHS } from "./protected-paths.js";
 import { signalName } from "./shell-session.js";
 import { startOrDestroy } from "./start-or-destroy.js";
+import { DEFAULT_TIMEOUT_MS } from "./timeouts.js";
 import type { ExecOptions, ExecResult, Sandbox, SandboxKind } from "./types.js";
 
 /** The template a sandbox starts from when none is chosen (E2B's and `hands serve`'s default). */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -244,7 +244,10 @@ describe("LocalSandbox", () => {
   it("destroy kills running commands and later calls fail clearly", async () => {
     const other = new LocalSandbox({ workspace: ws });
     const running = other.exec("sleep 100 & echo $! > destroy.pid; wait", { timeoutMs: 30_000 });
-    await new Promise((r) => setTimeout(r, 200));
+    // Running: its pid file is there (bounded wait; a loaded machine may take a while to start it).
+    for (let i = 0; i < 250 && !existsSync(join(ws, "destroy.pid")); i++)
+      await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 50));
     assert.equal(other.runningCount, 1);
     await other.destroy();
     const r = await running;

@@ -14,8 +14,10 @@ import { performance } from "node:perf_hooks";
 import { StringDecoder } from "node:string_decoder";
 import { confinePath, realpathOrSelf } from "./confine.js";
 import { scrubEnv } from "./env.js";
+import { LocalHelper } from "./local-helper.js";
 import { type LongLivedOptions, type LongLivedProcess, spawnLocalLongLived } from "./long-lived.js";
 import { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
+import { DEFAULT_TIMEOUT_MS, KILL_GRACE_MS } from "./timeouts.js";
 import type { ExecOptions, ExecResult, Sandbox, SandboxKind } from "./types.js";
 
 export const LOCAL_SANDBOX_WARNING =
@@ -23,9 +25,8 @@ export const LOCAL_SANDBOX_WARNING =
   "on your real files and network. Only the environment is scrubbed of secrets. " +
   "Use the bwrap or docker backend for untrusted work.";
 
-export const DEFAULT_TIMEOUT_MS = 60_000;
-/** Time between SIGTERM and SIGKILL when a command's process group is killed. */
-export const KILL_GRACE_MS = 500;
+export { DEFAULT_TIMEOUT_MS, KILL_GRACE_MS } from "./timeouts.js";
+
 /** After the shell exits, how long background processes may keep its output pipes open. */
 const DRAIN_MS = 100;
 
@@ -73,11 +74,13 @@ interface Running {
 }
 
 /**
- * Runs commands with `bash -c` (or `sh -c`) in the workspace, each in its own process group.
+ * Runs commands in the workspace, each in its own process group: in a job forked by one
+ * persistent bash helper (local-helper.ts) when the shell is bash, else with `sh -c`.
  *
  * **Not isolated**: see `LOCAL_SANDBOX_WARNING`. Background processes a command starts are
  * killed when the command returns (they share its process group); start them with `setsid`
- * to keep them running — they are then outside this sandbox's control.
+ * to keep them running — they are then outside this sandbox's control (and, holding the
+ * helper's output, may write into later results until they exit).
  */
 export class LocalSandbox implements Sandbox {
   readonly id: string;
@@ -90,6 +93,8 @@ export class LocalSandbox implements Sandbox {
   private readonly running = new Set<Running>();
   private readonly longLived = new Set<LongLivedProcess>();
   private destroyed = false;
+  /** Runs the commands when the shell is bash (it speaks the helper's script); else a spawn each. */
+  private readonly helper: LocalHelper | undefined;
 
   constructor(options: LocalSandboxOptions) {
     const ws = realpathOrSelf(options.workspace);
@@ -104,6 +109,8 @@ export class LocalSandbox implements Sandbox {
     this.id = options.id ?? `local-${randomUUID().slice(0, 8)}`;
     this.extraEnv = { ...(options.env ?? {}) };
     this.baseEnv = options.baseEnv ?? process.env;
+    const shell = findShell();
+    this.helper = shell.endsWith("bash") ? new LocalHelper(shell, ws, () => this.commandEnv()) : undefined;
   }
 
   /** Number of commands still running. */
@@ -131,6 +138,8 @@ export class LocalSandbox implements Sandbox {
     }
     if (!cwdStat?.isDirectory()) throw new Error(`cwd is not a directory in the workspace: ${options.cwd}`);
     this.assertAlive();
+
+    if (this.helper) return this.execInHelper(this.helper, options.cwd ? cwd : undefined, command, options);
 
     const start = performance.now();
     const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
@@ -332,6 +341,39 @@ export class LocalSandbox implements Sandbox {
     }
   }
 
+  /**
+   * A command in a job of the persistent helper (local-helper.ts). Destroy aborts it; a command
+   * stopped by a timeout or an abort reports the signal, not an exit code, as a spawned one did.
+   */
+  private async execInHelper(
+    helper: LocalHelper,
+    cwd: string | undefined,
+    command: string,
+    options: ExecOptions,
+  ): Promise<ExecResult> {
+    const ac = new AbortController();
+    const onAbort = () => ac.abort();
+    if (options.signal?.aborted) ac.abort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    const entry: Running = { kill: () => ac.abort(), done: Promise.resolve() };
+    const done = helper.exec(command, {
+      ...options,
+      signal: ac.signal,
+      env: options.env && Object.keys(options.env).length > 0 ? options.env : undefined,
+      cwd,
+    });
+    entry.done = done;
+    this.running.add(entry);
+    try {
+      const r = await done;
+      if ((r.timedOut || r.aborted) && r.signal) r.exitCode = null;
+      return r;
+    } finally {
+      this.running.delete(entry);
+      options.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
   async readFile(path: string): Promise<Buffer> {
     this.assertAlive();
     const full = await confinePath(this.workspace, path);
@@ -375,5 +417,6 @@ export class LocalSandbox implements Sandbox {
     const all = [...this.running];
     for (const r of all) r.kill("destroy");
     await Promise.all(all.map((r) => r.done.catch(() => {})));
+    await this.helper?.destroy();
   }
 }

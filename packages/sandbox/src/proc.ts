@@ -1,6 +1,6 @@
 // Small /proc helpers: finding a sandboxed process's host PID from its PID inside the sandbox,
 // and telling whether a process (PID and start time) is still the one that was.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 function children(pid: number): number[] {
   try {
@@ -72,4 +72,41 @@ export function ownerGone(labels: { pid?: string; start?: string; boot?: string 
   if (labels.boot !== bootId()) return false;
   const start = processStartTime(pid);
   return start === undefined || start !== labels.start;
+}
+
+/**
+ * The one-letter state of `pid` (`R`, `S`, `T` stopped, `Z` zombie, …), or undefined when it is
+ * gone or unreadable. One small synchronous read: cheap enough to ask before every command.
+ */
+export function processState(pid: number): string | undefined {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return s.slice(s.lastIndexOf(")") + 2, s.lastIndexOf(")") + 3) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * SIGKILLs every process of session `sid` (field 6 of /proc/PID/stat), a few rounds (a process
+ * may fork while the scan runs). A scan of all of /proc: for teardown, not for every command.
+ */
+export function killSession(sid: number): void {
+  if (!Number.isInteger(sid) || sid <= 1) return;
+  for (let round = 0; round < 5; round++) {
+    let found = 0;
+    for (const name of readdirSync("/proc")) {
+      if (!/^\d+$/.test(name)) continue;
+      try {
+        const s = readFileSync(`/proc/${name}/stat`, "utf8");
+        const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
+        if (Number(f[3]) !== sid || f[0] === "Z") continue;
+        process.kill(Number(name), "SIGKILL");
+        found++;
+      } catch {
+        // gone, or not ours
+      }
+    }
+    if (found === 0) return;
+  }
 }

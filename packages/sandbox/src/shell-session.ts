@@ -5,9 +5,9 @@ import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Readable, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
-import { DEFAULT_TIMEOUT_MS } from "./local.js";
 import { DEFAULT_MAX_OUTPUT_BYTES, OutputBuffer } from "./output-buffer.js";
 import { commandLine } from "./session-script.js";
+import { DEFAULT_TIMEOUT_MS } from "./timeouts.js";
 import type { ExecOptions, ExecResult } from "./types.js";
 
 /** How long after asking the shell to kill a command we wait before giving the session up. */
@@ -19,7 +19,17 @@ export interface ShellTransport {
   stderr: Readable;
   /** Sends SIGUSR1 to the session shell (whose PID inside the sandbox is given). */
   interrupt(shellPid: number): Promise<void>;
+  /**
+   * Whether the session shell is stopped (SIGSTOP from a process inside the sandbox: a
+   * command may signal its own shell), when the host can see it; undefined when it cannot.
+   */
+  stopped?(): boolean | undefined;
+  /** Ends the session shell at once (SIGKILL), when the host can reach it. */
+  kill?(): void;
 }
+
+/** How often a running command checks that its session shell was not stopped. */
+const STOP_POLL_MS = 200;
 
 /**
  * One command's part of one stream: what lies between its `TOKEN:begin` line and its
@@ -56,7 +66,9 @@ class Frame {
     }
     const e = buf.indexOf(this.end);
     if (e < 0) {
-      const keep = this.end.length - 1;
+      // Only a tail that could begin the end marker waits for the next chunk: the rest streams
+      // now (a short line no longer waits for the command's end).
+      const keep = this.partialEnd(buf);
       if (buf.length > keep) this.onData(buf.subarray(0, buf.length - keep));
       this.hold(buf, keep);
       return;
@@ -70,6 +82,15 @@ class Frame {
     }
     this.phase = "done";
     this.onEnd(rest.subarray(0, nl).toString("utf8"));
+  }
+
+  /** The length of the longest tail of `buf` that is a start of the end marker. */
+  private partialEnd(buf: Buffer): number {
+    for (let k = Math.min(this.end.length - 1, buf.length); k > 0; k--) {
+      if (buf[buf.length - k] === this.end[0] && buf.subarray(buf.length - k).equals(this.end.subarray(0, k)))
+        return k;
+    }
+    return 0;
   }
 
   private hold(buf: Buffer, keep: number): void {
@@ -103,6 +124,8 @@ export class ShellSession {
   private shellPid = 0;
   private closed = false;
   private closeWaiters: Array<() => void> = [];
+  /** Why the session ended, when the host ended it (said in the next command's result). */
+  private endReason: string | undefined;
   readonly ready: Promise<number>;
 
   constructor(private readonly transport: ShellTransport) {
@@ -133,8 +156,32 @@ export class ShellSession {
     this.ready.catch(() => {});
   }
 
+  /** False once the shell ended, or was found stopped (then it is killed: see stopCheck). */
   get alive(): boolean {
+    if (!this.closed) this.stopCheck();
     return !this.closed;
+  }
+
+  /** Why the session ended, if the host ended it (a stopped shell); undefined otherwise. */
+  get ended(): string | undefined {
+    return this.endReason;
+  }
+
+  /**
+   * A stopped shell would leave every later command waiting for its timeout: it is ended
+   * instead (killed; the backend starts a fresh session and says so). Resuming it is no
+   * answer: whatever stopped it may be running still, and stop it again.
+   */
+  private stopCheck(): boolean {
+    if (this.closed || this.transport.stopped?.() !== true) return false;
+    this.endReason = "its shell was stopped (SIGSTOP) by a process inside the sandbox";
+    try {
+      this.transport.kill?.();
+    } catch {
+      // gone already
+    }
+    this.markClosed();
+    return true;
   }
 
   get pid(): number {
@@ -183,6 +230,7 @@ export class ShellSession {
     let outDone = false;
     let errDone = false;
     const timers: NodeJS.Timeout[] = [];
+    let stopped = false;
 
     await new Promise<void>((resolve) => {
       let finished = false;
@@ -259,6 +307,13 @@ export class ShellSession {
         );
       }
       options.signal?.addEventListener("abort", onAbort, { once: true });
+      if (this.transport.stopped) {
+        const poll = setInterval(() => {
+          if (this.stopCheck()) stopped = true;
+        }, STOP_POLL_MS);
+        timers.push(poll);
+      }
+      if (this.stopCheck()) stopped = true;
       if (this.closed) return onClose();
       this.transport.stdin.write(
         commandLine({
@@ -281,7 +336,9 @@ export class ShellSession {
     let stderr = err.toString();
     if (lost) {
       this.markClosed();
-      stderr += `${stderr ? "\n" : ""}[the sandbox session ended; its state is lost]`;
+      stderr += stopped
+        ? `${stderr ? "\n" : ""}[the sandbox session was ended: ${this.endReason}; its state is lost]`
+        : `${stderr ? "\n" : ""}[the sandbox session ended; its state is lost]`;
     }
     if (left.processes.length > 0)
       stderr += `${stderr ? "\n" : ""}${backgroundNote(left, options.keepBackground)}`;
@@ -304,6 +361,14 @@ export class ShellSession {
         : {}),
     };
   }
+}
+
+/**
+ * What the first command in a fresh session is told when the previous session ended under it:
+ * its working directory, exported variables and background processes are gone.
+ */
+export function endedNote(old: ShellSession): string {
+  return `[the previous sandbox session had ended${old.ended ? ` (${old.ended})` : ""}; this command ran in a fresh one: the working directory, exported variables and background processes were reset]`;
 }
 
 /** The line a result carries about the processes its command left running. */
