@@ -36,3 +36,10 @@ export {
   type TemplateRecipe,
   templateHash,
 } from "./template.js";
+export {
+  type BuildStep,
+  buildInContainer,
+  type ContainerBuildResult,
+  checkSteps,
+  removeTemplateImage,
+} from "./template-container.js";
