@@ -59,7 +59,8 @@ export function checkSteps(steps: BuildStep[]): void {
         break;
       case "copy":
         if (!/^[A-Za-z0-9._-]{1,128}$/.test(s.archive)) throw new Error("bad COPY source");
-        if (typeof s.to !== "string" || !/^[^\0\n]{1,4096}$/.test(s.to)) throw new Error("bad COPY destination");
+        if (typeof s.to !== "string" || !/^[^\0\n]{1,4096}$/.test(s.to))
+          throw new Error("bad COPY destination");
         if (s.mode !== undefined && !/^[0-7]{3,4}$/.test(s.mode)) throw new Error(`bad COPY mode: ${s.mode}`);
         break;
       case "env":
@@ -68,7 +69,8 @@ export function checkSteps(steps: BuildStep[]): void {
             throw new Error(`bad ENV variable: ${k}`);
         break;
       case "workdir":
-        if (!/^\/[^\0\n]{0,4095}$/.test(s.path)) throw new Error(`WORKDIR must be an absolute path: ${s.path}`);
+        if (!/^\/[^\0\n]{0,4095}$/.test(s.path))
+          throw new Error(`WORKDIR must be an absolute path: ${s.path}`);
         break;
       case "user":
         if (!USER.test(s.name)) throw new Error(`bad USER: ${s.name}`);
@@ -83,13 +85,19 @@ export function checkSteps(steps: BuildStep[]): void {
  * The build script: each step announces itself on stdout with a marker only this build knows
  * (the step that fails is named from it), then runs with the environment and folder so far.
  */
-export function buildScript(steps: BuildStep[], marker: string): string {
+export function buildScript(steps: BuildStep[], marker: string, proxied = false): string {
   const out = [
     "set -e",
     "export DEBIAN_FRONTEND=noninteractive",
-    // The proxy's Unix socket becomes 127.0.0.1:3128 for apt, pip and npm.
-    `if [ -S ${PROXY_SOCKET_IN_SANDBOX} ]; then python3 -c "$HANDS_FORWARDER" >/dev/null 2>&1 & sleep 0.3; fi`,
-    "unset HANDS_FORWARDER",
+    // The proxy's Unix socket becomes 127.0.0.1:3128 for apt, pip and npm. Set in the script, not
+    // the container's environment: `docker commit` would keep that in the image.
+    ...(proxied
+      ? [
+          ...Object.entries(PROXY_ENV).map(([k, v]) => `export ${k}=${q(v)}`),
+          `python3 -c ${q(FORWARDER)} >/dev/null 2>&1 &`,
+          "sleep 0.3",
+        ]
+      : []),
     "__wd=/",
     "__user=root",
     // Every other user is the sandbox's (uid 1000; E2B's `user`), whose home this is.
@@ -188,14 +196,11 @@ export async function buildInContainer(b: ContainerBuild): Promise<ContainerBuil
       ...(b.runtime ? ["--runtime", b.runtime] : []),
       ...(b.stageDir ? ["-v", `${b.stageDir}:/hands-stage:ro`] : []),
       ...(proxy ? ["-v", `${proxy.socketPath}:${PROXY_SOCKET_IN_SANDBOX}`] : []),
-      ...(proxy
-        ? [...Object.entries(PROXY_ENV).flatMap(([k, v]) => ["-e", `${k}=${v}`]), "-e", `HANDS_FORWARDER=${FORWARDER}`]
-        : []),
-      "--entrypoint",
-      "/bin/bash",
+      // The command, not --entrypoint: the committed image must keep the base's (none).
       b.base,
+      "/bin/bash",
       "-c",
-      buildScript(b.steps, marker),
+      buildScript(b.steps, marker, proxy !== undefined),
     ];
     const created = await docker(args);
     if (created.code !== 0) return { ok: false, message: `the build could not start: ${created.out}`, env };
@@ -248,7 +253,10 @@ export async function buildInContainer(b: ContainerBuild): Promise<ContainerBuil
     }
     const changes = ['CMD ["sleep","infinity"]', "USER 1000:1000", "WORKDIR /workspace"];
     for (const [k, v] of Object.entries(env)) changes.push(`ENV ${k}=${v}`);
-    const committed = await docker(["commit", ...changes.flatMap((c) => ["--change", c]), ctr, b.image], 300_000);
+    const committed = await docker(
+      ["commit", ...changes.flatMap((c) => ["--change", c]), ctr, b.image],
+      300_000,
+    );
     if (committed.code !== 0) return { ok: false, message: `docker commit failed: ${committed.out}`, env };
     return { ok: true, env, ...(workdir ? { workdir } : {}), ...(user ? { user } : {}) };
   } finally {
