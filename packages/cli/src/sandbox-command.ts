@@ -144,8 +144,9 @@ async function exec(argv: string[], out: Out, err: Out): Promise<number> {
     if (template.start)
       await (await import("@hands/sandbox/backends")).startTemplateCommand(sb, template.start);
     // The sandbox runs a command line: each argument quoted, so the shell passes it on unchanged.
-    const r = await sb.exec(shellJoin(argvOfCommand), {
-      ...(template.workdir ? { cwd: template.workdir } : {}),
+    // A workdir outside the workspace is not a cwd the sandbox takes: the line starts there.
+    const line = shellJoin(argvOfCommand);
+    const r = await sb.exec(template.workdir ? `cd ${shellJoin([template.workdir])} && ${line}` : line, {
       onStdout: out,
       onStderr: err,
       timeoutMs: 10 * 60_000,

@@ -44,7 +44,7 @@ test("a template with an extra apt package runs its program on docker, gVisor an
       const sb = await createSandbox({ kind, workspace: ws, network: "none", ...extra });
       try {
         await startTemplateCommand(sb, recipe.start as string);
-        const r = await sb.exec("/usr/games/cowsay moo; cat /opt/recipe/note.txt", { cwd: "/opt/recipe" });
+        const r = await sb.exec("cd /opt/recipe && /usr/games/cowsay moo; cat note.txt");
         assert.equal(r.exitCode, 0, `${kind} ${JSON.stringify(extra)}: ${r.stderr}`);
         assert.match(r.stdout, /< moo >[\s\S]*a file of the recipe\n$/);
         // The start command runs on in the background, across commands.

@@ -98,8 +98,10 @@ export function checkTemplateName(name: string): void {
 
 /** The hash that names a recipe's build (the base image's tag is part of it). */
 export function templateHash(recipe: TemplateRecipe, base = imageTag(), files = ""): string {
+  // Files count by what they hold (`files`, their digest) and where they go, not where they came from.
+  const r = recipe.files ? { ...recipe, files: recipe.files.map(({ from: _, ...f }) => f) } : recipe;
   return createHash("sha256")
-    .update(JSON.stringify(files ? { v: 1, base, recipe, files } : { v: 1, base, recipe }))
+    .update(JSON.stringify(files ? { v: 1, base, recipe: r, files } : { v: 1, base, recipe: r }))
     .digest("hex")
     .slice(0, 16);
 }
@@ -171,7 +173,7 @@ function filesDigest(files: TemplateFile[] | undefined): string {
     else if (st.isSymbolicLink()) h.update(readlinkSync(p));
     else if (st.isFile()) h.update(readFileSync(p));
   };
-  files.forEach((f, i) => walk(f.from, String(i)));
+  for (const [i, f] of files.entries()) walk(f.from, String(i));
   return h.digest("hex").slice(0, 16);
 }
 
