@@ -15,7 +15,12 @@ const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-template-agent-")
 // bwrap sandboxes of a root user run as an unprivileged host user: the templates must be readable.
 const templates = realpathSync(mkdtempSync(join(tmpdir(), "hands-template-agent-tpl-")));
 chmodSync(templates, 0o755);
-after(() => {
+after(async () => {
+  // The template's docker image goes with it (rm), then its root filesystem's folder.
+  await runHands(
+    ["sandbox", "template", "rm", "agent-tpl"],
+    cleanEnv(scratch, { HANDS_TEMPLATES_DIR: templates }),
+  );
   rmSync(scratch, { recursive: true, force: true });
   rmSync(templates, { recursive: true, force: true });
 });

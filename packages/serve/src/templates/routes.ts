@@ -252,7 +252,8 @@ export function createTemplateRouter(o: TemplateRouterOptions) {
       const id = decodeURIComponent(m[1] as string);
       const t = builds.registry.find(tenant.id, id);
       // Not a template: a snapshot's id (the SDK deletes snapshots here too) — left to the API.
-      if (!t) return false;
+      if (!t && method === "DELETE") return false;
+      if (!t) throw new ApiError(404, `template '${id}' not found`);
       if (method === "DELETE") {
         await builds.remove(t);
         send(res, 204);
