@@ -23,6 +23,12 @@ describe("E2B's Template API on hands serve: builds (official SDK)", {
     writeFileSync(join(ctx, "hello.txt"), "hello from the context\n");
   });
   after(async () => {
+    // The templates' images go with them (DELETE removes the image).
+    for (const name of ["my-tpl", "cowsay"])
+      await fetch(`${s.apiUrl}/templates/${name}`, {
+        method: "DELETE",
+        headers: { "x-api-key": s.key },
+      }).catch(() => {});
     await s?.stop();
     rmSync(ctx, { recursive: true, force: true });
   });
