@@ -35,6 +35,8 @@ export interface CliArgs {
   sandbox?: string;
   /** --sandbox e2b: the template sandboxes start from. */
   e2bTemplate?: string;
+  /** --template NAME: a local template for docker and bwrap sandboxes. */
+  template?: string;
   network?: string;
   allowDomain?: string[];
   /** --database NAME=URL|PATH, repeatable: query_database's databases. */
@@ -259,6 +261,7 @@ function toCliArgs(parsed: ReturnType<typeof parse>): CliArgs {
     ...(v.trace ? { trace: v.trace } : {}),
     ...(v.sandbox ? { sandbox: v.sandbox } : {}),
     ...(v["e2b-template"] ? { e2bTemplate: v["e2b-template"] } : {}),
+    ...(v.template ? { template: v.template } : {}),
     ...(v.network ? { network: v.network } : {}),
     ...(v["allow-domain"]?.length
       ? {
@@ -306,6 +309,7 @@ const OPTIONS = {
   trace: { type: "string" },
   sandbox: { type: "string" },
   "e2b-template": { type: "string" },
+  template: { type: "string" },
   network: { type: "string" },
   "allow-domain": { type: "string", multiple: true },
   database: { type: "string", multiple: true },

@@ -137,11 +137,16 @@ async function exec(argv: string[], out: Out, err: Out): Promise<number> {
     kind,
     workspace: process.cwd(),
     ...(kind === "local" ? {} : { network: values.network === "host" ? "host" : "none" }),
-    ...template,
+    ...(template.image ? { image: template.image } : {}),
+    ...(template.rootfs ? { rootfs: template.rootfs } : {}),
   });
   try {
+    if (template.start)
+      await (await import("@hands/sandbox/backends")).startTemplateCommand(sb, template.start);
     // The sandbox runs a command line: each argument quoted, so the shell passes it on unchanged.
-    const r = await sb.exec(shellJoin(argvOfCommand), {
+    // A workdir outside the workspace is not a cwd the sandbox takes: the line starts there.
+    const line = shellJoin(argvOfCommand);
+    const r = await sb.exec(template.workdir ? `cd ${shellJoin([template.workdir])} && ${line}` : line, {
       onStdout: out,
       onStderr: err,
       timeoutMs: 10 * 60_000,
@@ -155,12 +160,19 @@ async function exec(argv: string[], out: Out, err: Out): Promise<number> {
 }
 
 /** A template's image (docker) or root filesystem (bwrap) as sandbox options. */
-async function templateOptions(name: string, kind: string): Promise<{ image?: string; rootfs?: string }> {
+async function templateOptions(
+  name: string,
+  kind: string,
+): Promise<{ image?: string; rootfs?: string; workdir?: string; start?: string }> {
   const { findTemplate } = await import("@hands/sandbox/backends");
   const { templatesDir } = await import("./template-command.js");
   const t = findTemplate(templatesDir(), name);
-  if (kind === "docker") return { image: t.image };
-  if (kind === "bwrap") return { rootfs: t.rootfs };
+  const extra = {
+    ...(t.recipe.workdir ? { workdir: t.recipe.workdir } : {}),
+    ...(t.recipe.start ? { start: t.recipe.start } : {}),
+  };
+  if (kind === "docker") return { image: t.image, ...extra };
+  if (kind === "bwrap") return { rootfs: t.rootfs, ...extra };
   throw new UsageError(`--template works with the docker and bwrap backends, not ${kind}`);
 }
 

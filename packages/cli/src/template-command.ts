@@ -2,7 +2,7 @@
 // from the command line's own flags or a recipe file the user names — trusted input, never a
 // project's .hands/config.json (a recipe runs as root at build time).
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import {
   buildTemplate,
@@ -11,22 +11,13 @@ import {
   parseRecipe,
   removeTemplate,
 } from "@hands/sandbox/backends";
-import { packageIndexDir } from "@hands/sdk/root";
+import { templatesDir } from "@hands/sdk/root";
 import { UsageError } from "./args.js";
 
 type Out = (s: string) => void;
 
-/**
- * Where templates' root filesystems and names live. As root, bwrap sandboxes run as an
- * unprivileged host user (host-user.ts) who cannot enter the private data folder: then a
- * world-readable /var/lib/hands/templates (a root filesystem holds nothing secret).
- */
-export function templatesDir(): string {
-  const set = process.env["HANDS_TEMPLATES_DIR"];
-  if (set) return set;
-  if (process.getuid?.() === 0) return "/var/lib/hands/templates";
-  return join(packageIndexDir(), "..", "templates");
-}
+/** Where templates live: the composition root's rule (sandbox-setup.ts), shared with `hands --template`. */
+export { templatesDir } from "@hands/sdk/root";
 
 export async function runTemplateCommand(argv: string[], out: Out, err: Out): Promise<number> {
   const [sub, ...rest] = argv;
@@ -41,22 +32,42 @@ export async function runTemplateCommand(argv: string[], out: Out, err: Out): Pr
           pip: { type: "string", multiple: true },
           npm: { type: "string", multiple: true },
           run: { type: "string", multiple: true },
+          file: { type: "string", multiple: true },
+          workdir: { type: "string" },
+          start: { type: "string" },
           recipe: { type: "string" },
           force: { type: "boolean" },
         },
       });
       const name = positionals[0];
       if (!name || positionals.length > 1)
-        throw new UsageError("template build NAME [--apt PKG]... [--recipe FILE]");
+        throw new UsageError(
+          "template build NAME [--apt PKG]... [--pip PKG]... [--npm PKG]... [--file FROM:TO]... [--run LINE]... [--workdir DIR] [--start LINE] [--recipe FILE]",
+        );
       const fromFile = values.recipe
         ? (JSON.parse(readFileSync(values.recipe, "utf8")) as Record<string, unknown>)
         : {};
+      // A recipe file's relative `from` paths are its folder's; --file FROM:TO are the cwd's.
+      if (values.recipe && Array.isArray(fromFile.files))
+        fromFile.files = fromFile.files.map((f: Record<string, unknown>) =>
+          f && typeof f.from === "string"
+            ? { ...f, from: resolve(dirname(values.recipe as string), f.from) }
+            : f,
+        );
+      const files = (values.file ?? []).map((spec) => {
+        const at = spec.lastIndexOf(":");
+        if (at <= 0) throw new UsageError(`--file FROM:TO (got ${spec})`);
+        return { from: resolve(spec.slice(0, at)), to: spec.slice(at + 1) };
+      });
       const recipe = parseRecipe({
         ...fromFile,
         ...(values.apt ? { apt: values.apt } : {}),
         ...(values.pip ? { pip: values.pip } : {}),
         ...(values.npm ? { npm: values.npm } : {}),
         ...(values.run ? { commands: values.run } : {}),
+        ...(files.length ? { files } : {}),
+        ...(values.workdir ? { workdir: values.workdir } : {}),
+        ...(values.start ? { start: values.start } : {}),
       });
       const docker = await checkDocker();
       if (!docker.ok) {

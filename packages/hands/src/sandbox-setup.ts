@@ -29,6 +29,8 @@ export interface SandboxChoice {
   env?: NodeJS.ProcessEnv | undefined;
   /** kind "e2b": the template (else HANDS_E2B_TEMPLATE, else "base"). */
   e2bTemplate?: string | undefined;
+  /** docker/bwrap: a local template's image or root filesystem (templatesDir()). */
+  template?: string | undefined;
 }
 
 export interface PreparedSandbox {
@@ -38,6 +40,37 @@ export interface PreparedSandbox {
   /** Why a failed command failed, from this sandbox's facts (network, limits, package index). */
   diagnose: (sandbox: Sandbox, result: ExecResult) => Promise<Diagnosis | undefined>;
   close: () => Promise<void>;
+}
+
+/**
+ * Where local templates' root filesystems and names live. As root, bwrap sandboxes run as an
+ * unprivileged host user (host-user.ts) who cannot enter the private data folder: then a
+ * world-readable /var/lib/hands/templates (a root filesystem holds nothing secret).
+ */
+export function templatesDir(env: NodeJS.ProcessEnv = process.env): string {
+  const set = env["HANDS_TEMPLATES_DIR"];
+  if (set) return set;
+  if (process.getuid?.() === 0) return "/var/lib/hands/templates";
+  return join(dataDir(env), "templates");
+}
+
+/** A local template as sandbox options: its image (docker, gVisor) or root filesystem (bwrap). */
+async function localTemplate(
+  name: string,
+  kind: SandboxKind,
+  env: NodeJS.ProcessEnv,
+): Promise<{ image?: string; rootfs?: string; start?: string }> {
+  const { findTemplate } = await import("@hands/sandbox/backends");
+  let t: ReturnType<typeof findTemplate>;
+  try {
+    t = findTemplate(templatesDir(env), name);
+  } catch (e) {
+    throw new SettingsError((e as Error).message);
+  }
+  const start = t.recipe.start ? { start: t.recipe.start } : {};
+  if (kind === "docker") return { image: t.image, ...start };
+  if (kind === "bwrap") return { rootfs: t.rootfs, ...start };
+  throw new SettingsError(`--template works with the docker and bwrap sandboxes, not ${kind}`);
 }
 
 /** Where `hands sandbox build-image` keeps the package index the diagnosis reads. */
@@ -144,14 +177,26 @@ export async function prepareSandbox(
       if (choice.allowDomain?.length && !proxy)
         proxy = await startAllowListProxy({ allow: choice.allowDomain, auditPath });
       manager ??= new SessionManager({ auditPath });
-      return manager.create({
+      const tpl = choice.template ? await localTemplate(choice.template, k, env) : undefined;
+      const sb = await manager.create({
         kind: k,
         workspace: choice.workspace,
         protectedPaths: protectedPathsFor(choice.workspace, env),
         ...(k === "local" ? {} : { network: proxy ? "proxy" : choice.network === "host" ? "host" : "none" }),
         ...(proxy ? { proxySocket: proxy.socketPath } : {}),
         ...(k === "e2b" && choice.e2bTemplate ? { e2b: { template: choice.e2bTemplate } } : {}),
+        ...(tpl
+          ? { ...(tpl.image ? { image: tpl.image } : {}), ...(tpl.rootfs ? { rootfs: tpl.rootfs } : {}) }
+          : {}),
       });
+      if (tpl?.start) {
+        const { startTemplateCommand } = await import("@hands/sandbox/backends");
+        await startTemplateCommand(sb, tpl.start).catch(async (e: unknown) => {
+          await sb.destroy();
+          throw e;
+        });
+      }
+      return sb;
     },
     diagnose: async (sandbox, result) => {
       const { DEFAULT_LIMITS, diagnoseFailure, loadPackageIndex, packageIndexFile } = await import(

@@ -615,6 +615,7 @@ export async function openSession(setup: SessionSetup): Promise<HandsSession> {
       network: settings.network,
       allowDomain: settings.allowDomain,
       e2bTemplate: settings.e2bTemplate,
+      template: settings.template,
       env,
     },
     (t) => report("warning", t.trimEnd(), "sandbox"),

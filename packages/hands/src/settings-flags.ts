@@ -15,6 +15,8 @@ export interface SettingFlags {
   sandbox?: string;
   /** sandbox "e2b": the template its sandboxes start from. */
   e2bTemplate?: string;
+  /** sandbox docker or bwrap: a local template (hands sandbox template build) to run in. */
+  template?: string;
   /** "host" or "none" (the default for isolating sandboxes). */
   network?: string;
   /** Only these domains, through a filtering proxy. */

@@ -74,6 +74,8 @@ export const SETTINGS = {
     sdk: "sandbox",
   },
   e2bTemplate: { type: { kind: "string" }, env: ["HANDS_E2B_TEMPLATE"], flag: "--e2b-template" },
+  /** Choosing one of the user's own built templates cannot weaken the sandbox: project config may. */
+  template: { type: { kind: "string" }, env: ["HANDS_TEMPLATE"], flag: "--template" },
   reasoning: {
     type: oneOf("reasoning level", REASONING_LEVELS),
     env: ["HANDS_REASONING"],

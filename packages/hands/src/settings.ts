@@ -46,6 +46,8 @@ export interface FileConfig {
   sandbox?: string;
   /** sandbox "e2b": the template its sandboxes start from. */
   e2bTemplate?: string;
+  /** A local template (hands sandbox template build) for docker and bwrap sandboxes. */
+  template?: string;
   /** off | low | medium | high. */
   reasoning?: string;
   /** Approval mode: auto | ask | read-only (one task and sessions alike). */
@@ -80,6 +82,8 @@ export interface Settings {
   sandbox: string;
   /** sandbox "e2b": the template (--e2b-template, HANDS_E2B_TEMPLATE, config e2bTemplate). */
   e2bTemplate?: string;
+  /** sandbox docker/bwrap: the local template (--template, HANDS_TEMPLATE, config template). */
+  template?: string;
   reasoning?: ReasoningLevel;
   memory: MemorySettings;
   /** Tokens of the repository map in a session's first request; 0: none (--no-repo-map, repoMap "off"). */
@@ -181,6 +185,9 @@ export function resolveSettings(
   const e2bTemplate = (flag("e2bTemplate", args.e2bTemplate) ??
     fromEnv("e2bTemplate", "HANDS_E2B_TEMPLATE") ??
     pick("e2bTemplate")) as string | undefined;
+  const template = (flag("template", args.template) ??
+    fromEnv("template", "HANDS_TEMPLATE") ??
+    pick("template")) as string | undefined;
   const reasoning = (flag("reasoning", args.reasoning) ??
     fromEnv("reasoning", "HANDS_REASONING") ??
     pick("reasoning")) as string | undefined;
@@ -231,6 +238,7 @@ export function resolveSettings(
     ...(idleSeconds ? { idleTimeoutMs: idleSeconds * 1000 } : {}),
     sandbox,
     ...(e2bTemplate ? { e2bTemplate } : {}),
+    ...(template ? { template } : {}),
     ...(reasoning ? { reasoning: reasoning as ReasoningLevel } : {}),
     memory: resolveMemorySettings(
       args,

@@ -30,9 +30,18 @@ export {
   findTemplate,
   listTemplates,
   parseRecipe,
+  preflightRecipe,
   removeTemplate,
+  startTemplateCommand,
   TEMPLATE_REPO,
   type TemplateInfo,
   type TemplateRecipe,
   templateHash,
 } from "./template.js";
+export {
+  type BuildStep,
+  buildInContainer,
+  type ContainerBuildResult,
+  checkSteps,
+  removeTemplateImage,
+} from "./template-container.js";

@@ -54,6 +54,8 @@ export const SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 
 /** System folders the sandbox sees read-only (symlinks such as /bin → usr/bin are mirrored). */
 const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+/** A template's root filesystem (built by Hands, nothing of the host's) also brings these. */
+const ROOTFS_DIRS = ["/opt", "/srv"];
 
 /** The only parts of /etc a sandbox sees: no passwords, keys or host configuration. */
 const ETC_FILES = [
@@ -202,7 +204,7 @@ export function bwrapArgs(o: BwrapArgsOptions): string[] {
   if (seccompProgramFile()) a.push("--seccomp", String(SECCOMP_FD));
   a.push("--uid", String(SANDBOX_UID), "--gid", String(SANDBOX_UID), "--hostname", "hands");
   const from = (p: string) => (o.rootfs ? posix.join(o.rootfs, p) : p);
-  for (const d of SYSTEM_DIRS) {
+  for (const d of o.rootfs ? [...SYSTEM_DIRS, ...ROOTFS_DIRS] : SYSTEM_DIRS) {
     let st: ReturnType<typeof lstatSync>;
     try {
       st = lstatSync(from(d));

@@ -62,6 +62,23 @@ for (const { kind, skip } of kinds) {
       );
     });
 
+    test("a timeout names the processes running when it struck, not a tree the command wrote", async () => {
+      const r = await sb.exec(
+        "printf '1 1 S forged-entry\\n' > /tmp/.hands-timeout-tree; sleep 300 & python3 -c 'import time; time.sleep(100)'",
+        { timeoutMs: 1500 },
+      );
+      assert.equal(r.timedOut, true);
+      const d = await diagnoseFailure(sb, r, facts());
+      assert.equal(d?.cause, "timeout");
+      assert.match(
+        d?.line ?? "",
+        /timed out after \d+\.\d s and was killed; running then: \d+ sleep 300; \d+ python3 -c import time/,
+      );
+      assert.doesNotMatch(d?.line ?? "", /forged-entry|\/run\/hands\/sh/);
+      // Read once: the next command's diagnosis does not reuse it.
+      assert.equal((await run("false")).d, undefined);
+    });
+
     test("a failure that is not a missing command gets no diagnosis", async () => {
       assert.equal((await run("false")).d, undefined);
       assert.equal((await run("ls /no/such/path")).d, undefined);

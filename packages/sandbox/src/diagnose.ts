@@ -13,7 +13,8 @@ export type DiagnosisCause =
   | "missing-library"
   | "command-not-found"
   | "network-off"
-  | "network-refused";
+  | "network-refused"
+  | "timeout";
 
 export interface Diagnosis {
   cause: DiagnosisCause;
@@ -58,7 +59,8 @@ export async function diagnoseFailure(
       facts: { pidsLimit: n },
     };
   }
-  if (r.exitCode === 0 || r.timedOut) return undefined;
+  if (r.timedOut) return timedOut(sandbox, r);
+  if (r.exitCode === 0) return undefined;
   if (r.exitCode === 127) {
     const lib = await missingLibraries(sandbox, r.stderr, facts);
     if (lib) return lib;
@@ -66,6 +68,30 @@ export async function diagnoseFailure(
     if (cmd) return cmd;
   }
   return networkFailure(r.stderr, facts.network);
+}
+
+/** A timeout, with the process tree the session shell wrote down just before it killed it. */
+async function timedOut(sandbox: Sandbox, r: ExecResult): Promise<Diagnosis> {
+  const raw = await probe(
+    sandbox,
+    "cat /tmp/.hands-timeout-tree 2>/dev/null; rm -f /tmp/.hands-timeout-tree",
+  );
+  const tree = raw
+    .split("\n")
+    .map((l) => /^(\d+) (\d+) (\S) (.*)$/.exec(l))
+    .filter((m): m is RegExpExecArray => m !== null && !(m[4] as string).startsWith("/run/hands/sh "))
+    .map((m) => ({
+      pid: Number(m[1]),
+      ppid: Number(m[2]),
+      state: m[3] as string,
+      args: (m[4] as string).slice(0, 120),
+    }));
+  const shown = tree.map((p) => `${p.pid} ${p.args}${p.state === "T" ? " (stopped)" : ""}`).join("; ");
+  return {
+    cause: "timeout",
+    line: `timed out after ${(r.durationMs / 1000).toFixed(1)} s and was killed${tree.length ? `; running then: ${shown}` : ""}. A program waiting for input, a server in the foreground or a slow step: give it input (stdin, --yes), run servers in the background, or raise the timeout.`,
+    facts: { processes: tree },
+  };
 }
 
 /** Runs a small probe in the sandbox; its stdout, or "" when it could not run. */

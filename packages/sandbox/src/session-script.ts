@@ -64,9 +64,24 @@ rm -f -- "$__h_sfn" || { echo "session shell: cannot unlink its state file" >&3;
 unset __h_sfn
 exec {__h_null}</dev/null
 
+# At a timeout, first: the command's process group as it was (pid ppid state argv, at most 30),
+# for the failure's diagnosis (diagnose.ts reads it). Builtins only: it works under a fork bomb.
+__h_tree() {
+  local p st a c n=0 out=
+  for p in /proc/[0-9]*; do
+    read -r st 2>/dev/null < "$p/stat" || continue
+    set -- ${"${"}st##*) }
+    [ "$3" = "$__h_job" ] || continue
+    c=; mapfile -d '' -t a 2>/dev/null < "$p/cmdline" && c="${"${"}a[*]}"
+    out+="${"${"}p#/proc/} $2 $1 ${"${"}c:0:200}"$'\n'
+    n=$((n + 1)); [ $n -ge 30 ] && break
+  done
+  # Truncated, not removed (rm would fork): what the command wrote there is gone.
+  printf '%s' "$out" 2>/dev/null > /tmp/.hands-timeout-tree
+}
 # Timeout/abort: kill the command's process group until it is empty (a fork bomb keeps adding
 # to it while the first signal lands). kill is a builtin: this works with no PID left.
-trap '__h_intr=1; if [ -n "$__h_job" ]; then __h_n=0; while kill -KILL -- -"$__h_job" && [ $__h_n -lt 500 ]; do __h_n=$((__h_n + 1)); done; fi' USR1
+trap '__h_intr=1; if [ -n "$__h_job" ]; then __h_tree; __h_n=0; while kill -KILL -- -"$__h_job" && [ $__h_n -lt 500 ]; do __h_n=$((__h_n + 1)); done; fi' USR1
 trap '' INT TERM HUP PIPE
 # A job forked ahead (__h_ahead) holds its own command pipe: it never outlives the shell.
 trap '[ -z "$__h_pre" ] || kill -KILL "$__h_pre"' EXIT

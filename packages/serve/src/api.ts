@@ -275,6 +275,8 @@ export function createApiRouter(o: {
   metrics: ServeMetrics;
   /** Set when nodes share the store. */
   cluster?: Cluster;
+  /** E2B's template API and the other endpoints of templates/routes.ts (true: answered). */
+  templates?: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
 }) {
   const { service, keys, metrics, cluster } = o;
 
@@ -323,6 +325,7 @@ export function createApiRouter(o: {
         res.writeHead(200, { "content-type": metrics.registry.contentType }).end(text);
         return;
       }
+      if (await o.templates?.(req, res, url)) return;
       const key = req.headers["x-api-key"];
       const tenant = await keys.verify(typeof key === "string" ? key : undefined);
       if (!tenant) throw new ApiError(401, "Invalid API key");

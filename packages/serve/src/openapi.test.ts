@@ -37,7 +37,12 @@ describe("management API vs openapi.yml", () => {
     const ops = operations();
     assert.ok(ops.length >= 14, `found ${ops.length} operations`);
     for (const op of ops) {
-      const url = `${s.apiUrl}${op.path.replace("{sandboxID}", "nosuchsandbox000000")}`;
+      const url = `${s.apiUrl}${op.path
+        .replace("{sandboxID}", "nosuchsandbox000000")
+        .replace("{templateID}", "nosuchtemplate")
+        .replace("{buildID}", "nosuchbuild")
+        .replace("{alias}", "nosuch")
+        .replace("{hash}", "0".repeat(64))}`;
       const body = op.method === "POST" ? JSON.stringify({ timeout: 10, templateID: "nope" }) : undefined;
       const anon = await raw(url, { method: op.method, ...(body ? { body } : {}) });
       if (op.open) assert.equal(anon.status, 200, `${op.method} ${op.path} is public`);
@@ -54,7 +59,7 @@ describe("management API vs openapi.yml", () => {
 
   it("does not serve what the contract does not name", async () => {
     for (const [method, path] of [
-      ["GET", "/templates"],
+      ["GET", "/v3/templates"],
       ["POST", "/sandboxes/nosuchsandbox000000/checkpoint"],
       ["GET", "/v3/sandboxes"],
     ] as const) {

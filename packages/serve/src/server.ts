@@ -13,6 +13,8 @@ import { prepareDataFolders, SANDBOX_GID } from "./sandbox-users.js";
 import { SandboxService, type ServiceOptions } from "./service.js";
 import type { Store } from "./store.js";
 import { openStore } from "./store-open.js";
+import { DEFAULT_TEMPLATE_QUOTAS, TemplateBuilds, type TemplateQuotas } from "./templates/builds.js";
+import { createTemplateRouter } from "./templates/routes.js";
 
 export interface ServeOptions extends Omit<ServiceOptions, "store" | "dataDir" | "metrics"> {
   /** Folder for the state database and the sandboxes' files. */
@@ -33,6 +35,10 @@ export interface ServeOptions extends Omit<ServiceOptions, "store" | "dataDir" |
   /** With a shared database: heartbeat interval and the silence after which a node is dead. */
   heartbeatMs?: number;
   deadAfterMs?: number;
+  /** Tenants' template builds (E2B's Template API): quotas, the mirrors a build may reach, the OCI runtime (default runsc). */
+  templateQuotas?: Partial<TemplateQuotas>;
+  templateBuildAllow?: string[];
+  templateRuntime?: string;
 }
 
 export interface RunningServe {
@@ -132,6 +138,7 @@ export async function startServe(o: ServeOptions): Promise<RunningServe> {
   });
   const servers: Server[] = [];
   let cluster: Cluster | undefined;
+  let templateBuilds: TemplateBuilds | undefined;
   try {
     // Hearing changes of keys and limits starts before this node registers (and serves).
     await keys.start();
@@ -165,10 +172,30 @@ export async function startServe(o: ServeOptions): Promise<RunningServe> {
     }
     // Only once the name is ours: a second process under a live node's name must not touch its
     // rows (the service's reaper starts with it).
-    service = new SandboxService({ ...o, node, store, dataDir: o.dataDir, metrics });
+    const builds = new TemplateBuilds(
+      o.dataDir,
+      { ...DEFAULT_TEMPLATE_QUOTAS, ...(o.templateQuotas ?? {}) },
+      o.templateBuildAllow,
+      o.templateRuntime ?? "runsc",
+    );
+    templateBuilds = builds;
+    service = new SandboxService({
+      ...o,
+      node,
+      store,
+      dataDir: o.dataDir,
+      metrics,
+      tenantTemplate: (tenantId, name) => builds.spec(tenantId, name),
+    });
     const svc = service;
     await svc.recover();
-    apiRoute = createApiRouter({ service: svc, keys, metrics, ...(cluster ? { cluster } : {}) });
+    apiRoute = createApiRouter({
+      service: svc,
+      keys,
+      metrics,
+      ...(cluster ? { cluster } : {}),
+      templates: createTemplateRouter({ builds, keys, store, service: svc }),
+    });
     sandboxRoute = createSandboxRouter({
       service: svc,
       metrics,
@@ -187,6 +214,7 @@ export async function startServe(o: ServeOptions): Promise<RunningServe> {
       metrics,
       ...(c ? { cluster: c } : {}),
       async close() {
+        builds.close();
         for (const s of servers) s.closeAllConnections();
         await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
         await svc.close();
@@ -197,6 +225,7 @@ export async function startServe(o: ServeOptions): Promise<RunningServe> {
     };
   } catch (e) {
     for (const s of servers) s.close();
+    templateBuilds?.close();
     await service?.close();
     await cluster?.leave().catch(() => {});
     await keys.close();

@@ -22,6 +22,7 @@ import {
 import { folderKey, SandboxUsers } from "./sandbox-users.js";
 import { SnapshotError, type SnapshotRecord, Snapshots } from "./snapshots.js";
 import { type AuditEntry, quotaRefusal, type SandboxRow, type Store, type Tenant } from "./store.js";
+import { runStartCommand } from "./templates/start-command.js";
 import { copyWorkspace } from "./workspace-copy.js";
 
 export interface TemplateSpec {
@@ -31,6 +32,9 @@ export interface TemplateSpec {
   image?: string;
   cpus: number;
   memoryMB: number;
+  /** Tenant templates (templates/): run in the background at start; the ready command gates it. */
+  startCmd?: string;
+  readyCmd?: string;
 }
 
 export const DEFAULT_TEMPLATES: Record<string, TemplateSpec> = {
@@ -111,6 +115,8 @@ export interface ServiceOptions {
   /** Name of this node (several nodes share one PostgreSQL store; one node: "local"). */
   node?: string;
   templates?: Record<string, TemplateSpec>;
+  /** A tenant's own templates (built through E2B's Template API, templates/builds.ts). */
+  tenantTemplate?: (tenantId: string, name: string) => TemplateSpec | undefined;
   /** Sandboxes running at once on this node. */
   capacity?: number;
   maxQueue?: number;
@@ -162,6 +168,7 @@ export class SandboxService {
   readonly node: string;
   readonly queue: FairQueue;
   readonly templates: Record<string, TemplateSpec>;
+  private readonly tenantTemplate: ServiceOptions["tenantTemplate"];
   private readonly runtimes = new Map<string, SandboxRuntime>();
   /**
    * The rows of the sandboxes running here, as this node last wrote them: the data plane serves
@@ -190,6 +197,7 @@ export class SandboxService {
     this.metrics = o.metrics;
     this.dataDir = o.dataDir;
     this.templates = o.templates ?? DEFAULT_TEMPLATES;
+    this.tenantTemplate = o.tenantTemplate;
     this.queue = new FairQueue(o.capacity ?? 100, o.maxQueue ?? 200, o.queueTimeoutMs ?? 30_000);
     this.pausedRetentionMs = o.pausedRetentionMs ?? 7 * 24 * 3600_000;
     this.publicTrafficByDefault = o.publicTrafficByDefault === true;
@@ -319,7 +327,7 @@ export class SandboxService {
   private template(id: unknown, tenant: Tenant): { name: string; spec: TemplateSpec; seed?: string } {
     const name = id === undefined || id === null || id === "" ? "base" : id;
     if (typeof name !== "string") throw new ApiError(400, "templateID must be a string");
-    const spec = this.templates[name];
+    const spec = this.templates[name] ?? this.tenantTemplate?.(tenant.id, name);
     if (spec) return { name, spec };
     const snap = this.snapshots.find(tenant.id, name);
     const snapSpec = snap && this.templates[snap.record.templateId];
@@ -478,6 +486,11 @@ export class SandboxService {
       await rt.stop();
       throw new ApiError(503, "the service is stopping");
     }
+    if (spec.startCmd)
+      await runStartCommand(rt, spec).catch(async (e: Error) => {
+        await rt.stop();
+        throw new ApiError(500, e.message, "sandbox_create_failed");
+      });
     return rt;
   }
 
@@ -701,7 +714,7 @@ export class SandboxService {
       }
       // A paused sandbox's files are on its node's disk: only that node can resume it.
       if (row.node !== this.node) throw new ApiError(502, `sandbox '${id}' is paused on node '${row.node}'`);
-      const spec = this.templates[row.templateId];
+      const spec = this.templates[row.templateId] ?? this.tenantTemplate?.(tenant.id, row.templateId);
       if (!spec) throw new ApiError(404, `template '${row.templateId}' of sandbox '${id}' no longer exists`);
       await this.checkQuota(tenant, spec);
       await this.acquire(tenant, signal);
