@@ -105,6 +105,8 @@ export class SandboxRuntime {
   bridge: PortBridge | undefined;
   /** The sandbox's memory limit (the code interpreter sizes its kernel bound by it). */
   memoryBytes = 0;
+  /** Every process stopped where it stands (paused with its memory). */
+  frozen = false;
   /** The egress proxy and the rules it reads for every connection (sandboxes with rules). */
   private egress: { proxy: AllowListProxy; policy: EgressPolicy } | undefined;
 
@@ -279,10 +281,27 @@ export class SandboxRuntime {
     this.agent.call("unwatch", { wid }).catch(() => {});
   }
 
+  /**
+   * Stops every process where it stands, memory kept (a pause that keeps memory), or resumes
+   * them. False when the backend cannot (then nothing changed).
+   */
+  async freeze(on: boolean): Promise<boolean> {
+    if (this.stopping || !this.sandbox.freeze) return false;
+    const done = await this.sandbox.freeze(on);
+    if (done) this.frozen = on;
+    return done;
+  }
+
   /** Stops everything in the sandbox; the workspace folder stays (pause) unless the caller removes it. */
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    // A frozen process cannot even be killed: thawed first (bounded: a kill must not hang).
+    if (this.frozen)
+      await Promise.race([
+        this.sandbox.freeze?.(false).catch(() => {}),
+        new Promise((r) => setTimeout(r, 5000).unref()),
+      ]);
     this.agent.close();
     this.bridge?.close();
     await this.sandbox.destroy().catch(() => {});
