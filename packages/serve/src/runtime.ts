@@ -168,9 +168,10 @@ export class SandboxRuntime {
         ...(o.image ? { image: o.image } : {}),
       });
       // The source travels in the environment, not argv: the host's `ps` shows every argv.
-      // umask 077: what the sandbox creates is its user's alone (the agent passes it on).
+      // umask 022, as E2B's sandboxes (files 0644, folders 0755): the sandbox's folder and home
+      // are 0700 on the host, so no other host user reaches them whatever their modes.
       const run = sandbox.exec(
-        `umask 077; exec python3 -c 'import os; exec(os.environ["HANDS_AGENT_SOURCE"])'`,
+        `umask 022; exec python3 -c 'import os; exec(os.environ["HANDS_AGENT_SOURCE"])'`,
         {
           env: {
             HANDS_AGENT_SOURCE: AGENT_SOURCE,
@@ -264,10 +265,16 @@ export class SandboxRuntime {
     return entry as ProcessEntry;
   }
 
-  watch(path: string, recursive: boolean, onEvent: (ev: AgentEvent) => void): Promise<string> {
+  /** `entries`: each event but a removal carries the entry as it is then (envd 0.6.3's includeEntry). */
+  watch(
+    path: string,
+    recursive: boolean,
+    onEvent: (ev: AgentEvent) => void,
+    entries = false,
+  ): Promise<string> {
     const wid = randomBytes(8).toString("hex");
     this.watchers.set(wid, onEvent);
-    return this.agent.call("watch", { wid, path, recursive }).then(
+    return this.agent.call("watch", { wid, path, recursive, entries }).then(
       () => wid,
       (e) => {
         this.watchers.delete(wid);
