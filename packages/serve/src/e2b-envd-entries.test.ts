@@ -87,9 +87,7 @@ for (const [template, skip] of BACKENDS) {
       const dir = await sb.files.getInfo("modes/sub");
       assert.equal(dir.mode, 0o755);
       assert.equal(dir.permissions, "drwxr-xr-x");
-      const shell = await sb.commands.run(
-        "cd ~/modes && echo x > b.txt && mkdir c && stat -c '%a' b.txt c",
-      );
+      const shell = await sb.commands.run("cd ~/modes && echo x > b.txt && mkdir c && stat -c '%a' b.txt c");
       assert.equal(shell.stdout, "644\n755\n");
       const listed = await sb.files.list("modes");
       assert.deepEqual(listed.map((e) => [e.name, e.mode]).sort(), [
