@@ -83,6 +83,7 @@ for (const [template, skip] of BACKENDS) {
       const info = await sb.files.getInfo(f.path);
       assert.equal(info.mode, 0o644);
       assert.equal(info.permissions, "-rw-r--r--");
+      assert.deepEqual([info.owner, info.group], ["user", "user"], "E2B's owner and group names");
       await sb.files.makeDir("modes/sub");
       const dir = await sb.files.getInfo("modes/sub");
       assert.equal(dir.mode, 0o755);

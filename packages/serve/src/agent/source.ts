@@ -59,6 +59,15 @@ def owner(uid):
     except KeyError:
         return str(uid)
 
+def group_name(gid):
+    # A group by its own table; the sandbox's unnamed primary group (docker runs it as a host
+    # gid) is its user's, as E2B's "user" group is.
+    try:
+        import grp
+        return grp.getgrgid(gid).gr_name
+    except (KeyError, ImportError):
+        return owner(os.getuid()) if gid == os.getgid() else str(gid)
+
 def entry(path):
     try:
         st = os.lstat(path)
@@ -74,7 +83,7 @@ def entry(path):
             kind = "file"
     e = {"name": os.path.basename(path) or "/", "type": kind, "path": path, "size": st.st_size,
          "mode": stat.S_IMODE(st.st_mode), "permissions": perm_string(st.st_mode),
-         "owner": owner(st.st_uid), "group": owner(st.st_gid), "mtime": st.st_mtime_ns}
+         "owner": owner(st.st_uid), "group": group_name(st.st_gid), "mtime": st.st_mtime_ns}
     if target is not None:
         e["symlink"] = target
     else:
