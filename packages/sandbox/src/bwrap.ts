@@ -214,6 +214,11 @@ export class BwrapSandbox extends FileBackedSandbox implements Sandbox {
     return this.cgroup?.dirs[0]?.split("/").pop();
   }
 
+  /** Every process of the session stopped or resumed at once (its cgroup's freezer). */
+  async freeze(on: boolean): Promise<boolean> {
+    return this.cgroup ? this.cgroup.freeze(on) : false;
+  }
+
   /** Whether limits are enforced by a cgroup (false: rlimits only). */
   get cgroupLimits(): boolean {
     return this.cgroup !== undefined;

@@ -75,6 +75,13 @@ export class Cgroup {
         join(cpu, "cpu.cfs_quota_us"),
         String(Math.max(1000, Math.round(limits.cpus * 100000))),
       );
+      // The freezer, where the host has it: a group can then be stopped whole (freeze()).
+      const freezer = join(ROOT, "freezer", "hands", name);
+      if (canWrite(join(ROOT, "freezer")))
+        await mkdir(freezer, { recursive: true }).then(
+          () => dirs.push(freezer),
+          () => {},
+        );
       return new Cgroup(mode, dirs);
     }
     if (mode === "v2") {
@@ -124,8 +131,32 @@ export class Cgroup {
     return text.split("\n").filter(Boolean).map(Number);
   }
 
+  /**
+   * Stops (true) or resumes (false) every process in the group at once — cgroup v2's
+   * cgroup.freeze, v1's freezer — and waits until the kernel reports it done (at most 5 s).
+   * False when this group cannot be frozen (v1 without the freezer controller).
+   */
+  async freeze(on: boolean): Promise<boolean> {
+    const v2 = this.mode === "v2";
+    const dir = v2 ? this.dirs[0] : this.dirs.find((d) => d.startsWith(join(ROOT, "freezer")));
+    if (!dir) return false;
+    const file = join(dir, v2 ? "cgroup.freeze" : "freezer.state");
+    await writeFile(file, v2 ? (on ? "1" : "0") : on ? "FROZEN" : "THAWED");
+    const done = async () =>
+      v2
+        ? new RegExp(`^frozen ${on ? 1 : 0}$`, "m").test(await readFile(join(dir, "cgroup.events"), "utf8"))
+        : (await readFile(file, "utf8")).trim() === (on ? "FROZEN" : "THAWED");
+    for (let i = 0; i < 250; i++) {
+      if (await done()) return true;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error(`the sandbox's processes did not ${on ? "freeze" : "thaw"} within 5 s`);
+  }
+
   /** Kills every process in the group, then removes it. */
   async remove(): Promise<void> {
+    // Frozen processes do not die until thawed.
+    await this.freeze(false).catch(() => {});
     for (let i = 0; i < 50; i++) {
       const pids = await this.pids();
       if (pids.length === 0) break;
@@ -147,7 +178,7 @@ export function listCgroups(): string[] {
   const mode = detectCgroups();
   const parents =
     mode === "v1"
-      ? V1_CONTROLLERS.map((c) => join(ROOT, c, "hands"))
+      ? [...V1_CONTROLLERS, "freezer"].map((c) => join(ROOT, c, "hands"))
       : mode === "v2"
         ? [join(ROOT, "hands")]
         : [];

@@ -245,6 +245,14 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
     return this.containerId;
   }
 
+  /** Every process of the container stopped or resumed (the Engine's pause: its freezer). */
+  async freeze(on: boolean): Promise<boolean> {
+    if (!this.container) return false;
+    if (on) await this.container.pause();
+    else await this.container.unpause();
+    return true;
+  }
+
   private async start(): Promise<void> {
     const o = this.options;
     const { user, uid, gid } = containerUser(this.workspace, this);

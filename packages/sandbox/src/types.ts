@@ -61,6 +61,11 @@ export interface Sandbox {
   readFile(path: string): Promise<Buffer>;
   writeFile(path: string, data: string | Uint8Array): Promise<void>;
   destroy(): Promise<void>;
+  /**
+   * Stops (true) or resumes (false) every process of the sandbox where it stands, memory kept
+   * (bwrap: the cgroup freezer; docker: `pause`). Resolves false when this sandbox cannot.
+   */
+  freeze?(on: boolean): Promise<boolean>;
 }
 
 /**

@@ -12,11 +12,11 @@ import type { SnapshotRecord } from "./snapshots.js";
 import type { SandboxRow, SandboxState, Tenant } from "./store.js";
 
 /**
- * The envd version we present: new enough for every SDK feature we implement (octet-stream
- * uploads, closeStdin, file metadata from 0.6.2) and no newer — 0.6.3's entry info in watch
- * events is not implemented, so the SDK refuses `includeEntry` instead of dropping it.
+ * The envd version we present: the newest whose features the SDK gates and we implement —
+ * octet-stream uploads, closeStdin, file metadata (0.6.2), entry info in watch events (0.6.3),
+ * watches on network mounts (0.6.4) — so the SDK refuses nothing newer on our behalf.
  */
-export const ENVD_VERSION = "0.6.2";
+export const ENVD_VERSION = "0.6.4";
 const MAX_BODY_BYTES = 1024 * 1024;
 const PAGE_MAX = 100;
 

@@ -204,7 +204,8 @@ describe("fork and snapshots through the e2b SDK (bwrap)", { skip, timeout: 180_
       const r = await Sandbox.create(snap.snapshotId);
       cleanup.push(r);
       unchanged();
-      await v.pause();
+      // Files only: the resume starts the sandbox afresh on its folder (a frozen one is thawed as it was).
+      await v.pause({ keepMemory: false });
       const back = await Sandbox.connect(v.sandboxId);
       unchanged();
       for (const x of [f, r, back]) {
@@ -312,18 +313,21 @@ describe("fork and snapshots through the e2b SDK (bwrap)", { skip, timeout: 180_
     assert.equal(readdirSync(join(s.dataDir, "snapshots")).filter((n) => !n.startsWith(".")).length, 0);
   });
 
-  it("says that processes do not survive a pause instead of losing them in silence", async () => {
+  it("keeps files, not processes, on a pause with keepMemory: false; a bad memory value is refused", async () => {
     const p = await Sandbox.create();
     cleanup.push(p);
-    await assert.rejects(p.pause({ keepMemory: true } as never), /memory/);
+    const bad = await raw(`${s.apiUrl}/sandboxes/${p.sandboxId}/pause`, {
+      method: "POST",
+      headers: { "x-api-key": s.key, "content-type": "application/json" },
+      body: JSON.stringify({ memory: "yes" }),
+    });
+    assert.equal(bad.status, 400, bad.text);
     assert.equal(await p.isRunning(), true, "a refused pause leaves the sandbox running");
-    await assert.rejects(
-      Sandbox.create({ lifecycle: { onTimeout: { action: "pause", keepMemory: true } } } as never),
-      /autoPauseMemory/,
-    );
+    await p.commands.run("sleep 600", { background: true, timeoutMs: 0 });
     await p.files.write("kept.txt", "files are kept");
     assert.equal(await p.pause({ keepMemory: false } as never), true);
     const back = await Sandbox.connect(p.sandboxId);
     assert.equal(await back.files.read("kept.txt"), "files are kept");
+    assert.deepEqual(await back.commands.list(), [], "a filesystem-only pause ends the processes");
   });
 });

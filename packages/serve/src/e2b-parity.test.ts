@@ -148,7 +148,8 @@ describe("E2B parity of hands serve (bwrap)", { skip, timeout: 120_000 }, () => 
       await victim.files.write("keep.txt", "kept");
       // The sandbox owns its folder (/workspace): it can put a link where its home was.
       await victim.commands.run(`mv /workspace/home /workspace/old-home && ln -s ${target} /workspace/home`);
-      await victim.pause();
+      // Files only: the resume starts the sandbox afresh on its folder (a frozen one is thawed as it was).
+      await victim.pause({ keepMemory: false });
       const back = await Sandbox.connect(victim.sandboxId);
       const st = lstatSync(target);
       assert.equal(st.uid, process.getuid?.(), "the host folder the link named keeps its owner");

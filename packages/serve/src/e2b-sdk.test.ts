@@ -222,11 +222,11 @@ describe("e2b SDK against hands serve (bwrap)", { skip, timeout: 120_000 }, () =
     }
   });
 
-  it("pauses (files kept, processes not) and resumes through connect", async () => {
+  it("pauses (files and processes kept) and resumes through connect", async () => {
     const p = await Sandbox.create();
     try {
       await p.files.write("keep.txt", "kept");
-      await p.commands.run("sleep 300", { background: true });
+      const bg = await p.commands.run("sleep 300", { background: true });
       assert.equal(await p.pause(), true);
       assert.equal(await Sandbox.pause(p.sandboxId), false, "pausing a paused sandbox reports false");
       assert.equal((await Sandbox.getInfo(p.sandboxId)).state, "paused");
@@ -234,7 +234,11 @@ describe("e2b SDK against hands serve (bwrap)", { skip, timeout: 120_000 }, () =
       const resumed = await Sandbox.connect(p.sandboxId);
       assert.equal((await resumed.getInfo()).state, "running");
       assert.equal(await resumed.files.read("keep.txt"), "kept");
-      assert.deepEqual(await resumed.commands.list(), [], "processes do not survive a pause");
+      assert.deepEqual(
+        (await resumed.commands.list()).map((c) => c.pid),
+        [bg.pid],
+        "a pause keeps the processes (frozen)",
+      );
     } finally {
       await Sandbox.kill(p.sandboxId);
     }

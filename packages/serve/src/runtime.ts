@@ -105,6 +105,8 @@ export class SandboxRuntime {
   bridge: PortBridge | undefined;
   /** The sandbox's memory limit (the code interpreter sizes its kernel bound by it). */
   memoryBytes = 0;
+  /** Every process stopped where it stands (paused with its memory). */
+  frozen = false;
   /** The egress proxy and the rules it reads for every connection (sandboxes with rules). */
   private egress: { proxy: AllowListProxy; policy: EgressPolicy } | undefined;
 
@@ -166,9 +168,10 @@ export class SandboxRuntime {
         ...(o.image ? { image: o.image } : {}),
       });
       // The source travels in the environment, not argv: the host's `ps` shows every argv.
-      // umask 077: what the sandbox creates is its user's alone (the agent passes it on).
+      // umask 022, as E2B's sandboxes (files 0644, folders 0755): the sandbox's folder and home
+      // are 0700 on the host, so no other host user reaches them whatever their modes.
       const run = sandbox.exec(
-        `umask 077; exec python3 -c 'import os; exec(os.environ["HANDS_AGENT_SOURCE"])'`,
+        `umask 022; exec python3 -c 'import os; exec(os.environ["HANDS_AGENT_SOURCE"])'`,
         {
           env: {
             HANDS_AGENT_SOURCE: AGENT_SOURCE,
@@ -262,10 +265,16 @@ export class SandboxRuntime {
     return entry as ProcessEntry;
   }
 
-  watch(path: string, recursive: boolean, onEvent: (ev: AgentEvent) => void): Promise<string> {
+  /** `entries`: each event but a removal carries the entry as it is then (envd 0.6.3's includeEntry). */
+  watch(
+    path: string,
+    recursive: boolean,
+    onEvent: (ev: AgentEvent) => void,
+    entries = false,
+  ): Promise<string> {
     const wid = randomBytes(8).toString("hex");
     this.watchers.set(wid, onEvent);
-    return this.agent.call("watch", { wid, path, recursive }).then(
+    return this.agent.call("watch", { wid, path, recursive, entries }).then(
       () => wid,
       (e) => {
         this.watchers.delete(wid);
@@ -279,10 +288,27 @@ export class SandboxRuntime {
     this.agent.call("unwatch", { wid }).catch(() => {});
   }
 
+  /**
+   * Stops every process where it stands, memory kept (a pause that keeps memory), or resumes
+   * them. False when the backend cannot (then nothing changed).
+   */
+  async freeze(on: boolean): Promise<boolean> {
+    if (this.stopping || !this.sandbox.freeze) return false;
+    const done = await this.sandbox.freeze(on);
+    if (done) this.frozen = on;
+    return done;
+  }
+
   /** Stops everything in the sandbox; the workspace folder stays (pause) unless the caller removes it. */
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    // A frozen process cannot even be killed: thawed first (bounded: a kill must not hang).
+    if (this.frozen)
+      await Promise.race([
+        this.sandbox.freeze?.(false).catch(() => {}),
+        new Promise((r) => setTimeout(r, 5000).unref()),
+      ]);
     this.agent.close();
     this.bridge?.close();
     await this.sandbox.destroy().catch(() => {});

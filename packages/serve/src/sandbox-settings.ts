@@ -17,6 +17,8 @@ export interface NetworkSettings {
 export interface SandboxSettings {
   network: NetworkSettings;
   autoResume: boolean;
+  /** false: a timeout's pause keeps the files only (E2B's keepMemory: false); else memory too. */
+  autoPauseMemory?: boolean;
 }
 
 export const DEFAULT_SETTINGS: SandboxSettings = {

@@ -127,15 +127,16 @@ describe("security: another local user against hands serve (bwrap)", { skip, tim
     assertNothingLeaked(out, secret);
   });
 
-  it("keeps the folders private: data 0710 (the sandboxes' group passes), sandbox 0700, files 0600", () => {
+  it("keeps the folders private: data 0710 (the sandboxes' group passes), sandbox 0700; files E2B's 0644 inside them", () => {
     const ws = s.service.workspaceOf(sb.sandboxId);
     const mode = (p: string) => statSync(p).mode & 0o777;
     assert.equal(mode(s.dataDir), 0o710);
     assert.equal(mode(join(s.dataDir, "sandboxes")), 0o710);
     assert.equal(mode(ws), 0o700);
     assert.equal(mode(join(ws, "home")), 0o700);
-    assert.equal(mode(join(ws, "home", "secret.txt")), 0o600, "umask 077 in the sandbox");
-    assert.equal(mode(join(ws, "home", "via-api.txt")), 0o600, "files written through the API too");
+    // The 0700 folders above are what keep them from other host users (the attack above).
+    assert.equal(mode(join(ws, "home", "secret.txt")), 0o644, "umask 022 in the sandbox, as E2B's");
+    assert.equal(mode(join(ws, "home", "via-api.txt")), 0o644, "files written through the API too");
     assert.equal(statSync(join(ws, "home", "secret.txt")).uid, statSync(ws).uid);
     assert.notEqual(statSync(ws).uid, 0);
   });

@@ -4,6 +4,7 @@ import { statSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, resolve } from "node:path";
+import type { Duplex } from "node:stream";
 import { createApiRouter } from "./api.js";
 import { Cluster } from "./cluster.js";
 import { createSandboxRouter } from "./envd/router.js";
@@ -60,6 +61,7 @@ function listen(
   handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
   at: { host: string; port: number },
   headersTimeoutMs: number,
+  upgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => Promise<void>,
 ): Promise<Server> {
   const server = createServer(
     { connectionsCheckingInterval: Math.min(1000, headersTimeoutMs) },
@@ -78,6 +80,12 @@ function listen(
   // request: a connection that has not produced a whole request in time is closed here.
   const answered = new WeakSet<object>();
   server.on("request", (req: IncomingMessage) => answered.add(req.socket));
+  // WebSockets through getHost (envd/port-upgrade.ts); without a listener Node drops upgrades.
+  if (upgrade)
+    server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      answered.add(req.socket);
+      upgrade(req, socket, head).catch(() => socket.destroy());
+    });
   server.on("connection", (socket) => {
     const timer = setTimeout(() => {
       if (!answered.has(socket)) socket.destroy();
@@ -146,7 +154,7 @@ export async function startServe(o: ServeOptions): Promise<RunningServe> {
     // Both addresses are bound before the node registers (what it advertises must answer); until
     // the routers exist, requests get a 503.
     let apiRoute: Handler | undefined;
-    let sandboxRoute: Handler | undefined;
+    let sandboxRoute: ReturnType<typeof createSandboxRouter> | undefined;
     const api = await listen(
       (req, res) => (apiRoute ?? starting)(req, res),
       o.apiListen ?? { host: "127.0.0.1", port: 0 },
@@ -157,6 +165,10 @@ export async function startServe(o: ServeOptions): Promise<RunningServe> {
       (req, res) => (sandboxRoute ?? starting)(req, res),
       o.sandboxListen ?? { host: "127.0.0.1", port: 0 },
       headersTimeout,
+      async (req, socket, head) => {
+        if (sandboxRoute) await sandboxRoute.upgrade(req, socket, head);
+        else socket.destroy();
+      },
     );
     servers.push(sandbox);
     if (store.shared) {

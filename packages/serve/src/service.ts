@@ -73,17 +73,13 @@ export interface CreateRequest {
 export type ForkResult = { row: SandboxRow } | { error: ApiError };
 
 /**
- * Processes do not survive a pause here (bwrap cannot checkpoint them; docker's checkpoint needs
- * CRIU and an experimental daemon), so a pause that asks to keep memory is refused with the
- * reason, rather than done without it.
+ * Whether a pause keeps memory and processes (E2B's keepMemory; its default is to keep them):
+ * the sandbox is frozen where it stands (cgroup freezer, docker pause) while paused.
  */
-function checkMemoryRequest(v: unknown, what: string): void {
-  if (v === undefined || v === null || v === false) return;
-  if (v !== true) throw new ApiError(400, `${what} must be a boolean`);
-  throw new ApiError(
-    400,
-    `${what}: true is not supported: hands serve keeps a paused sandbox's files, not its memory or processes (pause with keepMemory: false)`,
-  );
+function keepsMemory(v: unknown, what: string): boolean {
+  if (v === undefined || v === null) return true;
+  if (typeof v !== "boolean") throw new ApiError(400, `${what} must be a boolean`);
+  return v;
 }
 
 /**
@@ -124,6 +120,11 @@ export interface ServiceOptions {
   reapIntervalMs?: number;
   /** One host uid for every sandbox when the service runs as root (default: a uid per sandbox, sandbox-users.ts). */
   sandboxUid?: number;
+  /**
+   * How long a pause keeps memory and processes (frozen, holding its slot and its memory) before
+   * it becomes a filesystem-only pause (default an hour).
+   */
+  frozenLimitMs?: number;
   /** How long a paused sandbox's files are kept (default 7 days). */
   pausedRetentionMs?: number;
   /** Warm sandboxes kept ready per template (default: 2 of "base"; {} for none). */
@@ -176,6 +177,13 @@ export class SandboxService {
    * the others — by rows the reaper's sweep then finds and stops).
    */
   private readonly liveRows = new Map<string, SandboxRow>();
+  /**
+   * Paused sandboxes whose processes are frozen where they stand, memory kept (a pause that keeps
+   * memory). Each keeps its slot (its memory is still in use) until it is resumed, killed, or
+   * turned into a filesystem-only pause: after frozenLimitMs, or when a create needs its slot.
+   */
+  private readonly frozen = new Map<string, { rt: SandboxRuntime; since: number }>();
+  private readonly frozenLimitMs: number;
   /** Sandboxes being started, paused or killed: one lifecycle change at a time per sandbox. */
   private readonly busy = new Map<string, Promise<unknown>>();
   private readonly metrics: ServeMetrics;
@@ -200,6 +208,7 @@ export class SandboxService {
     this.tenantTemplate = o.tenantTemplate;
     this.queue = new FairQueue(o.capacity ?? 100, o.maxQueue ?? 200, o.queueTimeoutMs ?? 30_000);
     this.pausedRetentionMs = o.pausedRetentionMs ?? 7 * 24 * 3600_000;
+    this.frozenLimitMs = o.frozenLimitMs ?? 3600_000;
     this.publicTrafficByDefault = o.publicTrafficByDefault === true;
     this.users = SandboxUsers.forService(join(this.dataDir, "sandboxes"), o.sandboxUid);
     this.folderKey = folderKey(this.dataDir);
@@ -372,7 +381,8 @@ export class SandboxService {
       throw new ApiError(400, "allow_internet_access must be a boolean");
     checkAccessRequest(body);
     const settings = settingsOrRefusal(body, this.publicTrafficByDefault);
-    if (body.autoPause === true) checkMemoryRequest(body.autoPauseMemory, "autoPauseMemory");
+    if (body.autoPause === true && !keepsMemory(body.autoPauseMemory, "autoPauseMemory"))
+      settings.autoPauseMemory = false;
     await this.checkQuota(tenant, spec);
     await this.acquire(tenant, signal);
     // Warm sandboxes have no network: one with internet or egress rules starts as asked.
@@ -455,6 +465,12 @@ export class SandboxService {
   }
 
   private async acquire(tenant: Tenant, signal?: AbortSignal): Promise<void> {
+    // A full node gives a frozen pause's slot first (oldest first): it becomes filesystem-only.
+    for (const [id] of this.frozen) {
+      if (this.queue.used < this.queue.capacity) break;
+      if (this.busy.has(id)) continue;
+      await this.exclusive(id, () => this.unfreezeToFiles(id, "its slot was needed"));
+    }
     try {
       await this.queue.acquire(tenant.id, signal);
     } catch (e) {
@@ -624,8 +640,11 @@ export class SandboxService {
     this.runtimes.delete(id);
     this.liveRows.delete(id);
     if (rt) await rt.stop();
+    const frozen = this.frozen.get(id);
+    this.frozen.delete(id);
+    if (frozen) await frozen.rt.stop();
     this.removeFiles(id);
-    if (release) this.queue.release();
+    if (release || frozen) this.queue.release();
   }
 
   async setTimeout(tenant: Tenant, id: string, timeout: unknown): Promise<void> {
@@ -680,14 +699,54 @@ export class SandboxService {
 
   async pause(tenant: Tenant, id: string, memory?: unknown): Promise<void> {
     await this.usable(tenant, id);
-    checkMemoryRequest(memory, "memory");
+    const keep = keepsMemory(memory, "memory");
+    let frozen = false;
     await this.exclusive(id, async () => {
       const row = await this.usable(tenant, id);
       if (row.state === "paused") throw new ApiError(409, `sandbox '${id}' is already paused`);
       if (row.node !== this.node) throw new ApiError(502, `sandbox '${id}' runs on node '${row.node}'`);
-      await this.stopToPaused(row, "requested");
+      frozen = keep && (await this.freezeToPaused(row, "requested"));
+      // keepMemory asked for explicitly where this backend cannot freeze: refused, not done without.
+      if (keep && !frozen && memory === true)
+        throw new ApiError(
+          400,
+          `memory: true is not supported for sandbox '${id}': its backend cannot freeze it (pause with keepMemory: false)`,
+        );
+      if (!frozen) await this.stopToPaused(row, "requested");
     });
-    await this.store.audit({ tenant: tenant.id, sandbox: id, event: "pause" });
+    await this.store.audit({ tenant: tenant.id, sandbox: id, event: "pause", detail: { memory: frozen } });
+  }
+
+  /**
+   * Pause with memory: every process frozen where it stands, the runtime kept aside with its slot.
+   * False (nothing changed) when the backend cannot freeze it.
+   */
+  private async freezeToPaused(row: SandboxRow, reason: string): Promise<boolean> {
+    const rt = this.runtimes.get(row.id);
+    if (!rt?.alive || !(await rt.freeze(true).catch(() => false))) return false;
+    this.runtimes.delete(row.id);
+    this.liveRows.delete(row.id);
+    this.frozen.set(row.id, { rt, since: Date.now() });
+    await this.store.setState(row.id, "paused", `${reason} (memory kept)`);
+    await this.store.setEndAt(row.id, Date.now() + this.pausedRetentionMs);
+    return true;
+  }
+
+  /** A frozen pause becomes a filesystem-only one: its processes end, its slot is freed. */
+  private async unfreezeToFiles(id: string, why: string): Promise<void> {
+    const f = this.frozen.get(id);
+    if (!f) return;
+    this.frozen.delete(id);
+    await f.rt.stop();
+    this.queue.release();
+    const row = await this.store.sandbox(id);
+    if (row)
+      await this.store.audit({
+        tenant: row.tenantId,
+        sandbox: id,
+        event: "pause",
+        detail: { memory: false, reason: why },
+      });
   }
 
   /** Pause = stop every process and keep the files (the workspace folder is the snapshot). */
@@ -717,17 +776,29 @@ export class SandboxService {
       const spec = this.templates[row.templateId] ?? this.tenantTemplate?.(tenant.id, row.templateId);
       if (!spec) throw new ApiError(404, `template '${row.templateId}' of sandbox '${id}' no longer exists`);
       await this.checkQuota(tenant, spec);
-      await this.acquire(tenant, signal);
+      // A frozen sandbox still holds its slot.
+      const frozen = this.frozen.get(id);
+      if (!frozen) await this.acquire(tenant, signal);
       // Running (and counted against the quota) before it starts, as a create is.
       const refusal = await this.store
         .resumeWithinQuota(id, Date.now() + (t ?? DEFAULT_TIMEOUT_S) * 1000, this.node)
         .catch((e: Error) => e.message);
       if (refusal) {
-        this.queue.release();
+        if (!frozen) this.queue.release();
         throw new ApiError(429, refusal);
       }
       try {
-        await this.startRuntime(row, spec);
+        if (frozen) {
+          this.frozen.delete(id);
+          // Thawed where it stood; a sandbox that cannot be (its agent died meanwhile) starts
+          // afresh on its files, as a filesystem-only resume.
+          const thawed = (await frozen.rt.freeze(false).catch(() => false)) && frozen.rt.alive;
+          if (thawed) this.adopt({ ...row, state: "running", node: this.node }, frozen.rt);
+          else {
+            await frozen.rt.stop();
+            await this.startRuntime(row, spec);
+          }
+        } else await this.startRuntime(row, spec);
       } catch (e) {
         this.queue.release();
         await this.store.setState(id, "paused", "resume failed");
@@ -877,7 +948,12 @@ export class SandboxService {
     const running = await this.store.sandboxesOnNode(this.node, ["running"]);
     for (const row of running) {
       if (row.endAt > now || this.busy.has(row.id)) continue;
-      if (row.autoPause) await this.exclusive(row.id, () => this.stopToPaused(row, "timeout"));
+      if (row.autoPause)
+        await this.exclusive(row.id, async () => {
+          const frozen =
+            row.settings?.autoPauseMemory !== false && (await this.freezeToPaused(row, "timeout"));
+          if (!frozen) await this.stopToPaused(row, "timeout");
+        });
       else await this.end(row.id, "killed", "timeout");
       this.metrics.reaps.inc({ reason: row.autoPause ? "timeout-pause" : "timeout" });
       await this.store.audit({
@@ -899,6 +975,11 @@ export class SandboxService {
         detail: { reason: "paused too long" },
       });
       gone.push(row.id);
+    }
+    // Frozen for too long: memory is given back, files kept.
+    for (const [id, f] of [...this.frozen]) {
+      if (now - f.since < this.frozenLimitMs || this.busy.has(id)) continue;
+      await this.exclusive(id, () => this.unfreezeToFiles(id, "kept frozen too long"));
     }
     // Runtimes whose rows say they no longer run here (killed while this node did not answer,
     // marked lost by the other nodes while this one was cut off) are stopped.
@@ -945,7 +1026,8 @@ export class SandboxService {
     const pending = [...this.busy.values()].map((p) => p.catch(() => {}));
     if (pending.length)
       await Promise.race([Promise.all(pending), new Promise((r) => setTimeout(r, 15_000).unref())]);
-    const all = [...this.runtimes.values()];
+    const all = [...this.runtimes.values(), ...[...this.frozen.values()].map((f) => f.rt)];
+    this.frozen.clear();
     this.runtimes.clear();
     this.liveRows.clear();
     await Promise.all(all.map((rt) => rt.stop()));

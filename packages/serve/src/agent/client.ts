@@ -43,7 +43,14 @@ export type AgentEvent =
       /** Set by the host (never taken from the agent) when the sandbox itself went away. */
       sandboxGone?: true;
     }
-  | { ev: "fs"; wid: string; name: string; type: "create" | "write" | "remove" | "chmod" }
+  | {
+      ev: "fs";
+      wid: string;
+      name: string;
+      type: "create" | "write" | "remove" | "chmod";
+      /** With includeEntry: the entry as the agent saw it (untrusted, like everything it sends). */
+      entry?: AgentEntry;
+    }
   | { ev: "fs_end"; wid: string; err: string };
 
 interface Pending {

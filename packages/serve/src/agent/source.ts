@@ -9,7 +9,7 @@
 //   agent → host  {"id": n, "ok": result} | {"id": n, "err": [code, message]}
 //                 {"ev": "out", "pid": p, "fd": 1|2, "data": b64} | {"ev": "exit", "pid": p, ...}
 //                 (a process started with a pty has one output stream, sent as fd 1)
-//                 {"ev": "fs", "wid": w, "name": ..., "type": ...}
+//                 {"ev": "fs", "wid": w, "name": ..., "type": ..., "entry"?: {...}}
 // Python rather than Node: ~10 MB per sandbox instead of ~40 MB, and it starts in ~20 ms.
 export const AGENT_SOURCE = String.raw`
 import base64, errno, fcntl, json, os, pwd, queue, select, shutil, signal, socket, stat, struct, subprocess, sys, termios, threading, time
@@ -59,6 +59,15 @@ def owner(uid):
     except KeyError:
         return str(uid)
 
+def group_name(gid):
+    # A group by its own table; the sandbox's unnamed primary group (docker runs it as a host
+    # gid) is its user's, as E2B's "user" group is.
+    try:
+        import grp
+        return grp.getgrgid(gid).gr_name
+    except (KeyError, ImportError):
+        return owner(os.getuid()) if gid == os.getgid() else str(gid)
+
 def entry(path):
     try:
         st = os.lstat(path)
@@ -74,7 +83,7 @@ def entry(path):
             kind = "file"
     e = {"name": os.path.basename(path) or "/", "type": kind, "path": path, "size": st.st_size,
          "mode": stat.S_IMODE(st.st_mode), "permissions": perm_string(st.st_mode),
-         "owner": owner(st.st_uid), "group": owner(st.st_gid), "mtime": st.st_mtime_ns}
+         "owner": owner(st.st_uid), "group": group_name(st.st_gid), "mtime": st.st_mtime_ns}
     if target is not None:
         e["symlink"] = target
     else:
@@ -472,7 +481,16 @@ def scan(root, recursive):
     walk(root)
     return seen
 
-def watcher(wid, root, recursive, stop):
+def watcher(wid, root, recursive, stop, entries):
+    def event(name, kind):
+        ev = {"ev": "fs", "wid": wid, "name": name, "type": kind}
+        # envd 0.6.3's includeEntry: the entry as it is now, where the path still exists.
+        if entries and kind != "remove":
+            try:
+                ev["entry"] = entry(os.path.join(root, name))
+            except Fail:
+                pass
+        send(ev)
     before = scan(root, recursive)
     while not stop.wait(0.05):
         if not os.path.isdir(root):
@@ -482,18 +500,18 @@ def watcher(wid, root, recursive, stop):
         for name, sig in now.items():
             old = before.get(name)
             if old is None:
-                send({"ev": "fs", "wid": wid, "name": name, "type": "create"})
+                event(name, "create")
                 # A file that already has content when first seen was also written (inotify
                 # reports both); an empty one gets its write when its content comes.
                 if stat.S_ISREG(sig[2]) and sig[1] > 0:
-                    send({"ev": "fs", "wid": wid, "name": name, "type": "write"})
+                    event(name, "write")
             elif old[0] != sig[0] or old[1] != sig[1]:
-                send({"ev": "fs", "wid": wid, "name": name, "type": "write"})
+                event(name, "write")
             elif old[2] != sig[2]:
-                send({"ev": "fs", "wid": wid, "name": name, "type": "chmod"})
+                event(name, "chmod")
         for name in before:
             if name not in now:
-                send({"ev": "fs", "wid": wid, "name": name, "type": "remove"})
+                event(name, "remove")
         before = now
 
 def op_watch(m):
@@ -502,7 +520,7 @@ def op_watch(m):
         raise Fail("not_found", "directory '%s' does not exist" % root)
     stop = threading.Event()
     watches[m["wid"]] = stop
-    threading.Thread(target=watcher, args=(m["wid"], root, bool(m.get("recursive")), stop), daemon=True).start()
+    threading.Thread(target=watcher, args=(m["wid"], root, bool(m.get("recursive")), stop, bool(m.get("entries"))), daemon=True).start()
     return {}
 
 def op_unwatch(m):

@@ -47,8 +47,22 @@ function path(v: unknown, what = "path"): string {
 /** Watchers made with CreateWatcher, polled with GetWatcherEvents (per sandbox runtime). */
 const polled = new WeakMap<object, Map<string, { events: Array<Record<string, unknown>>; wid: string }>>();
 
-function fsEvent(ev: Extract<AgentEvent, { ev: "fs" }>): Record<string, unknown> {
-  return { name: ev.name, type: EVENT_TYPES[ev.type] ?? "EVENT_TYPE_UNSPECIFIED" };
+/**
+ * A watch event in envd's JSON. The entry comes from the agent (the sandbox's user could send
+ * anything in its place): one that does not convert is left out, never thrown in the stream.
+ */
+export function fsEvent(ev: Extract<AgentEvent, { ev: "fs" }>): Record<string, unknown> {
+  let entry: Record<string, unknown> | undefined;
+  try {
+    entry = ev.entry && typeof ev.entry === "object" ? entryInfo(ev.entry) : undefined;
+  } catch {
+    entry = undefined;
+  }
+  return {
+    name: String(ev.name),
+    type: EVENT_TYPES[ev.type] ?? "EVENT_TYPE_UNSPECIFIED",
+    ...(entry ? { entry } : {}),
+  };
 }
 
 export async function unary(
@@ -134,7 +148,9 @@ export async function watchDir(
   };
   let wid: string;
   try {
-    wid = await ctx.runtime.watch(path(msg.path), msg.recursive === true, onEvent);
+    // allowNetworkMounts (envd 0.6.4) asks envd not to refuse NFS/FUSE folders, whose inotify
+    // is unreliable; this watch polls, on any filesystem, so it is accepted and changes nothing.
+    wid = await ctx.runtime.watch(path(msg.path), msg.recursive === true, onEvent, msg.includeEntry === true);
   } catch (e) {
     writeStreamError(res, toConnectError(e));
     return;

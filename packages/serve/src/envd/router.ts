@@ -5,6 +5,7 @@
 // whether another tenant's sandbox exists. With the right token, a sandbox that is not running
 // here gets the answer of a dead sandbox (502).
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import type { Cluster } from "../cluster.js";
 import {
   ConnectError,
@@ -19,12 +20,14 @@ import {
 import { FORWARDED_HEADER, forward } from "../forward.js";
 import { interpreterHandler } from "../interpreter/service.js";
 import type { ServeMetrics } from "../metrics.js";
+import type { SandboxRuntime } from "../runtime.js";
 import type { SandboxService } from "../service.js";
 import type { SandboxRow } from "../store.js";
 import { ENVD_PORT, INTERPRETER_PORT, missingTokenMessage, offeredTokens, tokenAdmits } from "./access.js";
 import type { EnvdContext } from "./context.js";
 import { download, HttpError, httpErrorOf, sendJsonError, upload } from "./files.js";
 import * as fsService from "./filesystem.js";
+import { forwardUpgrade, refuseUpgrade, upgradeToPort } from "./port-upgrade.js";
 import { proxyToPort } from "./ports.js";
 import * as processService from "./process.js";
 import { admitSigned, isSignedFilesRequest, type SignedRequest, signedRequestOf } from "./signing.js";
@@ -136,6 +139,12 @@ function mediaType(req: IncomingMessage): string {
     .toLowerCase() as string;
 }
 
+/** Where getHost traffic goes: an answer of its own, another node, or this node's sandbox. */
+type PortTarget =
+  | { kind: "error"; status: number; message: string; sandboxId: string }
+  | { kind: "forward"; row: SandboxRow; cluster: Cluster }
+  | { kind: "local"; runtime: SandboxRuntime; sandboxId: string; maskRequestHost?: string };
+
 export function createSandboxRouter(o: SandboxRouterOptions) {
   const maxMessage = o.maxMessageBytes ?? 16 * 1024 * 1024;
   const maxUpload = o.maxUploadBytes ?? 1024 * 1024 * 1024;
@@ -162,72 +171,120 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
   /**
    * getHost traffic: a port a process in the sandbox listens on. As E2B answers it: a sandbox that
    * is not there, 502 "The sandbox was not found"; without public traffic, no or a wrong traffic
-   * token, 403.
+   * token, 403. Shared by plain requests and upgrades (WebSockets).
    */
-  const userPort = async (req: IncomingMessage, res: ServerResponse, port: number): Promise<void> => {
-    const e2bError = (status: number, message: string, sandboxId: string) => {
-      req.resume();
-      metrics.errors.inc({ api: "sandbox", code: String(status) });
-      const text = JSON.stringify({ message, sandboxId, code: status });
-      res.writeHead(status, {
-        "content-type": "application/json",
-        "content-length": Buffer.byteLength(text),
-      });
-      res.end(text);
-    };
+  const portTarget = async (req: IncomingMessage, port: number): Promise<PortTarget> => {
     let row: SandboxRow | undefined;
     let id: string | undefined;
     try {
       id = await target(req, async () => undefined);
       row = id ? await rowOf(id) : undefined;
     } catch (e) {
-      e2bError(503, `the service's state does not answer: ${(e as Error).message}`, id ?? "");
-      return;
+      return {
+        kind: "error",
+        status: 503,
+        message: `the service's state does not answer: ${(e as Error).message}`,
+        sandboxId: id ?? "",
+      };
     }
-    if (!id || !row || row.state === "killed") {
-      e2bError(502, "The sandbox was not found", id ?? "");
-      return;
-    }
+    if (!id || !row || row.state === "killed")
+      return { kind: "error", status: 502, message: "The sandbox was not found", sandboxId: id ?? "" };
     if (
       row.settings?.network.allowPublicTraffic !== true &&
       !tokenAdmits(offeredTokens(req, port), port, row.token)
-    ) {
-      e2bError(
-        403,
-        `port ${port} of the sandbox needs its traffic access token: send its trafficAccessToken in the 'e2b-traffic-access-token' header`,
-        id,
-      );
-      return;
-    }
-    if (row.state === "lost") {
-      e2bError(502, `The sandbox was lost: ${row.endReason ?? "it stopped"}`, id);
-      return;
-    }
-    const owner = row.node !== service.node && o.cluster && req.headers[FORWARDED_HEADER] === undefined;
-    if (owner && o.cluster) {
+    )
+      return {
+        kind: "error",
+        status: 403,
+        message: `port ${port} of the sandbox needs its traffic access token: send its trafficAccessToken in the 'e2b-traffic-access-token' header`,
+        sandboxId: id,
+      };
+    if (row.state === "lost")
+      return {
+        kind: "error",
+        status: 502,
+        message: `The sandbox was lost: ${row.endReason ?? "it stopped"}`,
+        sandboxId: id,
+      };
+    if (row.node !== service.node && o.cluster && req.headers[FORWARDED_HEADER] === undefined) {
       if (row.state === "running") remote.remember(row);
-      if (!(await forwardToOwner(o.cluster, row.node, req, res, metrics))) remote.forget(row.id);
-      return;
+      return { kind: "forward", row, cluster: o.cluster };
     }
     row = await resumedIfAsked(row);
     const rt = service.runtime(row.id);
-    if (row.state !== "running" || !rt?.alive) {
-      e2bError(502, row.state === "paused" ? "The sandbox is paused" : "The sandbox was not found", id);
-      return;
-    }
-    await proxyToPort({
-      runtime: rt,
-      sandboxId: id,
-      port,
-      ...(row.settings?.network.maskRequestHost
-        ? { maskRequestHost: row.settings.network.maskRequestHost }
-        : {}),
-      req,
-      res,
-    });
+    if (row.state !== "running" || !rt?.alive)
+      return {
+        kind: "error",
+        status: 502,
+        message: row.state === "paused" ? "The sandbox is paused" : "The sandbox was not found",
+        sandboxId: id,
+      };
+    const mask = row.settings?.network.maskRequestHost;
+    return { kind: "local", runtime: rt, sandboxId: id, ...(mask ? { maskRequestHost: mask } : {}) };
   };
 
-  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const userPort = async (req: IncomingMessage, res: ServerResponse, port: number): Promise<void> => {
+    const t = await portTarget(req, port);
+    if (t.kind === "error") {
+      req.resume();
+      metrics.errors.inc({ api: "sandbox", code: String(t.status) });
+      const text = JSON.stringify({ message: t.message, sandboxId: t.sandboxId, code: t.status });
+      res.writeHead(t.status, {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(text),
+      });
+      res.end(text);
+      return;
+    }
+    if (t.kind === "forward") {
+      if (!(await forwardToOwner(t.cluster, t.row.node, req, res, metrics))) remote.forget(t.row.id);
+      return;
+    }
+    await proxyToPort({ ...t, port, req, res });
+  };
+
+  /** An Upgrade request (WebSocket): only to a port of the sandbox's own processes. */
+  const upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> => {
+    socket.on("error", () => {});
+    const port = portOf(req);
+    if (
+      !Number.isInteger(port) ||
+      port <= 0 ||
+      port >= 65536 ||
+      port === ENVD_PORT ||
+      port === INTERPRETER_PORT
+    ) {
+      refuseUpgrade(socket, 400, {
+        message: "upgrades go to a port a process in the sandbox listens on",
+        code: 400,
+      });
+      return;
+    }
+    const t = await portTarget(req, port);
+    if (t.kind === "error") {
+      metrics.errors.inc({ api: "sandbox", code: String(t.status) });
+      refuseUpgrade(socket, t.status, { message: t.message, sandboxId: t.sandboxId, code: t.status });
+      return;
+    }
+    if (t.kind === "forward") {
+      const peer = await t.cluster.peer(t.row.node);
+      const sent =
+        peer?.state === "up" &&
+        (await forwardUpgrade({ to: peer.sandboxUrl, from: t.cluster.node, req, socket, head }));
+      if (sent) metrics.forwarded.inc({ plane: "sandbox", to: t.row.node });
+      else {
+        remote.forget(t.row.id);
+        refuseUpgrade(socket, 502, {
+          message: `The sandbox's node '${t.row.node}' does not answer`,
+          code: 502,
+        });
+      }
+      return;
+    }
+    await upgradeToPort({ ...t, port, req, socket, head });
+  };
+
+  const handler = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const store = service.store;
     const port = portOf(req);
     if (
@@ -384,4 +441,5 @@ export function createSandboxRouter(o: SandboxRouterOptions) {
       fail(e);
     }
   };
+  return Object.assign(handler, { upgrade });
 }

@@ -33,23 +33,45 @@ interface Kernel {
 
 /** Contexts a sandbox may have at once (each is a kernel): past it, a create is refused. */
 export const MAX_CONTEXTS = 16;
-/** Memory one context takes: its kernel (IPython ~70–95 MB resident) and its bridge (~30 MB). */
-export const CONTEXT_MEMORY_BYTES = 128 * 1024 * 1024;
+/**
+ * What one context is charged by its sandbox's memory cgroup, its kernel and its bridge (~55 MB)
+ * together, by language — measured by bench/interpreter-memory.mjs (bwrap, after a first cell):
+ * IPython +181 MB, Deno +213–280 MB, IRkernel +172 MB, the Bash kernel +86 MB. Rounded up: a
+ * kernel grows with what its cells hold, and one that does not fit is killed while it starts.
+ */
+const CONTEXT_MEMORY_MB: Record<string, number> = {
+  python: 192,
+  javascript: 288,
+  typescript: 288,
+  r: 192,
+  bash: 112,
+};
+/** Kept for the agent and the cells' own processes (the agent alone is ~12 MB). */
+const RESERVED_BYTES = 32 * 1024 * 1024;
+
+/** The memory a context of this language is charged against its sandbox's budget. */
+export function contextMemoryBytes(language: string): number {
+  return (CONTEXT_MEMORY_MB[language] ?? 288) * 1024 * 1024;
+}
 
 /**
- * The contexts a sandbox of this much memory may have: more kernels than fit are killed by its
- * memory cgroup while they start (a 512 MB sandbox held 4–6 of 16), so the bound is refused
- * with 429 before that, not answered with a dead kernel's 500.
+ * The contexts of one language a sandbox of this much memory may have: more kernels than fit
+ * are killed by its memory cgroup while they start or run (four Deno contexts in 512 MB: three
+ * OOM kills), so past the bound a create is refused with 429, not answered with a dead kernel.
+ * Contexts of several languages share the budget (each charged contextMemoryBytes).
  */
-export function contextLimit(memoryBytes: number): number {
+export function contextLimit(memoryBytes: number, language = "python"): number {
   if (!(memoryBytes > 0)) return MAX_CONTEXTS;
-  return Math.max(1, Math.min(MAX_CONTEXTS, Math.floor(memoryBytes / CONTEXT_MEMORY_BYTES)));
+  const budget = Math.max(0, memoryBytes - RESERVED_BYTES);
+  return Math.max(1, Math.min(MAX_CONTEXTS, Math.floor(budget / contextMemoryBytes(language))));
 }
 
 interface Contexts {
   kernels: Map<string, Kernel>;
   /** Kernels being started, by context id: a second start of the same context waits for it. */
   starting: Map<string, Promise<Kernel>>;
+  /** The language of each kernel being started (its memory is reserved from the start). */
+  startingLanguage: Map<string, string>;
 }
 
 const contexts = new WeakMap<SandboxRuntime, Contexts>();
@@ -57,7 +79,7 @@ const contexts = new WeakMap<SandboxRuntime, Contexts>();
 function contextsOf(rt: SandboxRuntime): Contexts {
   let c = contexts.get(rt);
   if (!c) {
-    c = { kernels: new Map(), starting: new Map() };
+    c = { kernels: new Map(), starting: new Map(), startingLanguage: new Map() };
     contexts.set(rt, c);
   }
   return c;
@@ -103,19 +125,38 @@ function startKernel(
   const pending = c.starting.get(id);
   if (pending) return pending;
   if (!c.kernels.has(id)) {
-    let count = c.kernels.size;
-    for (const s of c.starting.keys()) if (!c.kernels.has(s)) count++;
-    const limit = contextLimit(ctx.runtime.memoryBytes);
-    if (count >= limit)
+    // Contexts and their memory, counting those still starting (each charged by its language).
+    let count = 0;
+    let charged = 0;
+    for (const k of c.kernels.values()) {
+      count++;
+      charged += contextMemoryBytes(k.language);
+    }
+    for (const [s, language] of c.startingLanguage)
+      if (!c.kernels.has(s)) {
+        count++;
+        charged += contextMemoryBytes(language);
+      }
+    const memory = ctx.runtime.memoryBytes;
+    const fits =
+      count < MAX_CONTEXTS &&
+      (!(memory > 0) ||
+        count === 0 ||
+        charged + contextMemoryBytes(spec.language) <= memory - RESERVED_BYTES);
+    if (!fits)
       return Promise.reject(
         new HttpError(
           429,
-          `the sandbox already has ${limit} code contexts, the most its memory allows: remove one (DELETE /contexts/{id}) first`,
+          `the sandbox already has ${count} code contexts, the most its memory allows (${Math.round(memory / 1048576)} MB; a ${spec.language} context takes ~${Math.round(contextMemoryBytes(spec.language) / 1048576)} MB): remove one (DELETE /contexts/{id}) first`,
         ),
       );
   }
-  const p = spawnKernel(ctx, id, spec, cwd, queue, c.kernels.has(id)).finally(() => c.starting.delete(id));
+  const p = spawnKernel(ctx, id, spec, cwd, queue, c.kernels.has(id)).finally(() => {
+    c.starting.delete(id);
+    c.startingLanguage.delete(id);
+  });
   c.starting.set(id, p);
+  c.startingLanguage.set(id, spec.language);
   return p;
 }
 
