@@ -27,6 +27,7 @@ import { type HookOutcome, type Hooks, runHooks } from "./hooks.js";
 import { buildSystemPrompt } from "./prompt.js";
 import { ToolRegistry } from "./registry.js";
 import { runToolCalls } from "./scheduler.js";
+import type { EditorAccess } from "./tools/editor-access.js";
 import type { DiagnoseCommand, Tool, ToolContext } from "./tools/types.js";
 import { addUsage, emptyUsage } from "./usage.js";
 
@@ -105,6 +106,8 @@ export interface AgentOptions {
    * Its choice is reported as a model_choice event when it names one.
    */
   route?: (info: RouteInfo) => RouteChoice | undefined;
+  /** The editor driving the run (ACP): files through its buffers, commands in its terminal. */
+  editor?: EditorAccess;
 }
 
 /** What a router is told about the step to come. */
@@ -209,6 +212,7 @@ export class Agent {
       budget,
       emit: (event) => emit(event),
       ...(opts.diagnostics ? { diagnostics: opts.diagnostics } : {}),
+      ...(opts.editor ? { editor: opts.editor } : {}),
     };
 
     const system =

@@ -23,6 +23,7 @@ import {
 import type { Tool } from "./types.js";
 import type { WebFetchOptions } from "./web/web-fetch.js";
 
+export type { EditorAccess, EditorCommandOptions } from "./editor-access.js";
 export { RECALL_TOOL, type RecallSource, recallTool } from "./recall.js";
 export type { ToolSpec } from "./specs.js";
 

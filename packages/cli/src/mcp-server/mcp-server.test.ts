@@ -3,32 +3,18 @@
 // by its id, cancelling a call mid-run, and refusals (a workspace outside the server's folder,
 // unknown arguments, a missing or wrong bearer token).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, test } from "node:test";
-import { type ScriptedServer, startScriptedServer } from "@hands/llm";
+import { test } from "node:test";
+import { startScriptedServer } from "@hands/llm";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { BIN, cleanEnv } from "../testing/cli-process.js";
+import { scriptedModelFlags as modelFlags, scratchFolder, spawnBin } from "../testing/front-ends.js";
 import { sandboxFor, TaskInputError } from "./run-task.js";
 
-const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-mcp-server-")));
-after(() => rmSync(scratch, { recursive: true, force: true }));
-
-const modelFlags = (model: ScriptedServer) => [
-  "--base-url",
-  model.url,
-  "--model",
-  "m",
-  "--api-key",
-  "k",
-  "--sandbox",
-  "local",
-  "--no-memory",
-];
+const scratch = scratchFolder("hands-mcp-server-");
 
 interface TaskResult {
   status: string;
@@ -160,24 +146,19 @@ test("hands mcp-server --http: streamable HTTP behind a bearer token", async () 
     { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "out.md", content: "# out\n" } }] },
     { content: "Wrote out.md." },
   ]);
-  const child = spawn(
-    process.execPath,
-    [BIN, "mcp-server", "--http", "0", "--cwd", root, ...modelFlags(model)],
-    {
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let stderr = "";
+  const {
+    child,
+    stderr: errText,
+    exited,
+  } = spawnBin(["mcp-server", "--http", "0", "--cwd", root, ...modelFlags(model)], env, "ignore");
   const url = await new Promise<string>((resolve, reject) => {
-    child.stderr.on("data", (d) => {
-      stderr += d;
-      const m = /hands mcp-server: (http:\/\/\S+)/.exec(stderr);
+    child.stderr!.on("data", () => {
+      const m = /hands mcp-server: (http:\/\/\S+)/.exec(errText());
       if (m) resolve(m[1]!);
     });
-    child.on("close", () => reject(new Error(`exited: ${stderr}`)));
+    child.on("close", () => reject(new Error(`exited: ${errText()}`)));
   });
-  const exited = new Promise<number | null>((r) => child.on("close", (c) => r(c)));
+  const stderr = errText();
   try {
     assert.doesNotMatch(stderr, /secret-token-for-tests/, "a token from the environment is not printed");
     const init = {
@@ -220,7 +201,7 @@ test("hands mcp-server --http: streamable HTTP behind a bearer token", async () 
   } finally {
     child.kill("SIGTERM");
   }
-  assert.equal(await exited, 0, stderr);
+  assert.equal(await exited, 0, errText());
   await model.close();
 });
 
