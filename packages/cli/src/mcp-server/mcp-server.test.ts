@@ -12,8 +12,8 @@ import { startScriptedServer } from "@hands/llm";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { BIN, cleanEnv } from "../testing/cli-process.js";
-import { scriptedModelFlags as modelFlags, scratchFolder, spawnBin } from "../testing/front-ends.js";
+import { BIN, cleanEnv, scriptedModelFlags as modelFlags } from "../testing/cli-process.js";
+import { scratchFolder, spawnBin } from "../testing/front-ends.js";
 import { sandboxFor, TaskInputError } from "./run-task.js";
 
 const scratch = scratchFolder("hands-mcp-server-");

@@ -17,7 +17,8 @@ import {
   type SessionNotification,
 } from "@agentclientprotocol/sdk";
 import type { ScriptedServer } from "@hands/llm";
-import { type BinProcess, scriptedModelFlags, spawnBin } from "./front-ends.js";
+import { scriptedModelFlags } from "./cli-process.js";
+import { type BinProcess, spawnBin } from "./front-ends.js";
 
 export interface EditorOptions {
   /** The editor's buffers by absolute path (their text, unsaved changes included). */

@@ -1,12 +1,11 @@
 // Start-up shared by the tests of the editor and tool-server front ends (`hands acp`,
 // `hands mcp-server`): a scratch folder removed when the file ends, the flags that point the
-// bin at the scripted model server, the bin as a child process, and waiting for a condition.
+// bin at the scripted model server (cli-process.ts), the bin as a child process, and waiting for a condition.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after } from "node:test";
-import type { ScriptedServer } from "@hands/llm";
 import { BIN } from "./cli-process.js";
 
 /** A real (symlink-free) temp folder, removed after the test file. */
@@ -14,20 +13,6 @@ export function scratchFolder(prefix: string): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
   after(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
-}
-
-/** The model flags for the scripted server; `sandbox` null leaves the CLI's default. */
-export function scriptedModelFlags(model: ScriptedServer, sandbox: string | null = "local"): string[] {
-  return [
-    "--base-url",
-    model.url,
-    "--model",
-    "m",
-    "--api-key",
-    "k",
-    ...(sandbox ? ["--sandbox", sandbox] : []),
-    "--no-memory",
-  ];
 }
 
 export interface BinProcess {
