@@ -118,6 +118,13 @@ test("hands acp: read_file, edit_file and write_file go through the editor's buf
       ],
     );
     assert.equal(editor.permissions[2]!.toolCall.toolCallId, "w2");
+    // The edit's permission shows its diff against the buffer, not the disk.
+    const askedDiff = editor.permissions[0]!.toolCall.content?.find((c) => c.type === "diff");
+    assert.equal(editor.permissions[0]!.toolCall.toolCallId, "e1");
+    assert.deepEqual(
+      askedDiff && askedDiff.type === "diff" ? [askedDiff.oldText, askedDiff.newText] : undefined,
+      ["UNSAVED LINE 1\nUNSAVED LINE 2\n", "UNSAVED LINE 1\nEDITED LINE 2\n"],
+    );
     const w2 = editor.updates
       .map((u) => u.update)
       .findLast((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === "w2" && u.status);

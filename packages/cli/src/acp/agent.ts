@@ -2,6 +2,7 @@
 // A front end like the interactive CLI: each ACP session is a composition-root session
 // (openSession: trust, sandbox, policy, approvals, memory, session file), its events become
 // session updates, its approval questions permission requests. Nothing here wires a session.
+import { realpath } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
 import {
   type AgentApp,
@@ -28,6 +29,7 @@ import {
   SessionStore,
   type UserAnswer,
 } from "@hands/agent";
+import { isInside } from "@hands/sandbox/base";
 import { dataDir, type HandsSession, openSession, realFolder, SettingsError } from "@hands/sdk/root";
 import type { CliArgs } from "../args.js";
 import { cliVersion } from "../cli-version.js";
@@ -120,7 +122,8 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
       const call =
         live.started.findLast((c) => c.name === p.name && JSON.stringify(c.args) === same) ??
         live.started.findLast((c) => c.name === p.name);
-      const req = permissionRequest(live.session.id, call?.callId ?? `approval-${Date.now()}`, p);
+      const buffer = await bufferOf(live, p);
+      const req = permissionRequest(live.session.id, call?.callId ?? `approval-${Date.now()}`, p, buffer);
       await sent(live);
       try {
         const r = await client.request(methods.client.session.requestPermission, req, {
@@ -131,6 +134,24 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
         return { answer: "no", reason: `the editor did not answer (${(e as Error).message})` };
       }
     };
+
+  /** The editor's buffer of a write's target, for its permission diff: only a file inside the workspace. */
+  const bufferOf = async (live: Live, p: ApprovalPrompt): Promise<string | undefined> => {
+    const abs = p.kind === "write" ? p.preview?.abs : undefined;
+    if (!abs || !caps.fs?.readTextFile || !client) return undefined;
+    try {
+      const real = await realpath(abs);
+      if (!isInside(live.session.workspace, real)) return undefined;
+      const r = await client.request(
+        methods.client.fs.readTextFile,
+        { sessionId: live.session.id, path: real },
+        { cancellationSignal: p.signal },
+      );
+      return r.content;
+    } catch {
+      return undefined;
+    }
+  };
 
   async function open(cwd: string, mcpServers: McpServer[] | undefined, resume?: string): Promise<Live> {
     if (!isAbsolute(cwd))
