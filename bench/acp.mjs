@@ -20,6 +20,7 @@ import { dirname, join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { client, methods, ndJsonStream, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
+import { scriptedModelFlags } from "../packages/cli/dist/testing/cli-process.js";
 import { startScriptedServer } from "../packages/llm/dist/index.js";
 import { median } from "./harness-run.mjs";
 
@@ -57,17 +58,7 @@ const model = await startScriptedServer((req) => {
   if (req.path.endsWith("/chat/completions")) arrivals.push(performance.now());
   return nextTurn();
 });
-const flags = [
-  "--base-url",
-  model.url,
-  "--model",
-  "m",
-  "--api-key",
-  "k",
-  "--sandbox",
-  "local",
-  "--no-memory",
-];
+const flags = scriptedModelFlags(model);
 const longText = "word ".repeat((PIECES * CHUNK) / 5).slice(0, PIECES * CHUNK);
 
 async function acpFigures() {

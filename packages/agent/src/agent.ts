@@ -28,6 +28,7 @@ import { buildSystemPrompt } from "./prompt.js";
 import { ToolRegistry } from "./registry.js";
 import { markWorkspaceChanged } from "./repo-map/freshness.js";
 import { runToolCalls } from "./scheduler.js";
+import type { EditorAccess } from "./tools/editor-access.js";
 import type { DiagnoseCommand, Tool, ToolContext } from "./tools/types.js";
 import { addUsage, emptyUsage } from "./usage.js";
 
@@ -106,6 +107,8 @@ export interface AgentOptions {
    * Its choice is reported as a model_choice event when it names one.
    */
   route?: (info: RouteInfo) => RouteChoice | undefined;
+  /** The editor driving the run (ACP): files through its buffers, commands in its terminal. */
+  editor?: EditorAccess;
 }
 
 /** What a router is told about the step to come. */
@@ -212,6 +215,7 @@ export class Agent {
       budget,
       emit: (event) => emit(event),
       ...(opts.diagnostics ? { diagnostics: opts.diagnostics } : {}),
+      ...(opts.editor ? { editor: opts.editor } : {}),
     };
 
     const system =

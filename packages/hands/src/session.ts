@@ -22,6 +22,7 @@ import {
   createTodoTool,
   Diagnostics,
   databaseTools,
+  type EditorAccess,
   findSqliteFiles,
   type HookOutcome,
   type Hooks,
@@ -126,6 +127,12 @@ export interface SessionSetup {
   hooks?: Hooks;
   /** Offer the task tool (sub-agents): true, or how many run at once and their step limit. */
   subagents?: boolean | Omit<SubagentConfig, "enabled">;
+  /**
+   * The editor driving the session (ACP): the file tools read (and write) workspace files
+   * through its buffers, and run_command may run in its terminal. Confinement and approvals
+   * apply first, as always.
+   */
+  editor?: EditorAccess;
 }
 
 export interface SessionRunOptions {
@@ -362,6 +369,7 @@ export class HandsSession {
       approve,
       ...this.memory?.agentOptions(),
       hooks: this.hooks,
+      ...(this.setup.editor ? { editor: this.setup.editor } : {}),
       ...(this.diagnostics && !options.readOnly ? { diagnostics: this.diagnostics } : {}),
     });
     try {
@@ -439,6 +447,7 @@ export class HandsSession {
       approve,
       ...memory?.agentOptions(),
       hooks: this.hooks,
+      ...(this.setup.editor ? { editor: this.setup.editor } : {}),
       ...(this.diagnostics ? { diagnostics: this.diagnostics } : {}),
     });
     return {

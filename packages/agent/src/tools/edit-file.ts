@@ -1,6 +1,7 @@
 // edit_file: exact string replacement in a file, with helpful errors when the match fails.
 import { withDiagnostics } from "../diagnostics/attach.js";
 import { noteFileWritten } from "../repo-map/freshness.js";
+import { editorText } from "./editor-access.js";
 import { writeFileAtomicAt } from "./fs/atomic.js";
 import { closeQuietly, type Opened, openAt, openParentInside, readFd } from "./fs/confined.js";
 import {
@@ -173,6 +174,18 @@ function noMatchMessage(shown: string, content: string, old: string): string {
   return parts.join("\n");
 }
 
+/** Writes the edited file: through the editor when it writes files (the path passed the checks), else atomically on disk; the repo map learns of it. */
+async function save(
+  ctx: ToolContext,
+  at: { dirFd: number; name: string },
+  abs: string,
+  content: string,
+): Promise<void> {
+  if (ctx.editor?.writeText) await ctx.editor.writeText(abs, content, ctx.signal);
+  else await writeFileAtomicAt(at.dirFd, at.name, content);
+  noteFileWritten(workspaceRoot(ctx), abs);
+}
+
 async function writeNew(
   ctx: ToolContext,
   at: { dirFd: number; name: string },
@@ -180,8 +193,7 @@ async function writeNew(
   shown: string,
   content: string,
 ): Promise<ToolResult> {
-  await writeFileAtomicAt(at.dirFd, at.name, content);
-  noteFileWritten(workspaceRoot(ctx), abs);
+  await save(ctx, at, abs, content);
   const lines = splitLines(content);
   const after = capForData(content);
   const result = {
@@ -245,7 +257,8 @@ export const editFileTool: Tool<EditFileArgs> = {
         closeQuietly(file.fd);
       }
       if (looksBinary(buf)) return errorResult(`${shown} is a binary file; edit_file edits text files only.`);
-      const content = buf.toString("utf8");
+      // The editor's buffer (unsaved changes included) is what is edited, when it gives it.
+      const content = (await editorText(ctx, abs, true)) ?? buf.toString("utf8");
       if (oldStr === "") {
         if (content === "") return await writeNew(ctx, at, abs, shown, newStr);
         return errorResult(
@@ -291,8 +304,7 @@ export const editFileTool: Tool<EditFileArgs> = {
       }
       parts.push(content.slice(last));
       const updated = parts.join("");
-      await writeFileAtomicAt(at.dirFd, at.name, updated);
-      noteFileWritten(workspaceRoot(ctx), abs);
+      await save(ctx, at, abs, updated);
 
       const newLines = splitLines(updated);
       const newLineNos = lineNumbersOf(updated, newIdx);

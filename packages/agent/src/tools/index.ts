@@ -23,6 +23,11 @@ import {
 import type { Tool } from "./types.js";
 import type { WebFetchOptions } from "./web/web-fetch.js";
 
+export type { EditorAccess, EditorCommandOptions } from "./editor-access.js";
+export type { FileChange, FileStates } from "./fs/file-states.js";
+
+/** The workspace snapshot of sizes and mtimes (fs/file-states.ts), loaded when first used. */
+export const loadFileStates = () => import("./fs/file-states.js");
 export { RECALL_TOOL, type RecallSource, recallTool } from "./recall.js";
 export type { ToolSpec } from "./specs.js";
 

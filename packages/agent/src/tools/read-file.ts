@@ -1,10 +1,11 @@
 import { readSync } from "node:fs";
 import { relative, sep } from "node:path";
 import { StringDecoder } from "node:string_decoder";
+import { editorText } from "./editor-access.js";
 import { chunksOf, closeQuietly } from "./fs/confined.js";
-import { errorResult, exceptionResult, openOrError, resolveOrError } from "./fs/errors.js";
+import { errorResult, exceptionResult, openOrError, resolveOrError, workspaceRoot } from "./fs/errors.js";
 import { BINARY_SNIFF_BYTES, clipLine, fmtInt, humanSize, looksBinary, numbered } from "./fs/text.js";
-import { displayPath } from "./paths.js";
+import { displayPath, isInsideRoot } from "./paths.js";
 import { READ_DEFAULT_LIMIT, READ_MAX_LIMIT, READ_MAX_LINE_CHARS, readFileSpec } from "./specs.js";
 import type { Tool, ToolContext, ToolResult } from "./types.js";
 
@@ -139,6 +140,53 @@ function readStart(fd: number, max: number): Buffer {
   return buf.subarray(0, n);
 }
 
+/** The slice as read_file's result: numbered lines, clipped long lines, where to go on. */
+function formatSlice(
+  shown: string,
+  slice: Slice,
+  offset: number,
+  size: number,
+  extra?: Record<string, unknown>,
+): ToolResult {
+  if (slice.lines.length === 0) {
+    return errorResult(
+      `offset ${offset} is past the end of ${shown}, which has ${fmtInt(slice.totalLines)} lines.`,
+      { path: shown, totalLines: slice.totalLines },
+    );
+  }
+  const width = String(offset + slice.lines.length - 1).length;
+  const out = slice.lines.map((line, i) => {
+    const full = slice.lengths[i] ?? line.length;
+    const text =
+      full > line.length || line.length > READ_MAX_LINE_CHARS
+        ? `${line.slice(0, READ_MAX_LINE_CHARS)} … [line clipped: ${fmtInt(full)} chars]`
+        : clipLine(line, READ_MAX_LINE_CHARS);
+    return numbered(offset + i, text, width);
+  });
+  const endLine = offset + slice.lines.length - 1;
+  const remaining = slice.totalLines - endLine;
+  if (slice.countStopped) {
+    out.push(
+      `… more lines follow (the file is ${humanSize(size)}; lines were counted only up to line ${fmtInt(slice.totalLines)}); call read_file with offset=${endLine + 1} to continue.`,
+    );
+  } else if (remaining > 0) {
+    out.push(
+      `… ${fmtInt(remaining)} more line${remaining === 1 ? "" : "s"} (file has ${fmtInt(slice.totalLines)}); call read_file with offset=${endLine + 1} to continue.`,
+    );
+  }
+  return {
+    output: out.join("\n"),
+    data: {
+      path: shown,
+      ...extra,
+      startLine: offset,
+      endLine,
+      linesShown: slice.lines.length,
+      ...(slice.countStopped ? { totalLinesAtLeast: slice.totalLines } : { totalLines: slice.totalLines }),
+    },
+  };
+}
+
 export const readFileTool: Tool<ReadFileArgs> = {
   ...readFileSpec,
   async execute(args: ReadFileArgs, ctx: ToolContext): Promise<ToolResult> {
@@ -157,60 +205,33 @@ export const readFileTool: Tool<ReadFileArgs> = {
           path: shown,
         });
       }
-      if (st.size === 0)
-        return { output: "(empty file)", data: { path: shown, linesShown: 0, totalLines: 0 } };
+      const offset = Math.max(1, Math.floor(args.offset ?? 1));
+      const limit = Math.min(READ_MAX_LIMIT, Math.max(1, Math.floor(args.limit ?? READ_DEFAULT_LIMIT)));
+      const empty = { output: "(empty file)", data: { path: shown, linesShown: 0, totalLines: 0 } };
       // Small files: one synchronous read (cheaper than a thread-pool round trip for a local
       // file this size) serves both the binary check and the slice; never more than fstat said.
       const whole = st.size <= WHOLE_READ_BYTES ? readStart(fd, st.size) : undefined;
+      // An editor's buffer of a workspace file (unsaved changes included) is the file's text;
+      // the path and the file on disk have passed every check above before the editor is asked.
+      const edited =
+        whole && !looksBinary(whole)
+          ? await editorText(ctx, abs, isInsideRoot(workspaceRoot(ctx), abs))
+          : undefined;
+      if (edited !== undefined && !edited.includes("\0")) {
+        if (edited === "") return { ...empty, data: { ...empty.data, editor: true } };
+        return formatSlice(shown, sliceText(edited, offset, limit), offset, edited.length, { editor: true });
+      }
+      if (st.size === 0) return empty;
       if (looksBinary(whole ?? readStart(fd, BINARY_SNIFF_BYTES))) {
         return errorResult(
           `${shown} is a binary file (${humanSize(st.size)}, ${fmtInt(st.size)} bytes); read_file shows text files only.`,
           { path: shown, binary: true, size: st.size },
         );
       }
-      const offset = Math.max(1, Math.floor(args.offset ?? 1));
-      const limit = Math.min(READ_MAX_LIMIT, Math.max(1, Math.floor(args.limit ?? READ_DEFAULT_LIMIT)));
       const slice = whole
         ? sliceText(whole.toString("utf8"), offset, limit)
         : await readLineSlice(fd, offset, limit, ctx.signal);
-      if (slice.lines.length === 0) {
-        return errorResult(
-          `offset ${offset} is past the end of ${shown}, which has ${fmtInt(slice.totalLines)} lines.`,
-          { path: shown, totalLines: slice.totalLines },
-        );
-      }
-      const width = String(offset + slice.lines.length - 1).length;
-      const out = slice.lines.map((line, i) => {
-        const full = slice.lengths[i] ?? line.length;
-        const text =
-          full > line.length || line.length > READ_MAX_LINE_CHARS
-            ? `${line.slice(0, READ_MAX_LINE_CHARS)} … [line clipped: ${fmtInt(full)} chars]`
-            : clipLine(line, READ_MAX_LINE_CHARS);
-        return numbered(offset + i, text, width);
-      });
-      const endLine = offset + slice.lines.length - 1;
-      const remaining = slice.totalLines - endLine;
-      if (slice.countStopped) {
-        out.push(
-          `… more lines follow (the file is ${humanSize(st.size)}; lines were counted only up to line ${fmtInt(slice.totalLines)}); call read_file with offset=${endLine + 1} to continue.`,
-        );
-      } else if (remaining > 0) {
-        out.push(
-          `… ${fmtInt(remaining)} more line${remaining === 1 ? "" : "s"} (file has ${fmtInt(slice.totalLines)}); call read_file with offset=${endLine + 1} to continue.`,
-        );
-      }
-      return {
-        output: out.join("\n"),
-        data: {
-          path: shown,
-          startLine: offset,
-          endLine,
-          linesShown: slice.lines.length,
-          ...(slice.countStopped
-            ? { totalLinesAtLeast: slice.totalLines }
-            : { totalLines: slice.totalLines }),
-        },
-      };
+      return formatSlice(shown, slice, offset, st.size);
     } catch (e) {
       return exceptionResult(e, args.path);
     } finally {

@@ -19,6 +19,7 @@ export const runCommandTool: Tool<RunCommandArgs> = {
     const timeoutS = timeoutSeconds(args.timeout);
     const r = await runInSandbox(ctx, args.command, timeoutS, {
       label: "command",
+      editorTerminal: true,
       ...(args.keep_background === true ? { keepBackground: true } : {}),
     });
     return { ...r, data: { command: args.command, ...(r.data ?? {}) } };

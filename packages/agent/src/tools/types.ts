@@ -5,6 +5,7 @@ import type { ExecResult, Sandbox } from "@hands/sandbox";
 import type { TokenBudget } from "../budget.js";
 import type { Diagnostics } from "../diagnostics/service.js";
 import type { AgentEventInput } from "../events.js";
+import type { EditorAccess } from "./editor-access.js";
 
 export interface ToolContext {
   /** Real path (realpath) of the workspace root. */
@@ -27,6 +28,8 @@ export interface ToolContext {
   budget?: TokenBudget;
   /** Adds an event to the run's stream (e.g. a sub-agent's start, with the path of its trace). */
   emit?: (event: AgentEventInput) => void;
+  /** The editor driving the run (ACP): its buffers for the file tools, its terminal for commands. */
+  editor?: EditorAccess;
 }
 
 /** One line that says why a failed command failed, or undefined for an ordinary failure. */

@@ -1,6 +1,7 @@
 // write_file: create or overwrite a whole file, atomically.
 import { withDiagnostics } from "../diagnostics/attach.js";
 import { noteFileWritten } from "../repo-map/freshness.js";
+import { editorText } from "./editor-access.js";
 import { writeFileAtomicAt } from "./fs/atomic.js";
 import { closeQuietly, openParentInside } from "./fs/confined.js";
 import { errorResult, exceptionResult, workspaceRoot, writeTargetOrError } from "./fs/errors.js";
@@ -31,7 +32,12 @@ export const writeFileTool: Tool<WriteFileArgs> = {
       if (before.exists && !before.isFile) {
         return errorResult(`${shown} exists and is not a regular file (it is probably a folder).`);
       }
-      await writeFileAtomicAt(dirFd, parent.name, args.content);
+      // Through the editor when it writes files (its buffer is the file then): the path and the
+      // folder passed the checks above first; "before" is its buffer, what the person saw.
+      if (ctx.editor?.writeText) {
+        if (before.text !== undefined) before.text = (await editorText(ctx, abs, true)) ?? before.text;
+        await ctx.editor.writeText(abs, args.content, ctx.signal);
+      } else await writeFileAtomicAt(dirFd, parent.name, args.content);
       noteFileWritten(workspaceRoot(ctx), abs);
       const bytes = Buffer.byteLength(args.content);
       const lines = countLines(args.content);

@@ -5,109 +5,26 @@
 // attached unsaved buffer read through fs/read_text_file, a second prompt while one runs, a
 // cancel mid-run, modes, session/load with its replay, and bad input on the wire.
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
-import { after, test } from "node:test";
+import { test } from "node:test";
 import { pathToFileURL } from "node:url";
-import {
-  type ClientConnection,
-  client,
-  methods,
-  ndJsonStream,
-  PROTOCOL_VERSION,
-  type RequestPermissionRequest,
-  type SessionNotification,
-} from "@agentclientprotocol/sdk";
-import { type ScriptedServer, startScriptedServer } from "@hands/llm";
+import { methods, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
+import { startScriptedServer } from "@hands/llm";
 import { checkBwrap } from "@hands/sandbox";
-import { BIN, cleanEnv } from "../testing/cli-process.js";
+import { type Editor, newEditorSession, startEditor } from "../testing/acp-editor.js";
+import { cleanEnv } from "../testing/cli-process.js";
+import { scratchFolder, spawnBin, waitFor } from "../testing/front-ends.js";
 
 const CLI_PACKAGE = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
   version: string;
 };
 
-const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-acp-")));
-after(() => rmSync(scratch, { recursive: true, force: true }));
-
-interface Editor {
-  conn: ClientConnection;
-  child: ChildProcess;
-  updates: SessionNotification[];
-  permissions: RequestPermissionRequest[];
-  reads: string[];
-  stderr: () => string;
-  exited: Promise<number | null>;
-}
-
-/** Starts `hands acp` and connects a scripted editor to it (approves every permission request). */
-function startEditor(
-  model: ScriptedServer,
-  env: NodeJS.ProcessEnv,
-  buffers: Record<string, string> = {},
-  extra: string[] = [],
-  /** null: no --sandbox flag (the CLI's default). */
-  sandbox: string | null = "local",
-): Editor {
-  const child = spawn(
-    process.execPath,
-    [
-      BIN,
-      "acp",
-      "--base-url",
-      model.url,
-      "--model",
-      "m",
-      "--api-key",
-      "k",
-      ...(sandbox ? ["--sandbox", sandbox] : []),
-      "--no-memory",
-      ...extra,
-    ],
-    { env, stdio: ["pipe", "pipe", "pipe"] },
-  );
-  let stderr = "";
-  child.stderr!.on("data", (d) => {
-    stderr += d;
-  });
-  const exited = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
-  const updates: SessionNotification[] = [];
-  const permissions: RequestPermissionRequest[] = [];
-  const reads: string[] = [];
-  const app = client({ name: "scripted-editor" })
-    .onNotification(methods.client.session.update, ({ params }) => {
-      updates.push(params);
-    })
-    .onRequest(methods.client.session.requestPermission, ({ params }) => {
-      permissions.push(params);
-      const allow = params.options.find((o) => o.kind === "allow_once")!;
-      return { outcome: { outcome: "selected", optionId: allow.optionId } };
-    })
-    .onRequest(methods.client.fs.readTextFile, ({ params }) => {
-      reads.push(params.path);
-      const text = buffers[params.path];
-      if (text === undefined) throw new Error(`no buffer for ${params.path}`);
-      return { content: text };
-    });
-  const stream = ndJsonStream(
-    Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
-    Readable.toWeb(child.stdout!) as unknown as ReadableStream<Uint8Array>,
-  );
-  return { conn: app.connect(stream), child, updates, permissions, reads, stderr: () => stderr, exited };
-}
+const scratch = scratchFolder("hands-acp-");
 
 const kinds = (e: Editor, sessionId: string) =>
   e.updates.filter((u) => u.sessionId === sessionId).map((u) => u.update.sessionUpdate);
-
-async function waitFor(check: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 test("hands acp: an editor's session — permission, streamed updates, busy prompt, cancel, modes, load", async () => {
   const ws = mkdtempSync(join(scratch, "ws-"));
@@ -132,7 +49,7 @@ test("hands acp: an editor's session — permission, streamed updates, busy prom
     // Prompt 3 (after load, in a new process): the conversation goes on.
     { content: "Still here." },
   ]);
-  const editor = startEditor(model, env, { [join(ws, "spec.txt")]: "UNSAVED BUFFER TEXT\n" });
+  const editor = startEditor(model, env, { buffers: { [join(ws, "spec.txt")]: "UNSAVED BUFFER TEXT\n" } });
   let sessionId: string;
   try {
     const agent = editor.conn.agent;
@@ -338,15 +255,11 @@ test("hands acp: an editor's session — permission, streamed updates, busy prom
 
 test("hands acp: malformed JSON-RPC, unknown methods and requests before initialize get errors; EOF exits 0", async () => {
   const env = cleanEnv(join(scratch, "env-raw"));
-  const child = spawn(process.execPath, [BIN, "acp", "--sandbox", "local"], {
-    env,
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+  const { child, exited } = spawnBin(["acp", "--sandbox", "local"], env);
   let out = "";
-  child.stdout.on("data", (d) => {
+  child.stdout!.on("data", (d) => {
     out += d;
   });
-  const exited = new Promise<number | null>((r) => child.on("close", (c) => r(c)));
   const lines = [
     `{"jsonrpc":"2.0","id":0,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`,
     `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`,
@@ -359,8 +272,8 @@ test("hands acp: malformed JSON-RPC, unknown methods and requests before initial
   lines.push(
     `{"jsonrpc":"2.0","id":6,"method":"session/new","params":{"cwd":"relative/dir","mcpServers":[]}}`,
   );
-  child.stdin.write(`${lines.join("\n")}\n`);
-  child.stdin.end();
+  child.stdin!.write(`${lines.join("\n")}\n`);
+  child.stdin!.end();
   assert.equal(await exited, 0);
   const replies = out
     .trim()
@@ -408,14 +321,11 @@ test("hands acp --plan: the plan, then the todo tool's progress, as plan updates
     },
     { content: "Done." },
   ]);
-  const editor = startEditor(model, env, {}, ["--plan", "--approval", "auto"]);
+  // --terminal editor with an editor that offers no terminal: commands stay in the sandbox, it says so.
+  const editor = startEditor(model, env, { extra: ["--plan", "--approval", "auto", "--terminal", "editor"] });
   try {
     const agent = editor.conn.agent;
-    await agent.request(methods.agent.initialize, {
-      protocolVersion: PROTOCOL_VERSION,
-      clientCapabilities: {},
-    });
-    const { sessionId } = await agent.request(methods.agent.session.new, { cwd: ws, mcpServers: [] });
+    const sessionId = await newEditorSession(editor, ws);
     const r = await agent.request(methods.agent.session.prompt, {
       sessionId,
       prompt: [{ type: "text", text: "do it" }],
@@ -431,6 +341,7 @@ test("hands acp --plan: the plan, then the todo tool's progress, as plan updates
         ["completed:write a.txt", "in_progress:check it"],
       ],
     );
+    assert.match(editor.stderr(), /offers no terminal; commands run in Hands' sandbox/);
     // The planning request had only read-only tools.
     const planning = model.requests.find((q) => q.path.endsWith("/chat/completions"))!.body as {
       tools?: { function: { name: string } }[];
@@ -451,11 +362,7 @@ test("hands acp: the editor goes away mid-run — the run stops, the process exi
   ]);
   const editor = startEditor(model, env);
   const agent = editor.conn.agent;
-  await agent.request(methods.agent.initialize, {
-    protocolVersion: PROTOCOL_VERSION,
-    clientCapabilities: {},
-  });
-  const { sessionId } = await agent.request(methods.agent.session.new, { cwd: ws, mcpServers: [] });
+  const sessionId = await newEditorSession(editor, ws);
   const pending = agent
     .request(methods.agent.session.prompt, {
       sessionId,
@@ -494,15 +401,12 @@ test("hands acp: commands run in the CLI's default sandbox (bubblewrap), after t
     },
     { content: "Ran it." },
   ]);
-  // No --sandbox: the default, as an editor starts it.
-  const editor = startEditor(model, env, {}, [], null);
+  // No --sandbox: the default, as an editor starts it; the editor offers its terminal, but
+  // without --terminal editor commands stay in Hands' sandbox.
+  const editor = startEditor(model, env, { sandbox: null });
   try {
     const agent = editor.conn.agent;
-    await agent.request(methods.agent.initialize, {
-      protocolVersion: PROTOCOL_VERSION,
-      clientCapabilities: {},
-    });
-    const { sessionId } = await agent.request(methods.agent.session.new, { cwd: ws, mcpServers: [] });
+    const sessionId = await newEditorSession(editor, ws, { terminal: true });
     const r = await agent.request(methods.agent.session.prompt, {
       sessionId,
       prompt: [{ type: "text", text: "run it" }],
@@ -518,6 +422,7 @@ test("hands acp: commands run in the CLI's default sandbox (bubblewrap), after t
       (u) => u.update.sessionUpdate === "tool_call_update" && u.update.status === "completed",
     );
     assert.match(JSON.stringify(end?.update), /ran/);
+    assert.equal(editor.terminals.size, 0, "no editor terminal without --terminal editor");
     // The workspace is the sandbox's; the host's /tmp is not.
     assert.equal(readFileSync(join(ws, "in-workspace.txt"), "utf8"), "inside\n");
     assert.ok(

@@ -2,6 +2,7 @@
 // A front end like the interactive CLI: each ACP session is a composition-root session
 // (openSession: trust, sandbox, policy, approvals, memory, session file), its events become
 // session updates, its approval questions permission requests. Nothing here wires a session.
+import { realpath } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
 import {
   type AgentApp,
@@ -16,19 +17,23 @@ import {
   type SessionModeState,
   type SessionUpdate,
   type StopReason,
+  type ToolCallContent,
 } from "@agentclientprotocol/sdk";
 import {
   type AgentEvent,
   APPROVAL_MODES,
   type ApprovalMode,
   type ApprovalPrompt,
+  newSessionId,
   type RunResult,
   SessionStore,
   type UserAnswer,
 } from "@hands/agent";
+import { isInside } from "@hands/sandbox/base";
 import { dataDir, type HandsSession, openSession, realFolder, SettingsError } from "@hands/sdk/root";
 import type { CliArgs } from "../args.js";
 import { cliVersion } from "../cli-version.js";
+import { acpEditorAccess, type EditorTerminals } from "./editor-access.js";
 import { answerOf, permissionRequest } from "./permission.js";
 import { promptText } from "./prompt-text.js";
 import { replayUpdates } from "./replay.js";
@@ -40,6 +45,8 @@ export interface AcpAgentOptions {
   env: NodeJS.ProcessEnv;
   /** Where notices go (stderr: stdout is the protocol). */
   log: (text: string) => void;
+  /** Where run_command runs: Hands' sandbox (the default), or the editor's terminal when it offers one. */
+  terminal?: "sandbox" | "editor";
 }
 
 const MODES: SessionModeState["availableModes"] = [
@@ -74,6 +81,10 @@ interface Live {
   /** Warnings from opening the session, sent as notices with the first prompt's updates. */
   warnings: string[];
   flushing: Promise<void> | undefined;
+  /** The editor's terminals: shown in their tool calls, kept ones released on close. */
+  terminals: EditorTerminals;
+  /** The terminal each call's command ran in (its final update shows it too). */
+  terminalOf: Map<string, string>;
 }
 
 /** The ACP agent app: one per connection (each holds its own sessions). */
@@ -111,7 +122,8 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
       const call =
         live.started.findLast((c) => c.name === p.name && JSON.stringify(c.args) === same) ??
         live.started.findLast((c) => c.name === p.name);
-      const req = permissionRequest(live.session.id, call?.callId ?? `approval-${Date.now()}`, p);
+      const buffer = await bufferOf(live, p);
+      const req = permissionRequest(live.session.id, call?.callId ?? `approval-${Date.now()}`, p, buffer);
       await sent(live);
       try {
         const r = await client.request(methods.client.session.requestPermission, req, {
@@ -123,12 +135,56 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
       }
     };
 
+  /** The editor's buffer of a write's target, for its permission diff: only a file inside the workspace. */
+  const bufferOf = async (live: Live, p: ApprovalPrompt): Promise<string | undefined> => {
+    const abs = p.kind === "write" ? p.preview?.abs : undefined;
+    if (!abs || !caps.fs?.readTextFile || !client) return undefined;
+    try {
+      const real = await realpath(abs);
+      if (!isInside(live.session.workspace, real)) return undefined;
+      const r = await client.request(
+        methods.client.fs.readTextFile,
+        { sessionId: live.session.id, path: real },
+        { cancellationSignal: p.signal },
+      );
+      return r.content;
+    } catch {
+      return undefined;
+    }
+  };
+
   async function open(cwd: string, mcpServers: McpServer[] | undefined, resume?: string): Promise<Live> {
     if (!isAbsolute(cwd))
       throw RequestError.invalidParams(undefined, `cwd must be an absolute path, got ${cwd}`);
     const holder: { live?: Live } = {};
     const warnings: string[] = [];
     const servers = mcpServers?.length ? { mcpServers: mcpConfig(mcpServers) } : {};
+    // The id is chosen first: the editor's file and terminal requests name the session.
+    const id = resume ?? newSessionId();
+    const terminalOf = new Map<string, string>();
+    const terminals: EditorTerminals = {
+      kept: [],
+      show: (callId, terminalId) => {
+        terminalOf.set(callId, terminalId);
+        const live = holder.live;
+        if (live)
+          send(live, {
+            sessionUpdate: "tool_call_update",
+            toolCallId: callId,
+            content: [{ type: "terminal", terminalId }],
+          });
+      },
+    };
+    const warn = (text: string) => {
+      options.log(`hands: warning: ${text}\n`);
+      if (caps.session?.notices) warnings.push(text);
+    };
+    const wantsTerminal = options.terminal === "editor";
+    if (wantsTerminal && !caps.terminal)
+      warn("--terminal editor: this editor offers no terminal; commands run in Hands' sandbox");
+    else if (wantsTerminal)
+      warn("commands run in the editor's terminal (--terminal editor): unisolated, as you, on your machine");
+    const editor = client && acpEditorAccess(client, id, cwd, caps, wantsTerminal ? terminals : undefined);
     let session: HandsSession;
     try {
       session = await openSession({
@@ -148,7 +204,8 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
             warnings.push(text.trim().replace(/^hands: warning: /, ""));
         },
         save: true,
-        ...(resume ? { resume } : {}),
+        ...(editor ? { editor } : {}),
+        ...(resume ? { resume } : { id }),
       });
     } catch (e) {
       if (e instanceof SettingsError && resume && /no session/.test(e.message))
@@ -156,10 +213,25 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
       if (e instanceof SettingsError) throw RequestError.invalidParams(undefined, e.message);
       throw new RequestError(-32603, (e as Error).message);
     }
-    const live: Live = { session, running: undefined, started: [], queue: [], flushing: undefined, warnings };
+    const live: Live = {
+      session,
+      running: undefined,
+      started: [],
+      queue: [],
+      flushing: undefined,
+      warnings,
+      terminals,
+      terminalOf,
+    };
     holder.live = live;
     return live;
   }
+
+  /** Closes a session and releases the terminals it kept. */
+  const close = async (live: Live) => {
+    await Promise.all(live.terminals.kept.splice(0).map((t) => t.release().catch(() => {})));
+    await live.session.close();
+  };
 
   const liveSession = (id: string): Live => {
     const live = sessions.get(id);
@@ -201,7 +273,7 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
       if (old?.running) throw RequestError.invalidRequest(undefined, "that session has a prompt running");
       if (old) {
         sessions.delete(params.sessionId);
-        await old.session.close();
+        await close(old);
       }
       const live = await open(params.cwd, params.mcpServers, params.sessionId);
       const saved = live.session.writer?.meta.workspace;
@@ -281,7 +353,7 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
         const onEvent = (e: AgentEvent) => {
           if (e.type === "tool_start") live.started.push({ callId: e.callId, name: e.name, args: e.args });
           if (e.type === "tool_end") live.started = live.started.filter((c) => c.callId !== e.callId);
-          for (const u of mapper.map(e)) send(live, u);
+          for (const u of mapper.map(e)) send(live, withTerminal(u, live.terminalOf));
         };
         const run = { signal: controller.signal, onEvent };
         const result = options.flags.plan
@@ -310,7 +382,7 @@ export function handsAcpAgent(options: AcpAgentOptions): { app: AgentApp; closeA
     app,
     async closeAll() {
       for (const live of sessions.values()) live.running?.abort();
-      await Promise.all([...sessions.values()].map((l) => l.session.close().catch(() => {})));
+      await Promise.all([...sessions.values()].map((l) => close(l).catch(() => {})));
       sessions.clear();
     },
   };
@@ -337,6 +409,16 @@ function mcpConfig(servers: McpServer[]): Record<string, unknown> {
     else throw RequestError.invalidParams(undefined, `MCP server ${s.name}: SSE transport is not supported`);
   }
   return out;
+}
+
+/** A finished command's update keeps showing the editor terminal it ran in. */
+function withTerminal(u: SessionUpdate, terminalOf: Map<string, string>): SessionUpdate {
+  if (u.sessionUpdate !== "tool_call_update" || !u.status || u.status === "in_progress") return u;
+  const terminalId = terminalOf.get(u.toolCallId);
+  if (!terminalId) return u;
+  terminalOf.delete(u.toolCallId);
+  const shown: ToolCallContent = { type: "terminal", terminalId };
+  return { ...u, content: [shown, ...(u.content ?? [])] };
 }
 
 type TextChunk = SessionUpdate & { content: { type: "text"; text: string } };

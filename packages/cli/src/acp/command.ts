@@ -15,17 +15,36 @@ Session modes are Hands' approval modes (ask: the default; auto; read-only); a c
 a yes becomes a permission request in the editor (allow once / always / reject). Sessions are
 saved and can be loaded again (hands sessions lists them).
 
+  --terminal editor   run commands in the editor's terminal (ACP terminal/*), when it offers
+                      one: unisolated, as you, after the same approvals and command policy;
+                      default: sandbox (Hands' sandbox, as in the CLI)
+
 Options: the model and run options of hands --help (--model, --base-url, --api-key, --provider,
 --sandbox, --network, --approval, --max-steps, --max-tokens, --no-memory, --plan, …).
 Nothing but the protocol goes to stdout; notices go to stderr.`;
 
 export async function runAcpCommand(argv: string[]): Promise<number> {
-  const flags = parseCliArgs(argv);
+  const rest: string[] = [];
+  let terminal: "sandbox" | "editor" = "sandbox";
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const eq = a.startsWith("--terminal=") ? a.slice("--terminal=".length) : undefined;
+    if (a !== "--terminal" && eq === undefined) {
+      rest.push(a);
+      continue;
+    }
+    const v = eq ?? argv[++i];
+    if (v !== "sandbox" && v !== "editor")
+      throw new UsageError(`--terminal takes sandbox or editor, got ${v ?? "nothing"}`);
+    terminal = v;
+  }
+  const flags = parseCliArgs(rest);
   if (flags.task) throw new UsageError(`hands acp takes no task (the editor sends prompts): ${flags.task}`);
   const { app, closeAll } = handsAcpAgent({
     flags,
     env: process.env,
     log: (text) => process.stderr.write(text),
+    terminal,
   });
   const output = Writable.toWeb(process.stdout) as WritableStream<Uint8Array>;
   const input = Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>;

@@ -24,14 +24,22 @@ export function permissionRequest(
   sessionId: string,
   toolCallId: string,
   p: ApprovalPrompt,
+  /** The editor's buffer of the file (unsaved changes included), when it gave it. */
+  buffer?: string,
 ): RequestPermissionRequest {
   const content: ToolCallContent[] = [];
   const absPath = p.preview?.abs;
   if (p.kind === "write" && p.preview) {
-    // A whole-file write is shown as the editor's own diff; an edit as the gate's unified diff.
-    const after = p.name === "write_file" ? p.args["content"] : undefined;
+    // Shown as the editor's own diff, against its buffer when known; else an edit as the gate's
+    // unified diff (of the disk's text).
+    const after = p.name === "write_file" ? p.args["content"] : editedText(buffer, p.args);
     if (typeof after === "string" && p.preview.abs)
-      content.push({ type: "diff", path: p.preview.abs, oldText: fileText(p.preview.abs), newText: after });
+      content.push({
+        type: "diff",
+        path: p.preview.abs,
+        oldText: buffer ?? fileText(p.preview.abs),
+        newText: after,
+      });
     else content.push({ type: "content", content: { type: "text", text: p.preview.diff } });
   }
   if (p.kind === "command" && p.command !== undefined)
@@ -69,4 +77,16 @@ export function answerOf(r: RequestPermissionResponse, offered: PermissionOption
   if (option.kind === "allow_once") return { answer: "yes" };
   if (option.kind === "allow_always") return { answer: "always" };
   return { answer: "no", reason: "the user rejected it in the editor" };
+}
+
+/** edit_file's result on the editor's buffer, or undefined (no buffer, or old_string not in it). */
+function editedText(buffer: string | undefined, args: Record<string, unknown>): string | undefined {
+  const oldStr = args["old_string"];
+  const newStr = args["new_string"];
+  if (buffer === undefined || typeof oldStr !== "string" || typeof newStr !== "string") return undefined;
+  if (oldStr === "") return buffer === "" ? newStr : undefined;
+  if (!buffer.includes(oldStr)) return undefined;
+  return args["replace_all"] === true
+    ? buffer.split(oldStr).join(newStr)
+    : buffer.replace(oldStr, () => newStr);
 }

@@ -1,6 +1,6 @@
 // An ACP prompt (text, resource links, embedded resources) as the task text of one Hands
 // request. Attached files are read through the editor when it offers fs/read_text_file (so an
-// unsaved buffer is what the model sees), else from disk — and from disk only inside the
+// unsaved buffer is what the model sees), else from disk — either way only inside the
 // workspace: a link is a pointer the editor sent, not a licence to read the machine.
 import { realpath } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
@@ -36,10 +36,11 @@ async function linked(uri: string, name: string, sources: PromptSources): Promis
   if (!path) return `[linked ${name}: ${uri}]`;
   const shown = displayUri(uri, sources.workspace);
   try {
-    if (sources.readThroughEditor) return attachment(shown, await sources.readThroughEditor(path));
+    // Inside the workspace (symbolic links resolved) before anything is read, the editor's copy too.
     const real = await realpath(path);
     const ws = await realpath(sources.workspace);
     if (!isInside(ws, real)) return `[linked ${shown}: outside the workspace, not read]`;
+    if (sources.readThroughEditor) return attachment(shown, await sources.readThroughEditor(real));
     const text = fileText(real, MAX_ATTACHED_CHARS * 4);
     return text === null ? `[linked ${shown}: not a readable text file, not read]` : attachment(shown, text);
   } catch (e) {

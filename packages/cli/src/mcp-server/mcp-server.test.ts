@@ -1,34 +1,22 @@
 // `hands mcp-server` through the official MCP client, over stdio and streamable HTTP, against
-// the scripted model server: run_task's answer, files changed, progress, continuing a session
+// the scripted model server: run_task's answer, files changed (by the file tools and by shell
+// commands: created, modified, deleted; ignored files not, a hostile .git/config never run),
+// progress, continuing a session
 // by its id, cancelling a call mid-run, and refusals (a workspace outside the server's folder,
 // unknown arguments, a missing or wrong bearer token).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, test } from "node:test";
-import { type ScriptedServer, startScriptedServer } from "@hands/llm";
+import { test } from "node:test";
+import { startScriptedServer } from "@hands/llm";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { BIN, cleanEnv } from "../testing/cli-process.js";
+import { BIN, cleanEnv, scriptedModelFlags as modelFlags } from "../testing/cli-process.js";
+import { scratchFolder, spawnBin } from "../testing/front-ends.js";
 import { sandboxFor, TaskInputError } from "./run-task.js";
 
-const scratch = realpathSync(mkdtempSync(join(tmpdir(), "hands-mcp-server-")));
-after(() => rmSync(scratch, { recursive: true, force: true }));
-
-const modelFlags = (model: ScriptedServer) => [
-  "--base-url",
-  model.url,
-  "--model",
-  "m",
-  "--api-key",
-  "k",
-  "--sandbox",
-  "local",
-  "--no-memory",
-];
+const scratch = scratchFolder("hands-mcp-server-");
 
 interface TaskResult {
   status: string;
@@ -41,11 +29,32 @@ interface TaskResult {
 test("hands mcp-server (stdio): run_task edits, reports progress and changes, continues a session, cancels", async () => {
   const root = mkdtempSync(join(scratch, "root-"));
   mkdirSync(join(root, "app"));
+  const app = join(root, "app");
+  writeFileSync(join(app, "gone.txt"), "to be deleted\n");
+  writeFileSync(join(app, "keep.txt"), "unchanged\n");
+  writeFileSync(join(app, ".gitignore"), "*.log\n");
+  // A hostile repository's config: git would run this on the host (git status reads it).
+  const marker = join(scratch, "fsmonitor-ran");
+  mkdirSync(join(app, ".git"));
+  writeFileSync(join(app, ".git", "config"), `[core]\n\tfsmonitor = "touch ${marker}"\n`);
   const env = cleanEnv(join(scratch, "env-stdio"));
   const model = await startScriptedServer([
     { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "hello.txt", content: "hi\n" } }] },
     { content: "Created hello.txt." },
     { content: "You asked me to create hello.txt." },
+    {
+      toolCalls: [
+        {
+          id: "sh1",
+          name: "run_command",
+          arguments: {
+            command:
+              "echo made-by-shell > shell.txt && mkdir -p deep/er && echo x > deep/er/n.txt && rm gone.txt && echo more >> hello.txt && echo noise > build.log",
+          },
+        },
+      ],
+    },
+    { content: "Shell work done." },
     { toolCalls: [{ id: "w2", name: "write_file", arguments: { path: "nope.txt", content: "x" } }] },
     { content: "I could not write it." },
     { content: "Thinking about it for a long time…", chunkSize: 4, stallAfterEvents: 1 },
@@ -102,6 +111,27 @@ test("hands mcp-server (stdio): run_task edits, reports progress and changes, co
     assert.equal(out2.sessionId, out.sessionId);
     assert.deepEqual(out2.filesChanged, []);
     assert.match(JSON.stringify(model.requests.at(-1)!.body), /create hello\.txt/);
+
+    // Files a shell command changed are reported too (created, modified, deleted); an ignored
+    // one (build.log) is not, nor an untouched one.
+    const sh = await mcp.callTool({
+      name: "run_task",
+      arguments: { task: "do shell work", workspace: "app" },
+    });
+    const shOut = sh.structuredContent as unknown as TaskResult;
+    assert.equal(shOut.status, "done", JSON.stringify(sh));
+    assert.equal(readFileSync(join(app, "shell.txt"), "utf8"), "made-by-shell\n");
+    assert.deepEqual(shOut.filesChanged, [
+      { path: "deep/er/n.txt", change: "created" },
+      { path: "gone.txt", change: "deleted" },
+      { path: "hello.txt", change: "modified" },
+      { path: "shell.txt", change: "created" },
+    ]);
+    assert.match(
+      (sh.content as { text: string }[])[0]!.text,
+      /Files changed:\n- deep\/er\/n\.txt \(created\)\n- gone\.txt \(deleted\)/,
+    );
+    assert.ok(!existsSync(marker), "the workspace's .git/config ran a program on the host");
 
     // A caller may narrow the approval mode to read-only: the write is refused, nothing changes.
     const ro = await mcp.callTool({
@@ -160,24 +190,19 @@ test("hands mcp-server --http: streamable HTTP behind a bearer token", async () 
     { toolCalls: [{ id: "w1", name: "write_file", arguments: { path: "out.md", content: "# out\n" } }] },
     { content: "Wrote out.md." },
   ]);
-  const child = spawn(
-    process.execPath,
-    [BIN, "mcp-server", "--http", "0", "--cwd", root, ...modelFlags(model)],
-    {
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  let stderr = "";
+  const {
+    child,
+    stderr: errText,
+    exited,
+  } = spawnBin(["mcp-server", "--http", "0", "--cwd", root, ...modelFlags(model)], env, "ignore");
   const url = await new Promise<string>((resolve, reject) => {
-    child.stderr.on("data", (d) => {
-      stderr += d;
-      const m = /hands mcp-server: (http:\/\/\S+)/.exec(stderr);
+    child.stderr!.on("data", () => {
+      const m = /hands mcp-server: (http:\/\/\S+)/.exec(errText());
       if (m) resolve(m[1]!);
     });
-    child.on("close", () => reject(new Error(`exited: ${stderr}`)));
+    child.on("close", () => reject(new Error(`exited: ${errText()}`)));
   });
-  const exited = new Promise<number | null>((r) => child.on("close", (c) => r(c)));
+  const stderr = errText();
   try {
     assert.doesNotMatch(stderr, /secret-token-for-tests/, "a token from the environment is not printed");
     const init = {
@@ -220,7 +245,7 @@ test("hands mcp-server --http: streamable HTTP behind a bearer token", async () 
   } finally {
     child.kill("SIGTERM");
   }
-  assert.equal(await exited, 0, stderr);
+  assert.equal(await exited, 0, errText());
   await model.close();
 });
 

@@ -2,8 +2,9 @@
 // the composition root like `hands "task"` (trust, sandbox, policy, session file), with the
 // answer, the files it changed and the session id to continue with. Nobody is at a keyboard:
 // a call that needs a person's yes is refused with a reason the model reads.
-import { isAbsolute, relative, resolve } from "node:path";
-import type { AgentEvent, ApprovalMode } from "@hands/agent";
+import { existsSync } from "node:fs";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import { type AgentEvent, type ApprovalMode, type FileChange, loadFileStates } from "@hands/agent";
 import { isInside } from "@hands/sandbox/base";
 import { openSession, realFolder, SettingsError } from "@hands/sdk/root";
 import type { CliArgs } from "../args.js";
@@ -53,9 +54,16 @@ export const RUN_TASK_TOOL = {
         type: "array",
         items: {
           type: "object",
-          properties: { path: { type: "string" }, change: { type: "string", enum: ["created", "modified"] } },
+          properties: {
+            path: { type: "string" },
+            change: { type: "string", enum: ["created", "modified", "deleted"] },
+          },
           required: ["path", "change"],
         },
+      },
+      changesIncomplete: {
+        type: "boolean",
+        description: "true: the workspace has more files than were compared, some changes may be missing",
       },
       steps: { type: "number" },
     },
@@ -76,7 +84,8 @@ export interface RunTaskOutput {
   answer: string;
   reason?: string;
   sessionId: string;
-  filesChanged: { path: string; change: "created" | "modified" }[];
+  filesChanged: { path: string; change: FileChange }[];
+  changesIncomplete?: boolean;
   steps: number;
   [key: string]: unknown;
 }
@@ -152,7 +161,7 @@ export async function runTask(input: RunTaskInput, o: RunTaskOptions): Promise<R
     const saved = session.writer?.meta.workspace;
     if (saved && saved !== workspace)
       throw new TaskInputError(`session ${session.id} belongs to ${saved}, not ${workspace}`);
-    const changed = new Map<string, "created" | "modified">();
+    const changed = new Map<string, FileChange>();
     const onEvent = (e: AgentEvent) => {
       if (e.type === "tool_start") o.progress?.(`${e.name}${describe(e.args)}`);
       else if (e.type === "model_request") o.progress?.(`step ${e.step}: asking the model`);
@@ -167,13 +176,32 @@ export async function runTask(input: RunTaskInput, o: RunTaskOptions): Promise<R
           );
       }
     };
+    // Sizes and mtimes around the run: what commands changed too (the tools say only their own).
+    const states = await loadFileStates();
+    const skip = [session.dataDir];
+    const before = await states.fileStates(workspace, { signal: o.signal, skip });
     const result = await session.run(input.task, { signal: o.signal, onEvent });
+    const after = await states.fileStates(workspace, { skip });
+    // The comparison is the truth for the files it sees; a tool's own report counts for the
+    // others (ignored by .gitignore, or past the cap) when the file is still there.
+    const found = new Map(states.changedFiles(before, after));
+    for (const [path, change] of changed)
+      if (
+        !found.has(path) &&
+        !before.files.has(path) &&
+        !after.files.has(path) &&
+        existsSync(join(workspace, path))
+      )
+        found.set(path, change);
     return {
       status: result.status,
       answer: result.answer,
       ...(result.reason ? { reason: result.reason } : {}),
       sessionId: session.id,
-      filesChanged: [...changed].map(([path, change]) => ({ path, change })),
+      filesChanged: [...found]
+        .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+        .map(([path, change]) => ({ path, change })),
+      ...(before.capped || after.capped ? { changesIncomplete: true } : {}),
       steps: result.steps,
     };
   } finally {
@@ -212,8 +240,10 @@ export function resultText(r: RunTaskOutput): string {
   lines.push(
     r.filesChanged.length
       ? `Files changed:\n${r.filesChanged.map((f) => `- ${f.path} (${f.change})`).join("\n")}`
-      : "No files changed by Hands' file tools.",
+      : "No files changed.",
   );
+  if (r.changesIncomplete)
+    lines.push(`(The workspace has too many files to compare them all: changes may be missing.)`);
   lines.push(`Session: ${r.sessionId} (pass it as sessionId to continue).`);
   return lines.join("\n").trim();
 }

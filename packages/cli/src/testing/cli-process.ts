@@ -26,6 +26,20 @@ export function cleanEnv(scratch: string, extra: Record<string, string> = {}): N
   };
 }
 
+/** The model flags for the scripted server; `sandbox` null leaves the CLI's default. */
+export function scriptedModelFlags(model: { url: string }, sandbox: string | null = "local"): string[] {
+  return [
+    "--base-url",
+    model.url,
+    "--model",
+    "m",
+    "--api-key",
+    "k",
+    ...(sandbox ? ["--sandbox", sandbox] : []),
+    "--no-memory",
+  ];
+}
+
 /** One-shot flags against a scripted model: JSON events on stdout, `cwd` as the workspace. */
 export function scriptedRunArgs(modelUrl: string, cwd: string): string[] {
   return ["--json", "--quiet", "--base-url", modelUrl, "--model", "m", "--api-key", "k", "--cwd", cwd];

@@ -48,10 +48,28 @@ export async function runInSandbox(
   ctx: ToolContext,
   command: string,
   timeoutS: number,
-  extra: { stdin?: string; label: string; keepBackground?: boolean },
+  extra: { stdin?: string; label: string; keepBackground?: boolean; editorTerminal?: boolean },
 ): Promise<ToolResult> {
   let result: ExecResult;
   let sandbox: Sandbox;
+  // The editor's terminal, when it runs commands (a person chose it; approvals came first).
+  const editorExec = extra.editorTerminal && extra.stdin === undefined ? ctx.editor?.exec : undefined;
+  if (editorExec) {
+    try {
+      result = await editorExec(command, {
+        timeoutMs: Math.round(timeoutS * 1000),
+        signal: ctx.signal,
+        maxOutputBytes: EXEC_MAX_OUTPUT_BYTES,
+        ...(ctx.callId ? { callId: ctx.callId } : {}),
+        ...(extra.keepBackground ? { keepBackground: true } : {}),
+      });
+    } catch (e) {
+      return errorResult(
+        `could not run the ${extra.label} in the editor's terminal: ${(e as Error).message}`,
+      );
+    }
+    return { output: formatExecResult(result, timeoutS), data: execData(result, { terminal: "editor" }) };
+  }
   try {
     sandbox = await ctx.sandbox();
     result = await sandbox.exec(command, {
@@ -74,17 +92,22 @@ export async function runInSandbox(
   const output = formatExecResult(result, timeoutS);
   return {
     output: diagnosis ? `${output}\ndiagnosis: ${diagnosis.line}` : output,
-    data: {
-      ...(diagnosis ? { diagnosis: { cause: diagnosis.cause, ...diagnosis.facts } } : {}),
-      exitCode: result.exitCode,
-      signal: result.signal,
-      timedOut: result.timedOut,
-      aborted: result.aborted,
-      truncated: result.truncated,
-      durationMs: result.durationMs,
-      stdoutBytes: result.stdoutBytes ?? Buffer.byteLength(result.stdout),
-      stderrBytes: result.stderrBytes ?? Buffer.byteLength(result.stderr),
-    },
+    data: execData(result, diagnosis ? { diagnosis: { cause: diagnosis.cause, ...diagnosis.facts } } : {}),
+  };
+}
+
+/** A command's result as tool data (the trace's and the UI's). */
+function execData(result: ExecResult, extra: Record<string, unknown>): Record<string, unknown> {
+  return {
+    ...extra,
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: result.timedOut,
+    aborted: result.aborted,
+    truncated: result.truncated,
+    durationMs: result.durationMs,
+    stdoutBytes: result.stdoutBytes ?? Buffer.byteLength(result.stdout),
+    stderrBytes: result.stderrBytes ?? Buffer.byteLength(result.stderr),
   };
 }
 
