@@ -21,6 +21,7 @@ export const READ_COUNT_MAX_BYTES = 64 * 1024 * 1024;
 export type ReadFileArgs = {
   path: string;
   offset?: number;
+  line_numbers?: boolean;
   limit?: number;
 };
 
@@ -186,9 +187,14 @@ export const readFileTool: Tool<ReadFileArgs> = {
           full > line.length || line.length > READ_MAX_LINE_CHARS
             ? `${line.slice(0, READ_MAX_LINE_CHARS)} … [line clipped: ${fmtInt(full)} chars]`
             : clipLine(line, READ_MAX_LINE_CHARS);
-        return numbered(offset + i, text, width);
+        // Unnumbered unless asked: every later request repeats this result, and the numbers were
+        // 8 % of a small file's bytes (edit_file matches text; offset says where a read starts).
+        return args.line_numbers === true ? numbered(offset + i, text, width) : text;
       });
       const endLine = offset + slice.lines.length - 1;
+      // A read from further on says where it starts (the numbers no longer do).
+      if (offset > 1 && args.line_numbers !== true)
+        out.unshift(`(lines ${fmtInt(offset)}–${fmtInt(endLine)} of ${shown})`);
       const remaining = slice.totalLines - endLine;
       if (slice.countStopped) {
         out.push(
