@@ -12,7 +12,7 @@
 // request (the last request less the one before). Bytes are the bodies as received
 // (content-length), so every byte the model is sent counts, JSON escapes included.
 //
-//   node bench/request-size.mjs [--steps N] [--no-pi] [--hands PATH] [--kinds a,b] [--dump DIR] [--json]
+//   node bench/request-size.mjs [--steps N] [--no-pi] [--hands PATH] [--kinds a,b] [--dump DIR] [--no-diagnostics] [--json]
 //
 // --kinds: of same-read, distinct-read, same-command, distinct-command (default all).
 // --dump DIR: writes each run's last two request bodies there, to see what a step adds.
@@ -173,7 +173,16 @@ function programs(handsBin, withPi) {
     name,
     tools: { read: "read_file", command: "run_command" },
     command: handsBin,
-    args: (url, ws) => [...handsFlags(url, ws), "--max-steps", String(STEPS + 5), ...extra, TASK],
+    args: (url, ws) => [
+      ...handsFlags(url, ws),
+      "--max-steps",
+      String(STEPS + 5),
+      // Language servers send the model nothing here (no edits); off, their background start
+      // after each .py read cannot fail the run (a write after close, 2026-12-02).
+      ...(flag("--no-diagnostics") ? ["--no-diagnostics"] : []),
+      ...extra,
+      TASK,
+    ],
     setup: (ws) => ({ HANDS_DATA_DIR: join(ws, ".data") }),
     check: (out) => JSON.parse(out.trim().split("\n").at(-1)).status === "done",
   });

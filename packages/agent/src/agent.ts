@@ -423,7 +423,8 @@ export class Agent {
             repeats = key === lastCallKey ? repeats + 1 : 1;
             lastCallKey = key;
             if (repeatNoteDue(repeats)) {
-              content += `\n\nNOTE: the same ${r.call.name} call ${repeats} times in a row; its result will not change.`;
+              // Short: it stays in every later request. (Not "will not change": a command's can.)
+              content += `\n\nNOTE: the same call ${repeats} times in a row.`;
             }
             push({
               role: "tool",

@@ -115,7 +115,7 @@ test("the built-in tools tell the model exactly what their implementations say, 
       await implementations[5]!.execute({ pattern: "tw" }, ctx),
     );
     const read = await lazy[0]!.execute({ path: "a.txt" }, ctx);
-    assert.equal(read.output, "1\tone\n2\ttwo");
+    assert.equal(read.output, "one\ntwo");
     const missing = await lazy[0]!.execute({ path: "nope.txt" }, ctx);
     assert.equal(missing.isError, true);
     assert.match(missing.output, /^ERROR: /);

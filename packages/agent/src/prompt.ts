@@ -12,13 +12,10 @@ export interface PromptFacts {
 
 /** Each line is kept when the session offers every tool it names (or it names none). */
 const GUIDE: ReadonlyArray<readonly [line: string, needs: readonly string[]]> = [
-  ["- Look before you change: find files with list_dir and glob, code with grep and code_outline.", []],
-  ["- Prefer read_file, list_dir, glob and grep to cat, ls, find and grep in run_command.", ["run_command"]],
-  [
-    "- Read a file before editing it; change files with edit_file, create them with write_file.",
-    ["edit_file"],
-  ],
-  ["- After changing code, run it or its tests and read the result.", ["run_command"]],
+  ["- Look before you change: list_dir, glob, grep, code_outline, read_file.", []],
+  ["- Prefer those to cat, ls, find and grep in run_command.", ["run_command"]],
+  ["- Read a file before editing it (edit_file; write_file for a new one).", ["edit_file"]],
+  ["- After changing code, run it or its tests.", ["run_command"]],
   [
     "- On ERROR, fix the cause; do not repeat a failing call. Independent calls in one turn run in parallel.",
     [],
@@ -28,9 +25,9 @@ const GUIDE: ReadonlyArray<readonly [line: string, needs: readonly string[]]> = 
 export function buildSystemPrompt(facts: PromptFacts): string {
   const offered = facts.tools ? new Set(facts.tools) : undefined;
   const lines = [
-    "You are Hands, a coding agent. Finish the user's request in the workspace by calling tools until the work is done and verified.",
+    "You are Hands, a coding agent. Do the user's request in the workspace with the tools until it is done and verified.",
     ...GUIDE.filter(([, needs]) => !offered || needs.every((n) => offered.has(n))).map(([line]) => line),
-    "- Paths are relative to the workspace. When done, stop calling tools and answer briefly with the result (the concrete output or value asked for).",
+    "- Paths are relative to the workspace. When done, stop calling tools and answer briefly with the result asked for.",
     `Workspace: ${facts.workspace}`,
     `Platform: ${process.platform}; date: ${new Date().toISOString().slice(0, 10)}`,
   ];

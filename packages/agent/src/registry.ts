@@ -40,7 +40,7 @@ export class ToolRegistry {
     this.schemaList ??= [...this.tools.values()].map((t) => ({
       name: t.name,
       description: t.description,
-      parameters: t.parameters,
+      parameters: wireParameters(t.parameters),
     }));
     return this.schemaList;
   }
@@ -104,4 +104,15 @@ export class ToolRegistry {
     }
     return v;
   }
+}
+
+/**
+ * A tool's parameters as the model is sent them: without the top-level
+ * `"additionalProperties": false` (29 bytes a tool on every request). The registry still checks
+ * calls against the whole schema, so an unknown argument is refused with the schema to follow.
+ */
+function wireParameters(parameters: Tool["parameters"]): Tool["parameters"] {
+  if (parameters["additionalProperties"] !== false) return parameters;
+  const { additionalProperties: _, ...rest } = parameters;
+  return rest as Tool["parameters"];
 }

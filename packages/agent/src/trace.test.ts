@@ -131,11 +131,11 @@ test("a tool result with a note after its output stores only the note; one whose
   const sent = sentPerRequest(path);
   for (const [i, req] of provider.requests.entries())
     assert.deepEqual(sent[i], JSON.parse(JSON.stringify(req.messages)), `request ${i + 1}`);
-  assert.ok(sent.at(-1)!.some((m) => m.role === "tool" && m.content.includes("same echo call 3 times")));
+  assert.ok(sent.at(-1)!.some((m) => m.role === "tool" && m.content.includes("same call 3 times")));
   // The output is still written once (in its tool_end); the note after it in the message line.
   const text = readFileSync(path, "utf8");
   assert.equal(text.split(`echoed 1 ${"~".repeat(40)}`).length - 1, 4, "four calls, four tool_end lines");
-  assert.ok(text.includes('"contentAfter":"\\n\\nNOTE: the same echo call 3 times'));
+  assert.ok(text.includes('"contentAfter":"\\n\\nNOTE: the same call 3 times'));
   // Lose the tool_end lines (a damaged trace): the results that pointed there cannot be shown.
   const damaged = readFileSync(path, "utf8")
     .split("\n")

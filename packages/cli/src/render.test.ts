@@ -2,7 +2,16 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { AgentEvent } from "@hands/agent";
 import { SessionView } from "./interactive/ui.js";
-import { COLOR, displayWidth, fitWidth, LiveView, PLAIN, toolOutcome } from "./render.js";
+import {
+  COLOR,
+  displayWidth,
+  fitWidth,
+  LiveView,
+  PLAIN,
+  resultSummary,
+  shownOutput,
+  toolOutcome,
+} from "./render.js";
 
 /** A tool_end as run_command reports it (see runInSandbox in @hands/agent). */
 function commandEnd(callId: string, data: Record<string, unknown>, output: string): AgentEvent {
@@ -84,5 +93,18 @@ describe("fitWidth", () => {
   it("wide characters count two columns", () => {
     assert.equal(displayWidth("写一个"), 6);
     assert.equal(fitWidth("写一个测试", 7), "写一个…");
+  });
+});
+
+describe("shownOutput", () => {
+  it("a clean run, sent to the model as its output alone, is shown with its exit code", () => {
+    assert.equal(resultSummary(shownOutput("55", { exitCode: 0 })), "exit code: 0 · 55");
+    assert.equal(shownOutput("(no output)", { exitCode: 0 }), "exit code: 0\n(no output)");
+    // Framed results and other tools' outputs are shown as they are.
+    const framed = "exit code: 0\nstdout:\nhi\nstderr:\nwarn";
+    assert.equal(shownOutput(framed, { exitCode: 0 }), framed);
+    assert.equal(shownOutput("exit code: 2\n(no output)", { exitCode: 2 }), "exit code: 2\n(no output)");
+    assert.equal(shownOutput("a.txt", { path: "a.txt" }), "a.txt");
+    assert.equal(shownOutput("x", undefined), "x");
   });
 });

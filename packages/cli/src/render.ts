@@ -81,6 +81,15 @@ export function oneLine(text: string, max: number): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
+/**
+ * A tool's output as the person watching sees it: a command's clean run reaches the model as its
+ * output alone (formatExecResult), and is shown with its exit code as every other run is.
+ */
+export function shownOutput(output: string, data?: Record<string, unknown> | undefined): string {
+  if (data?.["exitCode"] === 0 && !output.startsWith("exit code:")) return `exit code: 0\n${output}`;
+  return output;
+}
+
 /** The first informative lines of a tool's output: "exit code: 0 · 55" rather than a section header. */
 export function resultSummary(output: string): string {
   const lines = output
@@ -203,7 +212,7 @@ export class LiveView {
         break;
       case "tool_end": {
         const outcome = toolOutcome(e);
-        const first = oneLine(resultSummary(e.output), 100);
+        const first = oneLine(resultSummary(shownOutput(e.output, e.data)), 100);
         this.write(
           `  ${toolMark(outcome, s)} ${outcome === "ok" ? s.dim(first) : s.red(first)} ${s.dim(`· ${formatMs(e.durationMs)}`)}\n`,
         );

@@ -166,37 +166,52 @@ export async function prepareSandbox(
   let proxy: Awaited<ReturnType<typeof startAllowListProxy>> | undefined;
   let manager: SessionManager | undefined;
   let index: PackageIndex | undefined | null;
+  // A sandbox may still be on its way when the session closes (a language server's start after
+  // a read, in the background): close waits for it and destroys it, and none is made after.
+  const pending = new Set<Promise<Sandbox>>();
+  let closed = false;
+  const make = async (): Promise<Sandbox> => {
+    const k = kind();
+    const { SessionManager, startAllowListProxy } = await import("@hands/sandbox/backends");
+    if (closed) throw new Error("the session has ended");
+    // The proxy and the manager write the audit log (data dir, sandbox-audit.jsonl).
+    if (choice.allowDomain?.length && !proxy)
+      proxy = await startAllowListProxy({ allow: choice.allowDomain, auditPath });
+    manager ??= new SessionManager({ auditPath });
+    const tpl = choice.template ? await localTemplate(choice.template, k, env) : undefined;
+    const sb = await manager.create({
+      kind: k,
+      workspace: choice.workspace,
+      protectedPaths: protectedPathsFor(choice.workspace, env),
+      ...(k === "local" ? {} : { network: proxy ? "proxy" : choice.network === "host" ? "host" : "none" }),
+      ...(proxy ? { proxySocket: proxy.socketPath } : {}),
+      ...(k === "e2b" && choice.e2bTemplate ? { e2b: { template: choice.e2bTemplate } } : {}),
+      ...(tpl
+        ? { ...(tpl.image ? { image: tpl.image } : {}), ...(tpl.rootfs ? { rootfs: tpl.rootfs } : {}) }
+        : {}),
+    });
+    if (tpl?.start) {
+      const { startTemplateCommand } = await import("@hands/sandbox/backends");
+      await startTemplateCommand(sb, tpl.start).catch(async (e: unknown) => {
+        await sb.destroy();
+        throw e;
+      });
+    }
+    return sb;
+  };
   return {
     get kind() {
       return kind();
     },
-    create: async () => {
-      const k = kind();
-      const { SessionManager, startAllowListProxy } = await import("@hands/sandbox/backends");
-      // The proxy and the manager write the audit log (data dir, sandbox-audit.jsonl).
-      if (choice.allowDomain?.length && !proxy)
-        proxy = await startAllowListProxy({ allow: choice.allowDomain, auditPath });
-      manager ??= new SessionManager({ auditPath });
-      const tpl = choice.template ? await localTemplate(choice.template, k, env) : undefined;
-      const sb = await manager.create({
-        kind: k,
-        workspace: choice.workspace,
-        protectedPaths: protectedPathsFor(choice.workspace, env),
-        ...(k === "local" ? {} : { network: proxy ? "proxy" : choice.network === "host" ? "host" : "none" }),
-        ...(proxy ? { proxySocket: proxy.socketPath } : {}),
-        ...(k === "e2b" && choice.e2bTemplate ? { e2b: { template: choice.e2bTemplate } } : {}),
-        ...(tpl
-          ? { ...(tpl.image ? { image: tpl.image } : {}), ...(tpl.rootfs ? { rootfs: tpl.rootfs } : {}) }
-          : {}),
-      });
-      if (tpl?.start) {
-        const { startTemplateCommand } = await import("@hands/sandbox/backends");
-        await startTemplateCommand(sb, tpl.start).catch(async (e: unknown) => {
-          await sb.destroy();
-          throw e;
-        });
-      }
-      return sb;
+    create: () => {
+      if (closed) return Promise.reject(new Error("the session has ended"));
+      const p = make();
+      pending.add(p);
+      void p.then(
+        () => pending.delete(p),
+        () => pending.delete(p),
+      );
+      return p;
     },
     diagnose: async (sandbox, result) => {
       const { DEFAULT_LIMITS, diagnoseFailure, loadPackageIndex, packageIndexFile } = await import(
@@ -220,6 +235,8 @@ export async function prepareSandbox(
       });
     },
     close: async () => {
+      closed = true;
+      await Promise.allSettled([...pending]);
       await manager?.close();
       await proxy?.close();
     },

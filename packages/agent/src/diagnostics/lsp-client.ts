@@ -74,6 +74,10 @@ export class LspClient {
     proc.stderr.on("data", (c: Buffer) => {
       this.stderrTail = (this.stderrTail + c.toString("utf8")).slice(-STDERR_KEPT);
     });
+    // A write after the server's pipe closed (a read's background sync racing the session's end)
+    // emits "error" on the pipe; unheard, it ended the CLI with exit 1. The connection's close
+    // and the process's exit already say the server is gone.
+    proc.stdin.on("error", () => {});
     this.conn = createProtocolConnection(
       new StreamMessageReader(proc.stdout),
       new StreamMessageWriter(proc.stdin),

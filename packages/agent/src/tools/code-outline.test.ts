@@ -76,7 +76,7 @@ test("the tool object follows the contract", () => {
   assert.equal(codeOutlineTool.name, "code_outline");
   assert.equal(codeOutlineTool.readOnly, true);
   assert.deepEqual((codeOutlineTool.parameters as { required: string[] }).required, ["path"]);
-  assert.match(codeOutlineTool.description, /read_file/);
+  assert.match(codeOutlineTool.description, /line ranges/);
 });
 
 test("python: classes, methods, decorators, nested functions, module constants", async () => {

@@ -16,7 +16,7 @@ describe("execute_python", () => {
       { code: "import os\nprint(sum(range(11)))\nprint(os.getcwd())" },
       t,
     );
-    assert.equal(r.output, `exit code: 0\nstdout:\n55\n${t.workspace}`);
+    assert.equal(r.output, `55\n${t.workspace}`);
     // no temp files left in the workspace
     assert.deepEqual(readdirSync(t.workspace), []);
   });

@@ -30,10 +30,13 @@ describe("read_file", () => {
   });
   after(() => t.cleanup());
 
-  it("shows numbered lines like cat -n", async () => {
+  it("shows the file's lines as they are, numbered like cat -n when asked", async () => {
     const r = await readFileTool.execute({ path: "src/hello.ts" }, t);
     assert.equal(r.isError, undefined);
-    assert.equal(r.output, "1\tconst a = 1;\n2\tconst b = 2;\n3\tconsole.log(a + b);");
+    assert.equal(r.output, "const a = 1;\nconst b = 2;\nconsole.log(a + b);");
+    const n = await readFileTool.execute({ path: "src/hello.ts", line_numbers: true }, t);
+    assert.equal(n.output, "1\tconst a = 1;\n2\tconst b = 2;\n3\tconsole.log(a + b);");
+    assert.deepEqual(n.data, r.data);
     assert.deepEqual(r.data, {
       path: "src/hello.ts",
       startLine: 1,
@@ -42,23 +45,26 @@ describe("read_file", () => {
       totalLines: 3,
     });
     const noeol = await readFileTool.execute({ path: "noeol.txt" }, t);
-    assert.equal(noeol.output, "1\tone\n2\ttwo");
+    assert.equal(noeol.output, "one\ntwo");
   });
 
   it("pages large files and says exactly how to continue", async () => {
     const r = await readFileTool.execute({ path: "big.txt" }, t);
     const lines = r.output.split("\n");
     assert.equal(lines.length, 2001);
-    assert.equal(lines[1999], "2000\tline 2000");
+    assert.equal(lines[1999], "line 2000");
     assert.equal(
       lines[2000],
       "… 3,412 more lines (file has 5,412); call read_file with offset=2001 to continue.",
     );
     const next = await readFileTool.execute({ path: "big.txt", offset: 2001, limit: 3 }, t);
-    assert.equal(next.output.split("\n")[0], "2001\tline 2001");
+    // A read from further on says where it starts.
+    assert.deepEqual(next.output.split("\n").slice(0, 2), ["(lines 2,001–2,003 of big.txt)", "line 2001"]);
     assert.match(next.output, /call read_file with offset=2004/);
     const end = await readFileTool.execute({ path: "big.txt", offset: 5410 }, t);
-    assert.equal(end.output, "5410\tline 5410\n5411\tline 5411\n5412\tline 5412");
+    assert.equal(end.output, "(lines 5,410–5,412 of big.txt)\nline 5410\nline 5411\nline 5412");
+    const endNumbered = await readFileTool.execute({ path: "big.txt", offset: 5410, line_numbers: true }, t);
+    assert.equal(endNumbered.output, "5410\tline 5410\n5411\tline 5411\n5412\tline 5412");
     const past = await readFileTool.execute({ path: "big.txt", offset: 9000 }, t);
     assert.equal(past.isError, true);
     assert.match(past.output, /^ERROR: offset 9000 is past the end .* 5,412 lines/);
@@ -69,7 +75,7 @@ describe("read_file", () => {
     const [first, second] = r.output.split("\n");
     assert.ok(first!.length < 2100);
     assert.match(first!, /… \[line clipped: 5,000 chars\]$/);
-    assert.equal(second, "2\tshort");
+    assert.equal(second, "short");
   });
 
   it("handles empty, binary, directory and missing files", async () => {

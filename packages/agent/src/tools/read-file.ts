@@ -22,6 +22,7 @@ export const READ_COUNT_MAX_BYTES = 64 * 1024 * 1024;
 export type ReadFileArgs = {
   path: string;
   offset?: number;
+  line_numbers?: boolean;
   limit?: number;
 };
 
@@ -140,12 +141,13 @@ function readStart(fd: number, max: number): Buffer {
   return buf.subarray(0, n);
 }
 
-/** The slice as read_file's result: numbered lines, clipped long lines, where to go on. */
+/** The slice as read_file's result: its lines (numbered when asked), long ones clipped, where to go on. */
 function formatSlice(
   shown: string,
   slice: Slice,
   offset: number,
   size: number,
+  lineNumbers: boolean,
   extra?: Record<string, unknown>,
 ): ToolResult {
   if (slice.lines.length === 0) {
@@ -161,9 +163,13 @@ function formatSlice(
       full > line.length || line.length > READ_MAX_LINE_CHARS
         ? `${line.slice(0, READ_MAX_LINE_CHARS)} … [line clipped: ${fmtInt(full)} chars]`
         : clipLine(line, READ_MAX_LINE_CHARS);
-    return numbered(offset + i, text, width);
+    // Unnumbered unless asked: every later request repeats this result, and the numbers were
+    // 8 % of a small file's bytes (edit_file matches text; offset says where a read starts).
+    return lineNumbers ? numbered(offset + i, text, width) : text;
   });
   const endLine = offset + slice.lines.length - 1;
+  // A read from further on says where it starts (the numbers no longer do).
+  if (offset > 1 && !lineNumbers) out.unshift(`(lines ${fmtInt(offset)}–${fmtInt(endLine)} of ${shown})`);
   const remaining = slice.totalLines - endLine;
   if (slice.countStopped) {
     out.push(
@@ -219,7 +225,16 @@ export const readFileTool: Tool<ReadFileArgs> = {
           : undefined;
       if (edited !== undefined && !edited.includes("\0")) {
         if (edited === "") return { ...empty, data: { ...empty.data, editor: true } };
-        return formatSlice(shown, sliceText(edited, offset, limit), offset, edited.length, { editor: true });
+        return formatSlice(
+          shown,
+          sliceText(edited, offset, limit),
+          offset,
+          edited.length,
+          args.line_numbers === true,
+          {
+            editor: true,
+          },
+        );
       }
       if (st.size === 0) return empty;
       if (looksBinary(whole ?? readStart(fd, BINARY_SNIFF_BYTES))) {
@@ -231,7 +246,7 @@ export const readFileTool: Tool<ReadFileArgs> = {
       const slice = whole
         ? sliceText(whole.toString("utf8"), offset, limit)
         : await readLineSlice(fd, offset, limit, ctx.signal);
-      return formatSlice(shown, slice, offset, st.size);
+      return formatSlice(shown, slice, offset, st.size, args.line_numbers === true);
     } catch (e) {
       return exceptionResult(e, args.path);
     } finally {

@@ -13,10 +13,10 @@ export function recallTool(source: RecallSource): Tool<{ id: string }> {
   return {
     name: RECALL_TOOL,
     description:
-      'The full text of a compressed memory item by its id (e.g. "m1a2b3c4d5e"), or a search of earlier steps for a few words.',
+      'The full text of a compressed memory item by id (e.g. "m1a2b3c4d5e"), or a search of earlier steps for some words.',
     parameters: {
       type: "object",
-      properties: { id: { type: "string", description: "A memory id, or words" } },
+      properties: { id: { type: "string" } },
       required: ["id"],
       additionalProperties: false,
     },

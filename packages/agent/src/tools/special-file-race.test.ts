@@ -208,7 +208,7 @@ describe("special files in the workspace never block a tool", () => {
     const r = await readFileTool.execute({ path: "huge.log", limit: 3 }, t);
     const ms = performance.now() - started;
     assert.equal(r.isError, undefined, r.output);
-    assert.match(r.output, /^1\tlog line/);
+    assert.match(r.output, /^log line/);
     assert.match(
       r.output,
       /more lines follow \(the file is 64\.0 GB; lines were counted only up to line [\d,]+\); call read_file with offset=4/,

@@ -23,18 +23,14 @@ export const GREP_MAX_FILE_BYTES = 4 * 1024 * 1024;
 
 export const readFileSpec: ToolSpec = {
   name: "read_file",
-  description: `Read a text file. Lines come numbered (\`N<tab>text\`; the numbers are not part of the file). Up to ${fmtInt(READ_DEFAULT_LIMIT)} lines from \`offset\`; when more remain, the output ends with the call that reads on. Lines over ${fmtInt(READ_MAX_LINE_CHARS)} characters are clipped.`,
+  description: `Read a text file: up to ${fmtInt(READ_DEFAULT_LIMIT)} lines from \`offset\` (1-based); when more remain, it ends with the call that reads on. Lines over ${fmtInt(READ_MAX_LINE_CHARS)} characters are clipped.`,
   parameters: {
     type: "object",
     properties: {
       path: FILE_PATH_PARAM,
-      offset: { type: "integer", minimum: 1, description: "First line (1-based)" },
-      limit: {
-        type: "integer",
-        minimum: 1,
-        maximum: READ_MAX_LIMIT,
-        description: `Max lines (default ${READ_DEFAULT_LIMIT})`,
-      },
+      offset: { type: "integer", minimum: 1 },
+      limit: { type: "integer", minimum: 1, maximum: READ_MAX_LIMIT },
+      line_numbers: { type: "boolean" },
     },
     required: ["path"],
     additionalProperties: false,
@@ -45,7 +41,7 @@ export const readFileSpec: ToolSpec = {
 export const writeFileSpec: ToolSpec = {
   name: "write_file",
   description:
-    "Create or overwrite a file with `content`, the whole file (parent folders are made). To change part of a file, use edit_file. Files in .git/ cannot be written.",
+    "Create or overwrite a whole file (parent folders are made). To change part of one, use edit_file.",
   parameters: {
     type: "object",
     properties: { path: FILE_PATH_PARAM, content: { type: "string" } },
@@ -59,14 +55,14 @@ export const writeFileSpec: ToolSpec = {
 export const editFileSpec: ToolSpec = {
   name: "edit_file",
   description:
-    "Replace `old_string` with `new_string` in a file. old_string must match the file exactly (whitespace too, without read_file's line numbers) and occur once, unless replace_all. A miss shows the closest lines. An empty old_string creates the file.",
+    "Replace `old_string` with `new_string` in a file. old_string must match exactly (whitespace too) and once, unless replace_all. An empty old_string creates the file.",
   parameters: {
     type: "object",
     properties: {
       path: FILE_PATH_PARAM,
       old_string: { type: "string" },
       new_string: { type: "string" },
-      replace_all: { type: "boolean", description: "Replace every occurrence" },
+      replace_all: { type: "boolean" },
     },
     required: ["path", "old_string", "new_string"],
     additionalProperties: false,
@@ -77,7 +73,7 @@ export const editFileSpec: ToolSpec = {
 
 export const listDirSpec: ToolSpec = {
   name: "list_dir",
-  description: `List a folder as a tree (default: the workspace root): folders end in /, files show their size. Up to ${LIST_MAX_DEPTH} levels and ${LIST_MAX_ENTRIES} entries; node_modules, .git and folders too big to show are not expanded.`,
+  description: `List a folder (default: the workspace) as a tree ${LIST_MAX_DEPTH} levels deep: folders end in /, files show their size. node_modules and .git are not expanded.`,
   parameters: {
     type: "object",
     properties: { path: { type: "string" } },
@@ -88,7 +84,7 @@ export const listDirSpec: ToolSpec = {
 
 export const globSpec: ToolSpec = {
   name: "glob",
-  description: `Find files by glob pattern (\`**/*.ts\`, \`src/**/*.{js,jsx}\`; \`*\` stays in one folder, so \`*.json\` matches the top level only) under \`path\` (default: the workspace root). Respects .gitignore; skips .git, and node_modules unless named. Paths newest first, at most ${fmtInt(GLOB_MAX_RESULTS)}.`,
+  description: `Find files by pattern (\`**/*.ts\`; \`*\` stays in one folder) under \`path\` (default: the workspace), newest first, at most ${fmtInt(GLOB_MAX_RESULTS)}. Skips .gitignored files, and node_modules unless named.`,
   parameters: {
     type: "object",
     properties: { pattern: { type: "string" }, path: { type: "string" } },
@@ -100,7 +96,7 @@ export const globSpec: ToolSpec = {
 
 export const grepSpec: ToolSpec = {
   name: "grep",
-  description: `Search file contents with a JavaScript regex; prints \`path:line:text\` per matching line, at most ${GREP_MAX_MATCHES}. Searches \`path\` (a folder or file; default: the workspace root), respecting .gitignore and skipping .git, node_modules, binaries and files over ${GREP_MAX_FILE_BYTES / (1024 * 1024)} MB. \`glob\` filters the files: \`*.ts\` by name at any depth, \`src/**/*.py\` by path.`,
+  description: `Search files with a JavaScript regex: \`path:line:text\` per match, at most ${GREP_MAX_MATCHES}. \`path\`: a folder or file (default: the workspace); \`glob\` filters files (\`*.ts\`, \`src/**/*.py\`). Skips .gitignored files, node_modules, binaries.`,
   parameters: {
     type: "object",
     properties: {
@@ -118,7 +114,7 @@ export const grepSpec: ToolSpec = {
 export const runCommandSpec: ToolSpec = {
   name: "run_command",
   description:
-    "Run a bash command in the workspace root; returns exit code, stdout and stderr. cd and variables may not carry over (use `cd dir && cmd`). No terminal, no stdin: use non-interactive flags. Processes left running are killed before the next command unless keep_background. Long output is cut in the middle.",
+    "Run a bash command in the workspace root (no terminal or stdin: use non-interactive flags). Shows its output; a failure also the exit code and stderr. cd does not carry over; processes left running are killed unless keep_background.",
   parameters: {
     type: "object",
     properties: {
@@ -129,10 +125,7 @@ export const runCommandSpec: ToolSpec = {
         maximum: EXEC_MAX_TIMEOUT_S,
         description: `Seconds (default ${EXEC_DEFAULT_TIMEOUT_S})`,
       },
-      keep_background: {
-        type: "boolean",
-        description: "Keep processes it leaves running (their later output is not shown)",
-      },
+      keep_background: { type: "boolean" },
     },
     required: ["command"],
     additionalProperties: false,
@@ -143,17 +136,12 @@ export const runCommandSpec: ToolSpec = {
 export const executePythonSpec: ToolSpec = {
   name: "execute_python",
   description:
-    "Run a Python 3 script, fresh each call, in the workspace root with no stdin; returns exit code, stdout and stderr (print what you need).",
+    "Run a Python 3 script (a fresh process, no stdin) in the workspace root; the result reads as run_command's.",
   parameters: {
     type: "object",
     properties: {
       code: { type: "string" },
-      timeout: {
-        type: "number",
-        minimum: 1,
-        maximum: EXEC_MAX_TIMEOUT_S,
-        description: `Seconds (default ${EXEC_DEFAULT_TIMEOUT_S})`,
-      },
+      timeout: { type: "number", minimum: 1, maximum: EXEC_MAX_TIMEOUT_S },
     },
     required: ["code"],
     additionalProperties: false,
@@ -164,7 +152,7 @@ export const executePythonSpec: ToolSpec = {
 export const codeOutlineSpec: ToolSpec = {
   name: "code_outline",
   description:
-    "Outline a source file: its classes, functions, methods, types and constants with signatures and line ranges, nested under their parents. Use it on a long file, then read_file the lines you need. Python, JS/TS, Go, Rust, Java, C, C++.",
+    "Outline a source file (Python, JS/TS, Go, Rust, Java, C, C++): classes, functions, methods, types and constants, with signatures and line ranges.",
   parameters: {
     type: "object",
     properties: { path: FILE_PATH_PARAM },
@@ -180,13 +168,13 @@ export const REPO_MAP_MAX_TOKENS = 8192;
 export const repoMapSpec: ToolSpec = {
   name: "repo_map",
   description:
-    "Map of the workspace's code: the files and definitions (line, signature) most related to `query`, ranked by which files use which names. Then code_outline or read_file.",
+    "The workspace's files and definitions (line, signature) most related to `query` (task, names, paths) or `files`, ranked by references.",
   parameters: {
     type: "object",
     properties: {
-      query: { type: "string", description: "Task, names or paths to look for" },
-      files: { type: "array", items: { type: "string" }, description: "Files to focus on" },
-      tokens: { type: "integer", minimum: 128, description: `Map size (default ${REPO_MAP_DEFAULT_TOKENS})` },
+      query: { type: "string" },
+      files: { type: "array", items: { type: "string" } },
+      tokens: { type: "integer", minimum: 128 },
     },
     additionalProperties: false,
   },

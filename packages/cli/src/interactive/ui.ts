@@ -9,6 +9,7 @@ import {
   oneLine,
   resultSummary,
   type Style,
+  shownOutput,
   thinkingLine,
   toolMark,
   toolOutcome,
@@ -160,7 +161,7 @@ export class SessionView {
         if (e.name === "todo" && Array.isArray(e.data?.["todos"])) this.todos = e.data["todos"] as TodoItem[];
         const line = `${s.bold(e.name)} ${mainArgument(e.name, start?.args)}`;
         const outcome = toolOutcome(e);
-        const summary = oneLine(resultSummary(e.output), 90);
+        const summary = oneLine(resultSummary(shownOutput(e.output, e.data)), 90);
         const text = this.fit(
           `  ${toolMark(outcome, s)} ${line} ${s.dim(`· ${formatMs(e.durationMs)} ·`)} ${outcome === "ok" ? s.dim(summary) : s.red(summary)}`,
         );

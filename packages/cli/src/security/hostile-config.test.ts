@@ -130,7 +130,8 @@ describe("a hostile .hands/ in an untrusted folder", { timeout: 120_000 }, () =>
     assert.equal(chats(real)[0]!.body.model, "project-model", "a model name applies untrusted");
     // The command ran in the sandbox (bwrap: a private /tmp), not on the host.
     assert.equal(existsSync(outside), false, "a command ran unsandboxed on the host");
-    assert.match(toolResults(real, 1)[0]!, /exit code: 0/);
+    // It ran, and cleanly: a clean run's result is its output alone (here none).
+    assert.equal(toolResults(real, 1)[0]!, "(no output)");
     // The project's allow rule is ignored (the built-in "ask" refuses in a task), its deny applies.
     assert.match(toolResults(real, 2).at(-1)!, /DENIED: run_command was not run.*git reset --hard/);
     assert.match(toolResults(real, 3).at(-1)!, /the project forbids it/);

@@ -15,7 +15,19 @@ export function timeoutSeconds(requested: unknown): number {
   return Math.min(EXEC_MAX_TIMEOUT_S, Math.max(1, n));
 }
 
+/**
+ * What the model reads of a command. A clean run (exit 0, nothing on stderr, not cut) is its
+ * output alone, as pi's and Claude Code's shells give it: every request repeats every earlier
+ * result, and the frame was 14–23 bytes a command. Anything else says the exit code and labels
+ * the streams; so does a clean run whose output begins like a frame, which could otherwise pass
+ * for a failure.
+ */
 export function formatExecResult(r: ExecResult, timeoutS: number): string {
+  const stdout = r.stdout.replace(/\n$/, "");
+  const clean =
+    r.exitCode === 0 && !r.timedOut && !r.aborted && !r.oomKilled && !r.truncated && r.stderr === "";
+  if (clean && !/^(exit code:|stdout:$|stderr:$)/m.test(stdout.split("\n", 1)[0] ?? ""))
+    return stdout === "" ? "(no output)" : stdout;
   const lines: string[] = [];
   if (r.timedOut) {
     lines.push(
@@ -30,7 +42,6 @@ export function formatExecResult(r: ExecResult, timeoutS: number): string {
   } else {
     lines.push(`exit code: ${r.exitCode}`);
   }
-  const stdout = r.stdout.replace(/\n$/, "");
   const stderr = r.stderr.replace(/\n$/, "");
   if (stdout !== "") lines.push("stdout:", stdout);
   if (stderr !== "") lines.push("stderr:", stderr);

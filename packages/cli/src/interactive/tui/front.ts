@@ -16,7 +16,7 @@ import {
   truncateToWidth,
   visibleWidth,
 } from "@mariozechner/pi-tui";
-import { formatMs, oneLine, type Style, thinkingLine, toolOutcome } from "../../render.js";
+import { formatMs, oneLine, type Style, shownOutput, thinkingLine, toolOutcome } from "../../render.js";
 import type { Input, StatusInfo, ToolRecord, View } from "../front.js";
 import { deniedLine, formatTokens, SessionView } from "../ui.js";
 import { Block } from "./block.js";
@@ -353,7 +353,7 @@ export class TuiFront implements View, Input {
         const block = this.toolBlocks.get(e.callId);
         this.tools.push({ name: e.name, args: block?.args, output: e.output, isError: e.isError });
         if (e.name === "todo" && Array.isArray(e.data?.["todos"])) this.todos = e.data["todos"] as TodoItem[];
-        block?.finish(toolOutcome(e), e.durationMs, e.output);
+        block?.finish(toolOutcome(e), e.durationMs, shownOutput(e.output, e.data));
         this.toolBlocks.delete(e.callId);
         break;
       }
