@@ -120,8 +120,14 @@ export function unshareWorkspace(workspace: string): boolean {
 
 function takeBack(workspace: string, share: Share): boolean {
   const elsewhere = sharedElsewhere(workspace, share.ancestors);
-  unregisterShare(workspace, share.ancestors);
-  const released = share.ancestors.filter((d) => !elsewhere.above.has(d));
+  // This process's other workspaces under the same folders still need their pass-through (the
+  // registry has one file per process and folder, so it cannot tell them apart).
+  const neededHere = new Set([...shares.values()].flatMap((s) => s.ancestors));
+  unregisterShare(
+    workspace,
+    share.ancestors.filter((d) => !neededHere.has(d)),
+  );
+  const released = share.ancestors.filter((d) => !elsewhere.above.has(d) && !neededHere.has(d));
   const owner = statSync(workspace, { throwIfNoEntry: false });
   const listings: string[][] = [];
   if (!elsewhere.workspace && owner) listings.push(["-R", "-P", "-n", "-p", "--", workspace]);
