@@ -1,7 +1,15 @@
 // @path attachments read from an untrusted workspace: nothing outside it, nothing that blocks.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -85,5 +93,20 @@ describe("@ attachments", () => {
     ])
       writeFileSync(join(plain, f), "");
     assert.deepEqual(await listWorkspaceFiles(plain), [".gitignore", "lib/keep.ts", "lib/top-only.txt"]);
+  });
+
+  test("a repository's own core.fsmonitor never runs when its files are listed", async () => {
+    const repo = join(root, "hostile-repo");
+    mkdirSync(repo);
+    const git = (...a: string[]) => execFileSync("git", ["-C", repo, ...a], { stdio: "ignore" });
+    git("init", "-q");
+    writeFileSync(join(repo, "tracked.txt"), "x\n");
+    git("add", "tracked.txt");
+    git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "x");
+    const marker = join(root, "fsmonitor-ran");
+    git("config", "core.fsmonitor", `touch ${marker}; false #`);
+    writeFileSync(join(repo, "new.txt"), "");
+    assert.deepEqual((await listWorkspaceFiles(repo)).sort(), ["new.txt", "tracked.txt"]);
+    assert.equal(existsSync(marker), false, "the repository's fsmonitor program ran on the host");
   });
 });

@@ -23,10 +23,25 @@ const SKIP_DIRS = new Set([".git", "node_modules", ".hg", ".svn"]);
 /** The workspace's files, relative, `/`-separated: git's view when it is a repository. */
 export async function listWorkspaceFiles(workspace: string): Promise<string[]> {
   const viaGit = await new Promise<string[] | undefined>((resolve) => {
+    // The workspace's .git/config is untrusted (a clone, or written by a sandboxed command) and
+    // git runs here on the host: core.fsmonitor there names a program ls-files would run. The
+    // command line's setting wins over the repository's; optional locks off (no index writes).
     execFile(
       "git",
-      ["-C", workspace, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-      { maxBuffer: 64 << 20, timeout: 5000 },
+      [
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "core.untrackedCache=false",
+        "-C",
+        workspace,
+        "ls-files",
+        "-z",
+        "--cached",
+        "--others",
+        "--exclude-standard",
+      ],
+      { maxBuffer: 64 << 20, timeout: 5000, env: { ...process.env, GIT_OPTIONAL_LOCKS: "0" } },
       (err, stdout) => resolve(err ? undefined : stdout.split("\0").filter(Boolean)),
     );
   });
