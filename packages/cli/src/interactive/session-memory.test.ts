@@ -27,7 +27,10 @@ function model(request: RecordedHttpRequest): ServerTurn {
   const messages = request.body.messages as WireMessage[];
   if (String(messages[0]?.content).startsWith("Summarize the notes"))
     return { content: `SUMMARY-OK: the deploy key is ${KEY}; big.log was read twice.` };
-  const last = messages.at(-1)!;
+  // Memory's automatic note of related earlier steps may follow the latest message (when the
+  // budget has room for it); a model reads past it to what it answers.
+  const own = messages.filter((m) => !String(m.content ?? "").startsWith("Memory (automatic note"));
+  const last = own.at(-1)!;
   const text = String(last.content ?? "");
   if (last.role === "tool")
     return { content: text.includes(KEY) ? `The deploy key is ${KEY}.` : "Done reading." };
