@@ -127,7 +127,7 @@ describe("NODE_EXTRA_CA_CERTS through the launcher", {
       .split("\n")
       .map((l) => JSON.parse(l));
     const ran = events.find((e) => e.type === "tool_end" && e.name === "run_command");
-    assert.match(ran?.output ?? "", new RegExp(`\\n${trusted.cert}\\|unset$`));
+    assert.match(ran?.output ?? "", new RegExp(`(^|\\n)${trusted.cert}\\|unset$`));
     assert.doesNotMatch(r.stderr, /Ignoring extra certs/);
   });
 
