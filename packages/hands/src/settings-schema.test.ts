@@ -58,6 +58,7 @@ test("each key's wrong type, from the user and the project file", () => {
     idleTimeout: 2.5,
     sandbox: ["bwrap"],
     e2bTemplate: {},
+    template: 7,
     reasoning: "max",
     approval: true,
     mcpServers: "x",
@@ -94,7 +95,7 @@ test("an unknown key is a warning with the nearest real one, and is not applied"
   assert.equal(s.maxSteps, 50, "maxStep did not set maxSteps");
   assert.ok(
     s.warnings.includes(
-      `${p.userFile}: unknown setting "maxStep" (did you mean "maxSteps"?); it is ignored (the settings: provider, model, baseUrl, apiKey, maxSteps, maxTokens, idleTimeout, sandbox, e2bTemplate, reasoning, approval, mcpServers, databases, models, hooks, subagents, memory, repoMap, repoMapTokens, diagnostics)`,
+      `${p.userFile}: unknown setting "maxStep" (did you mean "maxSteps"?); it is ignored (the settings: provider, model, baseUrl, apiKey, maxSteps, maxTokens, idleTimeout, sandbox, e2bTemplate, template, reasoning, approval, mcpServers, databases, models, hooks, subagents, memory, repoMap, repoMapTokens, diagnostics)`,
     ),
     s.warnings.join("\n"),
   );
