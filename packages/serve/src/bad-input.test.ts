@@ -80,7 +80,7 @@ describe("bad input", { skip, timeout: 120_000 }, () => {
       [raw(`${s.apiUrl}/v2/sandboxes?nextToken=%%%`, { headers: { "x-api-key": s.key } }), 400, /nextToken/],
       [raw(`${s.apiUrl}/v2/sandboxes?limit=0`, { headers: { "x-api-key": s.key } }), 400, /limit/],
       [raw(`${s.apiUrl}/v2/sandboxes?state=dead`, { headers: { "x-api-key": s.key } }), 400, /unknown state/],
-      [raw(`${s.apiUrl}/templates`, { headers: { "x-api-key": s.key } }), 404, /no such endpoint/],
+      [raw(`${s.apiUrl}/no-such-thing`, { headers: { "x-api-key": s.key } }), 404, /no such endpoint/],
       [
         raw(`${s.apiUrl}/sandboxes/${sb.sandboxId}`, { method: "PUT", headers: { "x-api-key": s.key } }),
         405,
