@@ -95,3 +95,14 @@ test("the notice: one line per ignored setting, then how to trust; nothing when 
   assert.deepEqual(lines.slice(0, 2), ["hands: ignored from .hands/: a (b)", "hands: /ws was trusted…"]);
   assert.match(lines[2]!, /\/ws is not a trusted folder.*hands trust \(hands trust --list.*hands untrust/);
 });
+
+test("diagnostics: an untrusted folder may turn them off or list fewer, not wait minutes per edit", () => {
+  const base = { provider: "openai", sandbox: "bwrap", approval: "auto" } as const;
+  const { config, ignored } = untrustedConfig(
+    { diagnostics: { enabled: false, maxErrors: 3, waitMs: 600_000, startWaitMs: 20_000 } },
+    base,
+  );
+  assert.deepEqual(config.diagnostics, { enabled: false, maxErrors: 3, startWaitMs: 20_000 });
+  assert.equal(ignored.length, 1);
+  assert.match(ignored[0]!, /^diagnostics\.waitMs 600000 \(more than 30000 ms/);
+});

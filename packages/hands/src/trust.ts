@@ -65,8 +65,10 @@ export function untrustedConfig(project: Json, baseline: Baseline): { config: Js
       case "maxTokens":
       case "idleTimeout":
       case "reasoning":
-      case "diagnostics":
         config[key] = value;
+        break;
+      case "diagnostics":
+        config[key] = untrustedDiagnostics(value, ignore);
         break;
       case "provider":
         if (value === baseline.provider) config[key] = value;
@@ -153,6 +155,21 @@ function untrustedSubagents(value: unknown, ignore: Ignore): unknown {
   return keepNested("subagents", value, ignore, (key, v) =>
     (key === "enabled" && v === true) || (key === "tools" && v === "all")
       ? { why: WHY.subagents!, show: true }
+      : undefined,
+  );
+}
+
+/** The longest wait an untrusted folder may set for language servers (the defaults: 1.5–10 s). */
+const UNTRUSTED_DIAGNOSTICS_WAIT_MS = 30_000;
+
+/**
+ * An untrusted folder may turn diagnostics off or list fewer errors; its waits are capped, so a
+ * cloned repository cannot make every edit wait minutes on a server that never answers.
+ */
+function untrustedDiagnostics(value: unknown, ignore: Ignore): unknown {
+  return keepNested("diagnostics", value, ignore, (key, v) =>
+    (key === "waitMs" || key === "startWaitMs") && typeof v === "number" && v > UNTRUSTED_DIAGNOSTICS_WAIT_MS
+      ? { why: `more than ${UNTRUSTED_DIAGNOSTICS_WAIT_MS} ms: every edit could wait that long`, show: true }
       : undefined,
   );
 }
