@@ -7,6 +7,7 @@
 // the request arrives: the messages are ordered, so that is the version `sync` sent just before.
 // Pyright, told the client pulls, checks a file when asked instead of in its background loop
 // (whose pushed answer, on a loaded machine, came long after the wait had ended).
+import { Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
 import type { LongLivedProcess } from "@hands/sandbox";
 import {
@@ -80,7 +81,7 @@ export class LspClient {
     proc.stdin.on("error", () => {});
     this.conn = createProtocolConnection(
       new StreamMessageReader(proc.stdout),
-      new StreamMessageWriter(proc.stdin),
+      new StreamMessageWriter(quietWrites(proc.stdin)),
     );
     // Requests a server may send a client; answered minimally (no settings, nothing to show).
     this.conn.onRequest("workspace/configuration", (p: { items?: unknown[] }) =>
@@ -379,6 +380,28 @@ function toDiag(d: {
     severity: d.severity ?? 1,
     ...(d.code !== undefined ? { code: String(d.code) } : {}),
   };
+}
+
+/**
+ * The server's stdin as the protocol writer's stream, with writes after the server went away
+ * dropped instead of failed. vscode-jsonrpc 8's sendRequest rethrows a failed write inside an
+ * async Promise executor, a rejection nobody can handle: it ended the CLI with exit 1 after a
+ * session that read many .py files. A dropped request never gets its answer; the exit (fail)
+ * and the waits' own timeouts already say the server is gone.
+ */
+function quietWrites(
+  stdin: NodeJS.WritableStream & { destroyed?: boolean; writableEnded?: boolean },
+): Writable {
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      if (stdin.destroyed || stdin.writableEnded) return done();
+      stdin.write(chunk, () => done());
+    },
+    final(done) {
+      if (!stdin.destroyed && !stdin.writableEnded) stdin.end();
+      done();
+    },
+  });
 }
 
 /** Cancels a request; on a connection already closed, the cancel notification has nowhere to go. */
