@@ -3,7 +3,7 @@
 // and stderr are demultiplexed, and the workspace bind-mounted at /workspace. dockerode is
 // loaded only when this backend is used (it is a large import).
 import { randomUUID } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { posix } from "node:path";
 import { PassThrough } from "node:stream";
 import type Dockerode from "dockerode";
@@ -30,7 +30,7 @@ import { FileApi } from "./files.js";
 import { releaseHostUser, sandboxHostUser } from "./host-user.js";
 import { imageTag } from "./image.js";
 import type { LongLivedOptions, LongLivedProcess } from "./long-lived.js";
-import { bootId, ownerGone, processStartTime, processState } from "./proc.js";
+import { bootId, nsPid, ownerGone, processStartTime, processState } from "./proc.js";
 import { ProtectedPathsGuard } from "./protected-paths.js";
 import { writePrivateFile } from "./runtime-dir.js";
 import { dockerSeccompProfile } from "./seccomp.js";
@@ -128,17 +128,6 @@ function containerUser(ws: string, holder: object): { user: string; uid: number;
   const uid = u?.uid ?? st.uid;
   const gid = u?.gid ?? st.gid;
   return { user: `${uid}:${gid}`, uid, gid };
-}
-
-/** True when host process `hostPid` is the process `inner` of some PID namespace. */
-function sameProcess(hostPid: number, inner: number): boolean {
-  try {
-    const m = /^NSpid:\s*(.+)$/m.exec(readFileSync(`/proc/${hostPid}/status`, "utf8"));
-    const ids = m?.[1]?.trim().split(/\s+/) ?? [];
-    return ids.length > 1 && Number(ids[ids.length - 1]) === inner;
-  } catch {
-    return false;
-  }
 }
 
 let reaped = false;
@@ -396,7 +385,7 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
       interrupt: async (pid) => {
         // Signal from the host when the engine runs here: a fork bomb may leave no PID free
         // for a `docker exec`. Otherwise ask through the engine.
-        if (hostPid && sameProcess(hostPid, pid)) {
+        if (hostPid && nsPid(hostPid) === pid) {
           process.kill(hostPid, "SIGUSR1");
           return;
         }
@@ -414,7 +403,7 @@ export class DockerSandbox extends FileBackedSandbox implements Sandbox {
     let hostPid = 0;
     const shellPid = await this.session.ready;
     hostPid = (await exec.inspect().catch(() => undefined))?.Pid ?? 0;
-    if (hostPid && !sameProcess(hostPid, shellPid)) hostPid = 0;
+    if (hostPid && nsPid(hostPid) !== shellPid) hostPid = 0;
   }
 
   /** The session shell ended (its state is gone): start over in a fresh container. */

@@ -10,8 +10,8 @@ function children(pid: number): number[] {
   }
 }
 
-/** The innermost PID of `pid` (its PID inside its own PID namespace). */
-function nsPid(pid: number): number | undefined {
+/** The innermost PID of `pid` (its PID inside its own PID namespace), undefined when not namespaced. */
+export function nsPid(pid: number): number | undefined {
   try {
     const m = /^NSpid:\s*(.+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
     const ids = m?.[1]?.trim().split(/\s+/) ?? [];
@@ -51,14 +51,22 @@ export function bootId(): string {
   }
 }
 
-/** When process `pid` started (clock ticks since boot), or undefined when there is none. */
-export function processStartTime(pid: number): string | undefined {
+/**
+ * The fields of /proc/PID/stat after the command name (which may hold spaces and parentheses):
+ * [0] is the state, [3] the session id, [19] the start time. Undefined when `pid` is gone.
+ */
+function statFields(pid: number | string): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
     return undefined;
   }
+}
+
+/** When process `pid` started (clock ticks since boot), or undefined when there is none. */
+export function processStartTime(pid: number): string | undefined {
+  return statFields(pid)?.[19];
 }
 
 /**
@@ -79,12 +87,7 @@ export function ownerGone(labels: { pid?: string; start?: string; boot?: string 
  * gone or unreadable. One small synchronous read: cheap enough to ask before every command.
  */
 export function processState(pid: number): string | undefined {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return s.slice(s.lastIndexOf(")") + 2, s.lastIndexOf(")") + 3) || undefined;
-  } catch {
-    return undefined;
-  }
+  return statFields(pid)?.[0] || undefined;
 }
 
 /**
@@ -97,10 +100,9 @@ export function killSession(sid: number): void {
     let found = 0;
     for (const name of readdirSync("/proc")) {
       if (!/^\d+$/.test(name)) continue;
+      const f = statFields(name);
+      if (!f || Number(f[3]) !== sid || f[0] === "Z") continue;
       try {
-        const s = readFileSync(`/proc/${name}/stat`, "utf8");
-        const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
-        if (Number(f[3]) !== sid || f[0] === "Z") continue;
         process.kill(Number(name), "SIGKILL");
         found++;
       } catch {
