@@ -172,7 +172,9 @@ export async function prepareSandbox(
   let closed = false;
   const make = async (): Promise<Sandbox> => {
     const k = kind();
-    const { SessionManager, startAllowListProxy } = await import("@hands/sandbox/backends");
+    const { SessionManager, startAllowListProxy, startTemplateCommand } = await import(
+      "@hands/sandbox/backends"
+    );
     if (closed) throw new Error("the session has ended");
     // The proxy and the manager write the audit log (data dir, sandbox-audit.jsonl).
     if (choice.allowDomain?.length && !proxy)
@@ -191,7 +193,6 @@ export async function prepareSandbox(
         : {}),
     });
     if (tpl?.start) {
-      const { startTemplateCommand } = await import("@hands/sandbox/backends");
       await startTemplateCommand(sb, tpl.start).catch(async (e: unknown) => {
         await sb.destroy();
         throw e;
