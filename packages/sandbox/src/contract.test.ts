@@ -72,6 +72,22 @@ for (const kind of ["local", "bwrap", "docker"] as SandboxKind[]) {
       assert.ok(r.durationMs < 5000);
     });
 
+    test("a command that stops itself is continued and ends with its own status", async () => {
+      // Under the session's job control a stopped job would make every wait return at once.
+      const cases = [
+        ["echo a; kill -STOP $BASHPID; echo b; exit 3", "a\nb\n"],
+        ["kill -STOP 0; echo c; exit 3", "c\n"],
+      ];
+      for (const [command, stdout] of cases) {
+        const r = await sb.exec(command!, { timeoutMs: 10_000 });
+        assert.equal(r.stdout, stdout, JSON.stringify(r));
+        assert.equal(r.exitCode, 3, JSON.stringify(r));
+        assert.equal(r.timedOut, false);
+        assert.ok(r.durationMs < 5_000, `took ${r.durationMs} ms`);
+      }
+      assert.equal((await sb.exec("echo next")).stdout, "next\n");
+    });
+
     test("caps output and reports the real size", async () => {
       const r = await sb.exec("head -c 300000 /dev/zero | tr '\\0' x", { maxOutputBytes: 1000 });
       assert.equal(r.truncated, true);

@@ -93,15 +93,21 @@ __h_launch() {
   [ "$__h_hasin" = 1 ] && exec {__h_ir}<&-
   return 0
 }
-# (wait returns 128+10 when the trap of SIGUSR1 interrupts it: the job's own status is then
-# asked for again once it is gone; 127 means the first answer was already the job's.)
+# (wait returns 128+10 when the trap of SIGUSR1 interrupts it, and 128+the signal when the job
+# stops, under set -m — then the job is continued, as bg would — and it may still say so once the
+# job is gone, until bash has seen the continue: the job's own status is then asked for again;
+# 127 means the first answer was already the job's.)
 __h_waitjob() {
+  local st
   __h_intr=0
   while :; do
     wait "$__h_job"; __h_rc=$?
     kill -0 "$__h_job" || break
+    IFS= read -r st < "/proc/$__h_job/stat" && st=${"${"}st##*) } && [ "${"${"}st%% *}" = T ] && kill -CONT -- -"$__h_job"
   done
-  if [ "$__h_intr" = 1 ]; then wait "$__h_job"; __h_w=$?; [ $__h_w = 127 ] || __h_rc=$__h_w; fi
+  case $__h_intr$__h_rc in 1*|0147|0148|0149|0150)
+    wait "$__h_job" 2>/dev/null; __h_w=$?; [ $__h_w = 127 ] || __h_rc=$__h_w ;;
+  esac
 }
 __h_ahead
 printf 'READY %s\n' "$$"

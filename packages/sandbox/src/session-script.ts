@@ -281,12 +281,21 @@ __h_launch() {
   [ "$__h_hasin" = 1 ] && exec {__h_ir}<&-
   return 0
 }
-# Waits for the job to end; its status in __h_rc.
+# Waits for the job to end; its status in __h_rc. Under set -m, wait also returns when the job
+# stops: a stopped job is continued, as bg would (nothing else ever will). Until bash has seen
+# that continue, wait still answers 128+the stop signal — even once the job is gone (reaped by
+# bash's SIGCHLD handler, its real status kept) — so such an answer, like one the USR1 trap
+# interrupted, is asked for again; 127 then means the first answer was the job's own.
 __h_waitjob() {
+  local st w
   while :; do
     wait "$__h_job"; __h_rc=$?
     kill -0 "$__h_job" || break
+    IFS= read -r st < "/proc/$__h_job/stat" && st=${"${"}st##*) } && [ "${"${"}st%% *}" = T ] && kill -CONT -- -"$__h_job"
   done
+  case $__h_intr$__h_rc in 1*|0147|0148|0149|0150)
+    wait "$__h_job" 2>/dev/null; w=$?; [ $w = 127 ] || __h_rc=$w ;;
+  esac
 }
 # Whether the job forked ahead took its frame (its byte, and nothing else, is in the pipe). A
 # frame left in the pipe, whole or in part, gives the pipe up: no later job may read it.

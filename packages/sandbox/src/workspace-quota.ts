@@ -75,7 +75,9 @@ export class WorkspaceQuota {
       busy = true;
       try {
         const free = await freeBytes(this.workspace);
-        last ??= free;
+        // Drops are measured from the most free space seen: what others free on the same
+        // filesystem meanwhile (a test run's cleanup, a build) must not hide the session's writes.
+        if (last === undefined || free > last) last = free;
         if (last - free >= trigger) {
           last = free;
           measured = await this.growth();
