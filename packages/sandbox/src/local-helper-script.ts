@@ -70,6 +70,10 @@ __h_ahead() {
 __h_usable() {
   local st
   [ "$__h_hasin" = 0 ] && [ $((8 + ${"${"}#__h_line})) -le 4096 ] || return 1
+  # A stopped one is replaced, not continued: bash may take the stop it saw for its exit status.
+  IFS= read -r st < "/proc/$__h_pre/stat" || return 1
+  st=${"${"}st##*) }
+  [ "${"${"}st%% *}" != T ] || return 1
   kill -CONT "$__h_pre" && IFS= read -r st < "/proc/$__h_pre/stat" || return 1
   st=${"${"}st##*) }
   [ "${"${"}st%% *}" != Z ] && [ "${"${"}st%% *}" != T ]

@@ -35,7 +35,7 @@
 //   and waits for its command on a pipe only the shell and it hold (both ends one descriptor,
 //   closed before the command runs). The fork and its page faults then happen while the host
 //   and the model work. The next command goes to it only if it is direct, has no stdin and fits
-//   4 KiB, after it answered SIGCONT and is not a zombie; otherwise it is killed and a new job
+//   4 KiB, was never stopped, answered SIGCONT and is not a zombie; otherwise it is killed and a new job
 //   forked. It writes a byte back once it has taken its command: a job that died before that
 //   never ran it, and a new job does; a frame left in the pipe gives the pipe up for good.
 // - When the job ends, the processes it left running are listed in the end line (LEFT). At the
@@ -241,10 +241,14 @@ __h_drop() {
   wait "$__h_pre"
   __h_pre=
 }
-# Whether the job forked ahead is alive and not stopped (SIGCONT, then its state: a job killed
-# and not yet reaped is a zombie).
+# Whether the job forked ahead is alive and was never stopped: a stopped one is replaced, not
+# continued (bash may take a stop it saw for the job's exit status, see __h_waitjob); SIGCONT
+# then clears a stop still on its way, and a job killed and not yet reaped is a zombie.
 __h_prealive() {
   local st
+  IFS= read -r st < "/proc/$__h_pre/stat" || return 1
+  st=${"${"}st##*) }
+  [ "${"${"}st%% *}" != T ] || return 1
   kill -CONT "$__h_pre" && IFS= read -r st < "/proc/$__h_pre/stat" || return 1
   st=${"${"}st##*) }
   [ "${"${"}st%% *}" != Z ] && [ "${"${"}st%% *}" != T ]
